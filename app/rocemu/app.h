@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef ROCEMU_APP_H
+#define ROCEMU_APP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lib/core/emu_err.h"
+#include "lib/core/emu_profile.h"
+#include "lib/core/emu_switch.h"
+
+/* Exit codes: 0 ok, 1 runtime failure, 2 bad arguments or configuration. */
+#define APP_EXIT_OK 0
+#define APP_EXIT_FAIL 1
+#define APP_EXIT_CONFIG 2
+
+struct app_opts {
+	const char *pipeline;
+	const char *profile;
+	const char *stats_file;
+	double stats_interval_s;
+	double duration_s;
+	uint64_t seed;
+	bool seed_given;
+	double drain_s;
+};
+
+/** The switch and what it needs, built from the options. */
+struct app_ctx {
+	struct emu_pipeline *pl;
+	struct rte_mempool *pool;
+	struct emu_switch *sw;
+	struct emu_profile *prof;
+	uint64_t seed;
+};
+
+/** Default pipeline path: ./pipelines/bump-in-wire.json, else the source tree's. */
+const char *app_default_pipeline(void);
+
+/** Start EAL for the port-less modes (replay, check): --no-huge, in-memory, one lcore. */
+int app_eal_init_portless(const char *prog, uint64_t mem_mb, struct emu_err *err);
+
+/** Memory (MB) the pool of pipeline @p pl needs, with margin. */
+uint64_t app_mem_mb_needed(const struct emu_pipeline *pl);
+
+/** Pool, switch and profile from an already loaded pipeline. */
+int app_build(struct app_ctx *ctx, const struct app_opts *o, struct emu_err *err);
+
+/** Free what app_build() made (and the pipeline). */
+void app_teardown(struct app_ctx *ctx);
+
+/** Write the --stats JSON file. */
+int app_write_stats(const struct app_ctx *ctx, const char *file, struct emu_err *err);
+
+int app_live_main(int argc, char **argv);
+int app_replay_main(int argc, char **argv);
+int app_check_main(int argc, char **argv);
+
+#endif
+
+/* Long options every mode shares; each mode appends its own. */
+#define APP_OPT_PIPELINE 'p'
+#define APP_OPT_PROFILE 'P'
+#define APP_OPT_STATS 's'
+#define APP_OPT_SEED 'S'
+#define APP_OPT_HELP 'h'
+#define APP_COMMON_LONGOPTS \
+	{ "pipeline", required_argument, NULL, APP_OPT_PIPELINE }, \
+	{ "profile", required_argument, NULL, APP_OPT_PROFILE }, \
+	{ "stats", required_argument, NULL, APP_OPT_STATS }, \
+	{ "seed", required_argument, NULL, APP_OPT_SEED }, \
+	{ "help", no_argument, NULL, APP_OPT_HELP }
+
+/**
+ * Handle a shared option: returns 1 when handled, 0 when @p c is not a shared one,
+ * -1 on a bad value (message printed).
+ */
+int app_common_opt(struct app_opts *o, int c, const char *arg);
+
+/** Parse a non-negative number of seconds; -1 on error. */
+int app_parse_seconds(const char *opt, const char *arg, double *out);
+
+/** Load o->pipeline (or the default) into ctx->pl; prints the message. */
+int app_load_pipeline(struct app_ctx *ctx, struct app_opts *o);

@@ -1,0 +1,426 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rocemu live mode: DPDK ports, one worker lcore that owns the whole switch
+ * (RX -> ingress -> TM -> egress -> TX), and the main lcore for stats, capture
+ * files and signals. The worker turns the TSC into the nanosecond clock the
+ * switch runs on (wall-clock based, so captures carry real times).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+
+#include "app.h"
+
+#define LIVE_RXD 1024
+#define LIVE_TXD 1024
+
+struct live_state {
+	struct app_ctx ctx;
+	uint16_t port_ids[EMU_MAX_PORTS];
+	unsigned int n_ports;
+	uint64_t tsc_hz;
+	uint64_t tsc0;
+	uint64_t wall0_ns;
+	double drain_s;
+	bool inline_main; /* only one lcore: the main lcore also runs the switch */
+	volatile bool stop_rx;
+	volatile bool worker_done;
+	uint64_t drain_left; /* packets still held when the drain deadline passed */
+};
+
+static volatile sig_atomic_t live_signals;
+
+static void
+live_on_signal(int sig)
+{
+	(void)sig;
+	live_signals++;
+	if (live_signals > 1) {
+		static const char msg[] = "rocemu: second signal, exiting at once\n";
+
+		if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+			/* nothing to do */
+		}
+		_exit(APP_EXIT_FAIL);
+	}
+}
+
+static void
+live_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: rocemu [EAL options] -- [options]\n"
+		"       rocemu replay --pipeline FILE --in IN.pcap[:PORT] ... --out OUT.pcap[:PORT] ...\n"
+		"       rocemu check [--pipeline FILE] [--profile FILE]\n"
+		"\n"
+		"Live mode options (after --):\n"
+		"  --pipeline FILE       switch definition (default pipelines/bump-in-wire.json)\n"
+		"  --profile FILE        scenario over time (profiles/*.json)\n"
+		"  --stats FILE          write all counters as JSON at exit\n"
+		"  --stats-interval S    print one line of rates every S seconds\n"
+		"  --duration S          stop after S seconds (default: until SIGINT/SIGTERM)\n"
+		"  --drain S             at stop, let the switch empty for up to S s (default 1)\n"
+		"  --seed N              RNG seed (overrides the profile's)\n"
+		"  --help                this text\n"
+		"\n"
+		"Ports: the pipeline's ports[] map to DPDK ports by \"dev\" (device name such as\n"
+		"net_af_packet0 or a PCI address), or in order when \"dev\" is absent. Examples:\n"
+		"  rocemu -l 0-1 --no-huge -m 1024 --vdev net_af_packet0,iface=veth0 \\\n"
+		"         --vdev net_af_packet1,iface=veth1 -- --stats-interval 1\n"
+		"  rocemu -l 0-1 -a 0000:3b:00.0 -a 0000:3b:00.1 -- --pipeline pipelines/bump-in-wire.json\n");
+}
+
+static int
+live_find_port(const struct emu_pipeline *pl, unsigned int i, uint16_t *id)
+{
+	const struct emu_pipeline_port *pp = &pl->ports[i];
+	char names[512] = "";
+	size_t used = 0;
+	unsigned int k = 0;
+	uint16_t pid;
+
+	if (pp->dev != NULL) {
+		if (rte_eth_dev_get_port_by_name(pp->dev, id) == 0)
+			return 0;
+	} else {
+		RTE_ETH_FOREACH_DEV(pid) {
+			if (k++ == i) {
+				*id = pid;
+				return 0;
+			}
+		}
+	}
+	RTE_ETH_FOREACH_DEV(pid) {
+		char name[RTE_ETH_NAME_MAX_LEN];
+
+		if (rte_eth_dev_get_name_by_port(pid, name) == 0 && used < sizeof(names))
+			used += snprintf(names + used, sizeof(names) - used, "%s%u=%s",
+					 used ? ", " : "", pid, name);
+	}
+	if (pp->dev != NULL)
+		fprintf(stderr,
+			"ports[%u].dev: no DPDK port named \"%s\" (DPDK has %u port(s)%s%s); add it "
+			"with --vdev or -a (in %s)\n",
+			i, pp->dev, rte_eth_dev_count_avail(), used ? ": " : "", names, pl->file);
+	else
+		fprintf(stderr,
+			"ports[%u] (%s): no DPDK port number %u (DPDK has %u port(s)%s%s); add it "
+			"with --vdev or -a, or name it with \"dev\" (in %s)\n",
+			i, pp->name, i, rte_eth_dev_count_avail(), used ? ": " : "", names, pl->file);
+	return -1;
+}
+
+static int
+live_port_setup(struct live_state *st, unsigned int i)
+{
+	const struct emu_pipeline_port *pp = &st->ctx.pl->ports[i];
+	uint16_t id = st->port_ids[i];
+	struct rte_eth_dev_info info;
+	struct rte_eth_conf conf;
+	struct rte_eth_link link;
+	char name[RTE_ETH_NAME_MAX_LEN] = "?";
+	char link_s[RTE_ETH_LINK_MAX_STR_LEN];
+	uint32_t mtu = pp->mtu;
+	uint16_t got_mtu = 0;
+	unsigned int socket;
+	int rc;
+
+	rte_eth_dev_get_name_by_port(id, name);
+	rc = rte_eth_dev_info_get(id, &info);
+	if (rc != 0) {
+		fprintf(stderr, "rocemu: port %s (%s): cannot read device info: %s\n", pp->name,
+			name, rte_strerror(-rc));
+		return -1;
+	}
+	memset(&conf, 0, sizeof(conf));
+	if (info.max_mtu != 0 && mtu > info.max_mtu) {
+		printf("rocemu: port %s (%s): MTU %u above the device's maximum %u, using %u\n",
+		       pp->name, name, mtu, info.max_mtu, info.max_mtu);
+		mtu = info.max_mtu;
+	}
+	conf.rxmode.mtu = mtu;
+	if (mtu + 22 > (uint32_t)(emu_pipeline_data_room(st->ctx.pl) - RTE_PKTMBUF_HEADROOM) &&
+	    (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER))
+		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
+	rc = rte_eth_dev_configure(id, 1, 1, &conf);
+	if (rc != 0) {
+		/* Some vdevs refuse an MTU they cannot set: retry with the default. */
+		conf.rxmode.mtu = 0;
+		rc = rte_eth_dev_configure(id, 1, 1, &conf);
+		if (rc == 0)
+			printf("rocemu: port %s (%s): MTU %u not accepted, using the device default\n",
+			       pp->name, name, mtu);
+	}
+	if (rc != 0) {
+		fprintf(stderr, "rocemu: port %s (%s): configure failed: %s\n", pp->name, name,
+			rte_strerror(-rc));
+		return -1;
+	}
+	socket = rte_eth_dev_socket_id(id) < 0 ? (unsigned int)SOCKET_ID_ANY :
+						  (unsigned int)rte_eth_dev_socket_id(id);
+	rc = rte_eth_rx_queue_setup(id, 0, LIVE_RXD, socket, NULL, st->ctx.pool);
+	if (rc == 0)
+		rc = rte_eth_tx_queue_setup(id, 0, LIVE_TXD, socket, NULL);
+	if (rc != 0) {
+		fprintf(stderr, "rocemu: port %s (%s): queue setup failed: %s\n", pp->name, name,
+			rte_strerror(-rc));
+		return -1;
+	}
+	rc = rte_eth_dev_start(id);
+	if (rc != 0) {
+		fprintf(stderr, "rocemu: port %s (%s): start failed: %s\n", pp->name, name,
+			rte_strerror(-rc));
+		return -1;
+	}
+	rc = rte_eth_promiscuous_enable(id);
+	rte_eth_dev_get_mtu(id, &got_mtu);
+	memset(&link, 0, sizeof(link));
+	rte_eth_link_get_nowait(id, &link);
+	if (link.link_status == RTE_ETH_LINK_DOWN)
+		snprintf(link_s, sizeof(link_s), "link down");
+	else
+		snprintf(link_s, sizeof(link_s), "link up %u Mb/s %s-duplex", link.link_speed,
+			 link.link_duplex == RTE_ETH_LINK_FULL_DUPLEX ? "full" : "half");
+	printf("rocemu: port %s = DPDK port %u (%s, driver %s): %s, MTU %u, promiscuous %s\n",
+	       pp->name, id, name, info.driver_name, link_s, got_mtu,
+	       rc == 0 ? "on" : "NOT supported");
+	return 0;
+}
+
+static inline uint64_t
+live_now_ns(const struct live_state *st)
+{
+	uint64_t d = rte_rdtsc() - st->tsc0;
+
+	/* d * 1e9 / hz without overflow for ~centuries of uptime at GHz rates */
+	return st->wall0_ns + (d / st->tsc_hz) * 1000000000ULL +
+	       (d % st->tsc_hz) * 1000000000ULL / st->tsc_hz;
+}
+
+/* One pass: RX every port into the switch, TX what the switch releases. */
+static inline void
+live_poll(struct live_state *st, bool rx)
+{
+	struct emu_switch *sw = st->ctx.sw;
+	struct rte_mbuf *pkts[EMU_BURST];
+	struct rte_mbuf **tx;
+	unsigned int p;
+	uint64_t now = live_now_ns(st);
+	uint16_t n, sent;
+
+	for (p = 0; rx && p < st->n_ports; p++) {
+		n = rte_eth_rx_burst(st->port_ids[p], 0, pkts, EMU_BURST);
+		if (n > 0)
+			emu_switch_rx(sw, (uint16_t)p, pkts, n, now);
+	}
+	for (p = 0; p < st->n_ports; p++) {
+		n = emu_switch_tx_prepare(sw, (uint16_t)p, now, &tx);
+		if (n == 0)
+			continue;
+		sent = rte_eth_tx_burst(st->port_ids[p], 0, tx, n);
+		emu_switch_tx_done(sw, (uint16_t)p, sent);
+	}
+}
+
+static void
+live_drain(struct live_state *st)
+{
+	uint64_t deadline = live_now_ns(st) + (uint64_t)(st->drain_s * 1e9);
+
+	while (emu_switch_held(st->ctx.sw) > 0 && live_now_ns(st) < deadline)
+		live_poll(st, false);
+	st->drain_left = emu_switch_held(st->ctx.sw);
+}
+
+static int
+live_worker(void *arg)
+{
+	struct live_state *st = arg;
+
+	while (!st->stop_rx)
+		live_poll(st, true);
+	live_drain(st);
+	st->worker_done = true;
+	return 0;
+}
+
+static double
+live_elapsed_s(const struct live_state *st)
+{
+	return (double)(live_now_ns(st) - st->wall0_ns) / 1e9;
+}
+
+int
+app_live_main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		APP_COMMON_LONGOPTS,
+		{ "stats-interval", required_argument, NULL, 'I' },
+		{ "duration", required_argument, NULL, 'D' },
+		{ "drain", required_argument, NULL, 'R' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct live_state *st;
+	struct app_opts o = { 0 };
+	struct emu_err err;
+	struct timespec ts;
+	double next_stats, t;
+	unsigned int i, worker;
+	int c, ret, rc = APP_EXIT_FAIL;
+
+	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		live_usage(stdout);
+		return APP_EXIT_OK;
+	}
+	ret = rte_eal_init(argc, argv);
+	if (ret < 0) {
+		fprintf(stderr, "rocemu: EAL initialisation failed: %s (see rocemu --help)\n",
+			rte_strerror(rte_errno));
+		return APP_EXIT_CONFIG;
+	}
+	argc -= ret;
+	argv += ret;
+	o.drain_s = 1.0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		int h = app_common_opt(&o, c, optarg);
+
+		if (h < 0)
+			goto out_eal_cfg;
+		if (h > 0)
+			continue;
+		switch (c) {
+		case 'I':
+			if (app_parse_seconds("--stats-interval", optarg, &o.stats_interval_s) != 0)
+				goto out_eal_cfg;
+			break;
+		case 'D':
+			if (app_parse_seconds("--duration", optarg, &o.duration_s) != 0)
+				goto out_eal_cfg;
+			break;
+		case 'R':
+			if (app_parse_seconds("--drain", optarg, &o.drain_s) != 0)
+				goto out_eal_cfg;
+			break;
+		case APP_OPT_HELP:
+			live_usage(stdout);
+			rte_eal_cleanup();
+			return APP_EXIT_OK;
+		default:
+			live_usage(stderr);
+			goto out_eal_cfg;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "rocemu: unexpected argument \"%s\" (see rocemu --help)\n",
+			argv[optind]);
+		goto out_eal_cfg;
+	}
+	st = calloc(1, sizeof(*st));
+	if (st == NULL)
+		goto out_eal;
+	st->drain_s = o.drain_s;
+	if (app_load_pipeline(&st->ctx, &o) != 0)
+		goto out_cfg;
+	st->n_ports = st->ctx.pl->n_ports;
+	for (i = 0; i < st->n_ports; i++) {
+		unsigned int j;
+
+		if (live_find_port(st->ctx.pl, i, &st->port_ids[i]) != 0)
+			goto out_cfg;
+		for (j = 0; j < i; j++)
+			if (st->port_ids[j] == st->port_ids[i]) {
+				fprintf(stderr, "ports[%u]: DPDK port %u is already ports[%u] (in %s)\n",
+					i, st->port_ids[i], j, st->ctx.pl->file);
+				goto out_cfg;
+			}
+	}
+	if (app_build(&st->ctx, &o, &err) != 0) {
+		fprintf(stderr, "%s\n", err.msg);
+		goto out_cfg;
+	}
+	for (i = 0; i < st->n_ports; i++)
+		if (live_port_setup(st, i) != 0)
+			goto out;
+	worker = rte_get_next_lcore(rte_lcore_id(), 1, 0);
+	st->inline_main = worker >= RTE_MAX_LCORE;
+	if (st->inline_main)
+		printf("rocemu: only one lcore: the main lcore runs the switch and the stats "
+		       "(give -l 0-1 for a dedicated worker)\n");
+	signal(SIGINT, live_on_signal);
+	signal(SIGTERM, live_on_signal);
+	st->tsc_hz = rte_get_tsc_hz();
+	clock_gettime(CLOCK_REALTIME, &ts);
+	st->wall0_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	st->tsc0 = rte_rdtsc();
+	emu_switch_set_profile(st->ctx.sw, st->ctx.prof, st->wall0_ns);
+	printf("rocemu: running %s%s%s, seed %" PRIu64 "%s\n", st->ctx.pl->file,
+	       o.profile ? " with profile " : "", o.profile ? o.profile : "", st->ctx.seed,
+	       st->inline_main ? "" : ", worker on lcore");
+	fflush(stdout);
+	if (!st->inline_main)
+		rte_eal_remote_launch(live_worker, st, worker);
+	next_stats = o.stats_interval_s;
+	for (;;) {
+		if (st->inline_main) {
+			for (i = 0; i < 256; i++)
+				live_poll(st, true);
+		} else {
+			usleep(10000);
+		}
+		emu_switch_service(st->ctx.sw, false);
+		t = live_elapsed_s(st);
+		if (o.stats_interval_s > 0 && t >= next_stats) {
+			emu_switch_print_interval(st->ctx.sw, stdout, t);
+			fflush(stdout);
+			next_stats += o.stats_interval_s;
+		}
+		if (live_signals > 0 || (o.duration_s > 0 && t >= o.duration_s))
+			break;
+	}
+	st->stop_rx = true;
+	if (st->inline_main)
+		live_drain(st);
+	else
+		rte_eal_wait_lcore(worker);
+	emu_switch_service(st->ctx.sw, true);
+	printf("rocemu: stopped after %.3f s (%s)\n", live_elapsed_s(st),
+	       live_signals > 0 ? "signal" : "duration");
+	if (st->drain_left > 0)
+		printf("rocemu: %" PRIu64 " packets still held after the %.1f s drain\n",
+		       st->drain_left, st->drain_s);
+	emu_switch_print_summary(st->ctx.sw, stdout);
+	rc = APP_EXIT_OK;
+	if (o.stats_file != NULL && app_write_stats(&st->ctx, o.stats_file, &err) != 0) {
+		fprintf(stderr, "rocemu: %s\n", err.msg);
+		rc = APP_EXIT_FAIL;
+	}
+out:
+	for (i = 0; i < st->n_ports; i++) {
+		rte_eth_dev_stop(st->port_ids[i]);
+		rte_eth_dev_close(st->port_ids[i]);
+	}
+	app_teardown(&st->ctx);
+	free(st);
+out_eal:
+	rte_eal_cleanup();
+	return rc;
+out_cfg:
+	app_teardown(&st->ctx);
+	free(st);
+out_eal_cfg:
+	rte_eal_cleanup();
+	return APP_EXIT_CONFIG;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef EMU_CAPTURE_H
+#define EMU_CAPTURE_H
+
+/**
+ * @file
+ * Packet capture without I/O on the worker: the worker copies the first
+ * snaplen bytes of a packet into an mbuf of the capture's own pool and puts it
+ * on a single-producer/single-consumer ring; the main lcore drains the ring
+ * into a nanosecond pcap through libpcap with a large stdio buffer (one
+ * write() per MB, not per frame). When the ring or the pool is full the packet
+ * is counted and not captured; the forwarded packet is never affected.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "lib/core/emu_err.h"
+
+struct emu_capture;
+
+struct emu_capture_stats {
+	uint64_t captured;  /**< copies queued by the worker */
+	uint64_t ring_full; /**< not captured: ring full */
+	uint64_t nombuf;    /**< not captured: capture pool empty */
+	uint64_t written;   /**< frames written to the file (main lcore) */
+};
+
+/** Open @p file for writing and create the ring/pool (@p ring_size slots, @p snaplen bytes). */
+struct emu_capture *emu_capture_create(const char *file, uint32_t snaplen, uint32_t ring_size,
+				       struct emu_err *err);
+
+/** Worker side: copy @p m stamped @p ts_ns. Returns false when it could not be captured. */
+bool emu_capture_push(struct emu_capture *cap, struct rte_mbuf *m, uint64_t ts_ns);
+
+/** Main-lcore side: write up to @p max queued frames; returns how many. */
+unsigned int emu_capture_drain(struct emu_capture *cap, unsigned int max);
+
+/** Write everything queued and flush the file. */
+void emu_capture_flush(struct emu_capture *cap);
+
+/** Flush, close and free; accepts NULL. */
+void emu_capture_free(struct emu_capture *cap);
+
+/** Counters (worker ones are read racily, which is fine for 64-bit loads on x86). */
+void emu_capture_stats(const struct emu_capture *cap, struct emu_capture_stats *s);
+
+/** The file name. */
+const char *emu_capture_file(const struct emu_capture *cap);
+
+#endif

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef EMU_ERR_H
+#define EMU_ERR_H
+
+/**
+ * @file
+ * Errors on the control path: a function returns 0 or -errno and fills a
+ * struct emu_err whose message starts with the JSON path (or file) at fault,
+ * e.g. "tm.ports[1].rate_gbps: must be > 0, got -5".
+ */
+
+#include <stddef.h>
+
+#define EMU_ERR_LEN 512
+
+struct emu_err {
+	char msg[EMU_ERR_LEN];
+};
+
+/** Fill @p err (may be NULL) with a printf-style message; returns -EINVAL for `return emu_err_set(...)`. */
+int emu_err_set(struct emu_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/** Like emu_err_set() but returns @p rc (a negative errno) instead of -EINVAL. */
+int emu_err_setrc(struct emu_err *err, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/** Prepend "prefix: " to the message already in @p err. */
+void emu_err_prefix(struct emu_err *err, const char *prefix);
+
+#endif

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_mbuf.h>
+
+#include "emu_json.h"
+#include "emu_switch.h"
+
+static const char *const emu_pipeline_keys[] = {
+	"description", "ports", "ingress", "egress", "tm", "mbufs", NULL
+};
+static const char *const emu_pipeline_port_keys[] = { "name", "dev", "mtu", NULL };
+
+#define EMU_MTU_MIN 68
+#define EMU_MTU_MAX 9216
+#define EMU_MTU_DEFAULT 9216
+
+static int
+emu_pipeline_port_name_ok(const char *s)
+{
+	size_t i;
+
+	if (strlen(s) > 31)
+		return 0;
+	for (i = 0; s[i] != '\0'; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-'))
+			return 0;
+	return 1;
+}
+
+static int
+emu_pipeline_ports(struct emu_pipeline *pl, struct emu_err *err)
+{
+	const json_t *ports = json_object_get(pl->root, "ports");
+	char path[EMU_JSON_PATH_LEN];
+	const json_t *o;
+	size_t idx;
+	unsigned int j;
+	int64_t mtu;
+	int rc;
+
+	if (ports == NULL)
+		return emu_err_set(err, "ports: required key is missing");
+	rc = emu_json_expect_array(ports, "ports", err);
+	if (rc != 0)
+		return rc;
+	if (json_array_size(ports) < 1 || json_array_size(ports) > EMU_MAX_PORTS)
+		return emu_err_set(err, "ports: must list 1 to %d ports, got %zu", EMU_MAX_PORTS,
+				   json_array_size(ports));
+	pl->max_mtu = 0;
+	json_array_foreach(ports, idx, o) {
+		struct emu_pipeline_port *p = &pl->ports[idx];
+
+		emu_json_path_idx(path, sizeof(path), "ports", idx);
+		rc = emu_json_expect_object(o, path, err);
+		if (rc == 0)
+			rc = emu_json_check_keys(o, path, emu_pipeline_port_keys, err);
+		if (rc == 0)
+			rc = emu_json_get_str(o, path, "name", true, NULL, &p->name, err);
+		if (rc == 0)
+			rc = emu_json_get_str(o, path, "dev", false, NULL, &p->dev, err);
+		if (rc == 0)
+			rc = emu_json_get_int(o, path, "mtu", false, EMU_MTU_DEFAULT, EMU_MTU_MIN,
+					      EMU_MTU_MAX, &mtu, err);
+		if (rc != 0)
+			return rc;
+		if (!emu_pipeline_port_name_ok(p->name))
+			return emu_err_set(err,
+					   "%s.name: must be 1-31 characters of [A-Za-z0-9_-], got \"%s\"",
+					   path, p->name);
+		for (j = 0; j < idx; j++)
+			if (strcmp(pl->ports[j].name, p->name) == 0)
+				return emu_err_set(err, "%s.name: \"%s\" is already ports[%u]",
+						   path, p->name, j);
+		p->mtu = (uint32_t)mtu;
+		if (p->mtu > pl->max_mtu)
+			pl->max_mtu = p->mtu;
+		pl->port_names[idx] = p->name;
+	}
+	pl->n_ports = json_array_size(ports);
+	pl->port_names[pl->n_ports] = NULL;
+	return 0;
+}
+
+static int
+emu_pipeline_stage_list(struct emu_pipeline *pl, const char *key, struct emu_err *err)
+{
+	const json_t *list = json_object_get(pl->root, key);
+	char path[EMU_JSON_PATH_LEN];
+	const char *type;
+	const json_t *o;
+	size_t idx;
+	int rc;
+
+	if (list == NULL)
+		return 0;
+	rc = emu_json_expect_array(list, key, err);
+	if (rc != 0)
+		return rc;
+	json_array_foreach(list, idx, o) {
+		emu_json_path_idx(path, sizeof(path), key, idx);
+		rc = emu_json_expect_object(o, path, err);
+		if (rc == 0)
+			rc = emu_json_get_str(o, path, "type", true, NULL, &type, err);
+		if (rc != 0)
+			return rc;
+		if (emu_stage_find(type) == NULL) {
+			char known[256];
+			size_t used = 0;
+			unsigned int i;
+
+			known[0] = '\0';
+			for (i = 0; emu_stage_registry[i] != NULL && used < sizeof(known); i++)
+				used += snprintf(known + used, sizeof(known) - used, "%s%s",
+						 i ? ", " : "", emu_stage_registry[i]->type);
+			return emu_err_set(err, "%s.type: unknown stage type \"%s\" (known: %s)",
+					   path, type, known);
+		}
+	}
+	return 0;
+}
+
+int
+emu_pipeline_from_json(json_t *root, const char *file, struct emu_pipeline **out,
+		       struct emu_err *err)
+{
+	struct emu_pipeline *pl;
+	char *tmp;
+	int64_t mbufs;
+	int rc;
+
+	pl = calloc(1, sizeof(*pl));
+	if (pl == NULL)
+		return emu_err_setrc(err, -ENOMEM, "out of memory");
+	pl->root = json_incref(root);
+	pl->file = strdup(file != NULL ? file : "(pipeline)");
+	tmp = strdup(pl->file);
+	pl->dir = tmp != NULL ? strdup(dirname(tmp)) : NULL;
+	free(tmp);
+	if (pl->file == NULL || pl->dir == NULL) {
+		rc = emu_err_setrc(err, -ENOMEM, "out of memory");
+		goto fail;
+	}
+	rc = emu_json_expect_object(root, "", err);
+	if (rc == 0)
+		rc = emu_json_check_keys(root, "", emu_pipeline_keys, err);
+	if (rc == 0 && json_object_get(root, "description") != NULL &&
+	    !json_is_string(json_object_get(root, "description")))
+		rc = emu_err_set(err, "description: must be a string, got %s",
+				 emu_json_type_name(json_object_get(root, "description")));
+	if (rc == 0)
+		rc = emu_pipeline_ports(pl, err);
+	if (rc == 0)
+		rc = emu_pipeline_stage_list(pl, "ingress", err);
+	if (rc == 0)
+		rc = emu_pipeline_stage_list(pl, "egress", err);
+	if (rc == 0)
+		rc = emu_tm_cfg_parse(json_object_get(root, "tm"), pl->n_ports, pl->port_names,
+				      &pl->tm, err);
+	if (rc == 0)
+		rc = emu_json_get_int(root, "", "mbufs", false, 0, 0, 1 << 26, &mbufs, err);
+	if (rc != 0)
+		goto fail;
+	if (mbufs != 0 && mbufs < 1024) {
+		rc = emu_err_set(err, "mbufs: must be 0 (derive from the TM) or >= 1024, got %lld",
+				 (long long)mbufs);
+		goto fail;
+	}
+	pl->mbufs = (uint32_t)mbufs;
+	*out = pl;
+	return 0;
+fail:
+	emu_pipeline_free(pl);
+	return rc;
+}
+
+int
+emu_pipeline_load(const char *file, struct emu_pipeline **out, struct emu_err *err)
+{
+	json_t *root;
+	int rc;
+
+	rc = emu_json_load_file(file, &root, err);
+	if (rc != 0)
+		return rc;
+	rc = emu_pipeline_from_json(root, file, out, err);
+	json_decref(root);
+	return rc;
+}
+
+void
+emu_pipeline_free(struct emu_pipeline *pl)
+{
+	if (pl == NULL)
+		return;
+	json_decref(pl->root);
+	free(pl->file);
+	free(pl->dir);
+	free(pl);
+}
+
+uint32_t
+emu_pipeline_mbufs_needed(const struct emu_pipeline *pl, uint32_t n_rxd, uint32_t n_txd)
+{
+	uint64_t n = 0;
+	unsigned int i;
+
+	if (pl->mbufs != 0)
+		return pl->mbufs;
+	for (i = 0; i < pl->n_ports; i++)
+		/* queue + what the delay line can hold beyond it + rings + TX staging */
+		n += (uint64_t)pl->tm.ports[i].queue_pkts + 64 + n_rxd + n_txd + EMU_TX_STAGE_PKTS +
+		     (emu_tm_wire_slots(&pl->tm.ports[i]) - pl->tm.ports[i].queue_pkts);
+	n += 4096; /* stages' created frames, flood copies, per-lcore caches */
+	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
+uint16_t
+emu_pipeline_data_room(const struct emu_pipeline *pl)
+{
+	/* L3 MTU + Ethernet + two VLAN tags, rounded up to a cache line. */
+	return (uint16_t)RTE_ALIGN_CEIL(pl->max_mtu + 14 + 8, 64) + RTE_PKTMBUF_HEADROOM;
+}
+
+struct rte_mempool *
+emu_pool_create(const char *name, uint32_t n, uint16_t data_room, int socket, struct emu_err *err)
+{
+	struct rte_mempool *mp;
+
+	mp = rte_pktmbuf_pool_create(name, n, n >= 4096 ? 256 : 0, EMU_MBUF_PRIV_SIZE, data_room,
+				     socket);
+	if (mp == NULL) {
+		double mb = (double)n * (data_room + EMU_MBUF_PRIV_SIZE + sizeof(struct rte_mbuf) +
+					 64) / (1024.0 * 1024.0);
+
+		emu_err_setrc(err, -ENOMEM,
+			      "mbuf pool %s: cannot allocate %u mbufs of %u bytes (about %.0f MB): %s; "
+			      "give EAL more memory (-m MB with --no-huge, or more hugepages), "
+			      "lower tm.ports[].queue_pkts or the ports' mtu",
+			      name, n, data_room, mb, rte_strerror(rte_errno));
+	}
+	return mp;
+}

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu_json.h"
+#include "emu_profile.h"
+#include "emu_switch.h"
+
+static const char *const emu_profile_keys[] = { "description", "seed", "phases", NULL };
+static const char *const emu_phase_keys[] = { "name", "at_s", "tm", "stages", NULL };
+
+#define EMU_PROFILE_MAX_S 1e6
+
+static int
+emu_profile_add(struct emu_profile *prof, unsigned int *cap, const struct emu_profile_action *a)
+{
+	if (prof->n_actions == *cap) {
+		unsigned int ncap = *cap ? *cap * 2 : 16;
+		struct emu_profile_action *n = realloc(prof->actions, ncap * sizeof(*n));
+
+		if (n == NULL)
+			return -ENOMEM;
+		prof->actions = n;
+		*cap = ncap;
+	}
+	prof->actions[prof->n_actions++] = *a;
+	return 0;
+}
+
+static int
+emu_profile_phase(struct emu_profile *prof, unsigned int *cap, const json_t *ph, const char *path,
+		  struct emu_switch *sw, uint64_t at_ns, struct emu_err *err)
+{
+	const struct emu_pipeline *pl = emu_switch_pipeline(sw);
+	struct emu_profile_action a;
+	char p1[EMU_JSON_PATH_LEN], p2[EMU_JSON_PATH_LEN];
+	const char *name, *key;
+	json_t *obj, *val;
+	unsigned int port;
+	int rc, idx;
+
+	memset(&a, 0, sizeof(a));
+	a.at_ns = at_ns;
+	obj = json_object_get(ph, "tm");
+	if (obj != NULL) {
+		emu_json_path(p1, sizeof(p1), path, "tm");
+		rc = emu_json_expect_object(obj, p1, err);
+		if (rc != 0)
+			return rc;
+		json_object_foreach(obj, name, val) {
+			json_t *kv;
+
+			emu_json_path(p2, sizeof(p2), p1, name);
+			for (port = 0; port < pl->n_ports; port++)
+				if (strcmp(pl->port_names[port], name) == 0)
+					break;
+			if (port == pl->n_ports)
+				return emu_err_set(err, "%s: no port named \"%s\" in the pipeline", p2,
+						   name);
+			rc = emu_json_expect_object(val, p2, err);
+			if (rc != 0)
+				return rc;
+			json_object_foreach(val, key, kv) {
+				a.target = EMU_PROFILE_TM;
+				a.index = (int)port;
+				a.key = key;
+				a.val = kv;
+				emu_json_path(a.path, sizeof(a.path), p2, key);
+				rc = emu_tm_set(emu_switch_tm(sw), port, key, kv, false, a.path, err);
+				if (rc == 0)
+					rc = emu_profile_add(prof, cap, &a);
+				if (rc != 0)
+					return rc;
+			}
+		}
+	}
+	obj = json_object_get(ph, "stages");
+	if (obj != NULL) {
+		emu_json_path(p1, sizeof(p1), path, "stages");
+		rc = emu_json_expect_object(obj, p1, err);
+		if (rc != 0)
+			return rc;
+		json_object_foreach(obj, name, val) {
+			json_t *kv;
+
+			emu_json_path(p2, sizeof(p2), p1, name);
+			idx = emu_switch_stage_index(sw, name);
+			if (idx < 0)
+				return emu_err_set(err, "%s: no stage named \"%s\" in the pipeline",
+						   p2, name);
+			rc = emu_json_expect_object(val, p2, err);
+			if (rc != 0)
+				return rc;
+			json_object_foreach(val, key, kv) {
+				a.target = EMU_PROFILE_STAGE;
+				a.index = idx;
+				a.key = key;
+				a.val = kv;
+				emu_json_path(a.path, sizeof(a.path), p2, key);
+				rc = emu_switch_stage_set(sw, idx, key, kv, false, a.path, err);
+				if (rc == 0)
+					rc = emu_profile_add(prof, cap, &a);
+				if (rc != 0)
+					return rc;
+			}
+		}
+	}
+	return 0;
+}
+
+int
+emu_profile_from_json(json_t *root, struct emu_switch *sw, struct emu_profile **out,
+		      struct emu_err *err)
+{
+	struct emu_profile *prof;
+	char path[EMU_JSON_PATH_LEN];
+	const json_t *phases, *ph;
+	unsigned int cap = 0;
+	double at_s, last_s = -1;
+	int64_t seed;
+	size_t idx;
+	int rc;
+
+	prof = calloc(1, sizeof(*prof));
+	if (prof == NULL)
+		return emu_err_setrc(err, -ENOMEM, "out of memory");
+	prof->root = json_incref(root);
+	rc = emu_json_expect_object(root, "", err);
+	if (rc == 0)
+		rc = emu_json_check_keys(root, "", emu_profile_keys, err);
+	if (rc == 0 && json_object_get(root, "description") != NULL &&
+	    !json_is_string(json_object_get(root, "description")))
+		rc = emu_err_set(err, "description: must be a string, got %s",
+				 emu_json_type_name(json_object_get(root, "description")));
+	if (rc == 0 && json_object_get(root, "seed") != NULL) {
+		rc = emu_json_get_int(root, "", "seed", false, 0, 0, INT64_MAX, &seed, err);
+		prof->has_seed = true;
+		prof->seed = (uint64_t)seed;
+	}
+	if (rc != 0)
+		goto fail;
+	phases = json_object_get(root, "phases");
+	if (phases == NULL) {
+		rc = emu_err_set(err, "phases: required key is missing");
+		goto fail;
+	}
+	rc = emu_json_expect_array(phases, "phases", err);
+	if (rc != 0)
+		goto fail;
+	json_array_foreach(phases, idx, ph) {
+		emu_json_path_idx(path, sizeof(path), "phases", idx);
+		rc = emu_json_expect_object(ph, path, err);
+		if (rc == 0)
+			rc = emu_json_check_keys(ph, path, emu_phase_keys, err);
+		if (rc == 0 && json_object_get(ph, "name") != NULL &&
+		    !json_is_string(json_object_get(ph, "name")))
+			rc = emu_err_set(err, "%s.name: must be a string", path);
+		if (rc == 0)
+			rc = emu_json_get_num(ph, path, "at_s", true, 0, 0, false, EMU_PROFILE_MAX_S,
+					      &at_s, err);
+		if (rc != 0)
+			goto fail;
+		if (at_s < last_s) {
+			rc = emu_err_set(err, "%s.at_s: phases must be in time order, got %g after %g",
+					 path, at_s, last_s);
+			goto fail;
+		}
+		last_s = at_s;
+		rc = emu_profile_phase(prof, &cap, ph, path, sw, (uint64_t)llround(at_s * 1e9),
+				       err);
+		if (rc != 0)
+			goto fail;
+	}
+	*out = prof;
+	return 0;
+fail:
+	emu_profile_free(prof);
+	return rc;
+}
+
+int
+emu_profile_load(const char *file, struct emu_switch *sw, struct emu_profile **out,
+		 struct emu_err *err)
+{
+	json_t *root;
+	int rc;
+
+	rc = emu_json_load_file(file, &root, err);
+	if (rc != 0)
+		return rc;
+	rc = emu_profile_from_json(root, sw, out, err);
+	json_decref(root);
+	return rc;
+}
+
+void
+emu_profile_free(struct emu_profile *prof)
+{
+	if (prof == NULL)
+		return;
+	free(prof->actions);
+	json_decref(prof->root);
+	free(prof);
+}
+
+unsigned int
+emu_profile_apply_due(struct emu_profile *prof, struct emu_switch *sw, uint64_t rel_ns)
+{
+	unsigned int n = 0;
+
+	while (prof->next < prof->n_actions && prof->actions[prof->next].at_ns <= rel_ns) {
+		const struct emu_profile_action *a = &prof->actions[prof->next++];
+
+		/* Validated at load time: applying cannot fail. */
+		if (a->target == EMU_PROFILE_TM)
+			emu_tm_set(emu_switch_tm(sw), (uint16_t)a->index, a->key, a->val, true,
+				   a->path, NULL);
+		else
+			emu_switch_stage_set(sw, a->index, a->key, a->val, true, a->path, NULL);
+		n++;
+	}
+	return n;
+}
+
+uint64_t
+emu_profile_next_ns(const struct emu_profile *prof)
+{
+	if (prof->next >= prof->n_actions)
+		return UINT64_MAX;
+	return prof->actions[prof->next].at_ns;
+}

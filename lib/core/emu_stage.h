@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef EMU_STAGE_H
+#define EMU_STAGE_H
+
+/**
+ * @file
+ * The stage contract. A stage is a function over a burst that returns how many
+ * packets survive, compacted in place; every packet it removes it has freed and
+ * counted under a counter whose name starts with "drop_" (or it still holds it,
+ * reported by the held() op). Time and randomness come in through the burst
+ * context; a stage never reads a clock, calls rand(), logs, or does I/O.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+#include <rte_mbuf.h>
+
+#include "emu_err.h"
+#include "emu_rng.h"
+#include "lib/proto/roce_proto.h"
+
+#define EMU_MAX_PORTS 16
+#define EMU_PORT_NONE 0xffff  /**< no egress chosen yet: the runner drops it as no_route */
+#define EMU_PORT_FLOOD 0xfffe /**< copy to every port except the ingress port */
+#define EMU_PORT_SELF 0xfffd  /**< created internally (emitted frame): no ingress port */
+
+#define EMU_META_PARSED 0x01  /**< pkt below is valid for this mbuf */
+#define EMU_META_CREATED 0x02 /**< the emulator made this frame (CNP, PFC, flood copy) */
+
+/** Per-packet metadata, kept in the mbuf private area of every pool rocemu creates. */
+struct emu_pkt_meta {
+	uint64_t ts_ns;    /**< arrival time; the departure time once the TM releases it */
+	uint16_t in_port;  /**< switch port index it arrived on */
+	uint16_t out_port; /**< switch port index chosen by forwarding, or EMU_PORT_* */
+	uint8_t prio;      /**< traffic class 0-7 */
+	uint8_t flags;     /**< EMU_META_* */
+	uint16_t reserved;
+	struct roce_pkt pkt; /**< parse result (when EMU_META_PARSED) */
+};
+
+#define EMU_MBUF_PRIV_SIZE RTE_ALIGN_CEIL(sizeof(struct emu_pkt_meta), RTE_MBUF_PRIV_ALIGN)
+
+static inline struct emu_pkt_meta *
+emu_meta(struct rte_mbuf *m)
+{
+	return (struct emu_pkt_meta *)rte_mbuf_to_priv(m);
+}
+
+/** Frames a stage creates during a burst, with the port each goes out of. */
+struct emu_emit {
+	struct rte_mbuf **pkts;
+	uint16_t *ports;
+	uint16_t n;
+	uint16_t cap;
+	struct rte_mempool *pool; /**< where stages allocate the frames they create */
+};
+
+/** Queue @p m (created by the stage) to leave through port @p port; false when full. */
+static inline bool
+emu_emit_push(struct emu_emit *e, struct rte_mbuf *m, uint16_t port)
+{
+	if (e->n >= e->cap)
+		return false;
+	e->pkts[e->n] = m;
+	e->ports[e->n] = port;
+	e->n++;
+	return true;
+}
+
+/** What every process() call gets from the runner. */
+struct emu_burst_ctx {
+	uint64_t now_ns;      /**< TSC-derived in live mode, pcap time in replay */
+	struct emu_rng *rng;  /**< this stage's stream on this lcore, seeded from the run seed */
+	uint64_t *ctr;        /**< this stage's counters on this lcore (single writer) */
+	struct emu_emit *emit;
+};
+
+/** What a stage's init() may ask about the switch it is part of. */
+struct emu_stage_env {
+	const char *path;           /**< JSON path of this stage's object, for messages */
+	unsigned int n_ports;
+	const char *const *port_names;
+	unsigned int stage_index;   /**< unique within the switch, for naming DPDK objects */
+	bool egress;                /**< true when in the egress list */
+	const char *run_dir;        /**< directory relative file names resolve against, or NULL */
+};
+
+/** Index of port @p name in @p env, or -1. */
+int emu_stage_env_port(const struct emu_stage_env *env, const char *name);
+
+struct emu_stage_ops {
+	const char *type;             /**< the "type" value in a pipeline file */
+	size_t priv_size;
+	const char *const *ctr_names; /**< "drop_*" names count as drops in the conservation check */
+	unsigned int n_ctr;
+	const char *const *keys;      /**< keys allowed in the stage object besides type and name */
+	/** Validate @p cfg and set up @p priv (zeroed). On error, fill @p err (path first). */
+	int (*init)(void *priv, const json_t *cfg, const struct emu_stage_env *env,
+		    struct emu_err *err);
+	/** Process a burst in place; return the survivors, compacted at the front of @p pkts. */
+	uint16_t (*process)(void *priv, struct rte_mbuf **pkts, uint16_t n,
+			    struct emu_burst_ctx *ctx);
+	/** Release everything; must accept a half-initialised priv. */
+	void (*free)(void *priv);
+	/** Optional: profile change of @p key to @p val; validate only when !apply. */
+	int (*set)(void *priv, const char *key, const json_t *val, bool apply, const char *path,
+		   struct emu_err *err);
+	/** Optional: non-worker work (file writing). @p final flushes everything. */
+	void (*service)(void *priv, bool final);
+	/** Optional: packets the stage holds right now (delay lines, reorder buffers). */
+	uint64_t (*held)(const void *priv);
+	/** Optional: one line of extra summary text (e.g. "12 packets written to x.pcap"). */
+	void (*summary)(const void *priv, char *buf, size_t len);
+};
+
+/** The explicit registry (lib/stages/registry.c): NULL when @p type is unknown. */
+const struct emu_stage_ops *emu_stage_find(const char *type);
+
+/** The registry as a NULL-terminated array, for messages and --help. */
+extern const struct emu_stage_ops *const emu_stage_registry[];
+
+/** Drop helper for stages: free @p m and count it. */
+static inline void
+emu_stage_drop(struct rte_mbuf *m, uint64_t *ctr, unsigned int idx)
+{
+	rte_pktmbuf_free(m);
+	ctr[idx] += 1;
+}
+
+#endif

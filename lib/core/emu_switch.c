@@ -1,0 +1,736 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_malloc.h>
+
+#include "emu_json.h"
+#include "emu_profile.h"
+#include "emu_switch.h"
+
+#define EMU_EMIT_CAP (EMU_BURST * 4)
+
+/* Counters the runner itself keeps (drop_* count in conservation). */
+#define EMU_RUN_FOREACH_CTR(_) \
+	_(CREATED, "created") \
+	_(FLOOD_COPIES, "flood_copies") \
+	_(DROP_NO_ROUTE, "drop_no_route") \
+	_(DROP_BAD_PORT, "drop_bad_port") \
+	_(DROP_FLOOD_NOMBUF, "drop_flood_nombuf") \
+	_(DROP_DISCARDED_AT_EXIT, "drop_discarded_at_exit") \
+	_(PROFILE_CHANGES, "profile_changes")
+
+enum emu_run_ctr {
+#define EMU_RUN_CTR_ENUM(e, s) EMU_RUN_CTR_##e,
+	EMU_RUN_FOREACH_CTR(EMU_RUN_CTR_ENUM)
+#undef EMU_RUN_CTR_ENUM
+	EMU_RUN_CTR_MAX
+};
+
+static const char *const emu_run_ctr_names[EMU_RUN_CTR_MAX] = {
+#define EMU_RUN_CTR_NAME(e, s) s,
+	EMU_RUN_FOREACH_CTR(EMU_RUN_CTR_NAME)
+#undef EMU_RUN_CTR_NAME
+};
+
+struct emu_stage_inst {
+	const struct emu_stage_ops *ops;
+	void *priv;
+	char name[64];
+	bool egress;
+	bool initialised;
+	uint64_t *ctr;
+	struct emu_rng rng;
+	uint64_t in_pkts, out_pkts;
+};
+
+struct emu_tx_stage {
+	struct rte_mbuf *pkts[EMU_TX_STAGE_PKTS];
+	uint32_t lens[EMU_TX_STAGE_PKTS]; /* read before TX: the driver may free on send */
+	uint16_t n;
+};
+
+struct emu_switch {
+	struct emu_pipeline *pl;
+	struct rte_mempool *pool;
+	unsigned int n_ports;
+	unsigned int n_stages;
+	unsigned int n_ingress; /* stages[0 .. n_ingress) are ingress, the rest egress */
+	struct emu_stage_inst stages[EMU_MAX_STAGES];
+	struct emu_tm *tm;
+	struct emu_port_stats port_stats[EMU_MAX_PORTS];
+	struct emu_tx_stage tx[EMU_MAX_PORTS];
+	uint64_t ctr[EMU_RUN_CTR_MAX];
+	struct rte_mbuf *emit_pkts[EMU_EMIT_CAP];
+	uint16_t emit_ports[EMU_EMIT_CAP];
+	struct emu_emit emit;
+	struct emu_profile *prof;
+	uint64_t prof_t0_ns;
+	uint64_t last_now_ns;
+	struct emu_port_stats last_interval[EMU_MAX_PORTS];
+	double last_interval_s;
+};
+
+int
+emu_stage_env_port(const struct emu_stage_env *env, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < env->n_ports; i++)
+		if (strcmp(env->port_names[i], name) == 0)
+			return (int)i;
+	return -1;
+}
+
+static int
+emu_switch_add_stages(struct emu_switch *sw, const char *list_key, bool egress, uint64_t seed,
+		      struct emu_err *err)
+{
+	const json_t *list = json_object_get(sw->pl->root, list_key);
+	char path[EMU_JSON_PATH_LEN];
+	const char *allowed[40];
+	const char *type, *name;
+	const json_t *o;
+	size_t idx;
+	unsigned int i, k;
+	int rc;
+
+	if (list == NULL)
+		return 0;
+	json_array_foreach(list, idx, o) {
+		struct emu_stage_inst *st;
+		struct emu_stage_env env;
+
+		emu_json_path_idx(path, sizeof(path), list_key, idx);
+		if (sw->n_stages >= EMU_MAX_STAGES)
+			return emu_err_set(err, "%s: too many stages (at most %d in all)", path,
+					   EMU_MAX_STAGES);
+		type = json_string_value(json_object_get(o, "type"));
+		st = &sw->stages[sw->n_stages];
+		st->ops = emu_stage_find(type);
+		st->egress = egress;
+		k = 0;
+		allowed[k++] = "type";
+		allowed[k++] = "name";
+		for (i = 0; st->ops->keys != NULL && st->ops->keys[i] != NULL && k < 39; i++)
+			allowed[k++] = st->ops->keys[i];
+		allowed[k] = NULL;
+		rc = emu_json_check_keys(o, path, allowed, err);
+		if (rc == 0)
+			rc = emu_json_get_str(o, path, "name", false, type, &name, err);
+		if (rc != 0)
+			return rc;
+		if (strlen(name) >= sizeof(st->name))
+			return emu_err_set(err, "%s.name: longer than %zu characters", path,
+					   sizeof(st->name) - 1);
+		for (i = 0; i < sw->n_stages; i++)
+			if (strcmp(sw->stages[i].name, name) == 0)
+				return emu_err_set(err,
+						   "%s.name: stage name \"%s\" is already used; give each "
+						   "stage of the same type its own \"name\"",
+						   path, name);
+		snprintf(st->name, sizeof(st->name), "%s", name);
+		st->priv = rte_zmalloc("emu_stage", st->ops->priv_size ? st->ops->priv_size : 8,
+				       RTE_CACHE_LINE_SIZE);
+		st->ctr = rte_zmalloc("emu_stage_ctr",
+				      sizeof(uint64_t) * (st->ops->n_ctr ? st->ops->n_ctr : 1),
+				      RTE_CACHE_LINE_SIZE);
+		if (st->priv == NULL || st->ctr == NULL)
+			return emu_err_setrc(err, -ENOMEM, "%s: out of memory", path);
+		emu_rng_seed(&st->rng, seed, sw->n_stages + 1);
+		sw->n_stages++;
+		env.path = path;
+		env.n_ports = sw->n_ports;
+		env.port_names = sw->pl->port_names;
+		env.stage_index = sw->n_stages - 1;
+		env.egress = egress;
+		env.run_dir = NULL;
+		rc = st->ops->init(st->priv, o, &env, err);
+		if (rc != 0)
+			return rc;
+		st->initialised = true;
+	}
+	return 0;
+}
+
+struct emu_switch *
+emu_switch_create(struct emu_pipeline *pl, struct rte_mempool *pool, uint64_t seed,
+		  struct emu_err *err)
+{
+	struct emu_switch *sw;
+
+	sw = rte_zmalloc("emu_switch", sizeof(*sw), RTE_CACHE_LINE_SIZE);
+	if (sw == NULL) {
+		emu_err_setrc(err, -ENOMEM, "out of memory allocating the switch");
+		return NULL;
+	}
+	sw->pl = pl;
+	sw->pool = pool;
+	sw->n_ports = pl->n_ports;
+	sw->emit.pkts = sw->emit_pkts;
+	sw->emit.ports = sw->emit_ports;
+	sw->emit.cap = EMU_EMIT_CAP;
+	sw->emit.pool = pool;
+	if (emu_switch_add_stages(sw, "ingress", false, seed, err) != 0)
+		goto fail;
+	sw->n_ingress = sw->n_stages;
+	if (emu_switch_add_stages(sw, "egress", true, seed, err) != 0)
+		goto fail;
+	sw->tm = emu_tm_create(&pl->tm, err);
+	if (sw->tm == NULL)
+		goto fail;
+	return sw;
+fail:
+	emu_switch_free(sw);
+	return NULL;
+}
+
+void
+emu_switch_free(struct emu_switch *sw)
+{
+	unsigned int i;
+
+	if (sw == NULL)
+		return;
+	for (i = 0; i < EMU_MAX_PORTS; i++)
+		rte_pktmbuf_free_bulk(sw->tx[i].pkts, sw->tx[i].n);
+	emu_tm_free(sw->tm);
+	for (i = 0; i < sw->n_stages; i++) {
+		struct emu_stage_inst *st = &sw->stages[i];
+
+		if (st->priv != NULL && st->ops->free != NULL)
+			st->ops->free(st->priv);
+		rte_free(st->priv);
+		rte_free(st->ctr);
+	}
+	rte_free(sw);
+}
+
+void
+emu_switch_set_profile(struct emu_switch *sw, struct emu_profile *prof, uint64_t t0_ns)
+{
+	sw->prof = prof;
+	sw->prof_t0_ns = t0_ns;
+}
+
+static void
+emu_switch_profile_tick(struct emu_switch *sw, uint64_t now_ns)
+{
+	if (sw->prof == NULL || now_ns < sw->prof_t0_ns)
+		return;
+	sw->ctr[EMU_RUN_CTR_PROFILE_CHANGES] +=
+		emu_profile_apply_due(sw->prof, sw, now_ns - sw->prof_t0_ns);
+}
+
+static uint16_t
+emu_switch_run_stages(struct emu_switch *sw, unsigned int first, unsigned int last,
+		      struct rte_mbuf **pkts, uint16_t n, uint64_t now_ns)
+{
+	struct emu_burst_ctx ctx;
+	unsigned int i;
+
+	ctx.now_ns = now_ns;
+	ctx.emit = &sw->emit;
+	for (i = first; i < last && n > 0; i++) {
+		struct emu_stage_inst *st = &sw->stages[i];
+
+		ctx.rng = &st->rng;
+		ctx.ctr = st->ctr;
+		st->in_pkts += n;
+		n = st->ops->process(st->priv, pkts, n, &ctx);
+		st->out_pkts += n;
+	}
+	return n;
+}
+
+static void
+emu_switch_enqueue(struct emu_switch *sw, struct rte_mbuf *m, uint64_t now_ns)
+{
+	struct emu_pkt_meta *meta = emu_meta(m);
+	uint16_t out = meta->out_port;
+	unsigned int p;
+
+	if (out < sw->n_ports) {
+		emu_tm_enqueue(sw->tm, out, m, now_ns);
+		return;
+	}
+	if (out == EMU_PORT_NONE) {
+		rte_pktmbuf_free(m);
+		sw->ctr[EMU_RUN_CTR_DROP_NO_ROUTE] += 1;
+		return;
+	}
+	if (out != EMU_PORT_FLOOD) {
+		rte_pktmbuf_free(m);
+		sw->ctr[EMU_RUN_CTR_DROP_BAD_PORT] += 1;
+		return;
+	}
+	/* Flood: a full copy per extra port (later stages may rewrite each one). */
+	{
+		uint16_t targets[EMU_MAX_PORTS];
+		unsigned int nt = 0;
+
+		for (p = 0; p < sw->n_ports; p++)
+			if (p != meta->in_port)
+				targets[nt++] = (uint16_t)p;
+		if (nt == 0) {
+			rte_pktmbuf_free(m);
+			sw->ctr[EMU_RUN_CTR_DROP_NO_ROUTE] += 1;
+			return;
+		}
+		for (p = 1; p < nt; p++) {
+			struct rte_mbuf *c = rte_pktmbuf_copy(m, sw->pool, 0, UINT32_MAX);
+
+			sw->ctr[EMU_RUN_CTR_FLOOD_COPIES] += 1;
+			if (c == NULL) {
+				sw->ctr[EMU_RUN_CTR_DROP_FLOOD_NOMBUF] += 1;
+				continue;
+			}
+			*emu_meta(c) = *meta;
+			emu_meta(c)->out_port = targets[p];
+			emu_meta(c)->flags |= EMU_META_CREATED;
+			emu_tm_enqueue(sw->tm, targets[p], c, now_ns);
+		}
+		meta->out_port = targets[0];
+		emu_tm_enqueue(sw->tm, targets[0], m, now_ns);
+	}
+}
+
+/* Frames created by stages during the last stage run go to the TM of their port. */
+static void
+emu_switch_flush_emit(struct emu_switch *sw, uint64_t now_ns)
+{
+	uint16_t i;
+
+	for (i = 0; i < sw->emit.n; i++) {
+		struct rte_mbuf *m = sw->emit.pkts[i];
+		struct emu_pkt_meta *meta = emu_meta(m);
+
+		sw->ctr[EMU_RUN_CTR_CREATED] += 1;
+		meta->ts_ns = now_ns;
+		meta->in_port = EMU_PORT_SELF;
+		meta->out_port = sw->emit.ports[i];
+		meta->flags |= EMU_META_CREATED;
+		emu_switch_enqueue(sw, m, now_ns);
+	}
+	sw->emit.n = 0;
+}
+
+void
+emu_switch_rx(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
+	      uint64_t now_ns)
+{
+	struct emu_port_stats *ps = &sw->port_stats[port];
+	uint64_t bytes = 0;
+	uint16_t i;
+
+	sw->last_now_ns = now_ns;
+	emu_switch_profile_tick(sw, now_ns);
+	for (i = 0; i < n; i++) {
+		struct emu_pkt_meta *meta = emu_meta(pkts[i]);
+
+		bytes += rte_pktmbuf_pkt_len(pkts[i]);
+		meta->ts_ns = now_ns;
+		meta->in_port = port;
+		meta->out_port = EMU_PORT_NONE;
+		meta->prio = 0;
+		meta->flags = 0;
+	}
+	ps->rx_pkts += n;
+	ps->rx_bytes += bytes;
+	n = emu_switch_run_stages(sw, 0, sw->n_ingress, pkts, n, now_ns);
+	for (i = 0; i < n; i++)
+		emu_switch_enqueue(sw, pkts[i], now_ns);
+	emu_switch_flush_emit(sw, now_ns);
+}
+
+uint16_t
+emu_switch_tx_prepare(struct emu_switch *sw, uint16_t port, uint64_t now_ns,
+		      struct rte_mbuf ***pkts)
+{
+	struct emu_tx_stage *tx = &sw->tx[port];
+	struct rte_mbuf **burst;
+	uint16_t room, n, i;
+
+	sw->last_now_ns = now_ns;
+	emu_switch_profile_tick(sw, now_ns);
+	while ((room = EMU_TX_STAGE_PKTS - tx->n) > 0) {
+		burst = &tx->pkts[tx->n];
+		n = emu_tm_dequeue(sw->tm, port, now_ns, burst, RTE_MIN(room, EMU_BURST));
+		if (n == 0)
+			break;
+		n = emu_switch_run_stages(sw, sw->n_ingress, sw->n_stages, burst, n, now_ns);
+		for (i = 0; i < n; i++)
+			tx->lens[tx->n + i] = rte_pktmbuf_pkt_len(burst[i]);
+		tx->n += n;
+		emu_switch_flush_emit(sw, now_ns);
+	}
+	*pkts = tx->pkts;
+	return tx->n;
+}
+
+void
+emu_switch_tx_done(struct emu_switch *sw, uint16_t port, uint16_t sent)
+{
+	struct emu_tx_stage *tx = &sw->tx[port];
+	struct emu_port_stats *ps = &sw->port_stats[port];
+	uint64_t bytes = 0;
+	uint16_t i;
+
+	for (i = 0; i < sent; i++)
+		bytes += tx->lens[i];
+	ps->tx_pkts += sent;
+	ps->tx_bytes += bytes;
+	if (sent < tx->n) {
+		memmove(tx->pkts, tx->pkts + sent, (tx->n - sent) * sizeof(tx->pkts[0]));
+		memmove(tx->lens, tx->lens + sent, (tx->n - sent) * sizeof(tx->lens[0]));
+	}
+	tx->n -= sent;
+}
+
+uint64_t
+emu_switch_next_event_ns(const struct emu_switch *sw)
+{
+	uint64_t next = emu_tm_next_event_ns(sw->tm);
+	uint64_t rel;
+	unsigned int i;
+
+	for (i = 0; i < sw->n_ports; i++)
+		if (sw->tx[i].n > 0)
+			next = RTE_MIN(next, sw->last_now_ns);
+	if (sw->prof != NULL) {
+		rel = emu_profile_next_ns(sw->prof);
+		if (rel != UINT64_MAX)
+			next = RTE_MIN(next, sw->prof_t0_ns + rel);
+	}
+	return next;
+}
+
+static uint64_t
+emu_switch_stage_held(const struct emu_switch *sw)
+{
+	uint64_t held = 0;
+	unsigned int i;
+
+	for (i = 0; i < sw->n_stages; i++)
+		if (sw->stages[i].ops->held != NULL)
+			held += sw->stages[i].ops->held(sw->stages[i].priv);
+	return held;
+}
+
+uint64_t
+emu_switch_held(const struct emu_switch *sw)
+{
+	uint64_t held = emu_tm_held(sw->tm) + emu_switch_stage_held(sw);
+	unsigned int i;
+
+	for (i = 0; i < sw->n_ports; i++)
+		held += sw->tx[i].n;
+	return held;
+}
+
+void
+emu_switch_service(struct emu_switch *sw, bool final)
+{
+	unsigned int i;
+
+	for (i = 0; i < sw->n_stages; i++)
+		if (sw->stages[i].ops->service != NULL)
+			sw->stages[i].ops->service(sw->stages[i].priv, final);
+}
+
+void
+emu_switch_discard_held(struct emu_switch *sw)
+{
+	struct rte_mbuf *burst[EMU_BURST];
+	unsigned int i;
+	uint16_t n;
+
+	for (i = 0; i < sw->n_ports; i++) {
+		sw->ctr[EMU_RUN_CTR_DROP_DISCARDED_AT_EXIT] += sw->tx[i].n;
+		rte_pktmbuf_free_bulk(sw->tx[i].pkts, sw->tx[i].n);
+		sw->tx[i].n = 0;
+		/* Drain the TM as if its clock ran out. */
+		while ((n = emu_tm_dequeue(sw->tm, i, UINT64_MAX / 2, burst, EMU_BURST)) > 0) {
+			sw->ctr[EMU_RUN_CTR_DROP_DISCARDED_AT_EXIT] += n;
+			rte_pktmbuf_free_bulk(burst, n);
+		}
+	}
+}
+
+static bool
+emu_is_drop_name(const char *name)
+{
+	return strncmp(name, "drop_", 5) == 0;
+}
+
+void
+emu_switch_conservation(const struct emu_switch *sw, struct emu_conservation *c)
+{
+	unsigned int i, k;
+
+	memset(c, 0, sizeof(*c));
+	for (i = 0; i < sw->n_ports; i++) {
+		const uint64_t *tc = emu_tm_port_ctrs(sw->tm, i);
+
+		c->rx += sw->port_stats[i].rx_pkts;
+		c->tx += sw->port_stats[i].tx_pkts;
+		for (k = 0; k < EMU_TM_CTR_MAX; k++)
+			if (emu_is_drop_name(emu_tm_ctr_names[k]))
+				c->drops += tc[k];
+	}
+	for (i = 0; i < sw->n_stages; i++)
+		for (k = 0; k < sw->stages[i].ops->n_ctr; k++)
+			if (emu_is_drop_name(sw->stages[i].ops->ctr_names[k]))
+				c->drops += sw->stages[i].ctr[k];
+	for (k = 0; k < EMU_RUN_CTR_MAX; k++)
+		if (emu_is_drop_name(emu_run_ctr_names[k]))
+			c->drops += sw->ctr[k];
+	c->created = sw->ctr[EMU_RUN_CTR_CREATED] + sw->ctr[EMU_RUN_CTR_FLOOD_COPIES];
+	c->held = emu_switch_held(sw);
+	c->unaccounted = (int64_t)(c->rx + c->created) - (int64_t)(c->tx + c->drops + c->held);
+}
+
+void
+emu_switch_conservation_line(const struct emu_switch *sw, char *buf, size_t len)
+{
+	struct emu_conservation c;
+
+	emu_switch_conservation(sw, &c);
+	snprintf(buf, len,
+		 "conservation: rx %" PRIu64 " + created %" PRIu64 " = tx %" PRIu64
+		 " + drops %" PRIu64 " + held %" PRIu64 ": %s",
+		 c.rx, c.created, c.tx, c.drops, c.held,
+		 c.unaccounted == 0 ? "OK" : "MISMATCH");
+	if (c.unaccounted != 0) {
+		size_t used = strlen(buf);
+
+		snprintf(buf + used, len - used, " (%" PRId64 " packets unaccounted)",
+			 c.unaccounted);
+	}
+}
+
+void
+emu_switch_print_summary(const struct emu_switch *sw, FILE *f)
+{
+	char line[512];
+	unsigned int i, k;
+
+	fprintf(f, "ports:\n");
+	for (i = 0; i < sw->n_ports; i++) {
+		const struct emu_port_stats *ps = &sw->port_stats[i];
+
+		fprintf(f, "  %-8s rx %12" PRIu64 " pkts %15" PRIu64 " bytes   tx %12" PRIu64
+			   " pkts %15" PRIu64 " bytes\n",
+			sw->pl->port_names[i], ps->rx_pkts, ps->rx_bytes, ps->tx_pkts, ps->tx_bytes);
+	}
+	fprintf(f, "stages:\n");
+	for (i = 0; i < sw->n_stages; i++) {
+		const struct emu_stage_inst *st = &sw->stages[i];
+
+		fprintf(f, "  %s %s (%s): in %" PRIu64 " out %" PRIu64, st->egress ? "egress " : "ingress",
+			st->name, st->ops->type, st->in_pkts, st->out_pkts);
+		for (k = 0; k < st->ops->n_ctr; k++)
+			if (st->ctr[k] != 0)
+				fprintf(f, " %s=%" PRIu64, st->ops->ctr_names[k], st->ctr[k]);
+		fprintf(f, "\n");
+		if (st->ops->summary != NULL) {
+			st->ops->summary(st->priv, line, sizeof(line));
+			if (line[0] != '\0')
+				fprintf(f, "      %s\n", line);
+		}
+	}
+	fprintf(f, "tm:\n");
+	for (i = 0; i < sw->n_ports; i++) {
+		const uint64_t *tc = emu_tm_port_ctrs(sw->tm, i);
+		const struct emu_tm_port_cfg *pc = emu_tm_port_cfg(sw->tm, i);
+
+		fprintf(f, "  %-8s %.3f Gb/s delay %" PRIu64 " ns held %" PRIu64 ":",
+			sw->pl->port_names[i], (double)pc->rate_bps / 1e9, pc->delay_ns,
+			emu_tm_port_held(sw->tm, i));
+		for (k = 0; k < EMU_TM_CTR_MAX; k++)
+			fprintf(f, " %s=%" PRIu64, emu_tm_ctr_names[k], tc[k]);
+		fprintf(f, "\n");
+	}
+	fprintf(f, "runner:");
+	for (k = 0; k < EMU_RUN_CTR_MAX; k++)
+		fprintf(f, " %s=%" PRIu64, emu_run_ctr_names[k], sw->ctr[k]);
+	fprintf(f, "\ndrops by reason:");
+	{
+		bool any = false;
+
+		for (i = 0; i < sw->n_stages; i++)
+			for (k = 0; k < sw->stages[i].ops->n_ctr; k++)
+				if (emu_is_drop_name(sw->stages[i].ops->ctr_names[k]) &&
+				    sw->stages[i].ctr[k] != 0) {
+					fprintf(f, " %s.%s=%" PRIu64, sw->stages[i].name,
+						sw->stages[i].ops->ctr_names[k], sw->stages[i].ctr[k]);
+					any = true;
+				}
+		for (i = 0; i < sw->n_ports; i++)
+			for (k = 0; k < EMU_TM_CTR_MAX; k++)
+				if (emu_is_drop_name(emu_tm_ctr_names[k]) &&
+				    emu_tm_port_ctrs(sw->tm, i)[k] != 0) {
+					fprintf(f, " tm.%s.%s=%" PRIu64, sw->pl->port_names[i],
+						emu_tm_ctr_names[k], emu_tm_port_ctrs(sw->tm, i)[k]);
+					any = true;
+				}
+		for (k = 0; k < EMU_RUN_CTR_MAX; k++)
+			if (emu_is_drop_name(emu_run_ctr_names[k]) && sw->ctr[k] != 0) {
+				fprintf(f, " runner.%s=%" PRIu64, emu_run_ctr_names[k], sw->ctr[k]);
+				any = true;
+			}
+		fprintf(f, "%s\n", any ? "" : " none");
+	}
+	emu_switch_conservation_line(sw, line, sizeof(line));
+	fprintf(f, "%s\n", line);
+}
+
+void
+emu_switch_print_interval(const struct emu_switch *sw, FILE *f, double t_s)
+{
+	struct emu_switch *msw = (struct emu_switch *)(uintptr_t)sw;
+	struct emu_conservation c;
+	double dt = t_s - sw->last_interval_s;
+	unsigned int i;
+
+	if (dt <= 0)
+		dt = 1;
+	fprintf(f, "t=%.1fs", t_s);
+	for (i = 0; i < sw->n_ports; i++) {
+		const struct emu_port_stats *ps = &sw->port_stats[i];
+		const struct emu_port_stats *last = &sw->last_interval[i];
+
+		fprintf(f, " | %s rx %" PRIu64 " (%.3f Mpps %.3f Gb/s) tx %" PRIu64
+			   " (%.3f Mpps %.3f Gb/s)",
+			sw->pl->port_names[i], ps->rx_pkts,
+			(double)(ps->rx_pkts - last->rx_pkts) / dt / 1e6,
+			(double)(ps->rx_bytes - last->rx_bytes) * 8 / dt / 1e9, ps->tx_pkts,
+			(double)(ps->tx_pkts - last->tx_pkts) / dt / 1e6,
+			(double)(ps->tx_bytes - last->tx_bytes) * 8 / dt / 1e9);
+		msw->last_interval[i] = *ps;
+	}
+	emu_switch_conservation(sw, &c);
+	fprintf(f, " | drops %" PRIu64 " held %" PRIu64 "\n", c.drops, c.held);
+	msw->last_interval_s = t_s;
+}
+
+static json_t *
+emu_ctr_object(const char *const *names, const uint64_t *vals, unsigned int n)
+{
+	json_t *o = json_object();
+	unsigned int k;
+
+	for (k = 0; k < n; k++)
+		json_object_set_new(o, names[k], json_integer((json_int_t)vals[k]));
+	return o;
+}
+
+json_t *
+emu_switch_stats_json(const struct emu_switch *sw)
+{
+	json_t *root = json_object();
+	json_t *ports = json_array(), *stages = json_array(), *tm = json_array();
+	struct emu_conservation c;
+	unsigned int i;
+
+	for (i = 0; i < sw->n_ports; i++) {
+		const struct emu_port_stats *ps = &sw->port_stats[i];
+
+		json_array_append_new(ports,
+				      json_pack("{s:s, s:I, s:I, s:I, s:I}", "name",
+						sw->pl->port_names[i], "rx_pkts",
+						(json_int_t)ps->rx_pkts, "rx_bytes",
+						(json_int_t)ps->rx_bytes, "tx_pkts",
+						(json_int_t)ps->tx_pkts, "tx_bytes",
+						(json_int_t)ps->tx_bytes));
+		json_array_append_new(tm, json_pack("{s:s, s:I, s:o}", "port",
+						    sw->pl->port_names[i], "held",
+						    (json_int_t)emu_tm_port_held(sw->tm, i),
+						    "counters",
+						    emu_ctr_object(emu_tm_ctr_names,
+								   emu_tm_port_ctrs(sw->tm, i),
+								   EMU_TM_CTR_MAX)));
+	}
+	for (i = 0; i < sw->n_stages; i++) {
+		const struct emu_stage_inst *st = &sw->stages[i];
+
+		json_array_append_new(stages,
+				      json_pack("{s:s, s:s, s:s, s:I, s:I, s:o}", "name", st->name,
+						"type", st->ops->type, "list",
+						st->egress ? "egress" : "ingress", "in_pkts",
+						(json_int_t)st->in_pkts, "out_pkts",
+						(json_int_t)st->out_pkts, "counters",
+						emu_ctr_object(st->ops->ctr_names, st->ctr,
+							       st->ops->n_ctr)));
+	}
+	emu_switch_conservation(sw, &c);
+	json_object_set_new(root, "ports", ports);
+	json_object_set_new(root, "stages", stages);
+	json_object_set_new(root, "tm", tm);
+	json_object_set_new(root, "runner",
+			    emu_ctr_object(emu_run_ctr_names, sw->ctr, EMU_RUN_CTR_MAX));
+	json_object_set_new(root, "conservation",
+			    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:b}", "rx", (json_int_t)c.rx,
+				      "created", (json_int_t)c.created, "tx", (json_int_t)c.tx,
+				      "drops", (json_int_t)c.drops, "held", (json_int_t)c.held,
+				      "unaccounted", (json_int_t)c.unaccounted, "ok",
+				      c.unaccounted == 0));
+	return root;
+}
+
+const struct emu_pipeline *
+emu_switch_pipeline(const struct emu_switch *sw)
+{
+	return sw->pl;
+}
+
+struct emu_tm *
+emu_switch_tm(struct emu_switch *sw)
+{
+	return sw->tm;
+}
+
+int
+emu_switch_stage_index(const struct emu_switch *sw, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < sw->n_stages; i++)
+		if (strcmp(sw->stages[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+int
+emu_switch_stage_set(struct emu_switch *sw, int idx, const char *key, const json_t *val,
+		     bool apply, const char *path, struct emu_err *err)
+{
+	struct emu_stage_inst *st = &sw->stages[idx];
+
+	if (st->ops->set == NULL)
+		return emu_err_set(err, "%s: stage \"%s\" (%s) has no parameters a profile can change",
+				   path, st->name, st->ops->type);
+	return st->ops->set(st->priv, key, val, apply, path, err);
+}
+
+void
+emu_switch_port_stats(const struct emu_switch *sw, uint16_t port, struct emu_port_stats *s)
+{
+	*s = sw->port_stats[port];
+}
+
+int64_t
+emu_switch_stage_counter(const struct emu_switch *sw, const char *stage, const char *name)
+{
+	int idx = emu_switch_stage_index(sw, stage);
+	unsigned int k;
+
+	if (idx < 0)
+		return -1;
+	for (k = 0; k < sw->stages[idx].ops->n_ctr; k++)
+		if (strcmp(sw->stages[idx].ops->ctr_names[k], name) == 0)
+			return (int64_t)sw->stages[idx].ctr[k];
+	return -1;
+}

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef EMU_SWITCH_H
+#define EMU_SWITCH_H
+
+/**
+ * @file
+ * The emulated switch and its runner: a pipeline file turned into ingress
+ * stages, a traffic manager and egress stages, driven by whoever owns the
+ * clock (the live worker lcore, or the replay loop). One lcore owns a switch:
+ * nothing in it is shared or locked.
+ *
+ *     emu_switch_rx()  RX burst -> ingress stages -> TM enqueue
+ *     emu_switch_tx_prepare()/emu_switch_tx_done()
+ *                      TM dequeue (departure <= now) -> egress stages -> TX
+ *
+ * Conservation: rx + created = tx + drops + held, where drops are every
+ * counter named drop_* (stages, TM, runner) and held is what the TM, the
+ * stages and the TX staging buffers still own.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "emu_err.h"
+#include "emu_stage.h"
+#include "lib/tm/emu_tm.h"
+
+#define EMU_BURST 32
+#define EMU_MAX_STAGES 32
+#define EMU_TX_STAGE_PKTS 512
+
+struct emu_pipeline_port {
+	const char *name; /**< switch port name ("p0") */
+	const char *dev;  /**< DPDK device name or PCI address; NULL = the i-th DPDK port */
+	uint32_t mtu;     /**< L3 MTU to configure (default 9216) */
+};
+
+/** A loaded, validated pipeline document (the switch definition). */
+struct emu_pipeline {
+	json_t *root;
+	char *file;
+	char *dir; /**< directory of the file: relative names in it resolve here */
+	unsigned int n_ports;
+	struct emu_pipeline_port ports[EMU_MAX_PORTS];
+	const char *port_names[EMU_MAX_PORTS + 1];
+	struct emu_tm_cfg tm;
+	uint32_t mbufs;      /**< mbuf pool size (0 = derived from the TM) */
+	uint32_t max_mtu;
+};
+
+/** Load and check the structure of pipeline @p file (stage parameters are checked by emu_switch_create()). */
+int emu_pipeline_load(const char *file, struct emu_pipeline **out, struct emu_err *err);
+
+/** Same, from a parsed document (takes a reference); @p file is used in messages and for relative paths. */
+int emu_pipeline_from_json(json_t *root, const char *file, struct emu_pipeline **out,
+			   struct emu_err *err);
+
+/** Free a pipeline; accepts NULL. */
+void emu_pipeline_free(struct emu_pipeline *pl);
+
+/** Number of mbufs the switch needs for @p pl (TM slots + RX/TX rings + slack). */
+uint32_t emu_pipeline_mbufs_needed(const struct emu_pipeline *pl, uint32_t n_rxd, uint32_t n_txd);
+
+/** Data room (bytes) of each mbuf for @p pl's largest MTU. */
+uint16_t emu_pipeline_data_room(const struct emu_pipeline *pl);
+
+/** Create the packet pool with the private area every rocemu mbuf carries. */
+struct rte_mempool *emu_pool_create(const char *name, uint32_t n, uint16_t data_room, int socket,
+				    struct emu_err *err);
+
+struct emu_switch;
+struct emu_profile;
+
+/** Build a switch from @p pl: instantiate and validate every stage, the TM. */
+struct emu_switch *emu_switch_create(struct emu_pipeline *pl, struct rte_mempool *pool,
+				     uint64_t seed, struct emu_err *err);
+
+/** Free the switch and every packet it holds; accepts NULL. The pipeline stays the caller's. */
+void emu_switch_free(struct emu_switch *sw);
+
+/** Attach a profile (NULL detaches) and set time zero of its timeline to @p t0_ns. */
+void emu_switch_set_profile(struct emu_switch *sw, struct emu_profile *prof, uint64_t t0_ns);
+
+/** Take a received burst on port @p port at @p now_ns; the switch owns the mbufs afterwards. */
+void emu_switch_rx(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
+		   uint64_t now_ns);
+
+/**
+ * Move what the TM releases by @p now_ns on port @p port through the egress stages into
+ * the port's TX staging buffer; return the staged packets (*pkts) and their count.
+ */
+uint16_t emu_switch_tx_prepare(struct emu_switch *sw, uint16_t port, uint64_t now_ns,
+			       struct rte_mbuf ***pkts);
+
+/** The first @p sent staged packets of @p port were transmitted (ownership passed on). */
+void emu_switch_tx_done(struct emu_switch *sw, uint16_t port, uint16_t sent);
+
+/** Earliest time anything in the switch changes (TM, profile), UINT64_MAX when idle. */
+uint64_t emu_switch_next_event_ns(const struct emu_switch *sw);
+
+/** Packets the switch holds (TM + stages + TX staging). */
+uint64_t emu_switch_held(const struct emu_switch *sw);
+
+/** Non-worker work of the stages (capture files). @p final flushes and closes. */
+void emu_switch_service(struct emu_switch *sw, bool final);
+
+/** Discard held packets, counting them as drop_discarded_at_exit. */
+void emu_switch_discard_held(struct emu_switch *sw);
+
+struct emu_conservation {
+	uint64_t rx, created, tx, drops, held;
+	int64_t unaccounted; /**< rx + created - tx - drops - held: zero when correct */
+};
+
+/** Compute the conservation totals from all counters. */
+void emu_switch_conservation(const struct emu_switch *sw, struct emu_conservation *c);
+
+/** The conservation line: "conservation: rx N + created N = tx N + drops N + held N: OK". */
+void emu_switch_conservation_line(const struct emu_switch *sw, char *buf, size_t len);
+
+/** Print the human summary (ports, stages, TM, drops by reason, conservation). */
+void emu_switch_print_summary(const struct emu_switch *sw, FILE *f);
+
+/** One line of rates/counters for --stats-interval. */
+void emu_switch_print_interval(const struct emu_switch *sw, FILE *f, double t_s);
+
+/** All counters as JSON (for --stats). */
+json_t *emu_switch_stats_json(const struct emu_switch *sw);
+
+/** The pipeline the switch was built from. */
+const struct emu_pipeline *emu_switch_pipeline(const struct emu_switch *sw);
+
+/** The TM, for the profile loader and tests. */
+struct emu_tm *emu_switch_tm(struct emu_switch *sw);
+
+/** Index of the stage named @p name (its "name", or its type), or -1. */
+int emu_switch_stage_index(const struct emu_switch *sw, const char *name);
+
+/** Call the set op of stage @p idx. */
+int emu_switch_stage_set(struct emu_switch *sw, int idx, const char *key, const json_t *val,
+			 bool apply, const char *path, struct emu_err *err);
+
+/** Port counters: rx/tx packets and bytes. */
+struct emu_port_stats {
+	uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes;
+};
+void emu_switch_port_stats(const struct emu_switch *sw, uint16_t port, struct emu_port_stats *s);
+
+/** Value of counter @p name of stage @p stage ("forward", "capture", ...), or -1 when unknown. */
+int64_t emu_switch_stage_counter(const struct emu_switch *sw, const char *stage, const char *name);
+
+#endif

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * CRC-32 of the IEEE 802.3 / zlib kind (reflected polynomial 0xEDB88320), with a seedable
+ * running state so that the ICRC can be computed over a masked header copy followed by the
+ * payload in place.
+ *
+ * Why not rte_net_crc_calc(): DPDK 22.11 only offers a one-shot call (init all ones, final
+ * inversion, no seed), so a CRC over two discontiguous pieces would need a crc32_combine()
+ * step (a GF(2) multiply by x^(8 * len) mod P per packet) or a temporary in-place masking of
+ * the frame (impossible on a const or shared buffer). This module runs the same PCLMULQDQ
+ * folding as DPDK (Intel, "Fast CRC Computation for Generic Polynomials Using PCLMULQDQ",
+ * 2009), four lanes wide, but takes a running state; it falls back to slice-by-8 tables on
+ * CPUs without PCLMULQDQ and for short tails. tests/bench/bench_proto.c compares both.
+ */
+#ifndef ROCE_CRC_H
+#define ROCE_CRC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Initial running state of a CRC-32 computation. */
+#define ROCE_CRC32_INIT 0xFFFFFFFFu
+
+/**
+ * Feed len bytes into a running CRC-32 state (no inversion on entry or exit) and return the
+ * new state; the CRC of the whole input is ~state. Uses PCLMULQDQ when the CPU has it.
+ */
+uint32_t roce_crc32_update(uint32_t state, const void *buf, size_t len);
+
+/** Same as roce_crc32_update() with slice-by-8 tables only (portable reference path). */
+uint32_t roce_crc32_update_table(uint32_t state, const void *buf, size_t len);
+
+/** Same as roce_crc32_update() one byte at a time with one table (the classic baseline). */
+uint32_t roce_crc32_update_bytewise(uint32_t state, const void *buf, size_t len);
+
+/** Same as roce_crc32_update() with PCLMULQDQ folding; call only if roce_crc32_has_clmul(). */
+uint32_t roce_crc32_update_clmul(uint32_t state, const void *buf, size_t len);
+
+/** Return 1 if this CPU runs the PCLMULQDQ path of roce_crc32_update(), else 0. */
+int roce_crc32_has_clmul(void);
+
+/** Return the table entry tables[k][b] the slice-by-8 path uses (for the table self-test). */
+uint32_t roce_crc32_table_entry(unsigned int k, unsigned int b);
+
+/** CRC-32 of a buffer, as zlib's crc32(0, buf, len) returns it. */
+static inline uint32_t
+roce_crc32(const void *buf, size_t len)
+{
+	return ~roce_crc32_update(ROCE_CRC32_INIT, buf, len);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ROCE_CRC_H */

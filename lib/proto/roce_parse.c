@@ -1,0 +1,438 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Frame parser. Every header is taken through a bounds-checked cursor whose end is the
+ * smallest of: the bytes at hand, the frame, and the length the enclosing header claims.
+ * Lengths that lie are reported (BAD_*_LEN), never followed.
+ */
+#include <string.h>
+
+#include "roce_proto.h"
+#include "roce_internal.h"
+
+struct roce_cursor {
+	const uint8_t *buf;
+	uint32_t off;	/* next byte to read */
+	uint32_t end;	/* first byte not to read; off <= end always */
+};
+
+/* Take n bytes at the cursor, or NULL (and no move) if fewer than n remain. */
+static inline const uint8_t *
+cursor_pull(struct roce_cursor *c, uint32_t n)
+{
+	const uint8_t *p;
+
+	if (c->end - c->off < n)
+		return NULL;
+	p = c->buf + c->off;
+	c->off += n;
+	return p;
+}
+
+static inline uint32_t
+hash_rotl(uint32_t x, unsigned int r)
+{
+	return (x << r) | (x >> (32 - r));
+}
+
+/* One murmur3 round: cheap, good avalanche once finished by hash_fmix(). */
+static inline uint32_t
+hash_mix(uint32_t h, uint32_t k)
+{
+	k *= 0xcc9e2d51u;
+	k = hash_rotl(k, 15);
+	k *= 0x1b873593u;
+	h ^= k;
+	h = hash_rotl(h, 13);
+	return h * 5 + 0xe6546b64u;
+}
+
+static inline uint32_t
+hash_fmix(uint32_t h)
+{
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	h ^= h >> 16;
+	return h;
+}
+
+static uint32_t
+pkt_flow_hash(const struct roce_pkt *p)
+{
+	unsigned int words = p->ip_version == 4 ? 1 : 4;
+	uint32_t h = 0x52cE0000u | p->ip_version;
+	unsigned int i;
+
+	for (i = 0; i < words; i++) {
+		h = hash_mix(h, roce_get_be32(p->src_ip + 4 * i));
+		h = hash_mix(h, roce_get_be32(p->dst_ip + 4 * i));
+	}
+	h = hash_mix(h, (uint32_t)p->udp_sport << 16 | p->udp_dport);
+	h = hash_mix(h, p->dest_qp);
+	return hash_fmix(h);
+}
+
+static inline enum roce_class
+pkt_done(struct roce_pkt *out, enum roce_class cls, enum roce_reason reason)
+{
+	out->cls = (uint8_t)cls;
+	out->reason = (uint8_t)reason;
+	if (out->ip_version != 0)
+		out->flow_hash = pkt_flow_hash(out);
+	return cls;
+}
+
+/*
+ * BTH, extension headers, pad and ICRC of a RoCE packet whose BTH starts at the cursor and
+ * whose transport part ends at end (the ICRC's last byte + 1, from the IP/UDP/GRH length).
+ */
+static enum roce_class
+parse_bth(struct roce_cursor *c, uint32_t end, enum roce_class cls, struct roce_pkt *out)
+{
+	uint32_t rem = end - c->off;
+	const uint8_t *b;
+	uint32_t ext_len, room;
+	uint16_t ext;
+
+	out->bth_off = (uint16_t)c->off;
+	if (rem < ROCE_BTH_LEN)
+		return pkt_done(out, ROCE_CLASS_INVALID, ROCE_REASON_TRUNC_BTH);
+	if (rem < ROCE_BTH_LEN + ROCE_ICRC_LEN)
+		return pkt_done(out, ROCE_CLASS_INVALID, ROCE_REASON_TRUNC_ICRC);
+	b = cursor_pull(c, ROCE_BTH_LEN);
+	if (b == NULL)
+		return pkt_done(out, ROCE_CLASS_INVALID, ROCE_REASON_TRUNC_BTH);
+	out->opcode = b[0];
+	out->transport = b[0] >> 5;
+	out->se = (b[1] & ROCE_BTH_SE) != 0;
+	out->migreq = (b[1] & ROCE_BTH_MIGREQ) != 0;
+	out->padcnt = (b[1] >> ROCE_BTH_PADCNT_SHIFT) & 3;
+	out->tver = b[1] & ROCE_BTH_TVER_MASK;
+	out->pkey = roce_get_be16(b + 2);
+	out->fecn = (b[4] & ROCE_BTH_FECN) != 0;
+	out->becn = (b[4] & ROCE_BTH_BECN) != 0;
+	out->dest_qp = roce_get_be24(b + 5);
+	out->ackreq = (b[8] & ROCE_BTH_ACKREQ) != 0;
+	out->psn = roce_get_be24(b + 9);
+
+	/* Undefined (e.g. vendor) opcodes: no extension headers known, all is payload. */
+	ext = roce_opcode_ext[out->opcode];
+	ext_len = roce_ext_len(ext);
+	out->ext_len = (uint8_t)ext_len;
+	if (rem < ROCE_BTH_LEN + ext_len + ROCE_ICRC_LEN)
+		return pkt_done(out, ROCE_CLASS_INVALID, ROCE_REASON_TRUNC_EXT_HDR);
+	if (ext_len != 0) {
+		const uint8_t *e = cursor_pull(c, ext_len);
+
+		if (e == NULL)
+			return pkt_done(out, ROCE_CLASS_INVALID, ROCE_REASON_TRUNC_EXT_HDR);
+		if (ext & ROCE_EXT_RDETH)
+			e += ROCE_RDETH_LEN;
+		if (ext & ROCE_EXT_DETH) {
+			out->has_deth = 1;
+			out->deth_qkey = roce_get_be32(e);
+			out->deth_src_qp = roce_get_be24(e + 5);
+			e += ROCE_DETH_LEN;
+		}
+		if (ext & ROCE_EXT_RETH) {
+			out->has_reth = 1;
+			out->reth_va = roce_get_be64(e);
+			out->reth_rkey = roce_get_be32(e + 8);
+			out->reth_len = roce_get_be32(e + 12);
+			e += ROCE_RETH_LEN;
+		}
+		if (ext & ROCE_EXT_ATOMICETH)
+			e += ROCE_ATOMICETH_LEN;
+		if (ext & ROCE_EXT_AETH) {
+			out->has_aeth = 1;
+			out->aeth_syndrome = e[0];
+			out->aeth_kind = (e[0] & ROCE_AETH_KIND_MASK) >> 5;
+			out->aeth_code = e[0] & ROCE_AETH_CODE_MASK;
+			out->msn = roce_get_be24(e + 1);
+			e += ROCE_AETH_LEN;
+		}
+		if (ext & ROCE_EXT_ATOMICACKETH)
+			e += ROCE_ATOMICACKETH_LEN;
+		if (ext & ROCE_EXT_IMMDT) {
+			out->has_imm = 1;
+			out->imm = roce_get_be32(e);
+			e += ROCE_IMMDT_LEN;
+		}
+		if (ext & ROCE_EXT_IETH) {
+			out->has_ieth = 1;
+			out->imm = roce_get_be32(e);
+		}
+	}
+	out->payload_off = (uint16_t)c->off;
+	out->icrc_off = (uint16_t)(end - ROCE_ICRC_LEN);
+	room = end - ROCE_ICRC_LEN - c->off;
+	if (out->padcnt > room)
+		return pkt_done(out, ROCE_CLASS_INVALID, ROCE_REASON_BAD_PAD);
+	out->payload_len = (uint16_t)(room - out->padcnt);
+	return pkt_done(out, cls, ROCE_REASON_OK);
+}
+
+/* Ports of a non-RoCE TCP or UDP header, for the flow hash; the cursor ends at the IP end. */
+static enum roce_class
+parse_ports(struct roce_cursor *c, enum roce_class cls, struct roce_pkt *out)
+{
+	const uint8_t *l4 = cursor_pull(c, 4);
+
+	if (l4 == NULL)
+		return pkt_done(out, cls, ROCE_REASON_TRUNC_L4);
+	out->udp_sport = roce_get_be16(l4);
+	out->udp_dport = roce_get_be16(l4 + 2);
+	return pkt_done(out, cls, ROCE_REASON_OK);
+}
+
+/* UDP header at the cursor; ip_end is where the IP header says the datagram ends. */
+static enum roce_class
+parse_udp(struct roce_cursor *c, uint32_t ip_end, uint16_t roce_port, enum roce_class other,
+	struct roce_pkt *out)
+{
+	const uint8_t *udp;
+	uint32_t ulen;
+
+	out->l4_off = (uint16_t)c->off;
+	udp = cursor_pull(c, ROCE_UDP_HDR_LEN);
+	if (udp == NULL) {
+		if (c->end - c->off >= 4 && roce_get_be16(c->buf + c->off + 2) == roce_port)
+			other = ROCE_CLASS_INVALID;
+		return pkt_done(out, other, ROCE_REASON_TRUNC_UDP);
+	}
+	out->udp_sport = roce_get_be16(udp);
+	out->udp_dport = roce_get_be16(udp + 2);
+	if (out->udp_dport != roce_port)
+		return pkt_done(out, other, ROCE_REASON_OK);
+	/* RoCEv2: UDP must span the IP payload exactly, as the ICRC is found from it. */
+	ulen = roce_get_be16(udp + 4);
+	if (ulen != ip_end - out->l4_off)
+		return pkt_done(out, ROCE_CLASS_INVALID, ROCE_REASON_BAD_UDP_LEN);
+	return parse_bth(c, ip_end, ROCE_CLASS_ROCEV2, out);
+}
+
+/* Does the frame have a UDP header to the RoCE port at l4_off, within the bytes at hand? */
+static inline int
+looks_like_rocev2(const struct roce_cursor *c, uint32_t avail, uint32_t l4_off,
+	uint16_t roce_port)
+{
+	return avail >= 4 && l4_off <= avail - 4 &&
+		roce_get_be16(c->buf + l4_off + 2) == roce_port;
+}
+
+static enum roce_class
+parse_ipv4(struct roce_cursor *c, uint32_t avail, uint32_t frame_len, uint16_t roce_port,
+	struct roce_pkt *out)
+{
+	const uint8_t *ip = cursor_pull(c, ROCE_IPV4_HDR_LEN);
+	uint32_t hlen, tot_len, ip_end;
+	uint16_t frag;
+	int suspect;
+
+	if (ip == NULL)
+		return pkt_done(out, ROCE_CLASS_IPV4_OTHER, ROCE_REASON_TRUNC_IP);
+	if ((ip[0] >> 4) != 4)
+		return pkt_done(out, ROCE_CLASS_IPV4_OTHER, ROCE_REASON_BAD_IP_VERSION);
+	hlen = (uint32_t)(ip[0] & 0x0F) * 4;
+	if (hlen < ROCE_IPV4_HDR_LEN)
+		return pkt_done(out, ROCE_CLASS_IPV4_OTHER, ROCE_REASON_BAD_IP_HLEN);
+	if (cursor_pull(c, hlen - ROCE_IPV4_HDR_LEN) == NULL)
+		return pkt_done(out, ROCE_CLASS_IPV4_OTHER, ROCE_REASON_TRUNC_IP);
+	out->ip_version = 4;
+	out->dscp = ip[1] >> 2;
+	out->ecn = ip[1] & 3;
+	out->ttl = ip[8];
+	memcpy(out->src_ip, ip + 12, 4);
+	memcpy(out->dst_ip, ip + 16, 4);
+	out->l4_off = (uint16_t)c->off;
+
+	frag = roce_get_be16(ip + 6);
+	suspect = ip[9] == ROCE_IPPROTO_UDP && (frag & ROCE_IPV4_FRAG_OFF_MASK) == 0 &&
+		looks_like_rocev2(c, avail, c->off, roce_port);
+	tot_len = roce_get_be16(ip + 2);
+	if (tot_len < hlen || tot_len > frame_len - out->l3_off)
+		return pkt_done(out, suspect ? ROCE_CLASS_INVALID : ROCE_CLASS_IPV4_OTHER,
+			ROCE_REASON_BAD_IP_LEN);
+	if (frag & (ROCE_IPV4_MF | ROCE_IPV4_FRAG_OFF_MASK)) {
+		if (suspect)
+			return pkt_done(out, ROCE_CLASS_INVALID, ROCE_REASON_IP_FRAGMENT);
+		return pkt_done(out, ROCE_CLASS_IPV4_OTHER, ROCE_REASON_OK);
+	}
+	ip_end = out->l3_off + tot_len;
+	if (c->end > ip_end)
+		c->end = ip_end;
+	if (ip[9] == ROCE_IPPROTO_UDP)
+		return parse_udp(c, ip_end, roce_port, ROCE_CLASS_IPV4_OTHER, out);
+	if (ip[9] == ROCE_IPPROTO_TCP)
+		return parse_ports(c, ROCE_CLASS_IPV4_OTHER, out);
+	return pkt_done(out, ROCE_CLASS_IPV4_OTHER, ROCE_REASON_OK);
+}
+
+/* IPv6 header or RoCEv1 GRH (same layout): version, traffic class, hop limit, addresses. */
+static inline void
+parse_ipv6_fields(const uint8_t *ip, struct roce_pkt *out)
+{
+	uint8_t tc = (uint8_t)((ip[0] & 0x0F) << 4 | ip[1] >> 4);
+
+	out->ip_version = 6;
+	out->dscp = tc >> 2;
+	out->ecn = tc & 3;
+	out->ttl = ip[7];
+	memcpy(out->src_ip, ip + 8, 16);
+	memcpy(out->dst_ip, ip + 24, 16);
+}
+
+static enum roce_class
+parse_ipv6(struct roce_cursor *c, uint32_t avail, uint32_t frame_len, uint16_t roce_port,
+	struct roce_pkt *out)
+{
+	const uint8_t *ip = cursor_pull(c, ROCE_IPV6_HDR_LEN);
+	uint32_t ip_end;
+	int suspect;
+
+	if (ip == NULL)
+		return pkt_done(out, ROCE_CLASS_IPV6_OTHER, ROCE_REASON_TRUNC_IP);
+	if ((ip[0] >> 4) != 6)
+		return pkt_done(out, ROCE_CLASS_IPV6_OTHER, ROCE_REASON_BAD_IP_VERSION);
+	parse_ipv6_fields(ip, out);
+	out->l4_off = (uint16_t)c->off;
+	suspect = ip[6] == ROCE_IPPROTO_UDP && looks_like_rocev2(c, avail, c->off, roce_port);
+	ip_end = c->off + roce_get_be16(ip + 4);
+	if (ip_end > frame_len)
+		return pkt_done(out, suspect ? ROCE_CLASS_INVALID : ROCE_CLASS_IPV6_OTHER,
+			ROCE_REASON_BAD_IP_LEN);
+	if (c->end > ip_end)
+		c->end = ip_end;
+	switch (ip[6]) {
+	case ROCE_IPPROTO_UDP:
+		return parse_udp(c, ip_end, roce_port, ROCE_CLASS_IPV6_OTHER, out);
+	case ROCE_IPPROTO_TCP:
+		return parse_ports(c, ROCE_CLASS_IPV6_OTHER, out);
+	case ROCE_IPPROTO_ICMPV6: {
+		const uint8_t *icmp = cursor_pull(c, 1);
+
+		if (icmp == NULL)
+			return pkt_done(out, ROCE_CLASS_IPV6_OTHER, ROCE_REASON_TRUNC_L4);
+		/* 133..137: router and neighbour solicitation/advertisement, redirect */
+		if (icmp[0] >= 133 && icmp[0] <= 137)
+			return pkt_done(out, ROCE_CLASS_IPV6_ND, ROCE_REASON_OK);
+		return pkt_done(out, ROCE_CLASS_IPV6_OTHER, ROCE_REASON_OK);
+	}
+	default:
+		return pkt_done(out, ROCE_CLASS_IPV6_OTHER, ROCE_REASON_OK);
+	}
+}
+
+/* RoCEv1: GRH (IPv6 layout, next header 0x1B), BTH; the GRH payload length covers the ICRC. */
+static enum roce_class
+parse_grh(struct roce_cursor *c, uint32_t frame_len, struct roce_pkt *out)
+{
+	const uint8_t *grh = cursor_pull(c, ROCE_GRH_LEN);
+	uint32_t end;
+
+	if (grh == NULL)
+		return pkt_done(out, ROCE_CLASS_INVALID, ROCE_REASON_TRUNC_GRH);
+	if ((grh[0] >> 4) != 6)
+		return pkt_done(out, ROCE_CLASS_INVALID, ROCE_REASON_BAD_IP_VERSION);
+	parse_ipv6_fields(grh, out);
+	out->l4_off = (uint16_t)c->off;
+	if (grh[6] != ROCE_GRH_NXT_BTH)
+		return pkt_done(out, ROCE_CLASS_INVALID, ROCE_REASON_BAD_GRH_NEXT_HDR);
+	end = c->off + roce_get_be16(grh + 4);
+	if (end > frame_len)
+		return pkt_done(out, ROCE_CLASS_INVALID, ROCE_REASON_BAD_GRH_LEN);
+	if (c->end > end)
+		c->end = end;
+	return parse_bth(c, end, ROCE_CLASS_ROCEV1, out);
+}
+
+static enum roce_class
+parse_macctl(struct roce_cursor *c, struct roce_pkt *out)
+{
+	const uint8_t *m = cursor_pull(c, 2);
+	unsigned int i;
+
+	if (m == NULL)
+		return pkt_done(out, ROCE_CLASS_MAC_CONTROL, ROCE_REASON_TRUNC_MACCTL);
+	out->macctl_opcode = roce_get_be16(m);
+	if (out->macctl_opcode == ROCE_MACCTL_OP_PAUSE) {
+		m = cursor_pull(c, 2);
+		if (m == NULL)
+			return pkt_done(out, ROCE_CLASS_MAC_CONTROL, ROCE_REASON_TRUNC_MACCTL);
+		out->pause_quanta[0] = roce_get_be16(m);
+	} else if (out->macctl_opcode == ROCE_MACCTL_OP_PFC) {
+		m = cursor_pull(c, ROCE_MACCTL_PFC_LEN - 2);
+		if (m == NULL)
+			return pkt_done(out, ROCE_CLASS_MAC_CONTROL, ROCE_REASON_TRUNC_MACCTL);
+		out->pfc_enable = roce_get_be16(m);
+		for (i = 0; i < 8; i++)
+			out->pause_quanta[i] = roce_get_be16(m + 2 + 2 * i);
+	}
+	return pkt_done(out, ROCE_CLASS_MAC_CONTROL, ROCE_REASON_OK);
+}
+
+enum roce_class
+roce_parse_partial(const uint8_t *hdr, uint32_t avail, uint32_t frame_len, uint16_t roce_port,
+	struct roce_pkt *out)
+{
+	struct roce_cursor c;
+	const uint8_t *eth;
+	uint16_t et;
+
+	memset(out, 0, sizeof(*out));
+	/* Offsets are 16-bit: no Ethernet frame is longer (jumbo frames stop near 16 KB). */
+	if (frame_len > UINT16_MAX)
+		frame_len = UINT16_MAX;
+	if (avail > frame_len)
+		avail = frame_len;
+	c.buf = hdr;
+	c.off = 0;
+	c.end = avail;
+
+	eth = cursor_pull(&c, ROCE_ETH_HDR_LEN);
+	if (eth == NULL)
+		return pkt_done(out, ROCE_CLASS_OTHER, ROCE_REASON_TRUNC_ETH);
+	et = roce_get_be16(eth + 12);
+	while (et == ROCE_ETHERTYPE_VLAN || et == ROCE_ETHERTYPE_QINQ ||
+			et == ROCE_ETHERTYPE_QINQ_OLD) {
+		const uint8_t *tag;
+
+		if (out->n_vlans == ROCE_MAX_VLANS)
+			return pkt_done(out, ROCE_CLASS_OTHER, ROCE_REASON_TOO_MANY_VLANS);
+		tag = cursor_pull(&c, ROCE_VLAN_HDR_LEN);
+		if (tag == NULL)
+			return pkt_done(out, ROCE_CLASS_OTHER, ROCE_REASON_TRUNC_VLAN);
+		if (out->n_vlans == 0) {
+			out->pcp = tag[0] >> 5;
+			out->vlan_id = roce_get_be16(tag) & 0x0FFF;
+		}
+		out->n_vlans++;
+		et = roce_get_be16(tag + 2);
+	}
+	out->ethertype = et;
+	out->l3_off = (uint16_t)c.off;
+
+	switch (et) {
+	case ROCE_ETHERTYPE_IPV4:
+		return parse_ipv4(&c, avail, frame_len, roce_port, out);
+	case ROCE_ETHERTYPE_IPV6:
+		return parse_ipv6(&c, avail, frame_len, roce_port, out);
+	case ROCE_ETHERTYPE_ROCEV1:
+		return parse_grh(&c, frame_len, out);
+	case ROCE_ETHERTYPE_ARP:
+		return pkt_done(out, ROCE_CLASS_ARP, ROCE_REASON_OK);
+	case ROCE_ETHERTYPE_LLDP:
+		return pkt_done(out, ROCE_CLASS_LLDP, ROCE_REASON_OK);
+	case ROCE_ETHERTYPE_MACCTL:
+		return parse_macctl(&c, out);
+	default:
+		return pkt_done(out, ROCE_CLASS_OTHER, ROCE_REASON_OK);
+	}
+}
+
+enum roce_class
+roce_parse(const uint8_t *frame, uint32_t len, uint16_t roce_port, struct roce_pkt *out)
+{
+	return roce_parse_partial(frame, len, len, roce_port, out);
+}

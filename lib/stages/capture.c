@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * capture: a tap. Copies (up to snaplen bytes of) every packet it sees, or those of
+ * the listed ports, into a ring; the main lcore writes the pcap (nanosecond
+ * timestamps: arrival time on ingress, emulated departure time on egress).
+ * Packets always pass on unchanged.
+ */
+#include <string.h>
+
+#include "lib/capture/emu_capture.h"
+#include "lib/core/emu_json.h"
+#include "stages.h"
+
+#define CAPTURE_FOREACH_CTR(_) \
+	_(CAPTURED, "captured") \
+	_(RING_FULL, "not_captured_ring_full") \
+	_(NOMBUF, "not_captured_nombuf") \
+	_(FILTERED, "filtered")
+
+enum capture_ctr {
+#define CAPTURE_CTR_ENUM(e, s) CAPTURE_CTR_##e,
+	CAPTURE_FOREACH_CTR(CAPTURE_CTR_ENUM)
+#undef CAPTURE_CTR_ENUM
+	CAPTURE_CTR_MAX
+};
+
+static const char *const capture_ctr_names[] = {
+#define CAPTURE_CTR_NAME(e, s) s,
+	CAPTURE_FOREACH_CTR(CAPTURE_CTR_NAME)
+#undef CAPTURE_CTR_NAME
+};
+
+static const char *const capture_keys[] = { "file", "snaplen", "ring_size", "ports", "enabled",
+					    NULL };
+
+struct capture_priv {
+	struct emu_capture *cap;
+	bool egress;
+	bool enabled;
+	uint32_t port_mask; /* bit per switch port; all ones = every port */
+};
+
+static int
+capture_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, struct emu_err *err)
+{
+	struct capture_priv *cp = priv;
+	char path[EMU_JSON_PATH_LEN], p2[EMU_JSON_PATH_LEN];
+	const char *file;
+	const json_t *ports, *v;
+	int64_t snaplen, ring_size;
+	size_t i;
+	int rc, port;
+
+	rc = emu_json_get_str(cfg, env->path, "file", true, NULL, &file, err);
+	if (rc == 0)
+		rc = emu_json_get_int(cfg, env->path, "snaplen", false, 65535, 64, 65535, &snaplen,
+				      err);
+	if (rc == 0)
+		rc = emu_json_get_int(cfg, env->path, "ring_size", false, 16384, 64, 1 << 22,
+				      &ring_size, err);
+	if (rc == 0)
+		rc = emu_json_get_bool(cfg, env->path, "enabled", false, true, &cp->enabled, err);
+	if (rc != 0)
+		return rc;
+	cp->egress = env->egress;
+	cp->port_mask = UINT32_MAX;
+	ports = json_object_get(cfg, "ports");
+	if (ports != NULL) {
+		emu_json_path(path, sizeof(path), env->path, "ports");
+		rc = emu_json_expect_array(ports, path, err);
+		if (rc != 0)
+			return rc;
+		cp->port_mask = 0;
+		json_array_foreach(ports, i, v) {
+			emu_json_path_idx(p2, sizeof(p2), path, i);
+			if (!json_is_string(v))
+				return emu_err_set(err, "%s: must be a port name", p2);
+			port = emu_stage_env_port(env, json_string_value(v));
+			if (port < 0)
+				return emu_err_set(err, "%s: no port named \"%s\"", p2,
+						   json_string_value(v));
+			cp->port_mask |= 1u << port;
+		}
+	}
+	cp->cap = emu_capture_create(file, (uint32_t)snaplen, (uint32_t)ring_size, err);
+	if (cp->cap == NULL) {
+		emu_err_prefix(err, env->path);
+		return -1;
+	}
+	return 0;
+}
+
+static uint16_t
+capture_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst_ctx *ctx)
+{
+	struct capture_priv *cp = priv;
+	uint64_t captured = 0, filtered = 0;
+	struct emu_capture_stats before, after;
+	uint16_t i;
+
+	if (!cp->enabled)
+		return n;
+	emu_capture_stats(cp->cap, &before);
+	for (i = 0; i < n; i++) {
+		struct emu_pkt_meta *meta = emu_meta(pkts[i]);
+		uint16_t port = cp->egress ? meta->out_port : meta->in_port;
+
+		if (cp->port_mask != UINT32_MAX &&
+		    (port >= 32 || (cp->port_mask & (1u << port)) == 0)) {
+			filtered++;
+			continue;
+		}
+		captured += emu_capture_push(cp->cap, pkts[i], meta->ts_ns);
+	}
+	emu_capture_stats(cp->cap, &after);
+	ctx->ctr[CAPTURE_CTR_CAPTURED] += captured;
+	ctx->ctr[CAPTURE_CTR_RING_FULL] += after.ring_full - before.ring_full;
+	ctx->ctr[CAPTURE_CTR_NOMBUF] += after.nombuf - before.nombuf;
+	ctx->ctr[CAPTURE_CTR_FILTERED] += filtered;
+	return n;
+}
+
+static void
+capture_free(void *priv)
+{
+	struct capture_priv *cp = priv;
+
+	emu_capture_free(cp->cap);
+	cp->cap = NULL;
+}
+
+static int
+capture_set(void *priv, const char *key, const json_t *val, bool apply, const char *path,
+	    struct emu_err *err)
+{
+	struct capture_priv *cp = priv;
+
+	if (strcmp(key, "enabled") != 0)
+		return emu_err_set(err, "%s: unknown key (a profile can change: enabled)", path);
+	if (!json_is_boolean(val))
+		return emu_err_set(err, "%s: must be a boolean, got %s", path,
+				   emu_json_type_name(val));
+	if (apply)
+		cp->enabled = json_is_true(val);
+	return 0;
+}
+
+static void
+capture_service(void *priv, bool final)
+{
+	struct capture_priv *cp = priv;
+
+	if (cp->cap == NULL)
+		return;
+	if (final)
+		emu_capture_flush(cp->cap);
+	else
+		emu_capture_drain(cp->cap, 4096);
+}
+
+static void
+capture_summary(const void *priv, char *buf, size_t len)
+{
+	const struct capture_priv *cp = priv;
+	struct emu_capture_stats s;
+
+	emu_capture_stats(cp->cap, &s);
+	snprintf(buf, len, "capture: %lu packets written to %s", (unsigned long)s.written,
+		 emu_capture_file(cp->cap));
+}
+
+const struct emu_stage_ops emu_stage_capture = {
+	.type = "capture",
+	.priv_size = sizeof(struct capture_priv),
+	.ctr_names = capture_ctr_names,
+	.n_ctr = CAPTURE_CTR_MAX,
+	.keys = capture_keys,
+	.init = capture_init,
+	.process = capture_process,
+	.free = capture_free,
+	.set = capture_set,
+	.service = capture_service,
+	.summary = capture_summary,
+};

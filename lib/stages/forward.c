@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * forward: chooses each packet's egress port.
+ *   "pairs"    bump in the wire: each listed pair of ports forwards to each other.
+ *   "static"   a MAC table from the file; unknown destinations flood or drop.
+ *   "learning" a learning bridge: source MACs are learned per port with ageing;
+ *              broadcast, multicast and unknown unicast flood to every other port;
+ *              a frame whose destination sits behind its own ingress port is filtered.
+ * The MAC table is an rte_hash (EAL memory, O(1)); the entry position it returns
+ * indexes our own port/last-seen arrays.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_hash.h>
+#include <rte_jhash.h>
+#include <rte_lcore.h>
+
+#include "lib/core/emu_json.h"
+#include "stages.h"
+
+#define FORWARD_FOREACH_CTR(_) \
+	_(FORWARDED, "forwarded") \
+	_(FLOODED, "flooded") \
+	_(LEARNED, "learned") \
+	_(MOVED, "moved") \
+	_(AGED, "aged") \
+	_(TABLE_FULL, "learn_table_full") \
+	_(DROP_NO_PAIR, "drop_no_pair") \
+	_(DROP_UNKNOWN, "drop_unknown_dst") \
+	_(DROP_SAME_PORT, "drop_same_port")
+
+enum forward_ctr {
+#define FORWARD_CTR_ENUM(e, s) FORWARD_CTR_##e,
+	FORWARD_FOREACH_CTR(FORWARD_CTR_ENUM)
+#undef FORWARD_CTR_ENUM
+	FORWARD_CTR_MAX
+};
+
+static const char *const forward_ctr_names[] = {
+#define FORWARD_CTR_NAME(e, s) s,
+	FORWARD_FOREACH_CTR(FORWARD_CTR_NAME)
+#undef FORWARD_CTR_NAME
+};
+
+static const char *const forward_keys[] = { "mode", "pairs", "macs", "unknown", "ageing_s",
+					    "max_macs", NULL };
+
+enum forward_mode { FORWARD_PAIRS, FORWARD_STATIC, FORWARD_LEARNING };
+
+struct forward_priv {
+	enum forward_mode mode;
+	bool flood_unknown;
+	uint16_t pair_of[EMU_MAX_PORTS];
+	uint64_t ageing_ns; /* 0 = never (static entries) */
+	struct rte_hash *macs;
+	uint16_t *entry_port;
+	uint64_t *entry_seen_ns;
+	bool *entry_static;
+	uint32_t max_macs;
+};
+
+static uint32_t forward_seq;
+
+static inline uint64_t
+forward_mac_key(const uint8_t *mac)
+{
+	uint64_t k = 0;
+
+	memcpy(&k, mac, 6);
+	return k;
+}
+
+static int
+forward_table_create(struct forward_priv *fp, const char *path, struct emu_err *err)
+{
+	struct rte_hash_parameters hp;
+	char name[RTE_HASH_NAMESIZE];
+
+	snprintf(name, sizeof(name), "emu_fwd_%u",
+		 __atomic_fetch_add(&forward_seq, 1, __ATOMIC_RELAXED));
+	memset(&hp, 0, sizeof(hp));
+	hp.name = name;
+	hp.entries = fp->max_macs < 8 ? 8 : fp->max_macs;
+	hp.key_len = sizeof(uint64_t);
+	hp.hash_func = rte_jhash;
+	hp.socket_id = (int)rte_socket_id();
+	fp->macs = rte_hash_create(&hp);
+	/* rte_hash may hand out positions up to entries + per-lcore cache slack */
+	fp->entry_port = calloc(hp.entries * 2 + 64, sizeof(*fp->entry_port));
+	fp->entry_seen_ns = calloc(hp.entries * 2 + 64, sizeof(*fp->entry_seen_ns));
+	fp->entry_static = calloc(hp.entries * 2 + 64, sizeof(*fp->entry_static));
+	if (fp->macs == NULL || fp->entry_port == NULL || fp->entry_seen_ns == NULL ||
+	    fp->entry_static == NULL)
+		return emu_err_setrc(err, -ENOMEM, "%s: cannot create a MAC table of %u entries",
+				     path, hp.entries);
+	return 0;
+}
+
+static int
+forward_parse_pairs(struct forward_priv *fp, const json_t *cfg, const struct emu_stage_env *env,
+		    struct emu_err *err)
+{
+	char path[EMU_JSON_PATH_LEN], p2[EMU_JSON_PATH_LEN], p3[EMU_JSON_PATH_LEN];
+	const json_t *pairs = json_object_get(cfg, "pairs");
+	const json_t *pair, *v;
+	size_t i, j;
+	int idx[2];
+
+	emu_json_path(path, sizeof(path), env->path, "pairs");
+	if (pairs == NULL) {
+		/* Default: a two-port switch is a wire between its ports. */
+		if (env->n_ports != 2)
+			return emu_err_set(err,
+					   "%s: required when the pipeline has %u ports (only a "
+					   "2-port pipeline pairs its ports by default)",
+					   path, env->n_ports);
+		fp->pair_of[0] = 1;
+		fp->pair_of[1] = 0;
+		return 0;
+	}
+	if (emu_json_expect_array(pairs, path, err) != 0)
+		return -EINVAL;
+	json_array_foreach(pairs, i, pair) {
+		emu_json_path_idx(p2, sizeof(p2), path, i);
+		if (!json_is_array(pair) || json_array_size(pair) != 2)
+			return emu_err_set(err, "%s: must be an array of two port names", p2);
+		json_array_foreach(pair, j, v) {
+			emu_json_path_idx(p3, sizeof(p3), p2, j);
+			if (!json_is_string(v))
+				return emu_err_set(err, "%s: must be a port name, got %s", p3,
+						   emu_json_type_name(v));
+			idx[j] = emu_stage_env_port(env, json_string_value(v));
+			if (idx[j] < 0)
+				return emu_err_set(err, "%s: no port named \"%s\"", p3,
+						   json_string_value(v));
+			if (fp->pair_of[idx[j]] != EMU_PORT_NONE)
+				return emu_err_set(err, "%s: port \"%s\" is already in a pair", p3,
+						   json_string_value(v));
+		}
+		if (idx[0] == idx[1])
+			return emu_err_set(err, "%s: a port cannot be paired with itself", p2);
+		fp->pair_of[idx[0]] = (uint16_t)idx[1];
+		fp->pair_of[idx[1]] = (uint16_t)idx[0];
+	}
+	return 0;
+}
+
+static int
+forward_parse_macs(struct forward_priv *fp, const json_t *cfg, const struct emu_stage_env *env,
+		   struct emu_err *err)
+{
+	static const char *const mac_keys[] = { "mac", "port", NULL };
+	char path[EMU_JSON_PATH_LEN], p2[EMU_JSON_PATH_LEN];
+	const json_t *macs = json_object_get(cfg, "macs"), *o;
+	const char *mac_s, *port_s;
+	uint8_t mac[6];
+	uint64_t key;
+	size_t i;
+	int port, pos, rc;
+
+	emu_json_path(path, sizeof(path), env->path, "macs");
+	if (macs == NULL)
+		return fp->mode == FORWARD_STATIC ?
+			       emu_err_set(err, "%s: required in mode \"static\"", path) : 0;
+	rc = emu_json_expect_array(macs, path, err);
+	if (rc != 0)
+		return rc;
+	json_array_foreach(macs, i, o) {
+		emu_json_path_idx(p2, sizeof(p2), path, i);
+		rc = emu_json_expect_object(o, p2, err);
+		if (rc == 0)
+			rc = emu_json_check_keys(o, p2, mac_keys, err);
+		if (rc == 0)
+			rc = emu_json_get_str(o, p2, "mac", true, NULL, &mac_s, err);
+		if (rc == 0)
+			rc = emu_json_get_str(o, p2, "port", true, NULL, &port_s, err);
+		if (rc != 0)
+			return rc;
+		if (emu_parse_mac(mac_s, mac) != 0)
+			return emu_err_set(err, "%s.mac: must look like aa:bb:cc:dd:ee:ff, got \"%s\"",
+					   p2, mac_s);
+		if (mac[0] & 1)
+			return emu_err_set(err, "%s.mac: %s is a multicast address", p2, mac_s);
+		port = emu_stage_env_port(env, port_s);
+		if (port < 0)
+			return emu_err_set(err, "%s.port: no port named \"%s\"", p2, port_s);
+		key = forward_mac_key(mac);
+		if (rte_hash_lookup(fp->macs, &key) >= 0)
+			return emu_err_set(err, "%s.mac: %s is listed twice", p2, mac_s);
+		pos = rte_hash_add_key(fp->macs, &key);
+		if (pos < 0)
+			return emu_err_set(err, "%s: more entries than max_macs (%u)", p2,
+					   fp->max_macs);
+		fp->entry_port[pos] = (uint16_t)port;
+		fp->entry_static[pos] = true;
+	}
+	return 0;
+}
+
+static int
+forward_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, struct emu_err *err)
+{
+	struct forward_priv *fp = priv;
+	char path[EMU_JSON_PATH_LEN];
+	const char *mode, *unknown;
+	double ageing_s;
+	int64_t max_macs;
+	unsigned int i;
+	int rc;
+
+	for (i = 0; i < EMU_MAX_PORTS; i++)
+		fp->pair_of[i] = EMU_PORT_NONE;
+	rc = emu_json_get_str(cfg, env->path, "mode", false, "pairs", &mode, err);
+	if (rc == 0)
+		rc = emu_json_get_str(cfg, env->path, "unknown", false, "flood", &unknown, err);
+	if (rc == 0)
+		rc = emu_json_get_num(cfg, env->path, "ageing_s", false, 300, 0, true, 1e6,
+				      &ageing_s, err);
+	if (rc == 0)
+		rc = emu_json_get_int(cfg, env->path, "max_macs", false, 4096, 8, 1 << 20,
+				      &max_macs, err);
+	if (rc != 0)
+		return rc;
+	if (strcmp(mode, "pairs") == 0) {
+		fp->mode = FORWARD_PAIRS;
+	} else if (strcmp(mode, "static") == 0) {
+		fp->mode = FORWARD_STATIC;
+	} else if (strcmp(mode, "learning") == 0) {
+		fp->mode = FORWARD_LEARNING;
+	} else {
+		emu_json_path(path, sizeof(path), env->path, "mode");
+		return emu_err_set(err, "%s: must be \"pairs\", \"static\" or \"learning\", got \"%s\"",
+				   path, mode);
+	}
+	if (strcmp(unknown, "flood") != 0 && strcmp(unknown, "drop") != 0) {
+		emu_json_path(path, sizeof(path), env->path, "unknown");
+		return emu_err_set(err, "%s: must be \"flood\" or \"drop\", got \"%s\"", path,
+				   unknown);
+	}
+	fp->flood_unknown = strcmp(unknown, "flood") == 0;
+	fp->ageing_ns = (uint64_t)(ageing_s * 1e9);
+	fp->max_macs = (uint32_t)max_macs;
+	if (fp->mode == FORWARD_PAIRS) {
+		static const char *const bad[] = { "macs", "unknown", "ageing_s", "max_macs" };
+
+		for (i = 0; i < RTE_DIM(bad); i++)
+			if (json_object_get(cfg, bad[i]) != NULL) {
+				emu_json_path(path, sizeof(path), env->path, bad[i]);
+				return emu_err_set(err, "%s: not used in mode \"pairs\"", path);
+			}
+		return forward_parse_pairs(fp, cfg, env, err);
+	}
+	if (json_object_get(cfg, "pairs") != NULL) {
+		emu_json_path(path, sizeof(path), env->path, "pairs");
+		return emu_err_set(err, "%s: only used in mode \"pairs\"", path);
+	}
+	rc = forward_table_create(fp, env->path, err);
+	if (rc == 0)
+		rc = forward_parse_macs(fp, cfg, env, err);
+	return rc;
+}
+
+/* Learn (or refresh) source MAC @p src behind @p port. */
+static void
+forward_learn(struct forward_priv *fp, const uint8_t *src, uint16_t port, uint64_t now_ns,
+	      uint64_t *ctr)
+{
+	uint64_t key = forward_mac_key(src);
+	int pos;
+
+	if (src[0] & 1)
+		return; /* never learn a group address */
+	pos = rte_hash_lookup(fp->macs, &key);
+	if (pos >= 0) {
+		if (fp->entry_static[pos])
+			return;
+		if (fp->entry_port[pos] != port) {
+			fp->entry_port[pos] = port;
+			ctr[FORWARD_CTR_MOVED] += 1;
+		}
+		fp->entry_seen_ns[pos] = now_ns;
+		return;
+	}
+	pos = rte_hash_add_key(fp->macs, &key);
+	if (pos < 0) {
+		ctr[FORWARD_CTR_TABLE_FULL] += 1;
+		return;
+	}
+	fp->entry_port[pos] = port;
+	fp->entry_seen_ns[pos] = now_ns;
+	fp->entry_static[pos] = false;
+	ctr[FORWARD_CTR_LEARNED] += 1;
+}
+
+/* Egress port for destination @p dst, EMU_PORT_NONE when unknown (aged entries are removed). */
+static uint16_t
+forward_lookup(struct forward_priv *fp, const uint8_t *dst, uint64_t now_ns, uint64_t *ctr)
+{
+	uint64_t key = forward_mac_key(dst);
+	int pos = rte_hash_lookup(fp->macs, &key);
+
+	if (pos < 0)
+		return EMU_PORT_NONE;
+	if (!fp->entry_static[pos] && fp->ageing_ns != 0 &&
+	    now_ns - fp->entry_seen_ns[pos] > fp->ageing_ns) {
+		rte_hash_del_key(fp->macs, &key);
+		ctr[FORWARD_CTR_AGED] += 1;
+		return EMU_PORT_NONE;
+	}
+	return fp->entry_port[pos];
+}
+
+static uint16_t
+forward_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst_ctx *ctx)
+{
+	struct forward_priv *fp = priv;
+	uint64_t *ctr = ctx->ctr;
+	uint16_t i, kept = 0;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct emu_pkt_meta *meta = emu_meta(m);
+		const uint8_t *eth = rte_pktmbuf_mtod(m, const uint8_t *);
+		uint16_t out;
+
+		if (fp->mode == FORWARD_PAIRS) {
+			out = meta->in_port < EMU_MAX_PORTS ? fp->pair_of[meta->in_port] :
+							      EMU_PORT_NONE;
+			if (out == EMU_PORT_NONE) {
+				emu_stage_drop(m, ctr, FORWARD_CTR_DROP_NO_PAIR);
+				continue;
+			}
+			ctr[FORWARD_CTR_FORWARDED] += 1;
+		} else {
+			if (rte_pktmbuf_data_len(m) < 12) {
+				emu_stage_drop(m, ctr, FORWARD_CTR_DROP_UNKNOWN);
+				continue;
+			}
+			if (fp->mode == FORWARD_LEARNING && meta->in_port < EMU_MAX_PORTS)
+				forward_learn(fp, eth + 6, meta->in_port, ctx->now_ns, ctr);
+			out = (eth[0] & 1) ? EMU_PORT_NONE : forward_lookup(fp, eth, ctx->now_ns, ctr);
+			if (out == EMU_PORT_NONE) {
+				if (!fp->flood_unknown && !(eth[0] & 1)) {
+					emu_stage_drop(m, ctr, FORWARD_CTR_DROP_UNKNOWN);
+					continue;
+				}
+				out = EMU_PORT_FLOOD;
+				ctr[FORWARD_CTR_FLOODED] += 1;
+			} else if (out == meta->in_port) {
+				emu_stage_drop(m, ctr, FORWARD_CTR_DROP_SAME_PORT);
+				continue;
+			} else {
+				ctr[FORWARD_CTR_FORWARDED] += 1;
+			}
+		}
+		meta->out_port = out;
+		pkts[kept++] = m;
+	}
+	return kept;
+}
+
+static void
+forward_free(void *priv)
+{
+	struct forward_priv *fp = priv;
+
+	rte_hash_free(fp->macs);
+	free(fp->entry_port);
+	free(fp->entry_seen_ns);
+	free(fp->entry_static);
+}
+
+const struct emu_stage_ops emu_stage_forward = {
+	.type = "forward",
+	.priv_size = sizeof(struct forward_priv),
+	.ctr_names = forward_ctr_names,
+	.n_ctr = FORWARD_CTR_MAX,
+	.keys = forward_keys,
+	.init = forward_init,
+	.process = forward_process,
+	.free = forward_free,
+};

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef EMU_STAGES_H
+#define EMU_STAGES_H
+
+/* Every stage's ops table; registry.c lists them (explicitly: constructors in a static
+ * library get dropped at link time). */
+
+#include "lib/core/emu_stage.h"
+
+extern const struct emu_stage_ops emu_stage_parse;
+extern const struct emu_stage_ops emu_stage_forward;
+extern const struct emu_stage_ops emu_stage_capture;
+
+#endif

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef ROCEMU_TEST_COMMON_H
+#define ROCEMU_TEST_COMMON_H
+
+/* Shared helpers for unit tests that need mbufs: EAL without hugepages or PCI, in
+ * memory only (so tests can run in parallel), and a pool with rocemu's private area. */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <rte_eal.h>
+#include <rte_mbuf.h>
+
+#include "lib/core/emu_stage.h"
+#include "lib/core/emu_switch.h"
+
+static inline struct rte_mempool *
+test_eal_pool(const char *prog, uint32_t n)
+{
+	char prefix[64];
+	char *argv[] = { (char *)(uintptr_t)prog, "--no-huge", "--no-pci", "--no-shconf",
+			 prefix, "--no-telemetry", "-l", "0", "--log-level=lib.eal:error", "-m",
+			 "512", NULL };
+	struct emu_err err;
+	struct rte_mempool *mp;
+
+	snprintf(prefix, sizeof(prefix), "--file-prefix=%s_%d", prog, (int)getpid());
+	if (rte_eal_init(11, argv) < 0) {
+		fprintf(stderr, "%s: EAL init failed\n", prog);
+		exit(1);
+	}
+	mp = emu_pool_create("test_pool", n, 2048 + RTE_PKTMBUF_HEADROOM, 0, &err);
+	if (mp == NULL) {
+		fprintf(stderr, "%s: %s\n", prog, err.msg);
+		exit(1);
+	}
+	return mp;
+}
+
+/* A frame of @p len bytes: dst MAC, src MAC, EtherType 0x88b5 (local experimental), then a
+ * 32-bit sequence number so tests can tell packets apart. */
+static inline struct rte_mbuf *
+test_frame(struct rte_mempool *mp, const uint8_t dst[6], const uint8_t src[6], uint32_t len,
+	   uint32_t seq)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
+	uint8_t hdr[18];
+	char *p;
+
+	if (m == NULL || len < sizeof(hdr) || (p = rte_pktmbuf_append(m, (uint16_t)len)) == NULL)
+		fail_msg("test_frame: no mbuf or bad length %u", len);
+	memcpy(hdr, dst, 6);
+	memcpy(hdr + 6, src, 6);
+	hdr[12] = 0x88;
+	hdr[13] = 0xb5;
+	memcpy(hdr + 14, &seq, sizeof(seq));
+	memset(p, 0, len);
+	memcpy(p, hdr, sizeof(hdr));
+	return m;
+}
+
+static inline uint32_t
+test_frame_seq(struct rte_mbuf *m)
+{
+	uint32_t seq;
+
+	memcpy(&seq, rte_pktmbuf_mtod_offset(m, uint8_t *, 14), sizeof(seq));
+	return seq;
+}
+
+/* A pipeline from a JSON string (the test's own literal). */
+static inline struct emu_pipeline *
+test_pipeline(const char *json)
+{
+	json_error_t jerr;
+	json_t *root = json_loads(json, JSON_REJECT_DUPLICATES, &jerr);
+	struct emu_pipeline *pl = NULL;
+	struct emu_err err;
+
+	if (root == NULL) {
+		fprintf(stderr, "bad test JSON: %s\n", jerr.text);
+		fail();
+	}
+	if (emu_pipeline_from_json(root, "test.json", &pl, &err) != 0) {
+		fprintf(stderr, "pipeline: %s\n", err.msg);
+		fail();
+	}
+	json_decref(root);
+	return pl;
+}
+
+#endif
