@@ -389,6 +389,7 @@ app_check_main(int argc, char **argv)
 	}
 	if (app_load_pipeline(&ctx, &o) != 0)
 		return APP_EXIT_CONFIG;
+	ctx.pl->check_only = true;
 	if (app_eal_init_portless("rocemu", app_mem_mb_needed(ctx.pl), &err) != 0) {
 		fprintf(stderr, "rocemu check: %s\n", err.msg);
 		emu_pipeline_free(ctx.pl);

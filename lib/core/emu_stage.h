@@ -84,7 +84,7 @@ struct emu_stage_env {
 	const char *const *port_names;
 	unsigned int stage_index;   /**< unique within the switch, for naming DPDK objects */
 	bool egress;                /**< true when in the egress list */
-	const char *run_dir;        /**< directory relative file names resolve against, or NULL */
+	bool check_only;            /**< validating only (rocemu check): open no files */
 };
 
 /** Index of port @p name in @p env, or -1. */

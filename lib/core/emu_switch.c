@@ -146,7 +146,7 @@ emu_switch_add_stages(struct emu_switch *sw, const char *list_key, bool egress, 
 		env.port_names = sw->pl->port_names;
 		env.stage_index = sw->n_stages - 1;
 		env.egress = egress;
-		env.run_dir = NULL;
+		env.check_only = sw->pl->check_only;
 		rc = st->ops->init(st->priv, o, &env, err);
 		if (rc != 0)
 			return rc;

@@ -51,6 +51,7 @@ struct emu_pipeline {
 	struct emu_tm_cfg tm;
 	uint32_t mbufs;      /**< mbuf pool size (0 = derived from the TM) */
 	uint32_t max_mtu;
+	bool check_only; /**< set before emu_switch_create() to validate without side effects */
 };
 
 /** Load and check the structure of pipeline @p file (stage parameters are checked by emu_switch_create()). */

@@ -203,6 +203,8 @@ roce_build(uint8_t *buf, size_t cap, const struct roce_hdr_params *hp, const uin
 	if (roce_parse(buf, len, hp->udp_dport, &p) != ROCE_CLASS_ROCEV2)
 		return -EINVAL;
 	roce_icrc_update(buf, len, &p);
+	if (hp->udp_cksum)	/* last: it covers the ICRC */
+		roce_put_be16(buf + p.l4_off + 6, roce_udp_cksum(buf, &p));
 	return (int)len;
 }
 

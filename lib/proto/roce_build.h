@@ -35,6 +35,7 @@ struct roce_hdr_params {
 	uint8_t dst_ip[16];
 	uint16_t udp_sport;
 	uint16_t udp_dport;	/**< 4791 by default */
+	uint8_t udp_cksum;	/**< fill in the UDP checksum (NICs send 0, also over IPv6) */
 	/* BTH */
 	uint8_t opcode;
 	uint8_t se;

@@ -1,6 +1,4 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#include <string.h>
-
 #include "roce_crc.h"
 #include "roce_crc_tables.h"
 

@@ -86,6 +86,29 @@ roce_icrc_update(uint8_t *frame, uint32_t len, const struct roce_pkt *p)
 }
 
 uint16_t
+roce_udp_cksum(const uint8_t *frame, const struct roce_pkt *p)
+{
+	const uint8_t *udp = frame + p->l4_off;
+	uint32_t alen = p->ip_version == 4 ? 4 : 16, ulen = roce_get_be16(udp + 4), sum, i;
+
+	sum = ROCE_IPPROTO_UDP + ulen;
+	for (i = 0; i < alen; i += 2)
+		sum += roce_get_be16(p->src_ip + i) + roce_get_be16(p->dst_ip + i);
+	for (i = 0; i + 1 < ulen; i += 2) {
+		if (i != 6)
+			sum += roce_get_be16(udp + i);
+		if (sum >= 0x80000000u)
+			sum = (sum & 0xFFFF) + (sum >> 16);
+	}
+	if (ulen & 1)
+		sum += (uint32_t)udp[ulen - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xFFFF) + (sum >> 16);
+	sum = ~sum & 0xFFFF;
+	return sum == 0 ? 0xFFFF : (uint16_t)sum;
+}
+
+uint16_t
 roce_ipv4_cksum(const uint8_t *ip_hdr, uint32_t hdr_len)
 {
 	uint32_t sum = 0, i;

@@ -45,7 +45,7 @@ uint32_t
 roce_icrc_compute_mbuf(const struct rte_mbuf *m, const struct roce_pkt *p)
 {
 	uint8_t buf[ROCE_MAX_HDR_LEN];
-	uint32_t start = (uint32_t)p->bth_off + ROCE_BTH_LEN, end = p->icrc_off, state, hl;
+	uint32_t start = (uint32_t)p->bth_off + ROCE_BTH_LEN, end = p->icrc_off, state, hl, left;
 	const uint8_t *hdr;
 
 	if (end + ROCE_ICRC_LEN > m->pkt_len || end < start || start > sizeof(buf))
@@ -60,22 +60,24 @@ roce_icrc_compute_mbuf(const struct rte_mbuf *m, const struct roce_pkt *p)
 	if (roce_icrc_begin(hdr, hl, p, &state) != 0)
 		return 0;
 	/* Feed [start, end) segment by segment. */
-	for (; m != NULL && start < end; m = m->next) {
+	left = end - start;
+	for (; m != NULL && left > 0; m = m->next) {
 		uint32_t dl = m->data_len, n;
 
 		if (start >= dl) {
 			start -= dl;
-			end -= dl;
 			continue;
 		}
-		n = (end < dl ? end : dl) - start;
+		n = dl - start;
+		if (n > left)
+			n = left;
 		state = roce_crc32_update(state, rte_pktmbuf_mtod_offset(m, const uint8_t *, start),
 			n);
-		end -= dl;
+		left -= n;
 		start = 0;
-		if ((int32_t)end <= 0)
-			break;
 	}
+	if (left != 0)		/* chain shorter than pkt_len says */
+		return 0;
 	return ~state;
 }
 

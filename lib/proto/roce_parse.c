@@ -28,49 +28,20 @@ cursor_pull(struct roce_cursor *c, uint32_t n)
 	return p;
 }
 
-static inline uint32_t
-hash_rotl(uint32_t x, unsigned int r)
-{
-	return (x << r) | (x >> (32 - r));
-}
-
-/* One murmur3 round: cheap, good avalanche once finished by hash_fmix(). */
-static inline uint32_t
-hash_mix(uint32_t h, uint32_t k)
-{
-	k *= 0xcc9e2d51u;
-	k = hash_rotl(k, 15);
-	k *= 0x1b873593u;
-	h ^= k;
-	h = hash_rotl(h, 13);
-	return h * 5 + 0xe6546b64u;
-}
-
-static inline uint32_t
-hash_fmix(uint32_t h)
-{
-	h ^= h >> 16;
-	h *= 0x85ebca6bu;
-	h ^= h >> 13;
-	h *= 0xc2b2ae35u;
-	h ^= h >> 16;
-	return h;
-}
-
-static uint32_t
-pkt_flow_hash(const struct roce_pkt *p)
+uint32_t
+roce_pkt_flow_hash(const struct roce_pkt *p)
 {
 	unsigned int words = p->ip_version == 4 ? 1 : 4;
-	uint32_t h = 0x52cE0000u | p->ip_version;
+	uint32_t h = 0x52CE0000u | p->ip_version;
 	unsigned int i;
 
 	for (i = 0; i < words; i++) {
-		h = hash_mix(h, roce_get_be32(p->src_ip + 4 * i));
-		h = hash_mix(h, roce_get_be32(p->dst_ip + 4 * i));
+		h = roce_hash_mix(h, roce_get_be32(p->src_ip + 4 * i));
+		h = roce_hash_mix(h, roce_get_be32(p->dst_ip + 4 * i));
 	}
-	h = hash_mix(h, (uint32_t)p->udp_sport << 16 | p->udp_dport);
-	h = hash_mix(h, p->dest_qp);
-	return hash_fmix(h);
+	h = roce_hash_mix(h, (uint32_t)p->udp_sport << 16 | p->udp_dport);
+	h = roce_hash_mix(h, p->dest_qp);
+	return roce_hash_fmix(h);
 }
 
 static inline enum roce_class
@@ -79,7 +50,7 @@ pkt_done(struct roce_pkt *out, enum roce_class cls, enum roce_reason reason)
 	out->cls = (uint8_t)cls;
 	out->reason = (uint8_t)reason;
 	if (out->ip_version != 0)
-		out->flow_hash = pkt_flow_hash(out);
+		out->flow_hash = roce_pkt_flow_hash(out);
 	return cls;
 }
 
@@ -142,8 +113,14 @@ parse_bth(struct roce_cursor *c, uint32_t end, enum roce_class cls, struct roce_
 			out->reth_len = roce_get_be32(e + 12);
 			e += ROCE_RETH_LEN;
 		}
-		if (ext & ROCE_EXT_ATOMICETH)
+		if (ext & ROCE_EXT_ATOMICETH) {
+			out->has_atomiceth = 1;
+			out->atomic_va = roce_get_be64(e);
+			out->atomic_rkey = roce_get_be32(e + 8);
+			out->atomic_swap_add = roce_get_be64(e + 12);
+			out->atomic_compare = roce_get_be64(e + 20);
 			e += ROCE_ATOMICETH_LEN;
+		}
 		if (ext & ROCE_EXT_AETH) {
 			out->has_aeth = 1;
 			out->aeth_syndrome = e[0];

@@ -113,6 +113,7 @@ struct roce_pkt {
 	uint8_t has_imm;
 	uint8_t has_deth;
 	uint8_t has_ieth;	/**< SEND_*_WITH_INVALIDATE: the IETH R_Key is in imm */
+	uint8_t has_atomiceth;	/**< COMPARE_SWAP, FETCH_ADD */
 	uint8_t ext_len;	/**< bytes of extension headers between BTH and payload */
 	uint64_t reth_va;
 	uint32_t reth_rkey;
@@ -120,6 +121,10 @@ struct roce_pkt {
 	uint32_t imm;		/**< ImmDt, or the IETH R_Key of a SEND_*_WITH_INVALIDATE */
 	uint32_t deth_src_qp;	/**< UD and RD */
 	uint32_t deth_qkey;
+	uint64_t atomic_va;	/**< AtomicETH */
+	uint32_t atomic_rkey;
+	uint64_t atomic_swap_add;
+	uint64_t atomic_compare;
 	/* MAC control */
 	uint16_t macctl_opcode;
 	uint16_t pfc_enable;
@@ -181,6 +186,12 @@ int roce_icrc_begin(const uint8_t *hdr, uint32_t avail, const struct roce_pkt *p
 
 /** IPv4 header checksum of hdr_len bytes (the stored checksum field is skipped), as stored. */
 uint16_t roce_ipv4_cksum(const uint8_t *ip_hdr, uint32_t hdr_len);
+
+/**
+ * UDP checksum (RFC 768, pseudo-header included, 0 sent as 0xFFFF) of a parsed frame with a
+ * whole UDP header, over the UDP length; the stored checksum field is skipped.
+ */
+uint16_t roce_udp_cksum(const uint8_t *frame, const struct roce_pkt *p);
 
 #ifdef __cplusplus
 }

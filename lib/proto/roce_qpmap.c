@@ -102,31 +102,11 @@ roce_qpmap_capacity(const struct roce_qpmap *map)
 	return map->n_buckets * QPMAP_WAYS;
 }
 
-static inline uint32_t
-qp_rotl(uint32_t x, unsigned int r)
-{
-	return (x << r) | (x >> (32 - r));
-}
-
-static inline uint32_t
-qp_mix(uint32_t h, uint32_t k)
-{
-	k *= 0xcc9e2d51u;
-	k = qp_rotl(k, 15);
-	k *= 0x1b873593u;
-	h ^= k;
-	h = qp_rotl(h, 13);
-	return h * 5 + 0xe6546b64u;
-}
-
+/* Never 0: 0 marks an empty entry. */
 static inline uint32_t
 qp_fmix(uint32_t h)
 {
-	h ^= h >> 16;
-	h *= 0x85ebca6bu;
-	h ^= h >> 13;
-	h *= 0xc2b2ae35u;
-	h ^= h >> 16;
+	h = roce_hash_fmix(h);
 	return h == 0 ? 1 : h;
 }
 
@@ -138,8 +118,8 @@ qpmap_pair_hash(const uint8_t *src_ip, const uint8_t *dst_ip, uint8_t ip_version
 	uint32_t h = 0x9e3779b9u ^ ip_version;
 
 	for (i = 0; i < words; i++) {
-		h = qp_mix(h, roce_get_be32(src_ip + 4 * i));
-		h = qp_mix(h, roce_get_be32(dst_ip + 4 * i));
+		h = roce_hash_mix(h, roce_get_be32(src_ip + 4 * i));
+		h = roce_hash_mix(h, roce_get_be32(dst_ip + 4 * i));
 	}
 	return h;
 }
@@ -153,7 +133,7 @@ qpmap_key_init(struct qpmap_key *k, uint32_t pair_hash, const uint8_t *src_ip,
 	k->ip_version = ip_version;
 	k->kind = kind;
 	k->sport = kind == QPMAP_KIND_SPORT ? sport : 0;
-	k->sig = qp_fmix(qp_mix(pair_hash, (uint32_t)kind << 16 | k->sport));
+	k->sig = qp_fmix(roce_hash_mix(pair_hash, (uint32_t)kind << 16 | k->sport));
 }
 
 static inline int

@@ -102,6 +102,18 @@ udp_cksum_adjust(uint8_t *udp, const uint8_t *old_words, const uint8_t *new_word
 	roce_put_be16(udp + 6, ck == 0 ? 0xFFFF : ck);
 }
 
+/* Recompute the ICRC and fold its change into a nonzero UDP checksum (which covers it). */
+static void
+icrc_refresh(uint8_t *frame, uint32_t len, const struct roce_pkt *p)
+{
+	uint8_t old[ROCE_ICRC_LEN];
+
+	memcpy(old, frame + p->icrc_off, ROCE_ICRC_LEN);
+	roce_icrc_update(frame, len, p);
+	/* icrc_off - l4_off is a multiple of 4: the ICRC is two aligned 16-bit words */
+	udp_cksum_adjust(frame + p->l4_off, old, frame + p->icrc_off, 2);
+}
+
 int
 roce_set_udp_sport(uint8_t *frame, uint32_t len, struct roce_pkt *p, uint16_t port)
 {
@@ -114,7 +126,8 @@ roce_set_udp_sport(uint8_t *frame, uint32_t len, struct roce_pkt *p, uint16_t po
 	udp_cksum_adjust(udp, udp, new_port, 1);
 	memcpy(udp, new_port, 2);
 	p->udp_sport = port;
-	roce_icrc_update(frame, len, p);
+	p->flow_hash = roce_pkt_flow_hash(p);
+	icrc_refresh(frame, len, p);
 	return 0;
 }
 
@@ -142,7 +155,8 @@ roce_set_ip_addrs(uint8_t *frame, uint32_t len, struct roce_pkt *p, const uint8_
 	}
 	if (p->ip_version == 4)
 		roce_put_be16(ip + 10, roce_ipv4_cksum(ip, p->l4_off - p->l3_off));
-	roce_icrc_update(frame, len, p);
+	p->flow_hash = roce_pkt_flow_hash(p);
+	icrc_refresh(frame, len, p);
 	return 0;
 }
 

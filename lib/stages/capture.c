@@ -82,6 +82,8 @@ capture_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 			cp->port_mask |= 1u << port;
 		}
 	}
+	if (env->check_only)
+		return 0;
 	cp->cap = emu_capture_create(file, (uint32_t)snaplen, (uint32_t)ring_size, err);
 	if (cp->cap == NULL) {
 		emu_err_prefix(err, env->path);
@@ -98,7 +100,7 @@ capture_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst
 	struct emu_capture_stats before, after;
 	uint16_t i;
 
-	if (!cp->enabled)
+	if (!cp->enabled || cp->cap == NULL)
 		return n;
 	emu_capture_stats(cp->cap, &before);
 	for (i = 0; i < n; i++) {
@@ -164,6 +166,10 @@ capture_summary(const void *priv, char *buf, size_t len)
 	const struct capture_priv *cp = priv;
 	struct emu_capture_stats s;
 
+	if (cp->cap == NULL) {
+		buf[0] = '\0';
+		return;
+	}
 	emu_capture_stats(cp->cap, &s);
 	snprintf(buf, len, "capture: %lu packets written to %s", (unsigned long)s.written,
 		 emu_capture_file(cp->cap));

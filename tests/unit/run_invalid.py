@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""Every invalid/<case>/input.json must be refused by `rocemu check` with exit code 2 and the
+first line of stderr equal to invalid/<case>/error ({file} stands for the input's path; the
+" (in FILE)" suffix rocemu adds is ignored). A case with a `kind` file saying "profile" is a
+profile checked against invalid/base-pipeline.json; otherwise it is a pipeline.
+Also: every shipped pipeline, and every shipped profile against the default pipeline, is valid."""
+import glob
+import os
+import subprocess
+import sys
+
+
+def check(rocemu, args):
+    return subprocess.run([rocemu, "check"] + args, capture_output=True, text=True, timeout=60)
+
+
+def main():
+    rocemu, src = sys.argv[1], sys.argv[2]
+    here = os.path.join(src, "tests", "unit", "invalid")
+    cases = sorted(d for d in os.listdir(here) if os.path.isdir(os.path.join(here, d)))
+    failed = 0
+    for case in cases:
+        d = os.path.join(here, case)
+        inp = os.path.join(d, "input.json")
+        with open(os.path.join(d, "error")) as f:
+            want = f.readline().rstrip("\n").replace("{file}", inp)
+        kind = "pipeline"
+        if os.path.exists(os.path.join(d, "kind")):
+            kind = open(os.path.join(d, "kind")).read().strip()
+        if kind == "profile":
+            r = check(rocemu, ["--pipeline", os.path.join(here, "base-pipeline.json"),
+                               "--profile", inp])
+        else:
+            r = check(rocemu, ["--pipeline", inp])
+        lines = r.stderr.splitlines()
+        got = lines[0] if lines else ""
+        if got.endswith(")") and " (in " in got:
+            got = got[:got.rindex(" (in ")]
+        ok = r.returncode == 2 and got == want
+        print("%s %s" % ("ok  " if ok else "FAIL", case))
+        if not ok:
+            failed += 1
+            print("   exit %d\n   want: %s\n   got:  %s" % (r.returncode, want, got))
+    print("%d invalid documents, %d refused as expected" % (len(cases), len(cases) - failed))
+    if len(cases) < 20:
+        print("FAIL: fewer than 20 invalid cases")
+        failed += 1
+    for p in sorted(glob.glob(os.path.join(src, "pipelines", "*.json"))):
+        r = check(rocemu, ["--pipeline", p])
+        print("%s %s" % ("ok  " if r.returncode == 0 else "FAIL", os.path.relpath(p, src)))
+        if r.returncode != 0:
+            failed += 1
+            print("   " + r.stderr.strip())
+    for p in sorted(glob.glob(os.path.join(src, "profiles", "*.json"))):
+        r = check(rocemu, ["--pipeline", os.path.join(src, "pipelines", "bump-in-wire.json"),
+                           "--profile", p])
+        print("%s %s" % ("ok  " if r.returncode == 0 else "FAIL", os.path.relpath(p, src)))
+        if r.returncode != 0:
+            failed += 1
+            print("   " + r.stderr.strip())
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
