@@ -349,6 +349,21 @@ parse_macctl(struct roce_cursor *c, struct roce_pkt *out)
 	return pkt_done(out, ROCE_CLASS_MAC_CONTROL, ROCE_REASON_OK);
 }
 
+/*
+ * memset(out, 0, sizeof(*out)) in fixed 32-byte pieces: a single 184-byte memset becomes
+ * `rep stos` with -march=corei7, which costs about 30 ns per packet on AMD EPYC (perf).
+ */
+static inline void
+pkt_zero(struct roce_pkt *out)
+{
+	uint8_t *o = (uint8_t *)out;
+	size_t i;
+
+	for (i = 0; i + 32 <= sizeof(*out); i += 32)
+		memset(o + i, 0, 32);
+	memset(o + i, 0, sizeof(*out) - i);
+}
+
 enum roce_class
 roce_parse_partial(const uint8_t *hdr, uint32_t avail, uint32_t frame_len, uint16_t roce_port,
 	struct roce_pkt *out)
@@ -357,7 +372,7 @@ roce_parse_partial(const uint8_t *hdr, uint32_t avail, uint32_t frame_len, uint1
 	const uint8_t *eth;
 	uint16_t et;
 
-	memset(out, 0, sizeof(*out));
+	pkt_zero(out);
 	/* Offsets are 16-bit: no Ethernet frame is longer (jumbo frames stop near 16 KB). */
 	if (frame_len > UINT16_MAX)
 		frame_len = UINT16_MAX;

@@ -15,7 +15,7 @@
 #
 # usage: bench_testpmd.sh [--build DIR] [--runs N] [--seconds S] [--sizes "ack64 write1k write4k"]
 #        exit 77 (skipped) when not root or dpdk-testpmd is missing.
-set -eu
+set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 build=${BUILD:-$here/../../build}
@@ -106,7 +106,7 @@ print("%.3f" % (s["ports"][1]["tx_pkts"] / float(sys.argv[2]) / 1e6))' "$st" "$s
 run_testpmd() {
 	local log=$work/testpmd_$1_$2.log rc=0
 	# shellcheck disable=SC2046
-	timeout -s INT $((secs + 2)) "$testpmd" $eal_common --file-prefix="tp_$$_$2" \
+	timeout -s INT $((secs + 3)) "$testpmd" $eal_common --file-prefix="tp_$$_$2" \
 		$(vdevs "$1") -- --forward-mode=io --stats-period 1 --no-flush-rx \
 		--mbuf-size=$data_room --total-num-mbufs=$pool_mbufs > "$log" 2>&1 || rc=$?
 	# 124: stopped by timeout's SIGINT, the normal end of a non-interactive run
@@ -116,7 +116,7 @@ run_testpmd() {
 		return 1
 	fi
 	sed 's/\x1b\[[0-9;]*[A-Za-z]//g' "$log" | awk '
-		/NIC statistics for port/ { port = $5 }
+		/NIC statistics for port/ { port = $6 }
 		/Tx-pps:/ && port == 1 { print $2 / 1e6 }' | tail -n +2 | median
 }
 

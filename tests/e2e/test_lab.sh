@@ -3,19 +3,27 @@
 # net_af_packet. Asserts: ping both ways, ARP resolved through rocemu, 10,000 UDP datagrams to
 # port 4791 from A to B all received, and rocemu's counters and conservation line agree.
 # Exits 77 (skip, said loudly) only when the machine cannot make namespaces.
+# With a third argument "huge", rocemu runs on 2 MB hugepages (reserved here for the test
+# and given back after) instead of --no-huge.
 set -u
 ROCEMU=$1
 SRC=$2
+MEM_MODE=${3:-nohuge}
 export LAB_PREFIX=remut
 LAB="$SRC/scripts/lab/lab.sh"
 WORK=$(mktemp -d)
 ROCEMU_PID=
 
 fail() { echo "FAIL: $*"; [ -f "$WORK/rocemu.out" ] && sed 's/^/  rocemu| /' "$WORK/rocemu.out"; exit 1; }
+HP=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+HP_BEFORE=
+HP_MNT=
 cleanup() {
 	[ -n "$ROCEMU_PID" ] && kill -INT "$ROCEMU_PID" 2>/dev/null && sleep 1
 	[ -n "$ROCEMU_PID" ] && kill -9 "$ROCEMU_PID" 2>/dev/null
 	"$LAB" down >/dev/null 2>&1
+	[ -n "$HP_MNT" ] && umount "$HP_MNT" 2>/dev/null && rmdir "$HP_MNT"
+	[ -n "$HP_BEFORE" ] && echo "$HP_BEFORE" >"$HP"
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -28,10 +36,21 @@ ip netns del remut-probe
 for t in ping python3; do
 	command -v $t >/dev/null || fail "$t is not installed (scripts/deps.sh installs it)"
 done
+MEM_ARGS=(--no-huge -m 1024)
+if [ "$MEM_MODE" = huge ]; then
+	[ -w "$HP" ] || { echo "SKIP: no 2 MB hugepage support ($HP); NOT TESTED"; exit 77; }
+	HP_BEFORE=$(cat "$HP")
+	[ "$HP_BEFORE" -lt 512 ] && echo 512 >"$HP"
+	[ "$(cat "$HP")" -ge 512 ] || fail "could not reserve 512 hugepages (got $(cat "$HP"))"
+	HP_MNT=$(mktemp -d)
+	mount -t hugetlbfs -o pagesize=2M nodev "$HP_MNT" || fail "cannot mount hugetlbfs"
+	MEM_ARGS=(--huge-dir "$HP_MNT")
+	echo "running on hugepages ($(cat "$HP") x 2 MB reserved, hugetlbfs at $HP_MNT)"
+fi
 eval "$("$LAB" env)"
 "$LAB" up >/dev/null || fail "lab setup"
 
-"$ROCEMU" -l 0-1 --no-huge --no-pci -m 1024 --file-prefix=remut_$$ $("$LAB" eal) -- \
+"$ROCEMU" -l 0-1 "${MEM_ARGS[@]}" --no-pci --file-prefix=remut_$$ $("$LAB" eal) -- \
 	--pipeline "$SRC/pipelines/bump-in-wire.json" --stats "$WORK/stats.json" \
 	>"$WORK/rocemu.out" 2>&1 &
 ROCEMU_PID=$!

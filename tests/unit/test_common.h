@@ -52,7 +52,7 @@ test_frame(struct rte_mempool *mp, const uint8_t dst[6], const uint8_t src[6], u
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
 	uint8_t hdr[18];
-	char *p;
+	char *p = NULL;
 
 	if (m == NULL || len < sizeof(hdr) || (p = rte_pktmbuf_append(m, (uint16_t)len)) == NULL)
 		fail_msg("test_frame: no mbuf or bad length %u", len);
