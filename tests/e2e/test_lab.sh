@@ -9,7 +9,8 @@ set -u
 ROCEMU=$1
 SRC=$2
 MEM_MODE=${3:-nohuge}
-export LAB_PREFIX=remut
+# A per-process lab, so concurrent runs (two build dirs) cannot tear down each other's.
+export LAB_PREFIX=rt$$
 LAB="$SRC/scripts/lab/lab.sh"
 WORK=$(mktemp -d)
 ROCEMU_PID=
@@ -28,11 +29,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if [ "$(id -u)" -ne 0 ] || ! ip netns add remut-probe 2>/dev/null; then
+if [ "$(id -u)" -ne 0 ] || ! ip netns add "rt$$-probe" 2>/dev/null; then
 	echo "SKIP: end-to-end lab needs root and network namespaces (ip netns); NOT TESTED"
 	exit 77
 fi
-ip netns del remut-probe
+ip netns del "rt$$-probe"
 for t in ping python3; do
 	command -v $t >/dev/null || fail "$t is not installed (scripts/deps.sh installs it)"
 done
