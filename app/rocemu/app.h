@@ -40,6 +40,9 @@ const char *app_default_pipeline(void);
 /** Start EAL for the port-less modes (replay, check): --no-huge, in-memory, one lcore. */
 int app_eal_init_portless(const char *prog, uint64_t mem_mb, struct emu_err *err);
 
+/** rte_eal_cleanup(), then remove the (now unused) runtime directory EAL created. */
+void app_eal_cleanup(void);
+
 /** Memory (MB) the pool of pipeline @p pl needs, with margin. */
 uint64_t app_mem_mb_needed(const struct emu_pipeline *pl);
 

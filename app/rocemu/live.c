@@ -316,7 +316,7 @@ app_live_main(int argc, char **argv)
 			break;
 		case APP_OPT_HELP:
 			live_usage(stdout);
-			rte_eal_cleanup();
+			app_eal_cleanup();
 			return APP_EXIT_OK;
 		default:
 			live_usage(stderr);
@@ -415,12 +415,12 @@ out:
 	app_teardown(&st->ctx);
 	free(st);
 out_eal:
-	rte_eal_cleanup();
+	app_eal_cleanup();
 	return rc;
 out_cfg:
 	app_teardown(&st->ctx);
 	free(st);
 out_eal_cfg:
-	rte_eal_cleanup();
+	app_eal_cleanup();
 	return APP_EXIT_CONFIG;
 }

@@ -4,7 +4,9 @@
  * what the live, replay and check modes share (EAL for port-less modes, building
  * the switch, the stats file).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +32,31 @@ app_default_pipeline(void)
 	if (access(rel, R_OK) == 0)
 		return rel;
 	return ROCEMU_SOURCE_DIR "/pipelines/bump-in-wire.json";
+}
+
+void
+app_eal_cleanup(void)
+{
+	char dir[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s", rte_eal_get_runtime_dir());
+	rte_eal_cleanup();
+	/* EAL leaves /var/run/dpdk/<prefix>/ behind; with a prefix per process they pile up. */
+	d = opendir(dir);
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		char path[PATH_MAX + 256];
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		unlink(path);
+	}
+	closedir(d);
+	rmdir(dir);
 }
 
 uint64_t

@@ -343,7 +343,7 @@ out_eal:
 		if (outs_store[i].dumper != NULL)
 			pcap_dump_close(outs_store[i].dumper);
 	free(linear);
-	rte_eal_cleanup();
+	app_eal_cleanup();
 	goto close;
 out:
 	emu_pipeline_free(ctx.pl);
@@ -402,6 +402,6 @@ app_check_main(int argc, char **argv)
 		printf("%s%s%s: OK\n", o.pipeline, o.profile ? " + " : "",
 		       o.profile ? o.profile : "");
 	app_teardown(&ctx);
-	rte_eal_cleanup();
+	app_eal_cleanup();
 	return rc == 0 ? APP_EXIT_OK : (rc == -ENOMEM ? APP_EXIT_FAIL : APP_EXIT_CONFIG);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lib/core/emu_json.h"
+#include "lib/proto/roce_mbuf.h"
 #include "stages.h"
 
 /* Counters: one per class, one per reason, then the fixed ones. */
@@ -87,12 +88,10 @@ parse_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst_c
 		struct rte_mbuf *m = pkts[i];
 		struct emu_pkt_meta *meta = emu_meta(m);
 		struct roce_pkt *p = &meta->pkt;
-		const uint8_t *data = rte_pktmbuf_mtod(m, const uint8_t *);
 		enum roce_class cls;
 
-		/* Multi-segment frames: headers must sit in the first segment. */
-		cls = roce_parse_partial(data, rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m),
-					 pp->roce_port, p);
+		/* Multi-segment aware: short headers are linearised on the stack. */
+		cls = roce_parse_mbuf(m, pp->roce_port, p);
 		meta->flags |= EMU_META_PARSED;
 		meta->prio = p->pcp;
 		ctx->ctr[PARSE_CTR_CLASS(cls)] += 1;
@@ -103,8 +102,7 @@ parse_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst_c
 			continue;
 		}
 		if (pp->verify_icrc && (cls == ROCE_CLASS_ROCEV2 || cls == ROCE_CLASS_ROCEV1) &&
-		    rte_pktmbuf_is_contiguous(m) &&
-		    !roce_icrc_verify(data, rte_pktmbuf_data_len(m), p)) {
+		    !roce_icrc_verify_mbuf(m, p)) {
 			ctx->ctr[PARSE_CTR_ICRC_BAD] += 1;
 			if (pp->drop_bad_icrc) {
 				emu_stage_drop(m, ctx->ctr, PARSE_CTR_DROP_ICRC);

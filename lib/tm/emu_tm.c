@@ -32,6 +32,7 @@ struct emu_tm_port {
 	 * epoch-based nanoseconds, so a single picosecond counter would overflow 64 bits. */
 	uint64_t link_free_ns;
 	uint32_t link_free_ps;
+	uint64_t busy_ps; /* exact; the busy_ns counter is derived from it */
 	uint64_t ctr[EMU_TM_CTR_MAX];
 };
 
@@ -278,7 +279,8 @@ emu_tm_port_advance(struct emu_tm_port *p, uint64_t now_ns)
 		p->link_free_ps = (uint32_t)(sum_ps % 1000);
 		p->q.head++;
 		p->q_bytes -= len;
-		p->ctr[EMU_TM_CTR_BUSY_NS] += (wire_ps + 500) / 1000;
+		p->busy_ps += wire_ps;
+		p->ctr[EMU_TM_CTR_BUSY_NS] = p->busy_ps / 1000;
 		/* departure = finish rounded up to the ns, plus the propagation delay */
 		meta->ts_ns = p->link_free_ns + (p->link_free_ps != 0) + p->cfg.delay_ns;
 		p->wire.slots[p->wire.tail++ & p->wire.mask] = m;

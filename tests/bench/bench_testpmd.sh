@@ -58,7 +58,8 @@ if [ ! -x "$rocemu" ]; then
 fi
 
 work=$(mktemp -d /tmp/bench_testpmd.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+# DPDK leaves /var/run/dpdk/PREFIX behind even after a clean exit: remove ours.
+trap 'rm -rf "$work" /var/run/dpdk/rb_$$_* /var/run/dpdk/tp_$$_*' EXIT
 python3 "$here/gen_roce_pcap.py" "$work" > /dev/null
 
 eal_common="-l 0-1 --no-huge -m 1024 --no-pci"

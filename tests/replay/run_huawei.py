@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Replay test: the real Huawei RC capture through bump-in-wire at 10 Gb/s.
 
-Asserts: every frame comes out byte-identical and in order; departures are spaced by at
+Asserts: the parse stage finds the 105 RoCEv2 frames and every ICRC valid; every frame comes out byte-identical and in order; departures are spaced by at
 least one frame wire time at 10 Gb/s and never precede arrival + wire time; a second run
 gives a byte-identical output file; the text description matches expected.txt."""
+import json
 import os
 import subprocess
 import sys
@@ -22,7 +23,8 @@ def wire_ns(length):
 def main():
     rocemu, src = sys.argv[1], sys.argv[2]
     here = os.path.join(src, "tests", "replay", "huawei-bump-10g")
-    inp = os.path.join(src, "..", "shared", "testdata", "real", "huawei_rc_send.pcap")
+    # The copy of ../shared/testdata/real kept in the repository (see its PROVENANCE.md).
+    inp = os.path.join(src, "tests", "unit", "proto", "data", "real", "huawei_rc_send.pcap")
     if not os.path.exists(inp):
         print("FAIL: real capture missing: %s" % inp)
         return 1
@@ -42,6 +44,12 @@ def main():
             if "conservation: rx 123 + created 0 = tx 123 + drops 0 + held 0: OK" not in r.stdout:
                 failures.append("conservation line missing or wrong:\n" + r.stdout)
             outs.append(out)
+            with open(os.path.join(tmp, "s.json")) as f:
+                stats = json.load(f)
+            parse = [x for x in stats["stages"] if x["type"] == "parse"][0]["counters"]
+            if parse["class_rocev2"] != 105 or parse["icrc_bad"] != 0:
+                failures.append("parse: %d RoCEv2 frames (want 105), %d bad ICRCs (want 0)"
+                                % (parse["class_rocev2"], parse["icrc_bad"]))
         with open(outs[0], "rb") as a, open(outs[1], "rb") as b:
             if a.read() != b.read():
                 failures.append("two runs gave different output files")

@@ -21,6 +21,17 @@
 #include "lib/core/emu_stage.h"
 #include "lib/core/emu_switch.h"
 
+static char test_runtime_dir[256];
+
+/* EAL leaves an empty /var/run/dpdk/<prefix> behind; tests use one prefix per process. */
+static inline void
+test_eal_cleanup(void)
+{
+	rte_eal_cleanup();
+	if (test_runtime_dir[0] != '\0')
+		rmdir(test_runtime_dir);
+}
+
 static inline struct rte_mempool *
 test_eal_pool(const char *prog, uint32_t n)
 {
@@ -36,6 +47,8 @@ test_eal_pool(const char *prog, uint32_t n)
 		fprintf(stderr, "%s: EAL init failed\n", prog);
 		exit(1);
 	}
+	snprintf(test_runtime_dir, sizeof(test_runtime_dir), "%s", rte_eal_get_runtime_dir());
+	atexit(test_eal_cleanup);
 	mp = emu_pool_create("test_pool", n, 2048 + RTE_PKTMBUF_HEADROOM, 0, &err);
 	if (mp == NULL) {
 		fprintf(stderr, "%s: %s\n", prog, err.msg);
