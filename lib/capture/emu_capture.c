@@ -32,7 +32,8 @@ struct emu_capture {
 static uint32_t emu_capture_seq;
 
 struct emu_capture *
-emu_capture_create(const char *file, uint32_t snaplen, uint32_t ring_size, struct emu_err *err)
+emu_capture_create(const char *file, uint32_t snaplen, uint32_t max_frame, uint32_t ring_size,
+		   struct emu_err *err)
 {
 	struct emu_capture *cap;
 	char name[RTE_MEMZONE_NAMESIZE];
@@ -57,11 +58,11 @@ emu_capture_create(const char *file, uint32_t snaplen, uint32_t ring_size, struc
 			      rte_strerror(rte_errno));
 		goto fail;
 	}
-	/* Copies of up to 2 KB fit one segment; longer snaps chain segments. */
-	room = (uint16_t)RTE_MIN(snaplen, 2048u) + RTE_PKTMBUF_HEADROOM;
+	/* One segment per copy: no frame is longer than the largest port MTU allows. */
+	room = (uint16_t)(RTE_MIN(snaplen, max_frame) + RTE_PKTMBUF_HEADROOM);
 	snprintf(name, sizeof(name), "emu_capp_%u", id);
-	cap->pool = rte_pktmbuf_pool_create(name, rte_align32pow2(ring_size) * (snaplen / 2048 + 1) +
-						  512, 256, EMU_MBUF_PRIV_SIZE, room, rte_socket_id());
+	cap->pool = rte_pktmbuf_pool_create(name, rte_align32pow2(ring_size) + 512, 256,
+					    EMU_MBUF_PRIV_SIZE, room, rte_socket_id());
 	if (cap->pool == NULL) {
 		emu_err_setrc(err, -ENOMEM,
 			      "capture pool for %u frames of %u bytes: %s; lower snaplen or "

@@ -28,9 +28,12 @@ struct emu_capture_stats {
 	uint64_t written;   /**< frames written to the file (main lcore) */
 };
 
-/** Open @p file for writing and create the ring/pool (@p ring_size slots, @p snaplen bytes). */
-struct emu_capture *emu_capture_create(const char *file, uint32_t snaplen, uint32_t ring_size,
-				       struct emu_err *err);
+/**
+ * Open @p file for writing and create the ring and a pool of @p ring_size copies of
+ * min(@p snaplen, @p max_frame) bytes each (one segment per copy).
+ */
+struct emu_capture *emu_capture_create(const char *file, uint32_t snaplen, uint32_t max_frame,
+				       uint32_t ring_size, struct emu_err *err);
 
 /** Worker side: copy @p m stamped @p ts_ns. Returns false when it could not be captured. */
 bool emu_capture_push(struct emu_capture *cap, struct rte_mbuf *m, uint64_t ts_ns);

@@ -85,6 +85,7 @@ struct emu_stage_env {
 	unsigned int stage_index;   /**< unique within the switch, for naming DPDK objects */
 	bool egress;                /**< true when in the egress list */
 	bool check_only;            /**< validating only (rocemu check): open no files */
+	uint32_t max_frame_bytes;   /**< largest frame any port can carry (MTU + L2 headers) */
 };
 
 /** Index of port @p name in @p env, or -1. */

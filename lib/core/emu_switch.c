@@ -147,6 +147,7 @@ emu_switch_add_stages(struct emu_switch *sw, const char *list_key, bool egress, 
 		env.stage_index = sw->n_stages - 1;
 		env.egress = egress;
 		env.check_only = sw->pl->check_only;
+		env.max_frame_bytes = sw->pl->max_mtu + 14 + 8;
 		rc = st->ops->init(st->priv, o, &env, err);
 		if (rc != 0)
 			return rc;

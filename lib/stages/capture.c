@@ -56,7 +56,7 @@ capture_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 		rc = emu_json_get_int(cfg, env->path, "snaplen", false, 65535, 64, 65535, &snaplen,
 				      err);
 	if (rc == 0)
-		rc = emu_json_get_int(cfg, env->path, "ring_size", false, 16384, 64, 1 << 22,
+		rc = emu_json_get_int(cfg, env->path, "ring_size", false, 4096, 64, 1 << 20,
 				      &ring_size, err);
 	if (rc == 0)
 		rc = emu_json_get_bool(cfg, env->path, "enabled", false, true, &cp->enabled, err);
@@ -84,7 +84,8 @@ capture_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 	}
 	if (env->check_only)
 		return 0;
-	cp->cap = emu_capture_create(file, (uint32_t)snaplen, (uint32_t)ring_size, err);
+	cp->cap = emu_capture_create(file, (uint32_t)snaplen, env->max_frame_bytes,
+				     (uint32_t)ring_size, err);
 	if (cp->cap == NULL) {
 		emu_err_prefix(err, env->path);
 		return -1;

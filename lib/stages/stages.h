@@ -10,5 +10,6 @@
 extern const struct emu_stage_ops emu_stage_parse;
 extern const struct emu_stage_ops emu_stage_forward;
 extern const struct emu_stage_ops emu_stage_capture;
+extern const struct emu_stage_ops emu_stage_mirror;
 
 #endif

@@ -58,7 +58,24 @@ def main():
         if r.returncode != 0:
             failed += 1
             print("   " + r.stderr.strip())
+    failed += check_live_missing_port(rocemu, src)
     return 1 if failed else 0
+
+
+def check_live_missing_port(rocemu, src):
+    """Live mode with one DPDK port for a two-port pipeline: exit 2, one line naming ports[1]."""
+    r = subprocess.run([rocemu, "-l", "0", "--no-huge", "--no-pci", "-m", "256",
+                        "--file-prefix=rocemu_missing_%d" % os.getpid(),
+                        "--log-level=lib.eal:error", "--vdev=net_null0", "--",
+                        "--pipeline", os.path.join(src, "pipelines", "bump-in-wire.json"),
+                        "--duration", "1"], capture_output=True, text=True, timeout=60)
+    want = "ports[1] (p1): no DPDK port number 1 (DPDK has 1 port(s): 0=net_null0); add it with --vdev or -a, or name it with \"dev\""
+    lines = [l for l in r.stderr.splitlines() if l.startswith("ports[")]
+    ok = r.returncode == 2 and len(lines) == 1 and lines[0].startswith(want)
+    print("%s live mode refuses a missing port" % ("ok  " if ok else "FAIL"))
+    if not ok:
+        print("   exit %d\n   want: %s\n   got:  %s" % (r.returncode, want, r.stderr))
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

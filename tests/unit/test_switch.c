@@ -237,6 +237,46 @@ test_profile_changes_rate(void **state)
 	emu_pipeline_free(pl);
 }
 
+static void
+test_mirror_emits(void **state)
+{
+	struct emu_pipeline *pl = test_pipeline(
+		"{\"ports\": [{\"name\": \"p0\"}, {\"name\": \"p1\"}, {\"name\": \"mon\"}],"
+		" \"ingress\": [{\"type\": \"forward\", \"pairs\": [[\"p0\", \"p1\"]]},"
+		"               {\"type\": \"mirror\", \"to\": \"mon\", \"ports\": [\"p0\"]}],"
+		" \"egress\": [{\"type\": \"mirror\", \"name\": \"egress_mirror\", \"to\": \"mon\"}]}");
+	struct emu_switch *sw = make_switch(pl);
+	struct emu_conservation c;
+	struct rte_mbuf *burst[5];
+	struct tx_log log;
+	unsigned int i;
+
+	(void)state;
+	memset(&log, 0, sizeof(log));
+	for (i = 0; i < 5; i++)
+		burst[i] = test_frame(pool, mac_b, mac_a, 100, i);
+	emu_switch_rx(sw, 0, burst, 5, 0);
+	burst[0] = test_frame(pool, mac_a, mac_b, 100, 100);
+	emu_switch_rx(sw, 1, burst, 1, 0);
+	run_until(sw, 3, UINT64_MAX - 1, &log);
+	/* p0 -> p1 five times, p1 -> p0 once; the ingress mirror copies what p0 received (5),
+	 * the egress mirror copies what left p0 and p1 (6), and not its own copies. */
+	assert_int_equal(log.n[1], 5);
+	assert_int_equal(log.n[0], 1);
+	assert_int_equal(log.n[2], 11);
+	for (i = 0; i < 5; i++)
+		assert_int_equal(log.seq[2][i], i);
+	assert_int_equal(emu_switch_stage_counter(sw, "mirror", "mirrored"), 5);
+	assert_int_equal(emu_switch_stage_counter(sw, "egress_mirror", "mirrored"), 6);
+	emu_switch_conservation(sw, &c);
+	assert_int_equal(c.rx, 6);
+	assert_int_equal(c.created, 11);
+	assert_int_equal(c.tx, 17);
+	assert_int_equal(c.unaccounted, 0);
+	emu_switch_free(sw);
+	emu_pipeline_free(pl);
+}
+
 int
 main(void)
 {
@@ -245,6 +285,7 @@ main(void)
 		cmocka_unit_test(test_discard_held_counts),
 		cmocka_unit_test(test_learning_bridge),
 		cmocka_unit_test(test_profile_changes_rate),
+		cmocka_unit_test(test_mirror_emits),
 	};
 
 	pool = test_eal_pool("test_switch", 4096);

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mirror: a port mirror (SPAN). Every frame it sees, or those of the listed ports,
+ * is copied and the copy is emitted towards "to" (a monitoring port); the original
+ * continues unchanged. The copies are frames the switch creates: they take the
+ * TM's queue and link time of the mirror port like any other frame.
+ */
+#include <string.h>
+
+#include "lib/core/emu_json.h"
+#include "stages.h"
+
+#define MIRROR_FOREACH_CTR(_) \
+	_(MIRRORED, "mirrored") \
+	_(NOMBUF, "not_mirrored_nombuf") \
+	_(EMIT_FULL, "not_mirrored_emit_full")
+
+enum mirror_ctr {
+#define MIRROR_CTR_ENUM(e, s) MIRROR_CTR_##e,
+	MIRROR_FOREACH_CTR(MIRROR_CTR_ENUM)
+#undef MIRROR_CTR_ENUM
+	MIRROR_CTR_MAX
+};
+
+static const char *const mirror_ctr_names[] = {
+#define MIRROR_CTR_NAME(e, s) s,
+	MIRROR_FOREACH_CTR(MIRROR_CTR_NAME)
+#undef MIRROR_CTR_NAME
+};
+
+static const char *const mirror_keys[] = { "to", "ports", "snaplen", NULL };
+
+struct mirror_priv {
+	uint16_t to;
+	bool egress;
+	uint32_t port_mask;
+	uint32_t snaplen;
+};
+
+static int
+mirror_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, struct emu_err *err)
+{
+	struct mirror_priv *mp = priv;
+	char path[EMU_JSON_PATH_LEN], p2[EMU_JSON_PATH_LEN];
+	const json_t *ports, *v;
+	const char *to;
+	int64_t snaplen;
+	size_t i;
+	int rc, port;
+
+	rc = emu_json_get_str(cfg, env->path, "to", true, NULL, &to, err);
+	if (rc == 0)
+		rc = emu_json_get_int(cfg, env->path, "snaplen", false, 0, 0, 65535, &snaplen, err);
+	if (rc != 0)
+		return rc;
+	port = emu_stage_env_port(env, to);
+	if (port < 0) {
+		emu_json_path(path, sizeof(path), env->path, "to");
+		return emu_err_set(err, "%s: no port named \"%s\"", path, to);
+	}
+	mp->to = (uint16_t)port;
+	mp->snaplen = snaplen == 0 ? UINT32_MAX : (uint32_t)snaplen;
+	mp->egress = env->egress;
+	mp->port_mask = UINT32_MAX;
+	ports = json_object_get(cfg, "ports");
+	if (ports != NULL) {
+		emu_json_path(path, sizeof(path), env->path, "ports");
+		rc = emu_json_expect_array(ports, path, err);
+		if (rc != 0)
+			return rc;
+		mp->port_mask = 0;
+		json_array_foreach(ports, i, v) {
+			emu_json_path_idx(p2, sizeof(p2), path, i);
+			if (!json_is_string(v))
+				return emu_err_set(err, "%s: must be a port name", p2);
+			port = emu_stage_env_port(env, json_string_value(v));
+			if (port < 0)
+				return emu_err_set(err, "%s: no port named \"%s\"", p2,
+						   json_string_value(v));
+			mp->port_mask |= 1u << port;
+		}
+	}
+	return 0;
+}
+
+static uint16_t
+mirror_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst_ctx *ctx)
+{
+	const struct mirror_priv *mp = priv;
+	uint64_t mirrored = 0, nombuf = 0, full = 0;
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		struct emu_pkt_meta *meta = emu_meta(pkts[i]);
+		uint16_t port = mp->egress ? meta->out_port : meta->in_port;
+		struct rte_mbuf *c;
+
+		/* Never mirror the mirror port itself (an egress mirror would copy its copies). */
+		if (port == mp->to)
+			continue;
+		if (mp->port_mask != UINT32_MAX &&
+		    (port >= 32 || (mp->port_mask & (1u << port)) == 0))
+			continue;
+		c = rte_pktmbuf_copy(pkts[i], ctx->emit->pool, 0, mp->snaplen);
+		if (c == NULL) {
+			nombuf++;
+			continue;
+		}
+		*emu_meta(c) = *meta;
+		if (!emu_emit_push(ctx->emit, c, mp->to)) {
+			rte_pktmbuf_free(c);
+			full++;
+			continue;
+		}
+		mirrored++;
+	}
+	ctx->ctr[MIRROR_CTR_MIRRORED] += mirrored;
+	ctx->ctr[MIRROR_CTR_NOMBUF] += nombuf;
+	ctx->ctr[MIRROR_CTR_EMIT_FULL] += full;
+	return n;
+}
+
+const struct emu_stage_ops emu_stage_mirror = {
+	.type = "mirror",
+	.priv_size = sizeof(struct mirror_priv),
+	.ctr_names = mirror_ctr_names,
+	.n_ctr = MIRROR_CTR_MAX,
+	.keys = mirror_keys,
+	.init = mirror_init,
+	.process = mirror_process,
+};
