@@ -50,7 +50,7 @@ def check_capture(rocemu, here, inp, fin, fout, tmp):
 
 
 def main():
-    rocemu, src = sys.argv[1], sys.argv[2]
+    rocemu, src = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     here = os.path.join(src, "tests", "replay", "huawei-bump-10g")
     # The copy of ../shared/testdata/real kept in the repository (see its PROVENANCE.md).
     inp = os.path.join(src, "tests", "unit", "proto", "data", "real", "huawei_rc_send.pcap")
