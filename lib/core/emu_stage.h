@@ -91,6 +91,22 @@ struct emu_stage_env {
 /** Index of port @p name in @p env, or -1. */
 int emu_stage_env_port(const struct emu_stage_env *env, const char *name);
 
+/**
+ * Read @p key of @p cfg, an optional array of port names, into a bit mask of port indexes
+ * (every port when the key is absent).
+ */
+int emu_stage_port_mask(const json_t *cfg, const struct emu_stage_env *env, const char *key,
+			uint32_t *mask, struct emu_err *err);
+
+/** The port a stage filters on: the egress port on egress, the ingress port on ingress. */
+static inline bool
+emu_stage_port_in(const struct emu_pkt_meta *meta, bool egress, uint32_t mask)
+{
+	uint16_t port = egress ? meta->out_port : meta->in_port;
+
+	return mask == UINT32_MAX || (port < 32 && (mask & (1u << port)) != 0);
+}
+
 struct emu_stage_ops {
 	const char *type;             /**< the "type" value in a pipeline file */
 	size_t priv_size;

@@ -44,12 +44,9 @@ static int
 capture_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, struct emu_err *err)
 {
 	struct capture_priv *cp = priv;
-	char path[EMU_JSON_PATH_LEN], p2[EMU_JSON_PATH_LEN];
 	const char *file;
-	const json_t *ports, *v;
 	int64_t snaplen, ring_size;
-	size_t i;
-	int rc, port;
+	int rc;
 
 	rc = emu_json_get_str(cfg, env->path, "file", true, NULL, &file, err);
 	if (rc == 0)
@@ -63,27 +60,9 @@ capture_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 	if (rc != 0)
 		return rc;
 	cp->egress = env->egress;
-	cp->port_mask = UINT32_MAX;
-	ports = json_object_get(cfg, "ports");
-	if (ports != NULL) {
-		emu_json_path(path, sizeof(path), env->path, "ports");
-		rc = emu_json_expect_array(ports, path, err);
-		if (rc != 0)
-			return rc;
-		cp->port_mask = 0;
-		json_array_foreach(ports, i, v) {
-			emu_json_path_idx(p2, sizeof(p2), path, i);
-			if (!json_is_string(v))
-				return emu_err_set(err, "%s: must be a port name", p2);
-			port = emu_stage_env_port(env, json_string_value(v));
-			if (port < 0)
-				return emu_err_set(err, "%s: no port named \"%s\"", p2,
-						   json_string_value(v));
-			cp->port_mask |= 1u << port;
-		}
-	}
-	if (env->check_only)
-		return 0;
+	rc = emu_stage_port_mask(cfg, env, "ports", &cp->port_mask, err);
+	if (rc != 0 || env->check_only)
+		return rc;
 	cp->cap = emu_capture_create(file, (uint32_t)snaplen, env->max_frame_bytes,
 				     (uint32_t)ring_size, err);
 	if (cp->cap == NULL) {
@@ -106,10 +85,8 @@ capture_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst
 	emu_capture_stats(cp->cap, &before);
 	for (i = 0; i < n; i++) {
 		struct emu_pkt_meta *meta = emu_meta(pkts[i]);
-		uint16_t port = cp->egress ? meta->out_port : meta->in_port;
 
-		if (cp->port_mask != UINT32_MAX &&
-		    (port >= 32 || (cp->port_mask & (1u << port)) == 0)) {
+		if (!emu_stage_port_in(meta, cp->egress, cp->port_mask)) {
 			filtered++;
 			continue;
 		}

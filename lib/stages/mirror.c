@@ -41,11 +41,9 @@ static int
 mirror_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, struct emu_err *err)
 {
 	struct mirror_priv *mp = priv;
-	char path[EMU_JSON_PATH_LEN], p2[EMU_JSON_PATH_LEN];
-	const json_t *ports, *v;
+	char path[EMU_JSON_PATH_LEN];
 	const char *to;
 	int64_t snaplen;
-	size_t i;
 	int rc, port;
 
 	rc = emu_json_get_str(cfg, env->path, "to", true, NULL, &to, err);
@@ -61,26 +59,7 @@ mirror_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, stru
 	mp->to = (uint16_t)port;
 	mp->snaplen = snaplen == 0 ? UINT32_MAX : (uint32_t)snaplen;
 	mp->egress = env->egress;
-	mp->port_mask = UINT32_MAX;
-	ports = json_object_get(cfg, "ports");
-	if (ports != NULL) {
-		emu_json_path(path, sizeof(path), env->path, "ports");
-		rc = emu_json_expect_array(ports, path, err);
-		if (rc != 0)
-			return rc;
-		mp->port_mask = 0;
-		json_array_foreach(ports, i, v) {
-			emu_json_path_idx(p2, sizeof(p2), path, i);
-			if (!json_is_string(v))
-				return emu_err_set(err, "%s: must be a port name", p2);
-			port = emu_stage_env_port(env, json_string_value(v));
-			if (port < 0)
-				return emu_err_set(err, "%s: no port named \"%s\"", p2,
-						   json_string_value(v));
-			mp->port_mask |= 1u << port;
-		}
-	}
-	return 0;
+	return emu_stage_port_mask(cfg, env, "ports", &mp->port_mask, err);
 }
 
 static uint16_t
@@ -98,8 +77,7 @@ mirror_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst_
 		/* Never mirror the mirror port itself (an egress mirror would copy its copies). */
 		if (port == mp->to)
 			continue;
-		if (mp->port_mask != UINT32_MAX &&
-		    (port >= 32 || (mp->port_mask & (1u << port)) == 0))
+		if (!emu_stage_port_in(meta, mp->egress, mp->port_mask))
 			continue;
 		c = rte_pktmbuf_copy(pkts[i], ctx->emit->pool, 0, mp->snaplen);
 		if (c == NULL) {
