@@ -277,6 +277,115 @@ test_mirror_emits(void **state)
 	emu_pipeline_free(pl);
 }
 
+/* A RoCEv2 frame host .@p src -> host .@p dst (10.0.0.x, MAC 02:..:x) to QP @p qpn. */
+static struct rte_mbuf *
+cnp_test_frame(uint8_t src, uint8_t dst, uint8_t opcode, uint32_t qpn, uint8_t ecn)
+{
+	struct roce_hdr_params hp = roce_hdr_params_default();
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	uint8_t buf[256];
+	int len;
+
+	hp.dst_mac[0] = 2;
+	hp.dst_mac[5] = dst;
+	hp.src_mac[0] = 2;
+	hp.src_mac[5] = src;
+	hp.src_ip[0] = 10;
+	hp.src_ip[3] = src;
+	hp.dst_ip[0] = 10;
+	hp.dst_ip[3] = dst;
+	hp.udp_sport = 49152;
+	hp.opcode = opcode;
+	hp.dest_qp = qpn;
+	hp.ecn = ecn;
+	hp.deth_src_qp = 0x777;
+	len = roce_build(buf, sizeof(buf), &hp, NULL, 64);
+	assert_true(len > 0);
+	assert_non_null(m);
+	memcpy(rte_pktmbuf_append(m, (uint16_t)len), buf, (size_t)len);
+	return m;
+}
+
+/* Receive one frame on @p port at @p t_ns and send everything out. */
+static void
+cnp_test_rx(struct emu_switch *sw, uint16_t port, struct rte_mbuf *m, uint64_t t_ns,
+	    struct tx_log *log)
+{
+	emu_switch_rx(sw, port, &m, 1, t_ns);
+	run_until(sw, 2, UINT64_MAX - 1, log);
+}
+
+static void
+test_cnp_pacing_edges(void **state)
+{
+	static const char *const fmt =
+		"{\"ports\": [{\"name\": \"a\"}, {\"name\": \"b\"}],"
+		" \"ingress\": [{\"type\": \"parse\"}, {\"type\": \"forward\"}],"
+		" \"egress\": [{\"type\": \"cnp\", \"interval_us\": %s}]}";
+	char json[512];
+	struct emu_pipeline *pl;
+	struct emu_switch *sw;
+	struct emu_conservation c;
+	struct tx_log log;
+	uint64_t t;
+
+	(void)state;
+	/* interval 1 us: CE data A(1) -> B(2) on QP 0x22; B's ACKs name A's QP 0x11. */
+	snprintf(json, sizeof(json), fmt, "1");
+	pl = test_pipeline(json);
+	sw = make_switch(pl);
+	memset(&log, 0, sizeof(log));
+	/* Before any ACK: unknown sender, nothing sent back. */
+	cnp_test_rx(sw, 0, cnp_test_frame(1, 2, 0x04, 0x22, 3), 0, &log);
+	assert_int_equal(emu_switch_stage_counter(sw, "cnp", "unknown_qp"), 1);
+	assert_int_equal(log.n[0], 0);
+	cnp_test_rx(sw, 1, cnp_test_frame(2, 1, 0x11, 0x11, 2), 10000, &log);
+	assert_int_equal(log.n[0], 1);
+	/* Same-size frames on an idle link keep their arrival gaps on the egress clock. */
+	t = 20000;
+	cnp_test_rx(sw, 0, cnp_test_frame(1, 2, 0x04, 0x22, 3), t, &log);        /* CNP */
+	cnp_test_rx(sw, 0, cnp_test_frame(1, 2, 0x04, 0x22, 3), t + 999, &log);  /* 999: paced */
+	cnp_test_rx(sw, 0, cnp_test_frame(1, 2, 0x04, 0x22, 3), t + 1999, &log); /* CNP */
+	cnp_test_rx(sw, 0, cnp_test_frame(1, 2, 0x04, 0x22, 3), t + 2999, &log); /* 1000: CNP */
+	assert_int_equal(emu_switch_stage_counter(sw, "cnp", "generated"), 3);
+	assert_int_equal(emu_switch_stage_counter(sw, "cnp", "suppressed_pacing"), 1);
+	assert_int_equal(log.n[0], 4);
+	/* Not answered even when CE: ACK, RDMA READ request, UD SEND (not RC/UC data), not-CE. */
+	cnp_test_rx(sw, 0, cnp_test_frame(1, 2, 0x11, 0x22, 3), t + 10000, &log);
+	cnp_test_rx(sw, 0, cnp_test_frame(1, 2, 0x0C, 0x22, 3), t + 20000, &log);
+	cnp_test_rx(sw, 0, cnp_test_frame(1, 2, 0x64, 0x22, 3), t + 30000, &log);
+	cnp_test_rx(sw, 0, cnp_test_frame(1, 2, 0x04, 0x22, 2), t + 40000, &log);
+	assert_int_equal(emu_switch_stage_counter(sw, "cnp", "generated"), 3);
+	assert_int_equal(emu_switch_stage_counter(sw, "cnp", "suppressed_pacing"), 1);
+	assert_int_equal(emu_switch_stage_counter(sw, "cnp", "unknown_qp"), 1);
+	emu_switch_conservation(sw, &c);
+	assert_int_equal(c.created, 3);
+	assert_int_equal(c.unaccounted, 0);
+	emu_switch_free(sw);
+	emu_pipeline_free(pl);
+
+	/* interval 0: every CE data packet is answered, even back to back in one burst. */
+	snprintf(json, sizeof(json), fmt, "0");
+	pl = test_pipeline(json);
+	sw = make_switch(pl);
+	memset(&log, 0, sizeof(log));
+	cnp_test_rx(sw, 1, cnp_test_frame(2, 1, 0x11, 0x11, 2), 0, &log);
+	{
+		struct rte_mbuf *burst[4];
+		unsigned int i;
+
+		for (i = 0; i < 4; i++)
+			burst[i] = cnp_test_frame(1, 2, 0x07, 0x22, 3);
+		emu_switch_rx(sw, 0, burst, 4, 1000);
+		run_until(sw, 2, UINT64_MAX - 1, &log);
+	}
+	assert_int_equal(emu_switch_stage_counter(sw, "cnp", "generated"), 4);
+	assert_int_equal(emu_switch_stage_counter(sw, "cnp", "suppressed_pacing"), 0);
+	assert_int_equal(log.n[0], 5);
+	emu_switch_free(sw);
+	emu_pipeline_free(pl);
+}
+
 int
 main(void)
 {
@@ -286,6 +395,7 @@ main(void)
 		cmocka_unit_test(test_learning_bridge),
 		cmocka_unit_test(test_profile_changes_rate),
 		cmocka_unit_test(test_mirror_emits),
+		cmocka_unit_test(test_cnp_pacing_edges),
 	};
 
 	pool = test_eal_pool("test_switch", 4096);
