@@ -76,6 +76,7 @@ test_frame(struct rte_mempool *mp, const uint8_t dst[6], const uint8_t src[6], u
 	memcpy(hdr + 14, &seq, sizeof(seq));
 	memset(p, 0, len);
 	memcpy(p, hdr, sizeof(hdr));
+	memset(emu_meta(m), 0, sizeof(struct emu_pkt_meta));
 	return m;
 }
 

@@ -84,7 +84,7 @@ test_conservation_with_drops(void **state)
 	assert_int_equal(c.held, 0);
 	assert_int_equal(c.unaccounted, 0);
 	emu_switch_conservation_line(sw, line, sizeof(line));
-	assert_string_equal(line, "conservation: rx 32 + created 0 = tx 10 + drops 22 + held 0: OK");
+	assert_string_equal(line, "conservation: rx 32 + created 0 = tx 10 + drops 22 + held 0 + consumed 0: OK");
 	emu_switch_free(sw);
 	emu_pipeline_free(pl);
 }

@@ -5,6 +5,7 @@
 #include "lib/tm/emu_tm.h"
 
 static struct rte_mempool *pool;
+static struct emu_rng rng;
 static const uint8_t mac_a[6] = { 2, 0, 0, 0, 0, 0xa };
 static const uint8_t mac_b[6] = { 2, 0, 0, 0, 0, 0xb };
 
@@ -15,11 +16,10 @@ tm_one_port(uint64_t rate_bps, uint64_t limit_bytes, uint64_t delay_ns)
 	struct emu_err err;
 	struct emu_tm *tm;
 
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.n_ports = 1;
-	emu_tm_port_cfg_default(&cfg.ports[0]);
+	emu_tm_cfg_default(&cfg, 1);
 	cfg.ports[0].rate_bps = rate_bps;
 	cfg.ports[0].limit_bytes = limit_bytes;
+	cfg.ports[0].queue_limit_bytes = limit_bytes;
 	cfg.ports[0].delay_ns = delay_ns;
 	tm = emu_tm_create(&cfg, &err);
 	assert_non_null(tm);
@@ -36,7 +36,7 @@ drain(struct emu_tm *tm, uint64_t until, uint64_t *deps, uint32_t *seqs, unsigne
 	uint16_t n, i;
 
 	while ((t = emu_tm_next_event_ns(tm)) <= until) {
-		n = emu_tm_dequeue(tm, 0, t, out, 32);
+		n = emu_tm_dequeue(tm, 0, t, out, 32, &rng);
 		for (i = 0; i < n; i++) {
 			assert_true(got < max);
 			deps[got] = emu_meta(out[i])->ts_ns;
@@ -72,7 +72,7 @@ test_back_to_back(void **state)
 	(void)state;
 	/* Ten 1000-byte frames arriving together at t = 1000 ns: each takes 819.2 ns. */
 	for (i = 0; i < 10; i++)
-		assert_true(emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 1000, i), 1000));
+		assert_true(emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 1000, i), 1000, &rng));
 	assert_int_equal(emu_tm_held(tm), 10);
 	n = drain(tm, UINT64_MAX - 1, deps, seqs, 16);
 	assert_int_equal(n, 10);
@@ -96,10 +96,10 @@ test_idle_gap(void **state)
 
 	(void)state;
 	/* 100 B: 124 * 8 = 992 ns at 1 Gb/s. Second frame arrives after the link went idle. */
-	emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 100, 0), 0);
+	emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 100, 0), 0, &rng);
 	assert_int_equal(drain(tm, 5000, deps, seqs, 4), 1);
-	emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 100, 1), 5000);
-	emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 100, 2), 5100);
+	emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 100, 1), 5000, &rng);
+	emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 100, 2), 5100, &rng);
 	assert_int_equal(drain(tm, UINT64_MAX - 1, deps + 1, seqs + 1, 3), 2);
 	assert_int_equal(deps[0], 992);
 	assert_int_equal(deps[1], 5992);  /* max(now, prev departure) + wire time */
@@ -115,12 +115,12 @@ test_byte_limit(void **state)
 	uint32_t seqs[8];
 
 	(void)state;
-	assert_true(emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 1000, 0), 0));
-	assert_true(emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 1000, 1), 0));
-	assert_true(emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 1000, 2), 0));
+	assert_true(emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 1000, 0), 0, &rng));
+	assert_true(emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 1000, 1), 0, &rng));
+	assert_true(emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 1000, 2), 0, &rng));
 	/* The first frame started serialising at t=0 when dequeue ran; before that all three
 	 * count: the fourth exceeds 3000 bytes. */
-	assert_false(emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 1000, 3), 0));
+	assert_false(emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 1000, 3), 0, &rng));
 	assert_int_equal(emu_tm_port_ctrs(tm, 0)[EMU_TM_CTR_DROP_QUEUE_FULL], 1);
 	assert_int_equal(drain(tm, UINT64_MAX - 1, deps, seqs, 8), 3);
 	assert_int_equal(emu_tm_port_ctrs(tm, 0)[EMU_TM_CTR_DEQ_PKTS], 3);
@@ -138,12 +138,12 @@ test_delay_and_rate_change(void **state)
 	uint32_t seqs[4];
 
 	(void)state;
-	emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 1226, 0), 0); /* 1250 B on the wire */
+	emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 1226, 0), 0, &rng); /* 1250 B on the wire */
 	assert_int_equal(drain(tm, UINT64_MAX - 1, deps, seqs, 4), 1);
 	assert_int_equal(deps[0], 1000 + 5000); /* 1 us at 10G plus 5 us of cable */
 	assert_int_equal(emu_tm_set(tm, 0, "rate_gbps", v, false, "x", &err), 0);
 	assert_int_equal(emu_tm_set(tm, 0, "rate_gbps", v, true, "x", &err), 0);
-	emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 1226, 1), 10000);
+	emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 1226, 1), 10000, &rng);
 	assert_int_equal(drain(tm, UINT64_MAX - 1, deps, seqs, 4), 1);
 	assert_int_equal(deps[0], 10000 + 4000 + 5000); /* 4 us at 2.5G */
 	json_decref(v);
