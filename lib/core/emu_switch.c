@@ -641,7 +641,8 @@ emu_switch_print_summary(const struct emu_switch *sw, FILE *f)
 			sw->pl->port_names[i], (double)pc->rate_bps / 1e9, pc->delay_ns,
 			emu_tm_port_held(sw->tm, i));
 		for (k = 0; k < EMU_TM_CTR_MAX; k++)
-			fprintf(f, " %s=%" PRIu64, emu_tm_ctr_names[k], tc[k]);
+			if (tc[k] != 0 || k < EMU_TM_CTR_DROP_QUEUE_FULL)
+				fprintf(f, " %s=%" PRIu64, emu_tm_ctr_names[k], tc[k]);
 		fprintf(f, "\n");
 		for (k = 0; k < EMU_TM_N_PRIO; k++) {
 			struct emu_tm_prio_stats ps;

@@ -70,7 +70,10 @@ test_frame(struct rte_mempool *mp, const uint8_t dst[6], const uint8_t src[6], u
 	char *p = NULL;
 
 	if (m == NULL || len < sizeof(hdr) || (p = rte_pktmbuf_append(m, (uint16_t)len)) == NULL)
+	{
 		fail_msg("test_frame: no mbuf or bad length %u", len);
+		return NULL;
+	}
 	memcpy(hdr, dst, 6);
 	memcpy(hdr + 6, src, 6);
 	hdr[12] = 0x88;
@@ -105,7 +108,10 @@ test_roce_frame(struct rte_mempool *mp, const uint8_t dst[6], const uint8_t src[
 	int n;
 
 	if (m == NULL || len < 74 || (p = rte_pktmbuf_append(m, (uint16_t)len)) == NULL)
+	{
 		fail_msg("test_roce_frame: no mbuf or bad length %u", len);
+		return NULL;
+	}
 	memcpy(hp.dst_mac, dst, 6);
 	memcpy(hp.src_mac, src, 6);
 	hp.opcode = 0x0A; /* RDMA_WRITE_ONLY */
