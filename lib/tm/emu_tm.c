@@ -318,9 +318,12 @@ emu_tm_port_parse(const json_t *o, const char *path, uint32_t mtu, struct emu_tm
 		emu_json_path(p, sizeof(p), path, "weights");
 		if (pc->scheduler != EMU_TM_SCHED_DWRR)
 			return emu_err_set(err, "%s: only with \"scheduler\": \"dwrr\"", p);
-		if (!json_is_array(v) || json_array_size(v) != EMU_TM_N_PRIO)
+		if (!json_is_array(v))
 			return emu_err_set(err, "%s: must be an array of 8 integers (one per "
 					   "priority), got %s", p, emu_json_type_name(v));
+		if (json_array_size(v) != EMU_TM_N_PRIO)
+			return emu_err_set(err, "%s: must have 8 weights (one per priority), got %zu",
+					   p, json_array_size(v));
 		json_array_foreach(v, i, e) {
 			char pe[EMU_JSON_PATH_LEN];
 
