@@ -612,7 +612,9 @@ emu_tm_enqueue(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t no
 			 (double)(p->q_cells[q] + cells) >
 				 tm->buf.alpha * (double)(tm->buf.total_bytes - tm->used_cells))
 			reason = EMU_TM_CTR_DROP_QUEUE_FULL;
-		if (reason != EMU_TM_CTR_MAX && in != NULL) {
+		/* Without headroom (no PFC configured) a lossless frame is dropped like a lossy
+		 * one, under the reason the shared buffer gave. */
+		if (reason != EMU_TM_CTR_MAX && in != NULL && in->cfg.headroom_bytes > 0) {
 			/* A lossless packet the shared buffer refuses goes into the headroom
 			 * of its ingress port (only the slot limit is absolute). */
 			if (p->port_pkts >= p->cfg.queue_pkts)
@@ -1024,8 +1026,12 @@ emu_tm_set(struct emu_tm *tm, uint16_t port, const char *key, const json_t *val,
 	}
 	if (strcmp(key, "buffer_kb") == 0) {
 		rc = emu_json_int_value(val, path, 1, 16 * 1024 * 1024, &i, err);
-		if (rc == 0 && apply)
+		if (rc == 0 && apply) {
+			/* a per-queue limit that followed the port's keeps following it */
+			if (p->cfg.queue_limit_bytes == p->cfg.limit_bytes)
+				p->cfg.queue_limit_bytes = (uint64_t)i * 1024;
 			p->cfg.limit_bytes = (uint64_t)i * 1024;
+		}
 		return rc;
 	}
 	return emu_err_set(err, "%s: unknown key (known: rate_gbps, delay_us, buffer_kb)", path);
