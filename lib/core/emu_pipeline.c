@@ -221,7 +221,7 @@ emu_pipeline_mbufs_needed(const struct emu_pipeline *pl, uint32_t n_rxd, uint32_
 	 * frames, whichever is less) */
 	n = emu_tm_max_queued_pkts(&pl->tm);
 	for (i = 0; i < pl->n_ports; i++)
-		/* what the delay line can hold beyond the queue + control frames + rings + TX staging */
+		/* delay line beyond the queue + control frames + rings + TX staging */
 		n += 64 + n_rxd + n_txd + EMU_TX_STAGE_PKTS + EMU_TM_CTRL_SLOTS +
 		     (emu_tm_wire_slots(&pl->tm.ports[i]) - pl->tm.ports[i].queue_pkts -
 		      EMU_TM_CTRL_SLOTS);

@@ -651,19 +651,21 @@ emu_switch_print_summary(const struct emu_switch *sw, FILE *f)
 			if (ps.max_queue_bytes == 0 && ps.paused_ns == 0 && ps.xoff_ns == 0 &&
 			    ps.ingress_bytes == 0)
 				continue;
-			fprintf(f, "    prio %u: queue %" PRIu64 " B (%" PRIu64 " pkts, max %" PRIu64
-				   " B) ingress %" PRIu64 " B headroom %" PRIu64 " B%s paused %" PRIu64
-				   " ns%s xoff %" PRIu64 " ns\n",
-				k, ps.queue_bytes, ps.queue_pkts, ps.max_queue_bytes, ps.ingress_bytes,
-				ps.headroom_bytes, ps.paused ? " PAUSED" : "", ps.paused_ns,
-				ps.xoff ? " XOFF" : "", ps.xoff_ns);
+			fprintf(f,
+				"    prio %u: queue %" PRIu64 " B (%" PRIu64 " pkts, max %" PRIu64
+				" B) ingress %" PRIu64 " B headroom %" PRIu64 " B%s paused %"
+				PRIu64 " ns%s xoff %" PRIu64 " ns\n",
+				k, ps.queue_bytes, ps.queue_pkts, ps.max_queue_bytes,
+				ps.ingress_bytes, ps.headroom_bytes, ps.paused ? " PAUSED" : "",
+				ps.paused_ns, ps.xoff ? " XOFF" : "", ps.xoff_ns);
 		}
 	}
 	{
 		uint64_t used, total;
 
 		emu_tm_buffer_use(sw->tm, &used, &total);
-		fprintf(f, "  shared buffer: %" PRIu64 " of %" PRIu64 " bytes in use\n", used, total);
+		fprintf(f, "  shared buffer: %" PRIu64 " of %" PRIu64 " bytes in use\n", used,
+			total);
 	}
 	fprintf(f, "runner:");
 	for (k = 0; k < EMU_RUN_CTR_MAX; k++)
@@ -749,15 +751,15 @@ emu_prio_array(const struct emu_switch *sw, uint16_t port)
 		struct emu_tm_prio_stats ps;
 
 		emu_tm_prio_stats(sw->tm, port, k, sw->last_now_ns, &ps);
-		json_array_append_new(a, json_pack("{s:i, s:I, s:I, s:I, s:I, s:I, s:b, s:I, s:b, s:I}",
-						   "prio", (int)k, "queue_bytes",
-						   (json_int_t)ps.queue_bytes, "queue_pkts",
-						   (json_int_t)ps.queue_pkts, "max_queue_bytes",
-						   (json_int_t)ps.max_queue_bytes, "ingress_bytes",
-						   (json_int_t)ps.ingress_bytes, "headroom_bytes",
-						   (json_int_t)ps.headroom_bytes, "paused", ps.paused,
-						   "paused_ns", (json_int_t)ps.paused_ns, "xoff",
-						   ps.xoff, "xoff_ns", (json_int_t)ps.xoff_ns));
+		json_array_append_new(
+			a, json_pack("{s:i, s:I, s:I, s:I, s:I, s:I, s:b, s:I, s:b, s:I}", "prio",
+				     (int)k, "queue_bytes", (json_int_t)ps.queue_bytes,
+				     "queue_pkts", (json_int_t)ps.queue_pkts, "max_queue_bytes",
+				     (json_int_t)ps.max_queue_bytes, "ingress_bytes",
+				     (json_int_t)ps.ingress_bytes, "headroom_bytes",
+				     (json_int_t)ps.headroom_bytes, "paused", ps.paused,
+				     "paused_ns", (json_int_t)ps.paused_ns, "xoff", ps.xoff,
+				     "xoff_ns", (json_int_t)ps.xoff_ns));
 	}
 	return a;
 }
@@ -816,7 +818,8 @@ emu_switch_stats_json(const struct emu_switch *sw)
 	json_object_set_new(root, "runner",
 			    emu_ctr_object(emu_run_ctr_names, sw->ctr, EMU_RUN_CTR_MAX));
 	json_object_set_new(root, "conservation",
-			    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b}", "rx", (json_int_t)c.rx,
+			    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b}", "rx",
+				      (json_int_t)c.rx,
 				      "created", (json_int_t)c.created, "tx", (json_int_t)c.tx,
 				      "drops", (json_int_t)c.drops, "held", (json_int_t)c.held,
 				      "consumed", (json_int_t)c.consumed,

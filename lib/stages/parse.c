@@ -52,8 +52,9 @@ parse_dscp_map(const json_t *v, const char *path, uint8_t map[64], struct emu_er
 	memset(map, 0, 64);
 	if (json_is_array(v)) {
 		if (json_array_size(v) != 64)
-			return emu_err_set(err, "%s: an array must have 64 priorities (one per DSCP), "
-					   "got %zu", path, json_array_size(v));
+			return emu_err_set(err,
+					   "%s: an array must have 64 priorities (one per DSCP), got %zu",
+					   path, json_array_size(v));
 		json_array_foreach(v, i, e) {
 			emu_json_path_idx(p, sizeof(p), path, i);
 			rc = emu_json_int_value(e, p, 0, 7, &prio, err);

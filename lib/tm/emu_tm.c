@@ -182,7 +182,8 @@ emu_tm_ecn_parse(const json_t *o, const char *path, struct emu_tm_ecn_cfg *ec,
 		return emu_err_set(err, "%s.kmax_kb: must be > kmin_kb (%lld), got %lld", path,
 				   (long long)kmin, (long long)kmax);
 	if (strcmp(at, "dequeue") != 0 && strcmp(at, "enqueue") != 0)
-		return emu_err_set(err, "%s.mark_at: must be \"dequeue\" or \"enqueue\", got \"%s\"",
+		return emu_err_set(err,
+				   "%s.mark_at: must be \"dequeue\" or \"enqueue\", got \"%s\"",
 				   path, at);
 	ec->enabled = true;
 	ec->at_enqueue = strcmp(at, "enqueue") == 0;
@@ -211,7 +212,8 @@ emu_tm_pfc_parse(const json_t *o, const char *path, uint32_t mtu, struct emu_tm_
 	has_xoff = json_object_get(o, "xoff_kb") != NULL;
 	has_cable = json_object_get(o, "cable_m") != NULL;
 	if (has_xoff == has_cable)
-		return emu_err_set(err, "%s: give either \"xoff_kb\" (and \"xon_kb\") or \"cable_m\"",
+		return emu_err_set(err,
+				   "%s: give either \"xoff_kb\" (and \"xon_kb\") or \"cable_m\"",
 				   path);
 	if (has_xoff) {
 		rc = emu_json_get_int(o, path, "xoff_kb", true, 0, 1, EMU_TM_MAX_KB, &xoff, err);
@@ -322,8 +324,9 @@ emu_tm_port_parse(const json_t *o, const char *path, uint32_t mtu, struct emu_tm
 			return emu_err_set(err, "%s: must be an array of 8 integers (one per "
 					   "priority), got %s", p, emu_json_type_name(v));
 		if (json_array_size(v) != EMU_TM_N_PRIO)
-			return emu_err_set(err, "%s: must have 8 weights (one per priority), got %zu",
-					   p, json_array_size(v));
+			return emu_err_set(err,
+					   "%s: must have 8 weights (one per priority), got %zu", p,
+					   json_array_size(v));
 		json_array_foreach(v, i, e) {
 			char pe[EMU_JSON_PATH_LEN];
 
@@ -389,7 +392,8 @@ emu_tm_buffer_parse(const json_t *o, struct emu_tm_buffer_cfg *bc, struct emu_er
 	if (rc != 0)
 		return rc;
 	if (strcmp(mode, "static") != 0 && strcmp(mode, "dynamic") != 0)
-		return emu_err_set(err, "tm.buffer.mode: must be \"static\" or \"dynamic\", got \"%s\"",
+		return emu_err_set(err,
+				   "tm.buffer.mode: must be \"static\" or \"dynamic\", got \"%s\"",
 				   mode);
 	if (strcmp(mode, "static") == 0 && json_object_get(o, "alpha") != NULL)
 		return emu_err_set(err, "tm.buffer.alpha: only with \"mode\": \"dynamic\"");
@@ -682,7 +686,8 @@ emu_tm_start(const struct emu_tm_port *p, unsigned int q, uint64_t *ns, uint32_t
 
 	if (q != EMU_TM_CTRL_Q && p->pause_until_ns[q] > arrival_ns)
 		arrival_ns = p->pause_until_ns[q];
-	if (arrival_ns > p->link_free_ns || (arrival_ns == p->link_free_ns && p->link_free_ps == 0)) {
+	if (arrival_ns > p->link_free_ns ||
+	    (arrival_ns == p->link_free_ns && p->link_free_ps == 0)) {
 		*ns = arrival_ns;
 		*ps = 0;
 	} else {
@@ -729,10 +734,12 @@ emu_tm_pick(struct emu_tm_port *p, uint64_t *start_ns, uint32_t *start_ps, bool 
 	for (;;) {
 		q = p->rr;
 		if (eligible & (1u << q)) {
-			uint32_t len = rte_pktmbuf_pkt_len(p->q[q].slots[p->q[q].head & p->q[q].mask]);
+			const struct emu_tm_fifo *f = &p->q[q];
+			uint32_t len = rte_pktmbuf_pkt_len(f->slots[f->head & f->mask]);
 
 			if (!p->rr_fresh) {
-				p->deficit[q] += (int64_t)p->cfg.weights[q] * EMU_TM_DWRR_QUANTUM_BYTES;
+				p->deficit[q] +=
+					(int64_t)p->cfg.weights[q] * EMU_TM_DWRR_QUANTUM_BYTES;
 				p->rr_fresh = true;
 			}
 			if (p->deficit[q] >= (int64_t)len) {
@@ -927,7 +934,8 @@ emu_tm_next_event_ns(const struct emu_tm *tm)
 		uint32_t start_ps;
 
 		if (emu_tm_fifo_count(&p->wire) > 0)
-			next = RTE_MIN(next, emu_meta(p->wire.slots[p->wire.head & p->wire.mask])->ts_ns);
+			next = RTE_MIN(next,
+				       emu_meta(p->wire.slots[p->wire.head & p->wire.mask])->ts_ns);
 		/* includes pause expiries of non-empty queues (pick does not commit) */
 		if (emu_tm_fifo_count(&p->wire) <= p->wire.mask &&
 		    emu_tm_pick(p, &start_ns, &start_ps, false) >= 0)
