@@ -129,7 +129,9 @@ int
 emu_pipeline_from_json(json_t *root, const char *file, struct emu_pipeline **out,
 		       struct emu_err *err)
 {
+	uint32_t mtus[EMU_MAX_PORTS];
 	struct emu_pipeline *pl;
+	unsigned int i;
 	char *tmp;
 	int64_t mbufs;
 	int rc;
@@ -159,9 +161,12 @@ emu_pipeline_from_json(json_t *root, const char *file, struct emu_pipeline **out
 		rc = emu_pipeline_stage_list(pl, "ingress", err);
 	if (rc == 0)
 		rc = emu_pipeline_stage_list(pl, "egress", err);
-	if (rc == 0)
+	if (rc == 0) {
+		for (i = 0; i < pl->n_ports; i++)
+			mtus[i] = pl->ports[i].mtu;
 		rc = emu_tm_cfg_parse(json_object_get(root, "tm"), pl->n_ports, pl->port_names,
-				      &pl->tm, err);
+				      mtus, &pl->tm, err);
+	}
 	if (rc == 0)
 		rc = emu_json_get_int(root, "", "mbufs", false, 0, 0, 1 << 26, &mbufs, err);
 	if (rc != 0)
@@ -212,10 +217,14 @@ emu_pipeline_mbufs_needed(const struct emu_pipeline *pl, uint32_t n_rxd, uint32_
 
 	if (pl->mbufs != 0)
 		return pl->mbufs;
+	/* what the queues can hold (slots, or the shared buffer plus headroom in minimum
+	 * frames, whichever is less) */
+	n = emu_tm_max_queued_pkts(&pl->tm);
 	for (i = 0; i < pl->n_ports; i++)
-		/* queue + what the delay line can hold beyond it + rings + TX staging */
-		n += (uint64_t)pl->tm.ports[i].queue_pkts + 64 + n_rxd + n_txd + EMU_TX_STAGE_PKTS +
-		     (emu_tm_wire_slots(&pl->tm.ports[i]) - pl->tm.ports[i].queue_pkts);
+		/* delay line beyond the queue + control frames + rings + TX staging */
+		n += 64 + n_rxd + n_txd + EMU_TX_STAGE_PKTS + EMU_TM_CTRL_SLOTS +
+		     (emu_tm_wire_slots(&pl->tm.ports[i]) - pl->tm.ports[i].queue_pkts -
+		      EMU_TM_CTRL_SLOTS);
 	n += 4096; /* stages' created frames, flood copies, per-lcore caches */
 	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }

@@ -28,6 +28,8 @@
 
 #define EMU_META_PARSED 0x01  /**< pkt below is valid for this mbuf */
 #define EMU_META_CREATED 0x02 /**< the emulator made this frame (CNP, PFC, flood copy) */
+#define EMU_META_MACCTL 0x04  /**< a MAC control frame the switch sends (TM control queue) */
+#define EMU_META_HEADROOM 0x08 /**< TM: the packet occupies lossless headroom, not shared buffer */
 
 /** Per-packet metadata, kept in the mbuf private area of every pool rocemu creates. */
 struct emu_pkt_meta {

@@ -6,11 +6,15 @@
 
 #include <rte_malloc.h>
 
+#include "lib/proto/roce_build.h"
+#include "lib/proto/roce_mbuf.h"
 #include "emu_json.h"
 #include "emu_profile.h"
 #include "emu_switch.h"
 
 #define EMU_EMIT_CAP (EMU_BURST * 4)
+#define EMU_TM_RNG_STREAM 0x544dULL /* "TM": independent of the stages' streams 1..n */
+#define EMU_ETHERTYPE_MAC_CONTROL 0x8808 /* DPDK 22.11 has no constant for it */
 
 /* Counters the runner itself keeps (drop_* count in conservation). */
 #define EMU_RUN_FOREACH_CTR(_) \
@@ -20,7 +24,10 @@
 	_(DROP_BAD_PORT, "drop_bad_port") \
 	_(DROP_FLOOD_NOMBUF, "drop_flood_nombuf") \
 	_(DROP_DISCARDED_AT_EXIT, "drop_discarded_at_exit") \
-	_(PROFILE_CHANGES, "profile_changes")
+	_(PROFILE_CHANGES, "profile_changes") \
+	_(CONSUMED_MAC_CONTROL, "consumed_mac_control") \
+	_(PFC_CREATED, "pfc_created") \
+	_(PFC_NOT_SENT_NOMBUF, "pfc_not_sent_nombuf")
 
 enum emu_run_ctr {
 #define EMU_RUN_CTR_ENUM(e, s) EMU_RUN_CTR_##e,
@@ -60,6 +67,7 @@ struct emu_switch {
 	unsigned int n_ingress; /* stages[0 .. n_ingress) are ingress, the rest egress */
 	struct emu_stage_inst stages[EMU_MAX_STAGES];
 	struct emu_tm *tm;
+	struct emu_rng tm_rng; /* ECN marking decisions */
 	struct emu_port_stats port_stats[EMU_MAX_PORTS];
 	struct emu_tx_stage tx[EMU_MAX_PORTS];
 	uint64_t ctr[EMU_RUN_CTR_MAX];
@@ -182,6 +190,7 @@ emu_switch_create(struct emu_pipeline *pl, struct rte_mempool *pool, uint64_t se
 	sw->tm = emu_tm_create(&pl->tm, err);
 	if (sw->tm == NULL)
 		goto fail;
+	emu_rng_seed(&sw->tm_rng, seed, EMU_TM_RNG_STREAM);
 	return sw;
 fail:
 	emu_switch_free(sw);
@@ -254,7 +263,7 @@ emu_switch_enqueue(struct emu_switch *sw, struct rte_mbuf *m, uint64_t now_ns)
 	unsigned int p;
 
 	if (out < sw->n_ports) {
-		emu_tm_enqueue(sw->tm, out, m, now_ns);
+		emu_tm_enqueue(sw->tm, out, m, now_ns, &sw->tm_rng);
 		return;
 	}
 	if (out == EMU_PORT_NONE) {
@@ -291,10 +300,10 @@ emu_switch_enqueue(struct emu_switch *sw, struct rte_mbuf *m, uint64_t now_ns)
 			*emu_meta(c) = *meta;
 			emu_meta(c)->out_port = targets[p];
 			emu_meta(c)->flags |= EMU_META_CREATED;
-			emu_tm_enqueue(sw->tm, targets[p], c, now_ns);
+			emu_tm_enqueue(sw->tm, targets[p], c, now_ns, &sw->tm_rng);
 		}
 		meta->out_port = targets[0];
-		emu_tm_enqueue(sw->tm, targets[0], m, now_ns);
+		emu_tm_enqueue(sw->tm, targets[0], m, now_ns, &sw->tm_rng);
 	}
 }
 
@@ -312,10 +321,84 @@ emu_switch_flush_emit(struct emu_switch *sw, uint64_t now_ns)
 		meta->ts_ns = now_ns;
 		meta->in_port = EMU_PORT_SELF;
 		meta->out_port = sw->emit.ports[i];
-		meta->flags |= EMU_META_CREATED;
+		meta->flags = (uint8_t)((meta->flags & ~EMU_META_MACCTL) | EMU_META_CREATED);
 		emu_switch_enqueue(sw, m, now_ns);
 	}
 	sw->emit.n = 0;
+}
+
+/* Source MAC of the PFC frames port @p port sends: 02:72:6f:63:65:<port> ("roce"). */
+static void
+emu_switch_port_mac(uint16_t port, uint8_t mac[6])
+{
+	static const uint8_t base[5] = { 0x02, 0x72, 0x6f, 0x63, 0x65 };
+
+	memcpy(mac, base, sizeof(base));
+	mac[5] = (uint8_t)port;
+}
+
+/* Build the PFC frames the TM asks for and queue them on their (ingress) ports' control
+ * queues, which the pause state does not hold back. */
+static void
+emu_switch_send_pfc(struct emu_switch *sw, uint64_t now_ns)
+{
+	struct emu_tm_pfc_frame frames[EMU_MAX_PORTS];
+	unsigned int i, n;
+
+	n = emu_tm_pfc_collect(sw->tm, now_ns, frames, EMU_MAX_PORTS);
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = rte_pktmbuf_alloc(sw->pool);
+		struct emu_pkt_meta *meta;
+		uint8_t mac[6];
+		char *buf;
+		int len;
+
+		buf = m != NULL ? rte_pktmbuf_append(m, EMU_TM_MIN_FRAME_BYTES) : NULL;
+		if (buf == NULL) {
+			rte_pktmbuf_free(m);
+			sw->ctr[EMU_RUN_CTR_PFC_NOT_SENT_NOMBUF] += 1;
+			continue;
+		}
+		emu_switch_port_mac(frames[i].port, mac);
+		len = roce_build_pfc((uint8_t *)buf, EMU_TM_MIN_FRAME_BYTES, mac, frames[i].vector,
+				     frames[i].quanta);
+		RTE_VERIFY(len == EMU_TM_MIN_FRAME_BYTES);
+		meta = emu_meta(m);
+		memset(meta, 0, sizeof(*meta));
+		meta->ts_ns = now_ns;
+		meta->in_port = EMU_PORT_SELF;
+		meta->out_port = frames[i].port;
+		meta->flags = EMU_META_CREATED | EMU_META_MACCTL;
+		sw->ctr[EMU_RUN_CTR_CREATED] += 1;
+		sw->ctr[EMU_RUN_CTR_PFC_CREATED] += 1;
+		emu_tm_enqueue(sw->tm, frames[i].port, m, now_ns, &sw->tm_rng);
+	}
+}
+
+/* MAC control frames (PAUSE, PFC) that arrived on @p port are honoured and consumed, never
+ * forwarded; returns true when @p m was one. */
+static bool
+emu_switch_mac_control(struct emu_switch *sw, uint16_t port, struct rte_mbuf *m, uint64_t now_ns)
+{
+	struct emu_pkt_meta *meta = emu_meta(m);
+	const struct roce_pkt *pkt = &meta->pkt;
+
+	if (!(meta->flags & EMU_META_PARSED)) {
+		const uint8_t *eth = rte_pktmbuf_mtod(m, const uint8_t *);
+
+		/* MAC control frames are never tagged: EtherType at offset 12 */
+		if (m->data_len < 14 || ((eth[12] << 8) | eth[13]) != EMU_ETHERTYPE_MAC_CONTROL)
+			return false;
+		roce_parse_mbuf(m, 4791, &meta->pkt);
+		meta->flags |= EMU_META_PARSED;
+	}
+	if (pkt->cls != ROCE_CLASS_MAC_CONTROL)
+		return false;
+	emu_tm_pause_rx(sw->tm, port, now_ns, pkt->macctl_opcode, pkt->pfc_enable,
+			pkt->pause_quanta, &sw->tm_rng);
+	sw->ctr[EMU_RUN_CTR_CONSUMED_MAC_CONTROL] += 1;
+	rte_pktmbuf_free(m);
+	return true;
 }
 
 void
@@ -342,8 +425,10 @@ emu_switch_rx(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts, uint
 	ps->rx_bytes += bytes;
 	n = emu_switch_run_stages(sw, 0, sw->n_ingress, pkts, n, now_ns);
 	for (i = 0; i < n; i++)
-		emu_switch_enqueue(sw, pkts[i], now_ns);
+		if (!emu_switch_mac_control(sw, port, pkts[i], now_ns))
+			emu_switch_enqueue(sw, pkts[i], now_ns);
 	emu_switch_flush_emit(sw, now_ns);
+	emu_switch_send_pfc(sw, now_ns);
 }
 
 uint16_t
@@ -358,7 +443,8 @@ emu_switch_tx_prepare(struct emu_switch *sw, uint16_t port, uint64_t now_ns,
 	emu_switch_profile_tick(sw, now_ns);
 	while ((room = EMU_TX_STAGE_PKTS - tx->n) > 0) {
 		burst = &tx->pkts[tx->n];
-		n = emu_tm_dequeue(sw->tm, port, now_ns, burst, RTE_MIN(room, EMU_BURST));
+		n = emu_tm_dequeue(sw->tm, port, now_ns, burst, RTE_MIN(room, EMU_BURST),
+				   &sw->tm_rng);
 		if (n == 0)
 			break;
 		n = emu_switch_run_stages(sw, sw->n_ingress, sw->n_stages, burst, n, now_ns);
@@ -367,6 +453,7 @@ emu_switch_tx_prepare(struct emu_switch *sw, uint16_t port, uint64_t now_ns,
 		tx->n += n;
 		emu_switch_flush_emit(sw, now_ns);
 	}
+	emu_switch_send_pfc(sw, now_ns);
 	*pkts = tx->pkts;
 	return tx->n;
 }
@@ -453,7 +540,8 @@ emu_switch_discard_held(struct emu_switch *sw)
 		rte_pktmbuf_free_bulk(sw->tx[i].pkts, sw->tx[i].n);
 		sw->tx[i].n = 0;
 		/* Drain the TM as if its clock ran out. */
-		while ((n = emu_tm_dequeue(sw->tm, i, UINT64_MAX / 2, burst, EMU_BURST)) > 0) {
+		while ((n = emu_tm_dequeue(sw->tm, i, UINT64_MAX / 2, burst, EMU_BURST,
+					   &sw->tm_rng)) > 0) {
 			sw->ctr[EMU_RUN_CTR_DROP_DISCARDED_AT_EXIT] += n;
 			rte_pktmbuf_free_bulk(burst, n);
 		}
@@ -490,7 +578,9 @@ emu_switch_conservation(const struct emu_switch *sw, struct emu_conservation *c)
 			c->drops += sw->ctr[k];
 	c->created = sw->ctr[EMU_RUN_CTR_CREATED] + sw->ctr[EMU_RUN_CTR_FLOOD_COPIES];
 	c->held = emu_switch_held(sw);
-	c->unaccounted = (int64_t)(c->rx + c->created) - (int64_t)(c->tx + c->drops + c->held);
+	c->consumed = sw->ctr[EMU_RUN_CTR_CONSUMED_MAC_CONTROL];
+	c->unaccounted = (int64_t)(c->rx + c->created) -
+			 (int64_t)(c->tx + c->drops + c->held + c->consumed);
 }
 
 void
@@ -501,8 +591,8 @@ emu_switch_conservation_line(const struct emu_switch *sw, char *buf, size_t len)
 	emu_switch_conservation(sw, &c);
 	snprintf(buf, len,
 		 "conservation: rx %" PRIu64 " + created %" PRIu64 " = tx %" PRIu64
-		 " + drops %" PRIu64 " + held %" PRIu64 ": %s",
-		 c.rx, c.created, c.tx, c.drops, c.held,
+		 " + drops %" PRIu64 " + held %" PRIu64 " + consumed %" PRIu64 ": %s",
+		 c.rx, c.created, c.tx, c.drops, c.held, c.consumed,
 		 c.unaccounted == 0 ? "OK" : "MISMATCH");
 	if (c.unaccounted != 0) {
 		size_t used = strlen(buf);
@@ -551,8 +641,31 @@ emu_switch_print_summary(const struct emu_switch *sw, FILE *f)
 			sw->pl->port_names[i], (double)pc->rate_bps / 1e9, pc->delay_ns,
 			emu_tm_port_held(sw->tm, i));
 		for (k = 0; k < EMU_TM_CTR_MAX; k++)
-			fprintf(f, " %s=%" PRIu64, emu_tm_ctr_names[k], tc[k]);
+			if (tc[k] != 0 || k < EMU_TM_CTR_DROP_QUEUE_FULL)
+				fprintf(f, " %s=%" PRIu64, emu_tm_ctr_names[k], tc[k]);
 		fprintf(f, "\n");
+		for (k = 0; k < EMU_TM_N_PRIO; k++) {
+			struct emu_tm_prio_stats ps;
+
+			emu_tm_prio_stats(sw->tm, i, k, sw->last_now_ns, &ps);
+			if (ps.max_queue_bytes == 0 && ps.paused_ns == 0 && ps.xoff_ns == 0 &&
+			    ps.ingress_bytes == 0)
+				continue;
+			fprintf(f,
+				"    prio %u: queue %" PRIu64 " B (%" PRIu64 " pkts, max %" PRIu64
+				" B) ingress %" PRIu64 " B headroom %" PRIu64 " B%s paused %"
+				PRIu64 " ns%s xoff %" PRIu64 " ns\n",
+				k, ps.queue_bytes, ps.queue_pkts, ps.max_queue_bytes,
+				ps.ingress_bytes, ps.headroom_bytes, ps.paused ? " PAUSED" : "",
+				ps.paused_ns, ps.xoff ? " XOFF" : "", ps.xoff_ns);
+		}
+	}
+	{
+		uint64_t used, total;
+
+		emu_tm_buffer_use(sw->tm, &used, &total);
+		fprintf(f, "  shared buffer: %" PRIu64 " of %" PRIu64 " bytes in use\n", used,
+			total);
 	}
 	fprintf(f, "runner:");
 	for (k = 0; k < EMU_RUN_CTR_MAX; k++)
@@ -628,6 +741,29 @@ emu_ctr_object(const char *const *names, const uint64_t *vals, unsigned int n)
 	return o;
 }
 
+static json_t *
+emu_prio_array(const struct emu_switch *sw, uint16_t port)
+{
+	json_t *a = json_array();
+	unsigned int k;
+
+	for (k = 0; k < EMU_TM_N_PRIO; k++) {
+		struct emu_tm_prio_stats ps;
+
+		emu_tm_prio_stats(sw->tm, port, k, sw->last_now_ns, &ps);
+		json_array_append_new(
+			a, json_pack("{s:i, s:I, s:I, s:I, s:I, s:I, s:b, s:I, s:b, s:I}", "prio",
+				     (int)k, "queue_bytes", (json_int_t)ps.queue_bytes,
+				     "queue_pkts", (json_int_t)ps.queue_pkts, "max_queue_bytes",
+				     (json_int_t)ps.max_queue_bytes, "ingress_bytes",
+				     (json_int_t)ps.ingress_bytes, "headroom_bytes",
+				     (json_int_t)ps.headroom_bytes, "paused", ps.paused,
+				     "paused_ns", (json_int_t)ps.paused_ns, "xoff", ps.xoff,
+				     "xoff_ns", (json_int_t)ps.xoff_ns));
+	}
+	return a;
+}
+
 json_t *
 emu_switch_stats_json(const struct emu_switch *sw)
 {
@@ -646,13 +782,14 @@ emu_switch_stats_json(const struct emu_switch *sw)
 						(json_int_t)ps->rx_bytes, "tx_pkts",
 						(json_int_t)ps->tx_pkts, "tx_bytes",
 						(json_int_t)ps->tx_bytes));
-		json_array_append_new(tm, json_pack("{s:s, s:I, s:o}", "port",
+		json_array_append_new(tm, json_pack("{s:s, s:I, s:o, s:o}", "port",
 						    sw->pl->port_names[i], "held",
 						    (json_int_t)emu_tm_port_held(sw->tm, i),
 						    "counters",
 						    emu_ctr_object(emu_tm_ctr_names,
 								   emu_tm_port_ctrs(sw->tm, i),
-								   EMU_TM_CTR_MAX)));
+								   EMU_TM_CTR_MAX),
+						    "priorities", emu_prio_array(sw, i)));
 	}
 	for (i = 0; i < sw->n_stages; i++) {
 		const struct emu_stage_inst *st = &sw->stages[i];
@@ -670,12 +807,22 @@ emu_switch_stats_json(const struct emu_switch *sw)
 	json_object_set_new(root, "ports", ports);
 	json_object_set_new(root, "stages", stages);
 	json_object_set_new(root, "tm", tm);
+	{
+		uint64_t used, total;
+
+		emu_tm_buffer_use(sw->tm, &used, &total);
+		json_object_set_new(root, "buffer",
+				    json_pack("{s:I, s:I}", "used_bytes", (json_int_t)used,
+					      "total_bytes", (json_int_t)total));
+	}
 	json_object_set_new(root, "runner",
 			    emu_ctr_object(emu_run_ctr_names, sw->ctr, EMU_RUN_CTR_MAX));
 	json_object_set_new(root, "conservation",
-			    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:b}", "rx", (json_int_t)c.rx,
+			    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b}", "rx",
+				      (json_int_t)c.rx,
 				      "created", (json_int_t)c.created, "tx", (json_int_t)c.tx,
 				      "drops", (json_int_t)c.drops, "held", (json_int_t)c.held,
+				      "consumed", (json_int_t)c.consumed,
 				      "unaccounted", (json_int_t)c.unaccounted, "ok",
 				      c.unaccounted == 0));
 	return root;

@@ -13,9 +13,10 @@
  *     emu_switch_tx_prepare()/emu_switch_tx_done()
  *                      TM dequeue (departure <= now) -> egress stages -> TX
  *
- * Conservation: rx + created = tx + drops + held, where drops are every
- * counter named drop_* (stages, TM, runner) and held is what the TM, the
- * stages and the TX staging buffers still own.
+ * Conservation: rx + created = tx + drops + held + consumed, where drops are
+ * every counter named drop_* (stages, TM, runner), held is what the TM, the
+ * stages and the TX staging buffers still own, and consumed counts the MAC
+ * control frames (PAUSE, PFC) the switch honoured instead of forwarding.
  */
 
 #include <stdbool.h>
@@ -115,13 +116,14 @@ void emu_switch_discard_held(struct emu_switch *sw);
 
 struct emu_conservation {
 	uint64_t rx, created, tx, drops, held;
-	int64_t unaccounted; /**< rx + created - tx - drops - held: zero when correct */
+	uint64_t consumed;   /**< MAC control frames honoured, never forwarded */
+	int64_t unaccounted; /**< rx + created - tx - drops - held - consumed: zero when correct */
 };
 
 /** Compute the conservation totals from all counters. */
 void emu_switch_conservation(const struct emu_switch *sw, struct emu_conservation *c);
 
-/** The conservation line: "conservation: rx N + created N = tx N + drops N + held N: OK". */
+/** The conservation line: "conservation: rx N + created N = tx N + drops N + held N + consumed N: OK". */
 void emu_switch_conservation_line(const struct emu_switch *sw, char *buf, size_t len);
 
 /** Print the human summary (ports, stages, TM, drops by reason, conservation). */

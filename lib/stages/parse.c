@@ -4,8 +4,11 @@
  * packet's metadata, where later stages read it. Counts packets per class and
  * per malformation reason. Transparent: nothing is dropped unless
  * "drop_invalid" is set (then frames that look like RoCE but are malformed go).
- * The traffic class comes from the outermost 802.1p PCP.
+ * The priority (meta->prio, the TM queue) comes from the DSCP through "dscp_map"
+ * ("trust": "dscp", the default, as RoCE deployments do) or from the outermost
+ * 802.1p PCP ("trust": "pcp"); frames without an IP header always use the PCP.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "lib/core/emu_json.h"
@@ -24,14 +27,61 @@ static char parse_ctr_buf[PARSE_CTR_MAX][48];
 static const char *parse_ctr_names[PARSE_CTR_MAX];
 
 static const char *const parse_keys[] = { "roce_udp_port", "drop_invalid", "verify_icrc",
-					  "drop_bad_icrc", NULL };
+					  "drop_bad_icrc", "trust", "dscp_map", NULL };
 
 struct parse_priv {
 	uint16_t roce_port;
 	bool drop_invalid;
 	bool verify_icrc;
 	bool drop_bad_icrc;
+	bool trust_dscp;
+	uint8_t dscp_prio[64];
 };
+
+/* dscp_map: {"26": 3, ...} (unlisted DSCPs -> 0) or an array of 64 priorities. */
+static int
+parse_dscp_map(const json_t *v, const char *path, uint8_t map[64], struct emu_err *err)
+{
+	char p[EMU_JSON_PATH_LEN];
+	const char *key;
+	const json_t *e;
+	int64_t prio;
+	size_t i;
+	int rc;
+
+	memset(map, 0, 64);
+	if (json_is_array(v)) {
+		if (json_array_size(v) != 64)
+			return emu_err_set(err,
+					   "%s: an array must have 64 priorities (one per DSCP), got %zu",
+					   path, json_array_size(v));
+		json_array_foreach(v, i, e) {
+			emu_json_path_idx(p, sizeof(p), path, i);
+			rc = emu_json_int_value(e, p, 0, 7, &prio, err);
+			if (rc != 0)
+				return rc;
+			map[i] = (uint8_t)prio;
+		}
+		return 0;
+	}
+	if (!json_is_object(v))
+		return emu_err_set(err, "%s: must be an object (\"26\": 3) or an array of 64 "
+				   "priorities, got %s", path, emu_json_type_name(v));
+	json_object_foreach((json_t *)(uintptr_t)v, key, e) {
+		char *end;
+		long dscp = strtol(key, &end, 10);
+
+		emu_json_path(p, sizeof(p), path, key);
+		if (key[0] < '0' || key[0] > '9' || *end != '\0' || dscp > 63)
+			return emu_err_set(err, "%s: keys must be DSCP values 0-63, got \"%s\"", p,
+					   key);
+		rc = emu_json_int_value(e, p, 0, 7, &prio, err);
+		if (rc != 0)
+			return rc;
+		map[dscp] = (uint8_t)prio;
+	}
+	return 0;
+}
 
 /* Fill the name table once (control path, idempotent). */
 static void
@@ -56,6 +106,9 @@ static int
 parse_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, struct emu_err *err)
 {
 	struct parse_priv *pp = priv;
+	char path[EMU_JSON_PATH_LEN];
+	const char *trust;
+	const json_t *map;
 	int64_t port;
 	int rc;
 
@@ -70,8 +123,28 @@ parse_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, struc
 	if (rc == 0)
 		rc = emu_json_get_bool(cfg, env->path, "drop_bad_icrc", false, false,
 				       &pp->drop_bad_icrc, err);
+	if (rc == 0)
+		rc = emu_json_get_str(cfg, env->path, "trust", false, "dscp", &trust, err);
 	if (rc != 0)
 		return rc;
+	if (strcmp(trust, "dscp") != 0 && strcmp(trust, "pcp") != 0)
+		return emu_err_set(err, "%s.trust: must be \"dscp\" or \"pcp\", got \"%s\"",
+				   env->path, trust);
+	pp->trust_dscp = strcmp(trust, "dscp") == 0;
+	map = json_object_get(cfg, "dscp_map");
+	if (map != NULL) {
+		emu_json_path(path, sizeof(path), env->path, "dscp_map");
+		if (!pp->trust_dscp)
+			return emu_err_set(err, "%s: only with \"trust\": \"dscp\"", path);
+		rc = parse_dscp_map(map, path, pp->dscp_prio, err);
+		if (rc != 0)
+			return rc;
+	} else {
+		/* RoCE data DSCP 26 -> 3, CNP DSCP 48 -> 6 (PROTOCOL.md) */
+		memset(pp->dscp_prio, 0, sizeof(pp->dscp_prio));
+		pp->dscp_prio[26] = 3;
+		pp->dscp_prio[48] = 6;
+	}
 	if (pp->drop_bad_icrc && !pp->verify_icrc)
 		return emu_err_set(err, "%s.drop_bad_icrc: needs \"verify_icrc\": true", env->path);
 	pp->roce_port = (uint16_t)port;
@@ -93,7 +166,8 @@ parse_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst_c
 		/* Multi-segment aware: short headers are linearised on the stack. */
 		cls = roce_parse_mbuf(m, pp->roce_port, p);
 		meta->flags |= EMU_META_PARSED;
-		meta->prio = p->pcp;
+		meta->prio = pp->trust_dscp && p->ip_version != 0 ? pp->dscp_prio[p->dscp & 63] :
+								      p->pcp;
 		ctx->ctr[PARSE_CTR_CLASS(cls)] += 1;
 		if (p->reason != ROCE_REASON_OK)
 			ctx->ctr[PARSE_CTR_REASON(p->reason)] += 1;

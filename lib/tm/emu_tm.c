@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <rte_common.h>
 
 #include "lib/core/emu_json.h"
+#include "lib/proto/roce_rewrite.h"
 #include "emu_tm.h"
 
 const char *const emu_tm_ctr_names[EMU_TM_CTR_MAX] = {
@@ -25,19 +27,41 @@ struct emu_tm_fifo {
 
 struct emu_tm_port {
 	struct emu_tm_port_cfg cfg;
-	struct emu_tm_fifo q;    /* waiting for the link */
-	struct emu_tm_fifo wire; /* serialised, waiting for departure (delay line) */
-	uint64_t q_bytes;
+	/* Egress side */
+	struct emu_tm_fifo q[EMU_TM_N_Q]; /* waiting for the link, one per priority + control */
+	struct emu_tm_fifo wire;          /* serialised, waiting for departure (delay line) */
+	uint64_t q_bytes[EMU_TM_N_Q];     /* raw frame bytes, for ECN and stats */
+	uint64_t q_cells[EMU_TM_N_Q];     /* shared-buffer bytes in cells (headroom excluded) */
+	uint64_t max_q_bytes[EMU_TM_N_Q];
+	uint64_t port_cells;              /* sum of q_cells */
+	uint32_t port_pkts;               /* data packets queued (control queue excluded) */
+	int64_t deficit[EMU_TM_N_PRIO];   /* DWRR */
+	uint8_t rr;                       /* DWRR: queue whose turn it is */
+	bool rr_fresh;                    /* DWRR: rr got its quantum for this turn */
 	/* When the link finishes its current frame: ns plus picoseconds (0-999). Times are
 	 * epoch-based nanoseconds, so a single picosecond counter would overflow 64 bits. */
 	uint64_t link_free_ns;
 	uint32_t link_free_ps;
 	uint64_t busy_ps; /* exact; the busy_ns counter is derived from it */
+	/* Received PFC/PAUSE: queue q may not start before pause_until_ns[q]. */
+	uint64_t pause_until_ns[EMU_TM_N_PRIO];
+	uint64_t pause_start_ns[EMU_TM_N_PRIO];
+	uint64_t paused_ns[EMU_TM_N_PRIO]; /* closed pause intervals */
+	/* Ingress side: lossless bytes that arrived here and are still queued somewhere. */
+	uint64_t ing_bytes[EMU_TM_N_PRIO];
+	uint64_t hr_cells[EMU_TM_N_PRIO];  /* headroom in use */
+	bool xoff[EMU_TM_N_PRIO];
+	uint64_t xoff_start_ns[EMU_TM_N_PRIO];
+	uint64_t xoff_ns[EMU_TM_N_PRIO];   /* closed XOFF intervals */
+	uint64_t refresh_ns[EMU_TM_N_PRIO]; /* re-send XOFF at this time */
+	uint16_t pfc_pending;              /* priorities whose state must be sent */
 	uint64_t ctr[EMU_TM_CTR_MAX];
 };
 
 struct emu_tm {
 	unsigned int n_ports;
+	struct emu_tm_buffer_cfg buf;
+	uint64_t used_cells; /* shared buffer in use */
 	struct emu_tm_port ports[EMU_MAX_PORTS];
 };
 
@@ -73,40 +97,207 @@ emu_tm_fifo_fini(struct emu_tm_fifo *f)
 void
 emu_tm_port_cfg_default(struct emu_tm_port_cfg *pc)
 {
+	unsigned int i;
+
+	memset(pc, 0, sizeof(*pc));
 	pc->rate_bps = 100000000000ULL;
 	pc->limit_bytes = 4ULL << 20;
+	pc->queue_limit_bytes = pc->limit_bytes;
 	pc->queue_pkts = 4096;
 	pc->delay_ns = 0;
+	pc->scheduler = EMU_TM_SCHED_STRICT;
+	pc->lossless_mask = 1u << 3;
+	for (i = 0; i < EMU_TM_N_PRIO; i++)
+		pc->weights[i] = 1;
+	pc->pfc.quanta = 0xFFFF;
 }
 
-static const char *const emu_tm_keys[] = { "ports", NULL };
+void
+emu_tm_cfg_default(struct emu_tm_cfg *cfg, unsigned int n_ports)
+{
+	unsigned int i;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->n_ports = n_ports;
+	for (i = 0; i < n_ports; i++) {
+		emu_tm_port_cfg_default(&cfg->ports[i]);
+		cfg->buffer.total_bytes += cfg->ports[i].limit_bytes;
+	}
+	cfg->buffer.dynamic = false;
+	cfg->buffer.alpha = 1.0;
+	cfg->buffer.cell_bytes = 1;
+}
+
+static const char *const emu_tm_keys[] = { "ports", "buffer", NULL };
+static const char *const emu_tm_buffer_keys[] = { "total_kb", "mode", "alpha", "cell_bytes", NULL };
 static const char *const emu_tm_port_keys[] = {
-	"port", "rate_gbps", "buffer_kb", "queue_pkts", "delay_us", NULL
+	"port", "rate_gbps", "buffer_kb", "queue_kb", "queue_pkts", "delay_us", "headroom_kb",
+	"scheduler", "weights", "lossless", "ecn", "pfc", NULL
 };
+static const char *const emu_tm_ecn_keys[] = { "kmin_kb", "kmax_kb", "pmax", "mark_at", NULL };
+static const char *const emu_tm_pfc_keys[] = { "xoff_kb", "xon_kb", "cable_m", "quanta", NULL };
 
 #define EMU_TM_MAX_RATE_GBPS 1600.0
 #define EMU_TM_MAX_DELAY_US 10000000.0 /* 10 s */
+#define EMU_TM_MAX_KB (16 * 1024 * 1024)
+
+uint64_t
+emu_tm_pfc_xoff_bytes(double cable_m, uint64_t rate_bps, uint32_t mtu)
+{
+	/* xoff_bytes = (301 + 2.16 * cable_m) * speed_Gbps + 2.72 * MTU (NVIDIA mlx5) */
+	return (uint64_t)ceil((301.0 + 2.16 * cable_m) * ((double)rate_bps / 1e9) +
+			      2.72 * (double)mtu);
+}
+
+uint64_t
+emu_tm_pause_ns(uint16_t quanta, uint64_t rate_bps)
+{
+	/* quanta * 512 bits / rate; quanta * 512e9 < 2^56, no overflow */
+	return ((uint64_t)quanta * EMU_TM_PFC_QUANTUM_BITS * 1000000000ULL + rate_bps - 1) /
+	       rate_bps;
+}
 
 static int
-emu_tm_port_parse(const json_t *o, const char *path, struct emu_tm_port_cfg *pc,
+emu_tm_ecn_parse(const json_t *o, const char *path, struct emu_tm_ecn_cfg *ec,
+		 struct emu_err *err)
+{
+	int64_t kmin, kmax;
+	const char *at;
+	int rc;
+
+	rc = emu_json_expect_object(o, path, err);
+	if (rc == 0)
+		rc = emu_json_check_keys(o, path, emu_tm_ecn_keys, err);
+	if (rc == 0)
+		rc = emu_json_get_int(o, path, "kmin_kb", true, 0, 0, EMU_TM_MAX_KB, &kmin, err);
+	if (rc == 0)
+		rc = emu_json_get_int(o, path, "kmax_kb", true, 0, 0, EMU_TM_MAX_KB, &kmax, err);
+	if (rc == 0)
+		rc = emu_json_get_num(o, path, "pmax", true, 0, 0.0, false, 1.0, &ec->pmax, err);
+	if (rc == 0)
+		rc = emu_json_get_str(o, path, "mark_at", false, "dequeue", &at, err);
+	if (rc != 0)
+		return rc;
+	if (kmax <= kmin)
+		return emu_err_set(err, "%s.kmax_kb: must be > kmin_kb (%lld), got %lld", path,
+				   (long long)kmin, (long long)kmax);
+	if (strcmp(at, "dequeue") != 0 && strcmp(at, "enqueue") != 0)
+		return emu_err_set(err,
+				   "%s.mark_at: must be \"dequeue\" or \"enqueue\", got \"%s\"",
+				   path, at);
+	ec->enabled = true;
+	ec->at_enqueue = strcmp(at, "enqueue") == 0;
+	ec->kmin_bytes = (uint64_t)kmin * 1024;
+	ec->kmax_bytes = (uint64_t)kmax * 1024;
+	return 0;
+}
+
+static int
+emu_tm_pfc_parse(const json_t *o, const char *path, uint32_t mtu, struct emu_tm_port_cfg *pc,
+		 struct emu_err *err)
+{
+	struct emu_tm_pfc_cfg *fc = &pc->pfc;
+	bool has_xoff, has_cable;
+	int64_t xoff, xon, quanta;
+	double cable_m;
+	int rc;
+
+	rc = emu_json_expect_object(o, path, err);
+	if (rc == 0)
+		rc = emu_json_check_keys(o, path, emu_tm_pfc_keys, err);
+	if (rc == 0)
+		rc = emu_json_get_int(o, path, "quanta", false, 0xFFFF, 1, 0xFFFF, &quanta, err);
+	if (rc != 0)
+		return rc;
+	has_xoff = json_object_get(o, "xoff_kb") != NULL;
+	has_cable = json_object_get(o, "cable_m") != NULL;
+	if (has_xoff == has_cable)
+		return emu_err_set(err,
+				   "%s: give either \"xoff_kb\" (and \"xon_kb\") or \"cable_m\"",
+				   path);
+	if (has_xoff) {
+		rc = emu_json_get_int(o, path, "xoff_kb", true, 0, 1, EMU_TM_MAX_KB, &xoff, err);
+		if (rc == 0)
+			rc = emu_json_get_int(o, path, "xon_kb", true, 0, 0, EMU_TM_MAX_KB, &xon,
+					      err);
+		if (rc != 0)
+			return rc;
+		if (xon >= xoff)
+			return emu_err_set(err, "%s.xon_kb: must be < xoff_kb (%lld), got %lld",
+					   path, (long long)xoff, (long long)xon);
+		fc->xoff_bytes = (uint64_t)xoff * 1024;
+		fc->xon_bytes = (uint64_t)xon * 1024;
+	} else {
+		if (json_object_get(o, "xon_kb") != NULL)
+			return emu_err_set(err, "%s.xon_kb: only with \"xoff_kb\" (\"cable_m\" "
+					   "derives it as XOFF - MTU)", path);
+		rc = emu_json_get_num(o, path, "cable_m", true, 0, 0.0, false, 100000.0,
+				      &cable_m, err);
+		if (rc != 0)
+			return rc;
+		fc->xoff_bytes = emu_tm_pfc_xoff_bytes(cable_m, pc->rate_bps, mtu);
+		fc->xon_bytes = fc->xoff_bytes - mtu; /* xoff > 2.72 MTU */
+	}
+	fc->quanta = (uint16_t)quanta;
+	fc->enabled = true;
+	return 0;
+}
+
+static int
+emu_tm_prio_list(const json_t *v, const char *path, uint8_t *mask, struct emu_err *err)
+{
+	char p[EMU_JSON_PATH_LEN];
+	const json_t *e;
+	int64_t prio;
+	size_t i;
+	int rc;
+
+	rc = emu_json_expect_array(v, path, err);
+	if (rc != 0)
+		return rc;
+	*mask = 0;
+	json_array_foreach(v, i, e) {
+		emu_json_path_idx(p, sizeof(p), path, i);
+		rc = emu_json_int_value(e, p, 0, EMU_TM_N_PRIO - 1, &prio, err);
+		if (rc != 0)
+			return rc;
+		if (*mask & (1u << prio))
+			return emu_err_set(err, "%s: priority %lld is listed twice", p,
+					   (long long)prio);
+		*mask |= (uint8_t)(1u << prio);
+	}
+	return 0;
+}
+
+static int
+emu_tm_port_parse(const json_t *o, const char *path, uint32_t mtu, struct emu_tm_port_cfg *pc,
 		  struct emu_err *err)
 {
+	char p[EMU_JSON_PATH_LEN];
 	double rate_gbps, delay_us;
-	int64_t buffer_kb, queue_pkts;
+	int64_t buffer_kb, queue_kb, queue_pkts, headroom_kb, w;
+	const char *sched;
+	const json_t *v, *e;
+	size_t i;
 	int rc;
 
 	rc = emu_json_get_num(o, path, "rate_gbps", false, (double)pc->rate_bps / 1e9, 0.0, true,
 			      EMU_TM_MAX_RATE_GBPS, &rate_gbps, err);
 	if (rc == 0)
 		rc = emu_json_get_int(o, path, "buffer_kb", false,
-				      (int64_t)(pc->limit_bytes / 1024), 1, 16 * 1024 * 1024,
+				      (int64_t)(pc->limit_bytes / 1024), 1, EMU_TM_MAX_KB,
 				      &buffer_kb, err);
+	if (rc == 0)
+		rc = emu_json_get_int(o, path, "queue_kb", false, buffer_kb, 1, EMU_TM_MAX_KB,
+				      &queue_kb, err);
 	if (rc == 0)
 		rc = emu_json_get_int(o, path, "queue_pkts", false, pc->queue_pkts, 16, 1 << 24,
 				      &queue_pkts, err);
 	if (rc == 0)
 		rc = emu_json_get_num(o, path, "delay_us", false, (double)pc->delay_ns / 1e3, 0.0,
 				      false, EMU_TM_MAX_DELAY_US, &delay_us, err);
+	if (rc == 0)
+		rc = emu_json_get_str(o, path, "scheduler", false, "strict", &sched, err);
 	if (rc != 0)
 		return rc;
 	pc->rate_bps = (uint64_t)(rate_gbps * 1e9 + 0.5);
@@ -114,27 +305,117 @@ emu_tm_port_parse(const json_t *o, const char *path, struct emu_tm_port_cfg *pc,
 		return emu_err_set(err, "%s.rate_gbps: must be at least 1e-6 (1 kb/s), got %g",
 				   path, rate_gbps);
 	pc->limit_bytes = (uint64_t)buffer_kb * 1024;
+	pc->queue_limit_bytes = (uint64_t)queue_kb * 1024;
 	pc->queue_pkts = (uint32_t)queue_pkts;
 	pc->delay_ns = (uint64_t)(delay_us * 1e3 + 0.5);
+	if (strcmp(sched, "strict") == 0)
+		pc->scheduler = EMU_TM_SCHED_STRICT;
+	else if (strcmp(sched, "dwrr") == 0)
+		pc->scheduler = EMU_TM_SCHED_DWRR;
+	else
+		return emu_err_set(err, "%s.scheduler: must be \"strict\" or \"dwrr\", got \"%s\"",
+				   path, sched);
+	v = json_object_get(o, "weights");
+	if (v != NULL) {
+		emu_json_path(p, sizeof(p), path, "weights");
+		if (pc->scheduler != EMU_TM_SCHED_DWRR)
+			return emu_err_set(err, "%s: only with \"scheduler\": \"dwrr\"", p);
+		if (!json_is_array(v))
+			return emu_err_set(err, "%s: must be an array of 8 integers (one per "
+					   "priority), got %s", p, emu_json_type_name(v));
+		if (json_array_size(v) != EMU_TM_N_PRIO)
+			return emu_err_set(err,
+					   "%s: must have 8 weights (one per priority), got %zu", p,
+					   json_array_size(v));
+		json_array_foreach(v, i, e) {
+			char pe[EMU_JSON_PATH_LEN];
+
+			emu_json_path_idx(pe, sizeof(pe), p, i);
+			rc = emu_json_int_value(e, pe, 1, 1000, &w, err);
+			if (rc != 0)
+				return rc;
+			pc->weights[i] = (uint16_t)w;
+		}
+	}
+	v = json_object_get(o, "lossless");
+	if (v != NULL) {
+		emu_json_path(p, sizeof(p), path, "lossless");
+		rc = emu_tm_prio_list(v, p, &pc->lossless_mask, err);
+		if (rc != 0)
+			return rc;
+	}
+	v = json_object_get(o, "ecn");
+	if (v != NULL) {
+		emu_json_path(p, sizeof(p), path, "ecn");
+		rc = emu_tm_ecn_parse(v, p, &pc->ecn, err);
+		if (rc != 0)
+			return rc;
+	}
+	v = json_object_get(o, "pfc");
+	if (v != NULL) {
+		emu_json_path(p, sizeof(p), path, "pfc");
+		rc = emu_tm_pfc_parse(v, p, mtu, pc, err);
+		if (rc != 0)
+			return rc;
+	}
+	/* Default headroom: what NVIDIA's formula says is in flight after XOFF. */
+	rc = emu_json_get_int(o, path, "headroom_kb", false,
+			      pc->pfc.enabled ? (int64_t)((pc->pfc.xoff_bytes + 1023) / 1024) : 0,
+			      0, EMU_TM_MAX_KB, &headroom_kb, err);
+	if (rc != 0)
+		return rc;
+	pc->headroom_bytes = (uint64_t)headroom_kb * 1024;
+	return 0;
+}
+
+static int
+emu_tm_buffer_parse(const json_t *o, struct emu_tm_buffer_cfg *bc, struct emu_err *err)
+{
+	int64_t total_kb, cell;
+	const char *mode;
+	int rc;
+
+	rc = emu_json_expect_object(o, "tm.buffer", err);
+	if (rc == 0)
+		rc = emu_json_check_keys(o, "tm.buffer", emu_tm_buffer_keys, err);
+	if (rc == 0)
+		rc = emu_json_get_int(o, "tm.buffer", "total_kb", false,
+				      (int64_t)(bc->total_bytes / 1024), 1, EMU_TM_MAX_KB * 16LL,
+				      &total_kb, err);
+	if (rc == 0)
+		rc = emu_json_get_str(o, "tm.buffer", "mode", false, "static", &mode, err);
+	if (rc == 0)
+		rc = emu_json_get_num(o, "tm.buffer", "alpha", false, 1.0, 0.0, true, 64.0,
+				      &bc->alpha, err);
+	if (rc == 0)
+		rc = emu_json_get_int(o, "tm.buffer", "cell_bytes", false, 1, 1, 4096, &cell, err);
+	if (rc != 0)
+		return rc;
+	if (strcmp(mode, "static") != 0 && strcmp(mode, "dynamic") != 0)
+		return emu_err_set(err,
+				   "tm.buffer.mode: must be \"static\" or \"dynamic\", got \"%s\"",
+				   mode);
+	if (strcmp(mode, "static") == 0 && json_object_get(o, "alpha") != NULL)
+		return emu_err_set(err, "tm.buffer.alpha: only with \"mode\": \"dynamic\"");
+	bc->dynamic = strcmp(mode, "dynamic") == 0;
+	bc->total_bytes = (uint64_t)total_kb * 1024;
+	bc->cell_bytes = (uint32_t)cell;
 	return 0;
 }
 
 int
 emu_tm_cfg_parse(const json_t *tm, unsigned int n_ports, const char *const *names,
-		 struct emu_tm_cfg *cfg, struct emu_err *err)
+		 const uint32_t *mtus, struct emu_tm_cfg *cfg, struct emu_err *err)
 {
 	bool seen[EMU_MAX_PORTS] = { false };
 	char path[EMU_JSON_PATH_LEN];
 	const json_t *ports, *o;
 	const char *name;
-	unsigned int i, p;
+	unsigned int p;
 	size_t idx;
 	int rc;
 
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->n_ports = n_ports;
-	for (i = 0; i < n_ports; i++)
-		emu_tm_port_cfg_default(&cfg->ports[i]);
+	emu_tm_cfg_default(cfg, n_ports);
 	if (tm == NULL)
 		return 0;
 	rc = emu_json_expect_object(tm, "tm", err);
@@ -143,11 +424,11 @@ emu_tm_cfg_parse(const json_t *tm, unsigned int n_ports, const char *const *name
 	if (rc != 0)
 		return rc;
 	ports = json_object_get(tm, "ports");
-	if (ports == NULL)
-		return 0;
-	rc = emu_json_expect_array(ports, "tm.ports", err);
-	if (rc != 0)
-		return rc;
+	if (ports != NULL) {
+		rc = emu_json_expect_array(ports, "tm.ports", err);
+		if (rc != 0)
+			return rc;
+	}
 	json_array_foreach(ports, idx, o) {
 		emu_json_path_idx(path, sizeof(path), "tm.ports", idx);
 		rc = emu_json_expect_object(o, path, err);
@@ -167,11 +448,39 @@ emu_tm_cfg_parse(const json_t *tm, unsigned int n_ports, const char *const *name
 			return emu_err_set(err, "%s.port: port \"%s\" is configured twice", path,
 					   name);
 		seen[p] = true;
-		rc = emu_tm_port_parse(o, path, &cfg->ports[p], err);
+		rc = emu_tm_port_parse(o, path, mtus != NULL ? mtus[p] : 9216, &cfg->ports[p], err);
 		if (rc != 0)
 			return rc;
 	}
+	/* The shared buffer defaults to the sum of the port limits. */
+	cfg->buffer.total_bytes = 0;
+	for (p = 0; p < n_ports; p++)
+		cfg->buffer.total_bytes += cfg->ports[p].limit_bytes;
+	o = json_object_get(tm, "buffer");
+	if (o != NULL)
+		return emu_tm_buffer_parse(o, &cfg->buffer, err);
 	return 0;
+}
+
+static uint64_t
+emu_tm_cells(const struct emu_tm_buffer_cfg *bc, uint32_t len)
+{
+	return (uint64_t)(len + bc->cell_bytes - 1) / bc->cell_bytes * bc->cell_bytes;
+}
+
+uint64_t
+emu_tm_max_queued_pkts(const struct emu_tm_cfg *cfg)
+{
+	uint64_t slots = 0, bytes = cfg->buffer.total_bytes, per_pkt;
+	unsigned int i;
+
+	for (i = 0; i < cfg->n_ports; i++) {
+		slots += cfg->ports[i].queue_pkts;
+		bytes += cfg->ports[i].headroom_bytes *
+			 (uint64_t)__builtin_popcount(cfg->ports[i].lossless_mask);
+	}
+	per_pkt = emu_tm_cells(&cfg->buffer, EMU_TM_MIN_FRAME_BYTES);
+	return RTE_MIN(slots, bytes / per_pkt + cfg->n_ports);
 }
 
 uint32_t
@@ -181,7 +490,7 @@ emu_tm_wire_slots(const struct emu_tm_port_cfg *pc)
 
 	slots = (uint64_t)((double)pc->rate_bps * (double)pc->delay_ns / 1e9 /
 			   (8.0 * (EMU_TM_MIN_FRAME_BYTES + EMU_TM_WIRE_OVERHEAD_BYTES)));
-	slots += pc->queue_pkts;
+	slots += pc->queue_pkts + EMU_TM_CTRL_SLOTS;
 	return slots > (1u << 24) ? 1u << 24 : (uint32_t)slots;
 }
 
@@ -189,18 +498,22 @@ struct emu_tm *
 emu_tm_create(const struct emu_tm_cfg *cfg, struct emu_err *err)
 {
 	struct emu_tm *tm;
-	unsigned int i;
+	unsigned int i, q;
 
 	tm = calloc(1, sizeof(*tm));
 	if (tm == NULL)
 		goto nomem;
 	tm->n_ports = cfg->n_ports;
+	tm->buf = cfg->buffer;
 	for (i = 0; i < cfg->n_ports; i++) {
 		struct emu_tm_port *p = &tm->ports[i];
 
 		p->cfg = cfg->ports[i];
-		if (emu_tm_fifo_init(&p->q, p->cfg.queue_pkts) != 0 ||
-		    emu_tm_fifo_init(&p->wire, emu_tm_wire_slots(&p->cfg)) != 0)
+		for (q = 0; q < EMU_TM_N_Q; q++)
+			if (emu_tm_fifo_init(&p->q[q], q == EMU_TM_CTRL_Q ? EMU_TM_CTRL_SLOTS :
+						       p->cfg.queue_pkts) != 0)
+				goto nomem;
+		if (emu_tm_fifo_init(&p->wire, emu_tm_wire_slots(&p->cfg)) != 0)
 			goto nomem;
 	}
 	return tm;
@@ -213,44 +526,168 @@ nomem:
 void
 emu_tm_free(struct emu_tm *tm)
 {
-	unsigned int i;
+	unsigned int i, q;
 
 	if (tm == NULL)
 		return;
 	for (i = 0; i < tm->n_ports; i++) {
-		emu_tm_fifo_fini(&tm->ports[i].q);
+		for (q = 0; q < EMU_TM_N_Q; q++)
+			emu_tm_fifo_fini(&tm->ports[i].q[q]);
 		emu_tm_fifo_fini(&tm->ports[i].wire);
 	}
 	free(tm);
 }
 
+/*
+ * RED ramp on the queue's instantaneous length q (bytes), as in PROTOCOL.md:
+ *     p = 0                                   q <= kmin
+ *     p = pmax * (q - kmin) / (kmax - kmin)   kmin < q <= kmax
+ *     p = 1                                   q > kmax
+ * ECT packets only: a Not-ECT packet is never marked (ecn_not_ect counts those that
+ * found q above kmin), a CE packet stays CE (ecn_ce_already). The draw is uniform in
+ * [0, 1) from the stream the caller passes in; a packet is marked when draw < p.
+ */
+static void
+emu_tm_ecn(struct emu_tm_port *p, struct rte_mbuf *m, uint64_t q, struct emu_rng *rng)
+{
+	const struct emu_tm_ecn_cfg *ec = &p->cfg.ecn;
+	struct emu_pkt_meta *meta = emu_meta(m);
+	double prob;
+
+	if (q <= ec->kmin_bytes)
+		return;
+	if (!(meta->flags & EMU_META_PARSED) || meta->pkt.ip_version == 0 ||
+	    meta->pkt.ecn == 0) {
+		p->ctr[EMU_TM_CTR_ECN_NOT_ECT] += 1;
+		return;
+	}
+	if (meta->pkt.ecn == 3) {
+		p->ctr[EMU_TM_CTR_ECN_CE_ALREADY] += 1;
+		return;
+	}
+	if (q <= ec->kmax_bytes) {
+		prob = ec->pmax * (double)(q - ec->kmin_bytes) /
+		       (double)(ec->kmax_bytes - ec->kmin_bytes);
+		if (!(emu_rng_uniform(rng) < prob))
+			return;
+	}
+	/* Headers are in the first segment (the parser linearises only short ones). */
+	if (m->data_len < (uint32_t)meta->pkt.l3_off + 40 ||
+	    roce_set_ecn(rte_pktmbuf_mtod(m, uint8_t *), &meta->pkt, 3) != 0) {
+		p->ctr[EMU_TM_CTR_ECN_NOT_ECT] += 1;
+		return;
+	}
+	p->ctr[EMU_TM_CTR_ECN_MARKED] += 1;
+}
+
 bool
-emu_tm_enqueue(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t now_ns)
+emu_tm_enqueue(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t now_ns,
+	       struct emu_rng *rng)
 {
 	struct emu_tm_port *p = &tm->ports[port];
+	struct emu_pkt_meta *meta = emu_meta(m);
 	uint32_t len = rte_pktmbuf_pkt_len(m);
+	struct emu_tm_port *in = NULL;
+	unsigned int q, reason = EMU_TM_CTR_MAX;
+	uint64_t cells;
 
-	if (emu_tm_fifo_count(&p->q) > p->q.mask ||
-	    p->q_bytes + len > p->cfg.limit_bytes) {
+	if (meta->flags & EMU_META_MACCTL) {
+		q = EMU_TM_CTRL_Q;
+		if (emu_tm_fifo_count(&p->q[q]) > p->q[q].mask)
+			reason = EMU_TM_CTR_DROP_QUEUE_FULL;
+		cells = 0;
+	} else {
+		q = meta->prio & (EMU_TM_N_PRIO - 1);
+		cells = emu_tm_cells(&tm->buf, len);
+		if (meta->in_port < tm->n_ports &&
+		    (tm->ports[meta->in_port].cfg.lossless_mask & (1u << q)))
+			in = &tm->ports[meta->in_port];
+		meta->flags &= (uint8_t)~EMU_META_HEADROOM;
+		if (p->port_pkts >= p->cfg.queue_pkts)
+			reason = EMU_TM_CTR_DROP_QUEUE_FULL;
+		else if (p->port_cells + cells > p->cfg.limit_bytes)
+			reason = EMU_TM_CTR_DROP_QUEUE_FULL;
+		else if (!tm->buf.dynamic && p->q_cells[q] + cells > p->cfg.queue_limit_bytes)
+			reason = EMU_TM_CTR_DROP_QUEUE_FULL;
+		else if (tm->used_cells + cells > tm->buf.total_bytes)
+			reason = EMU_TM_CTR_DROP_BUFFER_FULL;
+		/* Dynamic threshold (Choudhury-Hahne): queue <= alpha * free shared buffer. */
+		else if (tm->buf.dynamic &&
+			 (double)(p->q_cells[q] + cells) >
+				 tm->buf.alpha * (double)(tm->buf.total_bytes - tm->used_cells))
+			reason = EMU_TM_CTR_DROP_QUEUE_FULL;
+		/* Without headroom (no PFC configured) a lossless frame is dropped like a lossy
+		 * one, under the reason the shared buffer gave. */
+		if (reason != EMU_TM_CTR_MAX && in != NULL && in->cfg.headroom_bytes > 0) {
+			/* A lossless packet the shared buffer refuses goes into the headroom
+			 * of its ingress port (only the slot limit is absolute). */
+			if (p->port_pkts >= p->cfg.queue_pkts)
+				reason = EMU_TM_CTR_DROP_QUEUE_FULL;
+			else if (in->hr_cells[q] + cells > in->cfg.headroom_bytes)
+				reason = EMU_TM_CTR_DROP_HEADROOM_OVERFLOW;
+			else {
+				reason = EMU_TM_CTR_MAX;
+				meta->flags |= EMU_META_HEADROOM;
+			}
+		}
+	}
+	if (reason != EMU_TM_CTR_MAX) {
 		rte_pktmbuf_free(m);
-		p->ctr[EMU_TM_CTR_DROP_QUEUE_FULL] += 1;
+		p->ctr[reason] += 1;
 		return false;
 	}
-	emu_meta(m)->ts_ns = now_ns;
-	p->q.slots[p->q.tail++ & p->q.mask] = m;
-	p->q_bytes += len;
+	if (q != EMU_TM_CTRL_Q) {
+		if (meta->flags & EMU_META_HEADROOM) {
+			in->hr_cells[q] += cells;
+			in->ctr[EMU_TM_CTR_HEADROOM_PKTS] += 1;
+		} else {
+			tm->used_cells += cells;
+			p->q_cells[q] += cells;
+			p->port_cells += cells;
+		}
+		p->port_pkts += 1;
+		if (p->cfg.ecn.enabled && p->cfg.ecn.at_enqueue)
+			emu_tm_ecn(p, m, p->q_bytes[q], rng);
+		if (in != NULL) {
+			in->ing_bytes[q] += len;
+			/* Crossing XOFF: tell the sender on the ingress port to pause. */
+			if (in->cfg.pfc.enabled && !in->xoff[q] &&
+			    in->ing_bytes[q] > in->cfg.pfc.xoff_bytes) {
+				in->xoff[q] = true;
+				in->xoff_start_ns[q] = now_ns;
+				in->refresh_ns[q] = now_ns;
+				in->pfc_pending |= (uint16_t)(1u << q);
+			}
+		}
+	}
+	meta->ts_ns = now_ns;
+	p->q[q].slots[p->q[q].tail++ & p->q[q].mask] = m;
+	p->q_bytes[q] += len;
 	p->ctr[EMU_TM_CTR_ENQ_PKTS] += 1;
 	p->ctr[EMU_TM_CTR_ENQ_BYTES] += len;
-	if (p->q_bytes > p->ctr[EMU_TM_CTR_MAX_QUEUE_BYTES])
-		p->ctr[EMU_TM_CTR_MAX_QUEUE_BYTES] = p->q_bytes;
+	if (p->q_bytes[q] > p->max_q_bytes[q])
+		p->max_q_bytes[q] = p->q_bytes[q];
+	{
+		uint64_t total = 0;
+
+		for (q = 0; q < EMU_TM_N_Q; q++)
+			total += p->q_bytes[q];
+		if (total > p->ctr[EMU_TM_CTR_MAX_QUEUE_BYTES])
+			p->ctr[EMU_TM_CTR_MAX_QUEUE_BYTES] = total;
+	}
 	return true;
 }
 
-/* Start time of a frame arriving at @p arrival_ns: max(link free, arrival), as ns + ps. */
+/* Earliest start of queue @p q's head: max(link free, arrival, pause end), as ns + ps. */
 static inline void
-emu_tm_start(const struct emu_tm_port *p, uint64_t arrival_ns, uint64_t *ns, uint32_t *ps)
+emu_tm_start(const struct emu_tm_port *p, unsigned int q, uint64_t *ns, uint32_t *ps)
 {
-	if (arrival_ns > p->link_free_ns || (arrival_ns == p->link_free_ns && p->link_free_ps == 0)) {
+	uint64_t arrival_ns = emu_meta(p->q[q].slots[p->q[q].head & p->q[q].mask])->ts_ns;
+
+	if (q != EMU_TM_CTRL_Q && p->pause_until_ns[q] > arrival_ns)
+		arrival_ns = p->pause_until_ns[q];
+	if (arrival_ns > p->link_free_ns ||
+	    (arrival_ns == p->link_free_ns && p->link_free_ps == 0)) {
 		*ns = arrival_ns;
 		*ps = 0;
 	} else {
@@ -259,26 +696,124 @@ emu_tm_start(const struct emu_tm_port *p, uint64_t arrival_ns, uint64_t *ns, uin
 	}
 }
 
+/*
+ * The queue whose head starts next and when: among the queues whose head could start
+ * earliest, the control queue first, then the scheduler's choice. Returns -1 when
+ * every queue is empty.
+ */
+static int
+emu_tm_pick(struct emu_tm_port *p, uint64_t *start_ns, uint32_t *start_ps, bool commit)
+{
+	uint64_t s_ns[EMU_TM_N_Q], best_ns = UINT64_MAX;
+	uint32_t s_ps[EMU_TM_N_Q], best_ps = 0;
+	unsigned int q, eligible = 0;
+	int chosen = -1;
+
+	for (q = 0; q < EMU_TM_N_Q; q++) {
+		if (emu_tm_fifo_count(&p->q[q]) == 0)
+			continue;
+		emu_tm_start(p, q, &s_ns[q], &s_ps[q]);
+		if (s_ns[q] < best_ns || (s_ns[q] == best_ns && s_ps[q] < best_ps)) {
+			best_ns = s_ns[q];
+			best_ps = s_ps[q];
+			eligible = 0;
+		}
+		if (s_ns[q] == best_ns && s_ps[q] == best_ps)
+			eligible |= 1u << q;
+	}
+	if (eligible == 0)
+		return -1;
+	*start_ns = best_ns;
+	*start_ps = best_ps;
+	if (eligible & (1u << EMU_TM_CTRL_Q))
+		return EMU_TM_CTRL_Q;
+	if (p->cfg.scheduler == EMU_TM_SCHED_STRICT || !commit)
+		return 31 - __builtin_clz(eligible);
+	/* DWRR: the turn stays with a queue while its deficit covers its head; a queue that
+	 * runs empty loses its deficit. Terminates: every round adds weight x quantum. */
+	for (;;) {
+		q = p->rr;
+		if (eligible & (1u << q)) {
+			const struct emu_tm_fifo *f = &p->q[q];
+			uint32_t len = rte_pktmbuf_pkt_len(f->slots[f->head & f->mask]);
+
+			if (!p->rr_fresh) {
+				p->deficit[q] +=
+					(int64_t)p->cfg.weights[q] * EMU_TM_DWRR_QUANTUM_BYTES;
+				p->rr_fresh = true;
+			}
+			if (p->deficit[q] >= (int64_t)len) {
+				p->deficit[q] -= len;
+				chosen = (int)q;
+				break;
+			}
+		} else if (emu_tm_fifo_count(&p->q[q]) == 0) {
+			p->deficit[q] = 0;
+		}
+		p->rr = (uint8_t)((q + 1) % EMU_TM_N_PRIO);
+		p->rr_fresh = false;
+	}
+	return chosen;
+}
+
+/* Bytes of a lossless priority that arrived on @p in left its queue at @p now_ns. */
+static void
+emu_tm_ingress_release(struct emu_tm_port *in, unsigned int q, uint32_t len, uint64_t now_ns)
+{
+	in->ing_bytes[q] -= len;
+	if (in->xoff[q] && in->ing_bytes[q] < in->cfg.pfc.xon_bytes) {
+		in->xoff[q] = false;
+		in->xoff_ns[q] += now_ns - in->xoff_start_ns[q];
+		in->pfc_pending |= (uint16_t)(1u << q);
+	}
+}
+
 /* Start serialising every queued packet whose start time has come. */
 static void
-emu_tm_port_advance(struct emu_tm_port *p, uint64_t now_ns)
+emu_tm_port_advance(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_ns,
+		    struct emu_rng *rng)
 {
-	while (emu_tm_fifo_count(&p->q) > 0 && emu_tm_fifo_count(&p->wire) <= p->wire.mask) {
-		struct rte_mbuf *m = p->q.slots[p->q.head & p->q.mask];
-		struct emu_pkt_meta *meta = emu_meta(m);
+	while (emu_tm_fifo_count(&p->wire) <= p->wire.mask) {
 		uint64_t start_ns, wire_ps, sum_ps;
+		struct emu_pkt_meta *meta;
+		struct rte_mbuf *m;
 		uint32_t start_ps, len;
+		int q;
 
-		emu_tm_start(p, meta->ts_ns, &start_ns, &start_ps);
-		if (start_ns > now_ns || (start_ns == now_ns && start_ps > 0))
+		q = emu_tm_pick(p, &start_ns, &start_ps, false);
+		if (q < 0 || start_ns > now_ns || (start_ns == now_ns && start_ps > 0))
 			break;
+		q = emu_tm_pick(p, &start_ns, &start_ps, true);
+		m = p->q[q].slots[p->q[q].head & p->q[q].mask];
+		meta = emu_meta(m);
 		len = rte_pktmbuf_pkt_len(m);
 		wire_ps = emu_tm_wire_ps(len, p->cfg.rate_bps);
 		sum_ps = start_ps + wire_ps;
 		p->link_free_ns = start_ns + sum_ps / 1000;
 		p->link_free_ps = (uint32_t)(sum_ps % 1000);
-		p->q.head++;
-		p->q_bytes -= len;
+		p->q[q].head++;
+		p->q_bytes[q] -= len;
+		if (q != EMU_TM_CTRL_Q) {
+			uint64_t cells = emu_tm_cells(&tm->buf, len);
+			struct emu_tm_port *in = NULL;
+
+			if (meta->in_port < tm->n_ports &&
+			    (tm->ports[meta->in_port].cfg.lossless_mask & (1u << q)))
+				in = &tm->ports[meta->in_port];
+			if (meta->flags & EMU_META_HEADROOM) {
+				in->hr_cells[q] -= cells;
+			} else {
+				tm->used_cells -= cells;
+				p->q_cells[q] -= cells;
+				p->port_cells -= cells;
+			}
+			p->port_pkts -= 1;
+			if (in != NULL)
+				emu_tm_ingress_release(in, (unsigned int)q, len, start_ns);
+			/* the queue length the packet leaves behind */
+			if (p->cfg.ecn.enabled && !p->cfg.ecn.at_enqueue)
+				emu_tm_ecn(p, m, p->q_bytes[q], rng);
+		}
 		p->busy_ps += wire_ps;
 		p->ctr[EMU_TM_CTR_BUSY_NS] = p->busy_ps / 1000;
 		/* departure = finish rounded up to the ns, plus the propagation delay */
@@ -289,13 +824,13 @@ emu_tm_port_advance(struct emu_tm_port *p, uint64_t now_ns)
 
 uint16_t
 emu_tm_dequeue(struct emu_tm *tm, uint16_t port, uint64_t now_ns, struct rte_mbuf **out,
-	       uint16_t max)
+	       uint16_t max, struct emu_rng *rng)
 {
 	struct emu_tm_port *p = &tm->ports[port];
 	uint64_t bytes = 0;
 	uint16_t n = 0;
 
-	emu_tm_port_advance(p, now_ns);
+	emu_tm_port_advance(tm, p, now_ns, rng);
 	while (n < max && emu_tm_fifo_count(&p->wire) > 0) {
 		struct rte_mbuf *m = p->wire.slots[p->wire.head & p->wire.mask];
 
@@ -307,9 +842,83 @@ emu_tm_dequeue(struct emu_tm *tm, uint16_t port, uint64_t now_ns, struct rte_mbu
 	}
 	/* Packets the delay line could not take before may start now. */
 	if (n > 0)
-		emu_tm_port_advance(p, now_ns);
+		emu_tm_port_advance(tm, p, now_ns, rng);
 	p->ctr[EMU_TM_CTR_DEQ_PKTS] += n;
 	p->ctr[EMU_TM_CTR_DEQ_BYTES] += bytes;
+	return n;
+}
+
+void
+emu_tm_pause_rx(struct emu_tm *tm, uint16_t port, uint64_t now_ns, uint16_t opcode,
+		uint16_t enable_vector, const uint16_t quanta[EMU_TM_N_PRIO], struct emu_rng *rng)
+{
+	struct emu_tm_port *p = &tm->ports[port];
+	unsigned int q;
+
+	/* Packets that could start before this frame arrived have started. */
+	emu_tm_port_advance(tm, p, now_ns, rng);
+	if (opcode == EMU_TM_MACCTL_OPCODE_PAUSE)
+		p->ctr[EMU_TM_CTR_PAUSE_RX] += 1;
+	else if (opcode == EMU_TM_MACCTL_OPCODE_PFC)
+		p->ctr[EMU_TM_CTR_PFC_RX] += 1;
+	else
+		return;
+	for (q = 0; q < EMU_TM_N_PRIO; q++) {
+		uint16_t t;
+
+		if (opcode == EMU_TM_MACCTL_OPCODE_PAUSE)
+			t = quanta[0];
+		else if (enable_vector & (1u << q))
+			t = quanta[q];
+		else
+			continue;
+		/* Close the running interval; a new frame restarts the timer, 0 resumes now. */
+		if (p->pause_until_ns[q] > p->pause_start_ns[q])
+			p->paused_ns[q] += RTE_MIN(p->pause_until_ns[q], now_ns) -
+					   p->pause_start_ns[q];
+		p->pause_start_ns[q] = now_ns;
+		p->pause_until_ns[q] = now_ns + emu_tm_pause_ns(t, p->cfg.rate_bps);
+	}
+}
+
+unsigned int
+emu_tm_pfc_collect(struct emu_tm *tm, uint64_t now_ns, struct emu_tm_pfc_frame *out,
+		   unsigned int max)
+{
+	unsigned int i, q, n = 0;
+
+	for (i = 0; i < tm->n_ports && n < max; i++) {
+		struct emu_tm_port *p = &tm->ports[i];
+		struct emu_tm_pfc_frame *f;
+		uint64_t half_ns;
+
+		if (!p->cfg.pfc.enabled)
+			continue;
+		/* Refresh XOFF at half the pause time while still above XON. */
+		for (q = 0; q < EMU_TM_N_PRIO; q++)
+			if (p->xoff[q] && p->refresh_ns[q] <= now_ns)
+				p->pfc_pending |= (uint16_t)(1u << q);
+		if (p->pfc_pending == 0)
+			continue;
+		half_ns = emu_tm_pause_ns(p->cfg.pfc.quanta, p->cfg.rate_bps) / 2;
+		f = &out[n++];
+		memset(f, 0, sizeof(*f));
+		f->port = (uint16_t)i;
+		f->vector = p->pfc_pending;
+		for (q = 0; q < EMU_TM_N_PRIO; q++) {
+			if (!(p->pfc_pending & (1u << q)))
+				continue;
+			if (p->xoff[q]) {
+				f->quanta[q] = p->cfg.pfc.quanta;
+				p->refresh_ns[q] = now_ns + (half_ns > 0 ? half_ns : 1);
+				p->ctr[EMU_TM_CTR_PFC_QUANTA_SENT] += f->quanta[q];
+			}
+		}
+		for (q = 0; q < EMU_TM_N_PRIO && f->quanta[q] == 0; q++)
+			;
+		p->ctr[q < EMU_TM_N_PRIO ? EMU_TM_CTR_PFC_TX_XOFF : EMU_TM_CTR_PFC_TX_XON] += 1;
+		p->pfc_pending = 0;
+	}
 	return n;
 }
 
@@ -317,21 +926,24 @@ uint64_t
 emu_tm_next_event_ns(const struct emu_tm *tm)
 {
 	uint64_t next = UINT64_MAX;
-	unsigned int i;
+	unsigned int i, q;
 
 	for (i = 0; i < tm->n_ports; i++) {
-		const struct emu_tm_port *p = &tm->ports[i];
+		struct emu_tm_port *p = (struct emu_tm_port *)(uintptr_t)&tm->ports[i];
+		uint64_t start_ns;
+		uint32_t start_ps;
 
 		if (emu_tm_fifo_count(&p->wire) > 0)
-			next = RTE_MIN(next, emu_meta(p->wire.slots[p->wire.head & p->wire.mask])->ts_ns);
-		if (emu_tm_fifo_count(&p->q) > 0 && emu_tm_fifo_count(&p->wire) <= p->wire.mask) {
-			uint64_t start_ns;
-			uint32_t start_ps;
-
-			emu_tm_start(p, emu_meta(p->q.slots[p->q.head & p->q.mask])->ts_ns,
-				     &start_ns, &start_ps);
+			next = RTE_MIN(next,
+				       emu_meta(p->wire.slots[p->wire.head & p->wire.mask])->ts_ns);
+		/* includes pause expiries of non-empty queues (pick does not commit) */
+		if (emu_tm_fifo_count(&p->wire) <= p->wire.mask &&
+		    emu_tm_pick(p, &start_ns, &start_ps, false) >= 0)
 			next = RTE_MIN(next, start_ns + (start_ps != 0));
-		}
+		if (p->cfg.pfc.enabled)
+			for (q = 0; q < EMU_TM_N_PRIO; q++)
+				if (p->xoff[q])
+					next = RTE_MIN(next, p->refresh_ns[q]);
 	}
 	return next;
 }
@@ -340,8 +952,12 @@ uint64_t
 emu_tm_port_held(const struct emu_tm *tm, uint16_t port)
 {
 	const struct emu_tm_port *p = &tm->ports[port];
+	uint64_t held = emu_tm_fifo_count(&p->wire);
+	unsigned int q;
 
-	return emu_tm_fifo_count(&p->q) + emu_tm_fifo_count(&p->wire);
+	for (q = 0; q < EMU_TM_N_Q; q++)
+		held += emu_tm_fifo_count(&p->q[q]);
+	return held;
 }
 
 uint64_t
@@ -359,6 +975,34 @@ const uint64_t *
 emu_tm_port_ctrs(const struct emu_tm *tm, uint16_t port)
 {
 	return tm->ports[port].ctr;
+}
+
+void
+emu_tm_prio_stats(const struct emu_tm *tm, uint16_t port, unsigned int prio, uint64_t now_ns,
+		  struct emu_tm_prio_stats *s)
+{
+	const struct emu_tm_port *p = &tm->ports[port];
+
+	s->queue_bytes = p->q_bytes[prio];
+	s->queue_pkts = emu_tm_fifo_count(&p->q[prio]);
+	s->max_queue_bytes = p->max_q_bytes[prio];
+	s->ingress_bytes = p->ing_bytes[prio];
+	s->headroom_bytes = p->hr_cells[prio];
+	s->paused = p->pause_until_ns[prio] > now_ns;
+	s->paused_ns = p->paused_ns[prio];
+	if (p->pause_until_ns[prio] > p->pause_start_ns[prio] && now_ns > p->pause_start_ns[prio])
+		s->paused_ns += RTE_MIN(p->pause_until_ns[prio], now_ns) - p->pause_start_ns[prio];
+	s->xoff = p->xoff[prio];
+	s->xoff_ns = p->xoff_ns[prio];
+	if (p->xoff[prio] && now_ns > p->xoff_start_ns[prio])
+		s->xoff_ns += now_ns - p->xoff_start_ns[prio];
+}
+
+void
+emu_tm_buffer_use(const struct emu_tm *tm, uint64_t *used_bytes, uint64_t *total_bytes)
+{
+	*used_bytes = tm->used_cells;
+	*total_bytes = tm->buf.total_bytes;
 }
 
 const struct emu_tm_port_cfg *
@@ -390,8 +1034,12 @@ emu_tm_set(struct emu_tm *tm, uint16_t port, const char *key, const json_t *val,
 	}
 	if (strcmp(key, "buffer_kb") == 0) {
 		rc = emu_json_int_value(val, path, 1, 16 * 1024 * 1024, &i, err);
-		if (rc == 0 && apply)
+		if (rc == 0 && apply) {
+			/* a per-queue limit that followed the port's keeps following it */
+			if (p->cfg.queue_limit_bytes == p->cfg.limit_bytes)
+				p->cfg.queue_limit_bytes = (uint64_t)i * 1024;
 			p->cfg.limit_bytes = (uint64_t)i * 1024;
+		}
 		return rc;
 	}
 	return emu_err_set(err, "%s: unknown key (known: rate_gbps, delay_us, buffer_kb)", path);

@@ -4,8 +4,11 @@
 
 /**
  * @file
- * Traffic manager, first version: per egress port one FIFO with a byte and a
- * packet limit, a shaper that serialises packets at the port's link rate, and
+ * Traffic manager: per egress port 8 priority queues (plus a control queue for
+ * the PFC frames the switch sends) in a shared buffer with static or dynamic
+ * thresholds and lossless headroom, a scheduler (strict or DWRR) that picks which
+ * queue's head starts next when the link is free, RED ECN marking, PFC honouring
+ * and generation, a shaper that serialises packets at the port's link rate, and
  * a propagation delay line. It owns every packet between ingress and egress.
  *
  * Link model (per port), with all times derived from the caller's now_ns:
@@ -28,19 +31,44 @@
 #include <rte_mbuf.h>
 
 #include "lib/core/emu_err.h"
+#include "lib/core/emu_rng.h"
 #include "lib/core/emu_stage.h"
 
 #define EMU_TM_WIRE_OVERHEAD_BYTES 24 /* FCS 4 + preamble/SFD 8 + IFG 12 */
 #define EMU_TM_MIN_FRAME_BYTES 60     /* without FCS */
+#define EMU_TM_N_PRIO 8               /* one queue per 802.1p priority */
+#define EMU_TM_CTRL_Q EMU_TM_N_PRIO   /* MAC control frames the switch sends: never paused */
+#define EMU_TM_N_Q (EMU_TM_N_PRIO + 1)
+#define EMU_TM_CTRL_SLOTS 64
+#define EMU_TM_DWRR_QUANTUM_BYTES 1024 /* DWRR credit per round = weight x this */
+#define EMU_TM_PFC_QUANTUM_BITS 512    /* one pause quantum = 512 bit times */
+#define EMU_TM_MACCTL_OPCODE_PAUSE 0x0001
+#define EMU_TM_MACCTL_OPCODE_PFC 0x0101
 
+/*
+ * Per-port counters. drop_* count in the conservation check. The ECN and PFC
+ * generation counters belong to the port the packet left by (ECN) or the
+ * ingress port the PFC frames went out of (pfc_tx_*, headroom).
+ */
 #define EMU_TM_FOREACH_CTR(_) \
 	_(ENQ_PKTS, "enq_pkts") \
 	_(ENQ_BYTES, "enq_bytes") \
 	_(DEQ_PKTS, "deq_pkts") \
 	_(DEQ_BYTES, "deq_bytes") \
 	_(DROP_QUEUE_FULL, "drop_queue_full") \
+	_(DROP_BUFFER_FULL, "drop_buffer_full") \
+	_(DROP_HEADROOM_OVERFLOW, "drop_headroom_overflow") \
+	_(HEADROOM_PKTS, "headroom_pkts") \
 	_(MAX_QUEUE_BYTES, "max_queue_bytes") \
-	_(BUSY_NS, "busy_ns")
+	_(BUSY_NS, "busy_ns") \
+	_(ECN_MARKED, "ecn_marked") \
+	_(ECN_NOT_ECT, "ecn_not_ect") \
+	_(ECN_CE_ALREADY, "ecn_ce_already") \
+	_(PFC_RX, "pfc_rx") \
+	_(PAUSE_RX, "pause_rx") \
+	_(PFC_TX_XOFF, "pfc_tx_xoff") \
+	_(PFC_TX_XON, "pfc_tx_xon") \
+	_(PFC_QUANTA_SENT, "pfc_quanta_sent")
 
 enum emu_tm_ctr {
 #define EMU_TM_CTR_ENUM(e, s) EMU_TM_CTR_##e,
@@ -51,27 +79,81 @@ enum emu_tm_ctr {
 
 extern const char *const emu_tm_ctr_names[EMU_TM_CTR_MAX];
 
+enum emu_tm_sched {
+	EMU_TM_SCHED_STRICT, /**< highest priority first */
+	EMU_TM_SCHED_DWRR,   /**< deficit weighted round robin over the 8 queues */
+};
+
+/** RED-style ECN marking on a queue's instantaneous length (PROTOCOL.md, ECN). */
+struct emu_tm_ecn_cfg {
+	bool enabled;
+	bool at_enqueue;     /**< mark when the packet joins the queue (else when it leaves) */
+	uint64_t kmin_bytes;
+	uint64_t kmax_bytes;
+	double pmax;
+};
+
+/** PFC generation for packets that arrived on this port (its ingress side). */
+struct emu_tm_pfc_cfg {
+	bool enabled;
+	uint64_t xoff_bytes; /**< send XOFF when a lossless priority holds more than this */
+	uint64_t xon_bytes;  /**< send XON when it holds less than this */
+	uint16_t quanta;     /**< pause time in XOFF frames, in 512-bit-time quanta */
+};
+
 struct emu_tm_port_cfg {
 	uint64_t rate_bps;    /**< link rate */
-	uint64_t limit_bytes; /**< queue byte limit (tail drop above it) */
-	uint32_t queue_pkts;  /**< queue slots (power of two, rounded up) */
+	uint64_t limit_bytes; /**< bytes (cells) the port's 8 queues may hold together */
+	uint64_t queue_limit_bytes; /**< static mode: bytes (cells) one queue may hold */
+	uint32_t queue_pkts;  /**< packets the port's queues may hold together (power of two) */
 	uint64_t delay_ns;    /**< propagation delay added after serialisation */
+	uint64_t headroom_bytes; /**< per lossless priority of this ingress port */
+	uint8_t scheduler;    /**< enum emu_tm_sched */
+	uint8_t lossless_mask; /**< bit n: priority n is lossless */
+	uint16_t weights[EMU_TM_N_PRIO]; /**< DWRR weights */
+	struct emu_tm_ecn_cfg ecn;
+	struct emu_tm_pfc_cfg pfc;
+};
+
+/** The switch-wide shared buffer. */
+struct emu_tm_buffer_cfg {
+	uint64_t total_bytes; /**< shared by all ports' queues (headroom comes on top) */
+	bool dynamic;         /**< dynamic threshold: queue <= alpha x free shared buffer */
+	double alpha;
+	uint32_t cell_bytes;  /**< every packet occupies a whole number of cells */
 };
 
 struct emu_tm_cfg {
 	unsigned int n_ports;
+	struct emu_tm_buffer_cfg buffer;
 	struct emu_tm_port_cfg ports[EMU_MAX_PORTS];
 };
 
-/** Defaults: 100 Gb/s, 4 MB, 4096 slots, no delay. */
+/** Defaults: 100 Gb/s, 4 MB, 4096 slots, no delay, strict priority, priority 3 lossless. */
 void emu_tm_port_cfg_default(struct emu_tm_port_cfg *pc);
+
+/** Defaults for a config of @p n_ports ports (shared buffer = sum of the port limits). */
+void emu_tm_cfg_default(struct emu_tm_cfg *cfg, unsigned int n_ports);
 
 /**
  * Parse the pipeline's "tm" object (may be NULL: all defaults). @p names are the
- * switch port names; tm.ports[] entries refer to them with "port".
+ * switch port names; tm.ports[] entries refer to them with "port". @p mtus (L3 MTU per
+ * port, may be NULL for 9216) size the PFC thresholds derived from "cable_m".
  */
 int emu_tm_cfg_parse(const json_t *tm, unsigned int n_ports, const char *const *names,
-		     struct emu_tm_cfg *cfg, struct emu_err *err);
+		     const uint32_t *mtus, struct emu_tm_cfg *cfg, struct emu_err *err);
+
+/**
+ * NVIDIA's headroom formula (PROTOCOL.md, PFC):
+ * xoff_bytes = (301 + 2.16 * cable_m) * speed_Gbps + 2.72 * MTU.
+ */
+uint64_t emu_tm_pfc_xoff_bytes(double cable_m, uint64_t rate_bps, uint32_t mtu);
+
+/** Pause time of @p quanta at @p rate_bps, in ns, rounded up: quanta x 512 bit times. */
+uint64_t emu_tm_pause_ns(uint16_t quanta, uint64_t rate_bps);
+
+/** Packets the TM can hold at most with @p cfg in its queues (buffer model and slots). */
+uint64_t emu_tm_max_queued_pkts(const struct emu_tm_cfg *cfg);
 
 struct emu_tm;
 
@@ -85,17 +167,43 @@ struct emu_tm *emu_tm_create(const struct emu_tm_cfg *cfg, struct emu_err *err);
 void emu_tm_free(struct emu_tm *tm);
 
 /**
- * Admit @p m to port @p port's queue at @p now_ns. Returns true when queued; false
- * when dropped (the TM freed it and counted drop_queue_full).
+ * Admit @p m to port @p port's queue for its meta prio at @p now_ns. Frames with
+ * EMU_META_MACCTL go to the control queue (no buffer model, never paused). Returns
+ * true when queued; false when dropped (the TM freed it and counted the reason).
+ * @p rng decides ECN marking at enqueue.
  */
-bool emu_tm_enqueue(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t now_ns);
+bool emu_tm_enqueue(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t now_ns,
+		    struct emu_rng *rng);
 
 /**
  * Release up to @p max packets of port @p port whose departure time is <= @p now_ns,
- * in order; each mbuf's meta ts_ns is set to its departure time.
+ * in order; each mbuf's meta ts_ns is set to its departure time. @p rng decides ECN
+ * marking at dequeue.
  */
 uint16_t emu_tm_dequeue(struct emu_tm *tm, uint16_t port, uint64_t now_ns, struct rte_mbuf **out,
-			uint16_t max);
+			uint16_t max, struct emu_rng *rng);
+
+/**
+ * A PAUSE (opcode 0x0001: all priorities, quanta[0]) or PFC (0x0101) frame arrived on
+ * @p port at @p now_ns: pause (or resume, time 0) that port's egress queues.
+ */
+void emu_tm_pause_rx(struct emu_tm *tm, uint16_t port, uint64_t now_ns, uint16_t opcode,
+		     uint16_t enable_vector, const uint16_t quanta[EMU_TM_N_PRIO],
+		     struct emu_rng *rng);
+
+/** A PFC frame the switch must send. */
+struct emu_tm_pfc_frame {
+	uint16_t port;   /**< out of this (ingress) port */
+	uint16_t vector; /**< class-enable vector */
+	uint16_t quanta[EMU_TM_N_PRIO];
+};
+
+/**
+ * Collect the PFC frames due at @p now_ns (new XOFF, refreshes, XON) into @p out;
+ * returns how many (at most one per port).
+ */
+unsigned int emu_tm_pfc_collect(struct emu_tm *tm, uint64_t now_ns, struct emu_tm_pfc_frame *out,
+				unsigned int max);
 
 /** Earliest time at which something changes in the TM, UINT64_MAX when empty. */
 uint64_t emu_tm_next_event_ns(const struct emu_tm *tm);
@@ -108,6 +216,26 @@ uint64_t emu_tm_port_held(const struct emu_tm *tm, uint16_t port);
 
 /** Counters of port @p port (EMU_TM_CTR_MAX values). */
 const uint64_t *emu_tm_port_ctrs(const struct emu_tm *tm, uint16_t port);
+
+/** Per-priority state of a port at a given time. */
+struct emu_tm_prio_stats {
+	uint64_t queue_bytes;   /**< egress queue bytes now */
+	uint64_t queue_pkts;
+	uint64_t max_queue_bytes;
+	uint64_t ingress_bytes; /**< bytes held that arrived on this port (lossless only) */
+	uint64_t headroom_bytes; /**< headroom in use for this ingress port */
+	bool paused;            /**< egress paused by a received PFC/PAUSE */
+	uint64_t paused_ns;     /**< total time paused */
+	bool xoff;              /**< this ingress port has sent XOFF */
+	uint64_t xoff_ns;       /**< total time in XOFF */
+};
+
+/** Fill @p s with port @p port's priority @p prio state as of @p now_ns. */
+void emu_tm_prio_stats(const struct emu_tm *tm, uint16_t port, unsigned int prio,
+		       uint64_t now_ns, struct emu_tm_prio_stats *s);
+
+/** Shared buffer in use (bytes of cells) and its size. */
+void emu_tm_buffer_use(const struct emu_tm *tm, uint64_t *used_bytes, uint64_t *total_bytes);
 
 /** Current configuration of port @p port. */
 const struct emu_tm_port_cfg *emu_tm_port_cfg(const struct emu_tm *tm, uint16_t port);

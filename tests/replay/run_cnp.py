@@ -163,7 +163,7 @@ def main():
         for k, v in want.items():
             if ctr.get(k) != v:
                 failures.append("default: counter %s = %r, want %d" % (k, ctr.get(k), v))
-        if "conservation: rx 14 + created 5 = tx 19 + drops 0 + held 0: OK" not in out:
+        if "conservation: rx 14 + created 5 = tx 19 + drops 0 + held 0 + consumed 0: OK" not in out:
             failures.append("default: conservation line missing or wrong:\n" + out)
         failures += ["default: " + e for e in check_cnps(
             frames, {"dscp": 48, "ecn": 2, "pcp_tagged": 6, "sport": 0}, True)]
@@ -182,7 +182,7 @@ def main():
         for k, v in want.items():
             if ctr.get(k) != v:
                 failures.append("custom: counter %s = %r, want %d" % (k, ctr.get(k), v))
-        if "conservation: rx 14 + created 5 = tx 18 + drops 1 + held 0: OK" not in out:
+        if "conservation: rx 14 + created 5 = tx 18 + drops 1 + held 0 + consumed 0: OK" not in out:
             failures.append("custom: conservation line missing or wrong:\n" + out)
         failures += ["custom: " + e for e in check_cnps(
             frames, {"dscp": 46, "ecn": 1, "pcp_tagged": 5, "sport": 4242}, False)]

@@ -70,7 +70,7 @@ def main():
                 print(r.stdout, r.stderr)
                 print("FAIL: rocemu replay exited %d" % r.returncode)
                 return 1
-            if "conservation: rx 123 + created 0 = tx 123 + drops 0 + held 0: OK" not in r.stdout:
+            if "conservation: rx 123 + created 0 = tx 123 + drops 0 + held 0 + consumed 0: OK" not in r.stdout:
                 failures.append("conservation line missing or wrong:\n" + r.stdout)
             outs.append(out)
             with open(os.path.join(tmp, "s.json")) as f:

@@ -20,6 +20,8 @@
 
 #include "lib/core/emu_stage.h"
 #include "lib/core/emu_switch.h"
+#include "lib/proto/roce_build.h"
+#include "lib/proto/roce_mbuf.h"
 
 static char test_runtime_dir[256];
 
@@ -68,7 +70,10 @@ test_frame(struct rte_mempool *mp, const uint8_t dst[6], const uint8_t src[6], u
 	char *p = NULL;
 
 	if (m == NULL || len < sizeof(hdr) || (p = rte_pktmbuf_append(m, (uint16_t)len)) == NULL)
+	{
 		fail_msg("test_frame: no mbuf or bad length %u", len);
+		return NULL;
+	}
 	memcpy(hdr, dst, 6);
 	memcpy(hdr + 6, src, 6);
 	hdr[12] = 0x88;
@@ -76,6 +81,7 @@ test_frame(struct rte_mempool *mp, const uint8_t dst[6], const uint8_t src[6], u
 	memcpy(hdr + 14, &seq, sizeof(seq));
 	memset(p, 0, len);
 	memcpy(p, hdr, sizeof(hdr));
+	memset(emu_meta(m), 0, sizeof(struct emu_pkt_meta));
 	return m;
 }
 
@@ -86,6 +92,41 @@ test_frame_seq(struct rte_mbuf *m)
 
 	memcpy(&seq, rte_pktmbuf_mtod_offset(m, uint8_t *, 14), sizeof(seq));
 	return seq;
+}
+
+/* A RoCEv2 RDMA WRITE_ONLY frame of exactly @p len bytes (len - 74 payload bytes: Ethernet
+ * 14, IPv4 20, UDP 8, BTH 12, RETH 16, ICRC 4; len - 74 must be a multiple of 4) with PSN
+ * @p seq, DSCP @p dscp and ECN @p ecn, parsed into its metadata. */
+static inline struct rte_mbuf *
+test_roce_frame(struct rte_mempool *mp, const uint8_t dst[6], const uint8_t src[6], uint32_t len,
+		uint32_t seq, uint8_t dscp, uint8_t ecn)
+{
+	struct roce_hdr_params hp = roce_hdr_params_default();
+	struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
+	struct emu_pkt_meta *meta;
+	char *p = NULL;
+	int n;
+
+	if (m == NULL || len < 74 || (p = rte_pktmbuf_append(m, (uint16_t)len)) == NULL)
+	{
+		fail_msg("test_roce_frame: no mbuf or bad length %u", len);
+		return NULL;
+	}
+	memcpy(hp.dst_mac, dst, 6);
+	memcpy(hp.src_mac, src, 6);
+	hp.opcode = 0x0A; /* RDMA_WRITE_ONLY */
+	hp.dscp = dscp;
+	hp.ecn = ecn;
+	hp.psn = seq;
+	hp.dest_qp = 0x45;
+	n = roce_build((uint8_t *)p, len, &hp, NULL, len - 74);
+	if (n != (int)len)
+		fail_msg("test_roce_frame: built %d bytes, wanted %u", n, len);
+	meta = emu_meta(m);
+	memset(meta, 0, sizeof(*meta));
+	roce_parse_mbuf(m, 4791, &meta->pkt);
+	meta->flags = EMU_META_PARSED;
+	return m;
 }
 
 /* A pipeline from a JSON string (the test's own literal). */

@@ -84,7 +84,7 @@ test_conservation_with_drops(void **state)
 	assert_int_equal(c.held, 0);
 	assert_int_equal(c.unaccounted, 0);
 	emu_switch_conservation_line(sw, line, sizeof(line));
-	assert_string_equal(line, "conservation: rx 32 + created 0 = tx 10 + drops 22 + held 0: OK");
+	assert_string_equal(line, "conservation: rx 32 + created 0 = tx 10 + drops 22 + held 0 + consumed 0: OK");
 	emu_switch_free(sw);
 	emu_pipeline_free(pl);
 }
@@ -277,6 +277,289 @@ test_mirror_emits(void **state)
 	emu_pipeline_free(pl);
 }
 
+/* ---- TM v2 through the runner: PFC generation and honouring, lossy fan-in ---- */
+
+#define LEN_1US 998 /* 1022 B on the wire: 1000 ns at 8.176 Gb/s */
+
+static const uint8_t mac_d[6] = { 2, 0, 0, 0, 0, 0xd };
+
+static bool
+is_mac_control(struct rte_mbuf *m, struct roce_pkt *pk)
+{
+	return roce_parse_mbuf(m, 4791, pk) == ROCE_CLASS_MAC_CONTROL;
+}
+
+static void
+test_pfc_lossless_fan_in(void **state)
+{
+	struct emu_pipeline *pl = test_pipeline(
+		"{\"ports\": [{\"name\": \"a\"}, {\"name\": \"b\"}, {\"name\": \"c\"}],"
+		" \"ingress\": [{\"type\": \"parse\"}, {\"type\": \"forward\", \"mode\": \"static\","
+		"   \"unknown\": \"drop\", \"macs\": [{\"mac\": \"02:00:00:00:00:0c\", \"port\": \"c\"}]}],"
+		" \"tm\": {\"ports\": ["
+		"   {\"port\": \"a\", \"rate_gbps\": 8.176, \"pfc\": {\"xoff_kb\": 10, \"xon_kb\": 5,"
+		"    \"quanta\": 100}},"
+		"   {\"port\": \"b\", \"rate_gbps\": 8.176, \"pfc\": {\"xoff_kb\": 10, \"xon_kb\": 5,"
+		"    \"quanta\": 100}},"
+		"   {\"port\": \"c\", \"rate_gbps\": 8.176}]}}");
+	struct emu_switch *sw = make_switch(pl);
+	const unsigned int n_per = 300;
+	uint64_t next_send[2] = { 0, 0 }, paused_until[2] = { 0, 0 };
+	unsigned int sent[2] = { 0, 0 }, got[2] = { 0, 0 }, xoff_seen[2] = { 0, 0 };
+	unsigned int xon_seen[2] = { 0, 0 }, i, p;
+	struct emu_tm_prio_stats ps;
+	struct emu_conservation c;
+	const uint64_t *tc;
+	char line[256];
+
+	(void)state;
+	/* Two senders at line rate into one port at the same rate, priority 3 (DSCP 26),
+	 * both honouring the PFC frames the switch sends them: nothing may be lost. */
+	for (;;) {
+		uint64_t t = emu_switch_next_event_ns(sw), ts;
+		struct rte_mbuf **pkts;
+		uint16_t n, k;
+
+		for (i = 0; i < 2; i++)
+			if (sent[i] < n_per)
+				t = RTE_MIN(t, RTE_MAX(next_send[i], paused_until[i]));
+		if (t == UINT64_MAX)
+			break;
+		for (p = 0; p < 3; p++) {
+			n = emu_switch_tx_prepare(sw, (uint16_t)p, t, &pkts);
+			for (k = 0; k < n; k++) {
+				struct roce_pkt pk;
+
+				ts = emu_meta(pkts[k])->ts_ns;
+				if (is_mac_control(pkts[k], &pk)) {
+					assert_true(p < 2);
+					assert_int_equal(pk.macctl_opcode, 0x0101);
+					assert_int_equal(pk.pfc_enable, 1u << 3);
+					if (pk.pause_quanta[3] != 0) {
+						assert_int_equal(pk.pause_quanta[3], 100);
+						paused_until[p] = ts + emu_tm_pause_ns(100, 8176000000ULL);
+						xoff_seen[p]++;
+					} else {
+						paused_until[p] = ts;
+						xon_seen[p]++;
+					}
+				} else {
+					assert_int_equal(p, 2);
+					assert_int_equal(pk.dscp, 26);
+					/* per-sender order kept: the source MAC's last byte names it */
+					i = rte_pktmbuf_mtod(pkts[k], uint8_t *)[11] - 0xa;
+					assert_true(i < 2);
+					assert_int_equal(pk.psn, got[i]);
+					got[i]++;
+				}
+				rte_pktmbuf_free(pkts[k]);
+			}
+			emu_switch_tx_done(sw, (uint16_t)p, n);
+		}
+		for (i = 0; i < 2; i++) {
+			struct rte_mbuf *m;
+
+			if (sent[i] >= n_per || RTE_MAX(next_send[i], paused_until[i]) > t)
+				continue;
+			m = test_roce_frame(pool, mac_c, i == 0 ? mac_a : mac_b, LEN_1US, sent[i],
+					    26, 2);
+			emu_switch_rx(sw, (uint16_t)i, &m, 1, t);
+			sent[i]++;
+			next_send[i] = t + 1000;
+		}
+	}
+	assert_int_equal(got[0], n_per);
+	assert_int_equal(got[1], n_per);
+	for (i = 0; i < 2; i++) {
+		tc = emu_tm_port_ctrs(emu_switch_tm(sw), (uint16_t)i);
+		assert_true(xoff_seen[i] >= 2); /* at least one refresh */
+		assert_true(xon_seen[i] >= 1);
+		assert_int_equal(tc[EMU_TM_CTR_PFC_TX_XOFF], xoff_seen[i]);
+		assert_int_equal(tc[EMU_TM_CTR_PFC_TX_XON], xon_seen[i]);
+		assert_int_equal(tc[EMU_TM_CTR_PFC_QUANTA_SENT], 100 * xoff_seen[i]);
+		emu_tm_prio_stats(emu_switch_tm(sw), (uint16_t)i, 3, UINT64_MAX / 2, &ps);
+		assert_false(ps.xoff);
+		assert_true(ps.xoff_ns > 0);
+		assert_int_equal(ps.ingress_bytes, 0);
+	}
+	emu_switch_conservation(sw, &c);
+	assert_int_equal(c.drops, 0);
+	assert_int_equal(c.held, 0);
+	assert_int_equal(c.unaccounted, 0);
+	assert_int_equal(c.created, xoff_seen[0] + xoff_seen[1] + xon_seen[0] + xon_seen[1]);
+	emu_switch_conservation_line(sw, line, sizeof(line));
+	printf("%s\n", line);
+	emu_switch_free(sw);
+	emu_pipeline_free(pl);
+}
+
+/* A PFC frame for priority 3 (quanta[3]) arriving on port b at t = 0, then one data frame
+ * of each priority from a to b; returns the departures of the priority 0 and 3 frames. */
+static void
+pfc_rx_case(const char *pipeline, uint64_t *dep0, uint64_t *dep3)
+{
+	struct emu_pipeline *pl = test_pipeline(pipeline);
+	struct emu_switch *sw = make_switch(pl);
+	uint16_t quanta[8] = { 0, 0, 0, 100, 0, 0, 0, 0 };
+	struct rte_mbuf *m, **pkts;
+	struct emu_tm_prio_stats ps;
+	struct emu_conservation c;
+	char line[256];
+	uint64_t t;
+	uint16_t n, k;
+
+	*dep0 = *dep3 = 0;
+	m = rte_pktmbuf_alloc(pool);
+	assert_non_null(m);
+	assert_int_equal(roce_build_pfc((uint8_t *)rte_pktmbuf_append(m, 60), 60, mac_d, 1u << 3,
+					quanta), 60);
+	emu_switch_rx(sw, 1, &m, 1, 0);
+	m = test_roce_frame(pool, mac_b, mac_a, LEN_1US, 3, 26, 2);
+	emu_switch_rx(sw, 0, &m, 1, 0);
+	m = test_roce_frame(pool, mac_b, mac_a, LEN_1US, 0, 0, 2);
+	emu_switch_rx(sw, 0, &m, 1, 0);
+	while ((t = emu_switch_next_event_ns(sw)) != UINT64_MAX) {
+		n = emu_switch_tx_prepare(sw, 1, t, &pkts);
+		for (k = 0; k < n; k++) {
+			struct roce_pkt pk;
+
+			roce_parse_mbuf(pkts[k], 4791, &pk);
+			if (pk.psn == 3)
+				*dep3 = emu_meta(pkts[k])->ts_ns;
+			else
+				*dep0 = emu_meta(pkts[k])->ts_ns;
+			rte_pktmbuf_free(pkts[k]);
+		}
+		emu_switch_tx_done(sw, 1, n);
+	}
+	assert_int_equal(emu_tm_port_ctrs(emu_switch_tm(sw), 1)[EMU_TM_CTR_PFC_RX], 1);
+	emu_tm_prio_stats(emu_switch_tm(sw), 1, 3, 1000000, &ps);
+	assert_int_equal(ps.paused_ns, 6263);
+	emu_tm_prio_stats(emu_switch_tm(sw), 1, 0, 1000000, &ps);
+	assert_int_equal(ps.paused_ns, 0);
+	emu_switch_conservation(sw, &c);
+	assert_int_equal(c.consumed, 1);
+	emu_switch_conservation_line(sw, line, sizeof(line));
+	assert_string_equal(line,
+			    "conservation: rx 3 + created 0 = tx 2 + drops 0 + held 0 + consumed 1: OK");
+	/* forward saw the PFC frame too; the runner consumed it after the ingress stages */
+	assert_int_equal(emu_switch_stage_counter(sw, "forward", "forwarded"), 3);
+	emu_switch_free(sw);
+	emu_pipeline_free(pl);
+}
+
+static void
+test_pfc_rx_consumed(void **state)
+{
+	uint64_t d0, d3;
+
+	(void)state;
+	/* With a parse stage (DSCP trust) ... */
+	pfc_rx_case("{\"ports\": [{\"name\": \"a\"}, {\"name\": \"b\"}],"
+		    " \"ingress\": [{\"type\": \"parse\"}, {\"type\": \"forward\"}],"
+		    " \"tm\": {\"ports\": [{\"port\": \"b\", \"rate_gbps\": 8.176}]}}",
+		    &d0, &d3);
+	assert_int_equal(d0, 1000);        /* priority 0 is not paused */
+	assert_int_equal(d3, 6263 + 1000); /* 100 quanta x 512 bits at 8.176 Gb/s, then its own */
+	/* ... and without one (the runner recognises MAC control itself; PCP trust then,
+	 * untagged: both frames are priority 0 and nothing is held back). */
+	pfc_rx_case("{\"ports\": [{\"name\": \"a\"}, {\"name\": \"b\"}],"
+		    " \"ingress\": [{\"type\": \"forward\"}],"
+		    " \"tm\": {\"ports\": [{\"port\": \"b\", \"rate_gbps\": 8.176}]}}",
+		    &d0, &d3);
+	assert_int_equal(d3, 1000);
+	assert_int_equal(d0, 2000);
+}
+
+static void
+test_pfc_thresholds_from_cable(void **state)
+{
+	struct emu_pipeline *pl = test_pipeline(
+		"{\"ports\": [{\"name\": \"a\"}, {\"name\": \"b\", \"mtu\": 4200}],"
+		" \"tm\": {\"ports\": [{\"port\": \"a\", \"pfc\": {\"cable_m\": 3}},"
+		"  {\"port\": \"b\", \"rate_gbps\": 25, \"pfc\": {\"cable_m\": 100, \"quanta\": 1000},"
+		"   \"headroom_kb\": 200}]}}");
+	const struct emu_tm_port_cfg *a = &pl->tm.ports[0], *b = &pl->tm.ports[1];
+
+	(void)state;
+	/* (301 + 2.16 * 3) * 100 + 2.72 * 9216 = 55815.52 -> 55816; XON = XOFF - MTU */
+	assert_int_equal(a->pfc.xoff_bytes, 55816);
+	assert_int_equal(a->pfc.xon_bytes, 55816 - 9216);
+	assert_int_equal(a->pfc.quanta, 0xFFFF);
+	assert_int_equal(a->headroom_bytes, 55 * 1024); /* default: XOFF rounded up to KiB */
+	/* (301 + 216) * 25 + 2.72 * 4200 = 12925 + 11424 = 24349 */
+	assert_int_equal(b->pfc.xoff_bytes, 24349);
+	assert_int_equal(b->pfc.xon_bytes, 24349 - 4200);
+	assert_int_equal(b->headroom_bytes, 200 * 1024);
+	/* one quantum = 512 bit times: 20.48 ns at 25G, so 1000 quanta = 20480 ns */
+	assert_int_equal(emu_tm_pause_ns(1000, b->rate_bps), 20480);
+	assert_int_equal(emu_tm_pause_ns(1, 400000000000ULL), 2); /* 1.28 ns, rounded up */
+	emu_pipeline_free(pl);
+}
+
+static void
+test_lossy_fan_in_8to1(void **state)
+{
+	struct emu_pipeline *pl = test_pipeline(
+		"{\"ports\": [{\"name\": \"p0\"}, {\"name\": \"p1\"}, {\"name\": \"p2\"},"
+		"  {\"name\": \"p3\"}, {\"name\": \"p4\"}, {\"name\": \"p5\"}, {\"name\": \"p6\"},"
+		"  {\"name\": \"p7\"}, {\"name\": \"out\"}],"
+		" \"ingress\": [{\"type\": \"parse\", \"dscp_map\": {\"10\": 1}},"
+		"  {\"type\": \"forward\", \"mode\": \"static\", \"unknown\": \"drop\","
+		"   \"macs\": [{\"mac\": \"02:00:00:00:00:0c\", \"port\": \"out\"}]}],"
+		" \"tm\": {\"buffer\": {\"total_kb\": 48, \"cell_bytes\": 256},"
+		"  \"ports\": [{\"port\": \"out\", \"rate_gbps\": 8.176, \"queue_kb\": 30}]}}");
+	unsigned int avail0 = rte_mempool_avail_count(pool);
+	struct emu_switch *sw = make_switch(pl);
+	const unsigned int n_per = 200;
+	struct emu_conservation c;
+	const uint64_t *tc;
+	unsigned int k, p, tx = 0;
+	uint64_t t;
+	char line[256];
+
+	(void)state;
+	/* Eight senders at line rate, alternating DSCP 0 (priority 0) and 10 (priority 1),
+	 * lossy (only priority 3 is lossless). */
+	for (k = 0; k < n_per; k++) {
+		t = (uint64_t)k * 1000;
+		for (p = 0; p < 8; p++) {
+			struct rte_mbuf *m = test_roce_frame(pool, mac_c, mac_a, LEN_1US, k,
+							     (k + p) % 2 ? 10 : 0, 2);
+
+			emu_switch_rx(sw, (uint16_t)p, &m, 1, t);
+		}
+		while (emu_switch_next_event_ns(sw) <= t) {
+			struct rte_mbuf **pkts;
+			uint16_t n = emu_switch_tx_prepare(sw, 8, emu_switch_next_event_ns(sw), &pkts);
+
+			rte_pktmbuf_free_bulk(pkts, n);
+			emu_switch_tx_done(sw, 8, n);
+			tx += n;
+		}
+	}
+	tc = emu_tm_port_ctrs(emu_switch_tm(sw), 8);
+	assert_true(tc[EMU_TM_CTR_DROP_QUEUE_FULL] > 0);
+	assert_true(tc[EMU_TM_CTR_DROP_BUFFER_FULL] > 0);
+	assert_int_equal(tc[EMU_TM_CTR_DROP_HEADROOM_OVERFLOW], 0);
+	emu_switch_conservation(sw, &c);
+	assert_int_equal(c.rx, 8 * n_per);
+	assert_int_equal(c.drops, tc[EMU_TM_CTR_DROP_QUEUE_FULL] + tc[EMU_TM_CTR_DROP_BUFFER_FULL]);
+	assert_int_equal(c.tx, tx);
+	assert_int_equal(c.unaccounted, 0);
+	/* what was still held goes at exit, counted; the pool is full again */
+	emu_switch_discard_held(sw);
+	emu_switch_conservation(sw, &c);
+	assert_int_equal(c.held, 0);
+	assert_int_equal(c.unaccounted, 0);
+	emu_switch_conservation_line(sw, line, sizeof(line));
+	printf("%s\n", line);
+	emu_switch_print_summary(sw, stdout);
+	emu_switch_free(sw);
+	emu_pipeline_free(pl);
+	assert_int_equal(rte_mempool_avail_count(pool), avail0);
+}
+
 /* A RoCEv2 frame host .@p src -> host .@p dst (10.0.0.x, MAC 02:..:x) to QP @p qpn. */
 static struct rte_mbuf *
 cnp_test_frame(uint8_t src, uint8_t dst, uint8_t opcode, uint32_t qpn, uint8_t ecn)
@@ -395,6 +678,10 @@ main(void)
 		cmocka_unit_test(test_learning_bridge),
 		cmocka_unit_test(test_profile_changes_rate),
 		cmocka_unit_test(test_mirror_emits),
+		cmocka_unit_test(test_pfc_lossless_fan_in),
+		cmocka_unit_test(test_pfc_rx_consumed),
+		cmocka_unit_test(test_pfc_thresholds_from_cable),
+		cmocka_unit_test(test_lossy_fan_in_8to1),
 		cmocka_unit_test(test_cnp_pacing_edges),
 	};
 

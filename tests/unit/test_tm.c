@@ -2,9 +2,13 @@
 /* The shaper: exact departure times for known sizes and rates, byte limits, rate changes,
  * propagation delay. */
 #include "test_common.h"
+#include <inttypes.h>
+#include <math.h>
+
 #include "lib/tm/emu_tm.h"
 
 static struct rte_mempool *pool;
+static struct emu_rng rng;
 static const uint8_t mac_a[6] = { 2, 0, 0, 0, 0, 0xa };
 static const uint8_t mac_b[6] = { 2, 0, 0, 0, 0, 0xb };
 
@@ -15,11 +19,10 @@ tm_one_port(uint64_t rate_bps, uint64_t limit_bytes, uint64_t delay_ns)
 	struct emu_err err;
 	struct emu_tm *tm;
 
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.n_ports = 1;
-	emu_tm_port_cfg_default(&cfg.ports[0]);
+	emu_tm_cfg_default(&cfg, 1);
 	cfg.ports[0].rate_bps = rate_bps;
 	cfg.ports[0].limit_bytes = limit_bytes;
+	cfg.ports[0].queue_limit_bytes = limit_bytes;
 	cfg.ports[0].delay_ns = delay_ns;
 	tm = emu_tm_create(&cfg, &err);
 	assert_non_null(tm);
@@ -36,7 +39,7 @@ drain(struct emu_tm *tm, uint64_t until, uint64_t *deps, uint32_t *seqs, unsigne
 	uint16_t n, i;
 
 	while ((t = emu_tm_next_event_ns(tm)) <= until) {
-		n = emu_tm_dequeue(tm, 0, t, out, 32);
+		n = emu_tm_dequeue(tm, 0, t, out, 32, &rng);
 		for (i = 0; i < n; i++) {
 			assert_true(got < max);
 			deps[got] = emu_meta(out[i])->ts_ns;
@@ -72,7 +75,7 @@ test_back_to_back(void **state)
 	(void)state;
 	/* Ten 1000-byte frames arriving together at t = 1000 ns: each takes 819.2 ns. */
 	for (i = 0; i < 10; i++)
-		assert_true(emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 1000, i), 1000));
+		assert_true(emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 1000, i), 1000, &rng));
 	assert_int_equal(emu_tm_held(tm), 10);
 	n = drain(tm, UINT64_MAX - 1, deps, seqs, 16);
 	assert_int_equal(n, 10);
@@ -96,10 +99,10 @@ test_idle_gap(void **state)
 
 	(void)state;
 	/* 100 B: 124 * 8 = 992 ns at 1 Gb/s. Second frame arrives after the link went idle. */
-	emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 100, 0), 0);
+	emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 100, 0), 0, &rng);
 	assert_int_equal(drain(tm, 5000, deps, seqs, 4), 1);
-	emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 100, 1), 5000);
-	emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 100, 2), 5100);
+	emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 100, 1), 5000, &rng);
+	emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 100, 2), 5100, &rng);
 	assert_int_equal(drain(tm, UINT64_MAX - 1, deps + 1, seqs + 1, 3), 2);
 	assert_int_equal(deps[0], 992);
 	assert_int_equal(deps[1], 5992);  /* max(now, prev departure) + wire time */
@@ -115,12 +118,12 @@ test_byte_limit(void **state)
 	uint32_t seqs[8];
 
 	(void)state;
-	assert_true(emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 1000, 0), 0));
-	assert_true(emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 1000, 1), 0));
-	assert_true(emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 1000, 2), 0));
+	assert_true(emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 1000, 0), 0, &rng));
+	assert_true(emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 1000, 1), 0, &rng));
+	assert_true(emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 1000, 2), 0, &rng));
 	/* The first frame started serialising at t=0 when dequeue ran; before that all three
 	 * count: the fourth exceeds 3000 bytes. */
-	assert_false(emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 1000, 3), 0));
+	assert_false(emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 1000, 3), 0, &rng));
 	assert_int_equal(emu_tm_port_ctrs(tm, 0)[EMU_TM_CTR_DROP_QUEUE_FULL], 1);
 	assert_int_equal(drain(tm, UINT64_MAX - 1, deps, seqs, 8), 3);
 	assert_int_equal(emu_tm_port_ctrs(tm, 0)[EMU_TM_CTR_DEQ_PKTS], 3);
@@ -138,12 +141,12 @@ test_delay_and_rate_change(void **state)
 	uint32_t seqs[4];
 
 	(void)state;
-	emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 1226, 0), 0); /* 1250 B on the wire */
+	emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 1226, 0), 0, &rng); /* 1250 B on the wire */
 	assert_int_equal(drain(tm, UINT64_MAX - 1, deps, seqs, 4), 1);
 	assert_int_equal(deps[0], 1000 + 5000); /* 1 us at 10G plus 5 us of cable */
 	assert_int_equal(emu_tm_set(tm, 0, "rate_gbps", v, false, "x", &err), 0);
 	assert_int_equal(emu_tm_set(tm, 0, "rate_gbps", v, true, "x", &err), 0);
-	emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 1226, 1), 10000);
+	emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 1226, 1), 10000, &rng);
 	assert_int_equal(drain(tm, UINT64_MAX - 1, deps, seqs, 4), 1);
 	assert_int_equal(deps[0], 10000 + 4000 + 5000); /* 4 us at 2.5G */
 	json_decref(v);
@@ -152,6 +155,516 @@ test_delay_and_rate_change(void **state)
 	assert_string_equal(err.msg, "tm.p0.rate_gbps: must be >= 1e-06, got -5");
 	json_decref(v);
 	emu_tm_free(tm);
+}
+
+/* ---- TM v2: priorities, buffer, ECN, PFC ---- */
+
+#define R_1US 8176000000ULL /* a 998-byte frame (1022 B on the wire) takes exactly 1000 ns */
+#define LEN_1US 998
+
+static struct emu_tm *
+tm_ports(unsigned int n, void (*tweak)(struct emu_tm_cfg *))
+{
+	struct emu_tm_cfg cfg;
+	struct emu_err err;
+	struct emu_tm *tm;
+	unsigned int i;
+
+	emu_tm_cfg_default(&cfg, n);
+	for (i = 0; i < n; i++)
+		cfg.ports[i].rate_bps = R_1US;
+	if (tweak != NULL)
+		tweak(&cfg);
+	tm = emu_tm_create(&cfg, &err);
+	assert_non_null(tm);
+	return tm;
+}
+
+static struct rte_mbuf *
+frame_prio(uint32_t len, uint32_t seq, uint8_t prio, uint16_t in_port)
+{
+	struct rte_mbuf *m = test_frame(pool, mac_b, mac_a, len, seq);
+
+	emu_meta(m)->prio = prio;
+	emu_meta(m)->in_port = in_port;
+	return m;
+}
+
+/* Dequeue port @p port at @p t, recording seq and departure, freeing the frames. */
+static unsigned int
+take(struct emu_tm *tm, uint16_t port, uint64_t t, uint32_t *seqs, uint64_t *deps, unsigned int got,
+     unsigned int max)
+{
+	struct rte_mbuf *out[32];
+	uint16_t n, i;
+
+	while ((n = emu_tm_dequeue(tm, port, t, out, 32, &rng)) > 0)
+		for (i = 0; i < n; i++) {
+			if (got < max) {
+				if (seqs != NULL)
+					seqs[got] = test_frame_seq(out[i]);
+				if (deps != NULL)
+					deps[got] = emu_meta(out[i])->ts_ns;
+			}
+			got++;
+			rte_pktmbuf_free(out[i]);
+		}
+	return got;
+}
+
+static unsigned int
+drain_port(struct emu_tm *tm, uint16_t port, uint32_t *seqs, uint64_t *deps, unsigned int max)
+{
+	unsigned int got = 0;
+	uint64_t t;
+
+	while ((t = emu_tm_next_event_ns(tm)) != UINT64_MAX)
+		got = take(tm, port, t, seqs, deps, got, max);
+	return got;
+}
+
+static void
+test_strict_priority(void **state)
+{
+	struct emu_tm *tm = tm_ports(1, NULL);
+	static const uint8_t prios[6] = { 0, 3, 0, 6, 3, 1 };
+	static const uint32_t want[6] = { 3, 1, 4, 5, 0, 2 };
+	uint32_t seqs[8];
+	unsigned int i;
+
+	(void)state;
+	/* All arrive at t = 0, before the link picks: highest priority first, FIFO within one. */
+	for (i = 0; i < 6; i++)
+		assert_true(emu_tm_enqueue(tm, 0, frame_prio(100, i, prios[i], 0), 0, &rng));
+	assert_int_equal(drain_port(tm, 0, seqs, NULL, 8), 6);
+	for (i = 0; i < 6; i++)
+		assert_int_equal(seqs[i], want[i]);
+	emu_tm_free(tm);
+}
+
+static void
+dwrr_1_3(struct emu_tm_cfg *cfg)
+{
+	cfg->ports[0].scheduler = EMU_TM_SCHED_DWRR;
+	cfg->ports[0].weights[0] = 1;
+	cfg->ports[0].weights[1] = 3;
+}
+
+static void
+test_dwrr_weights(void **state)
+{
+	struct emu_tm *tm = tm_ports(1, dwrr_1_3);
+	uint32_t seqs[32];
+	unsigned int i, n0 = 0, n1 = 0;
+
+	(void)state;
+	/* 1000-byte frames, quantum 1024 x weight: queue 0 sends 1, queue 1 sends 3 per round. */
+	for (i = 0; i < 16; i++) {
+		assert_true(emu_tm_enqueue(tm, 0, frame_prio(1000, i, 0, 0), 0, &rng));
+		assert_true(emu_tm_enqueue(tm, 0, frame_prio(1000, 100 + i, 1, 0), 0, &rng));
+	}
+	assert_int_equal(drain_port(tm, 0, seqs, NULL, 32), 32);
+	for (i = 0; i < 16; i++) {
+		/* rounds: 0, 1, 1, 1 */
+		if (i % 4 == 0)
+			assert_int_equal(seqs[i], n0++);
+		else
+			assert_int_equal(seqs[i], 100 + n1++);
+	}
+	emu_tm_free(tm);
+}
+
+static void
+test_fan_in_2to1_growth(void **state)
+{
+	struct emu_tm *tm = tm_ports(3, NULL);
+	struct emu_tm_prio_stats ps;
+	unsigned int k, got = 0;
+
+	(void)state;
+	/* Ports 0 and 1 each deliver a frame per wire time (line rate) to port 2 at the same
+	 * rate: by t = k us, 2(k+1) arrived and k+1 started, so k+1 frames wait: the queue grows
+	 * by exactly one frame per frame time, the excess rate. */
+	for (k = 0; k < 1000; k++) {
+		uint64_t t = (uint64_t)k * 1000;
+
+		assert_true(emu_tm_enqueue(tm, 2, frame_prio(LEN_1US, 2 * k, 0, 0), t, &rng));
+		assert_true(emu_tm_enqueue(tm, 2, frame_prio(LEN_1US, 2 * k + 1, 0, 1), t, &rng));
+		got = take(tm, 2, t, NULL, NULL, got, 0);
+		emu_tm_prio_stats(tm, 2, 0, t, &ps);
+		assert_int_equal(ps.queue_bytes, (uint64_t)(k + 1) * LEN_1US);
+		assert_int_equal(got, k); /* departures at (j + 1) us */
+	}
+	assert_int_equal(emu_tm_port_ctrs(tm, 2)[EMU_TM_CTR_MAX_QUEUE_BYTES],
+			 1000ULL * LEN_1US + LEN_1US); /* both frames queued before the pick */
+	assert_int_equal(drain_port(tm, 2, NULL, NULL, 0), 2000 - got);
+	emu_tm_free(tm);
+}
+
+static void
+pfc_small(struct emu_tm_cfg *cfg)
+{
+	unsigned int i;
+
+	for (i = 0; i < 2; i++) {
+		cfg->ports[i].pfc.enabled = true;
+		cfg->ports[i].pfc.xoff_bytes = 10000;
+		cfg->ports[i].pfc.xon_bytes = 5000;
+		cfg->ports[i].pfc.quanta = 100; /* 100 x 512 bits at 8.176 Gb/s = 6262.3 -> 6263 ns */
+	}
+}
+
+static void
+test_pfc_generation_thresholds(void **state)
+{
+	struct emu_tm *tm = tm_ports(3, pfc_small);
+	struct emu_tm_pfc_frame f[4];
+	struct emu_tm_prio_stats ps;
+	uint64_t xoff_t[2] = { 0, 0 }, last_t[2] = { 0, 0 }, xon_t[2] = { 0, 0 }, t;
+	unsigned int k, n, i, refreshes[2] = { 0, 0 }, got = 0;
+	bool sending[2] = { true, true };
+
+	(void)state;
+	assert_int_equal(emu_tm_pause_ns(100, R_1US), 6263);
+	assert_int_equal(emu_tm_pause_ns(0xFFFF, 100000000000ULL), 335540); /* 335.5 us */
+	/* 2:1 fan-in of lossless priority 3; each sender stops at its first XOFF. */
+	for (k = 0; sending[0] || sending[1]; k++) {
+		t = (uint64_t)k * 1000;
+		for (i = 0; i < 2; i++) {
+			uint64_t before;
+
+			if (!sending[i])
+				continue;
+			emu_tm_prio_stats(tm, (uint16_t)i, 3, t, &ps);
+			before = ps.ingress_bytes;
+			assert_true(emu_tm_enqueue(tm, 2, frame_prio(LEN_1US, 2 * k + i, 3,
+								     (uint16_t)i), t, &rng));
+			n = emu_tm_pfc_collect(tm, t, f, 4);
+			if (n == 0)
+				continue;
+			/* XOFF leaves exactly when this port's held bytes cross 10000 */
+			emu_tm_prio_stats(tm, (uint16_t)i, 3, t, &ps);
+			assert_int_equal(n, 1);
+			assert_int_equal(f[0].port, i);
+			assert_int_equal(f[0].vector, 1u << 3);
+			assert_int_equal(f[0].quanta[3], 100);
+			assert_true(before <= 10000 && ps.ingress_bytes > 10000);
+			assert_true(ps.xoff);
+			xoff_t[i] = last_t[i] = t;
+			sending[i] = false;
+		}
+		got = take(tm, 2, t, NULL, NULL, got, 0);
+	}
+	/* Drain: refresh at half the pause time while above XON, one XON below it. */
+	while ((t = emu_tm_next_event_ns(tm)) != UINT64_MAX) {
+		got = take(tm, 2, t, NULL, NULL, got, 0);
+		n = emu_tm_pfc_collect(tm, t, f, 4);
+		for (k = 0; k < n; k++) {
+			i = f[k].port;
+			emu_tm_prio_stats(tm, (uint16_t)i, 3, t, &ps);
+			assert_int_equal(f[k].vector, 1u << 3);
+			if (f[k].quanta[3] != 0) {
+				assert_int_equal(t, last_t[i] + 6263 / 2);
+				assert_true(ps.ingress_bytes >= 5000);
+				last_t[i] = t;
+				refreshes[i]++;
+			} else {
+				assert_true(ps.ingress_bytes < 5000);
+				assert_int_equal(xon_t[i], 0);
+				xon_t[i] = t;
+			}
+		}
+	}
+	for (i = 0; i < 2; i++) {
+		const uint64_t *c = emu_tm_port_ctrs(tm, (uint16_t)i);
+
+		assert_true(xon_t[i] > xoff_t[i]);
+		assert_true(refreshes[i] >= 1);
+		assert_int_equal(c[EMU_TM_CTR_PFC_TX_XOFF], 1 + refreshes[i]);
+		assert_int_equal(c[EMU_TM_CTR_PFC_TX_XON], 1);
+		assert_int_equal(c[EMU_TM_CTR_PFC_QUANTA_SENT], 100 * (1 + refreshes[i]));
+		emu_tm_prio_stats(tm, (uint16_t)i, 3, UINT64_MAX / 2, &ps);
+		assert_int_equal(ps.xoff_ns, xon_t[i] - xoff_t[i]);
+		assert_int_equal(ps.ingress_bytes, 0);
+	}
+	assert_int_equal(got, emu_tm_port_ctrs(tm, 2)[EMU_TM_CTR_ENQ_PKTS]);
+	assert_int_equal(emu_tm_port_ctrs(tm, 2)[EMU_TM_CTR_DROP_QUEUE_FULL], 0);
+	emu_tm_free(tm);
+}
+
+static void
+test_pause_rx(void **state)
+{
+	struct emu_tm *tm = tm_ports(1, NULL);
+	uint16_t quanta[8] = { 0 };
+	struct emu_tm_prio_stats ps;
+	uint32_t seqs[16];
+	uint64_t deps[16];
+	unsigned int i;
+
+	(void)state;
+	/* PFC for priority 3 only, 100 quanta = 6263 ns at this rate, at t = 0. */
+	quanta[3] = 100;
+	quanta[0] = 7; /* not enabled: ignored */
+	emu_tm_pause_rx(tm, 0, 0, EMU_TM_MACCTL_OPCODE_PFC, 1u << 3, quanta, &rng);
+	for (i = 0; i < 3; i++) {
+		assert_true(emu_tm_enqueue(tm, 0, frame_prio(LEN_1US, i, 3, 0), 0, &rng));
+		assert_true(emu_tm_enqueue(tm, 0, frame_prio(LEN_1US, 10 + i, 0, 0), 0, &rng));
+	}
+	emu_tm_prio_stats(tm, 0, 3, 0, &ps);
+	assert_true(ps.paused);
+	assert_int_equal(drain_port(tm, 0, seqs, deps, 16), 6);
+	for (i = 0; i < 3; i++) {
+		/* priority 0 goes at once; priority 3 waits for the pause to end at 6263 ns */
+		assert_int_equal(seqs[i], 10 + i);
+		assert_int_equal(deps[i], 1000 * (i + 1));
+		assert_int_equal(seqs[3 + i], i);
+		assert_int_equal(deps[3 + i], 6263 + 1000 * (i + 1));
+	}
+	emu_tm_prio_stats(tm, 0, 3, 100000, &ps);
+	assert_int_equal(ps.paused_ns, 6263);
+	assert_false(ps.paused);
+	assert_int_equal(emu_tm_port_ctrs(tm, 0)[EMU_TM_CTR_PFC_RX], 1);
+
+	/* 0xFFFF quanta at 20000, XON (time 0) at 22500: resumes at once. */
+	quanta[3] = 0xFFFF;
+	emu_tm_pause_rx(tm, 0, 20000, EMU_TM_MACCTL_OPCODE_PFC, 1u << 3, quanta, &rng);
+	assert_true(emu_tm_enqueue(tm, 0, frame_prio(LEN_1US, 20, 3, 0), 20000, &rng));
+	assert_int_equal(take(tm, 0, 22000, seqs, deps, 0, 16), 0);
+	quanta[3] = 0;
+	emu_tm_pause_rx(tm, 0, 22500, EMU_TM_MACCTL_OPCODE_PFC, 1u << 3, quanta, &rng);
+	assert_int_equal(drain_port(tm, 0, seqs, deps, 16), 1);
+	assert_int_equal(deps[0], 22500 + 1000);
+	emu_tm_prio_stats(tm, 0, 3, 100000, &ps);
+	assert_int_equal(ps.paused_ns, 6263 + 2500);
+
+	/* PAUSE (802.3x) stops every priority: quanta[0] = 200 -> 12524.5 -> 12525 ns. */
+	quanta[0] = 200;
+	emu_tm_pause_rx(tm, 0, 30000, EMU_TM_MACCTL_OPCODE_PAUSE, 0, quanta, &rng);
+	for (i = 0; i < 8; i++)
+		assert_true(emu_tm_enqueue(tm, 0, frame_prio(LEN_1US, 30 + i, (uint8_t)i, 0), 30000,
+					   &rng));
+	assert_int_equal(drain_port(tm, 0, seqs, deps, 16), 8);
+	for (i = 0; i < 8; i++) {
+		assert_int_equal(seqs[i], 37 - i);
+		assert_int_equal(deps[i], 30000 + 12525 + 1000 * (i + 1));
+	}
+	assert_int_equal(emu_tm_port_ctrs(tm, 0)[EMU_TM_CTR_PAUSE_RX], 1);
+	emu_tm_free(tm);
+}
+
+static void
+buf_small(struct emu_tm_cfg *cfg)
+{
+	cfg->buffer.total_bytes = 10 * 1024;
+	cfg->buffer.cell_bytes = 256;
+	cfg->ports[1].headroom_bytes = 2048;
+}
+
+static void
+test_buffer_static_headroom(void **state)
+{
+	struct emu_tm *tm = tm_ports(2, buf_small);
+	const uint64_t *c = emu_tm_port_ctrs(tm, 0);
+	struct emu_tm_prio_stats ps;
+	uint64_t used, total;
+	unsigned int i;
+
+	(void)state;
+	/* 1000-byte frames take 4 cells (1024 B): 10 fit in the 10 KB shared buffer. */
+	for (i = 0; i < 12; i++)
+		emu_tm_enqueue(tm, 0, frame_prio(1000, i, 0, 1), 0, &rng);
+	assert_int_equal(c[EMU_TM_CTR_DROP_BUFFER_FULL], 2);
+	emu_tm_buffer_use(tm, &used, &total);
+	assert_int_equal(used, 10 * 1024);
+	assert_int_equal(total, 10 * 1024);
+	/* Lossless priority 3 from port 1: the buffer is full, so headroom (2048 = 2 frames),
+	 * then drop_headroom_overflow. */
+	for (i = 0; i < 3; i++)
+		emu_tm_enqueue(tm, 0, frame_prio(1000, 20 + i, 3, 1), 0, &rng);
+	assert_int_equal(c[EMU_TM_CTR_DROP_HEADROOM_OVERFLOW], 1);
+	assert_int_equal(emu_tm_port_ctrs(tm, 1)[EMU_TM_CTR_HEADROOM_PKTS], 2);
+	emu_tm_prio_stats(tm, 1, 3, 0, &ps);
+	assert_int_equal(ps.headroom_bytes, 2048);
+	assert_int_equal(drain_port(tm, 0, NULL, NULL, 0), 12);
+	emu_tm_buffer_use(tm, &used, &total);
+	assert_int_equal(used, 0);
+	emu_tm_prio_stats(tm, 1, 3, 0, &ps);
+	assert_int_equal(ps.headroom_bytes, 0);
+	emu_tm_free(tm);
+}
+
+static void
+buf_dynamic(struct emu_tm_cfg *cfg)
+{
+	cfg->buffer.total_bytes = 100 * 1000;
+	cfg->buffer.dynamic = true;
+	cfg->buffer.alpha = 1.0;
+}
+
+static void
+test_buffer_dynamic(void **state)
+{
+	struct emu_tm *tm = tm_ports(2, buf_dynamic);
+	unsigned int i;
+
+	(void)state;
+	/* alpha 1, one queue: admitted while q + 1000 <= 100000 - q, i.e. 50 frames. */
+	for (i = 0; i < 60; i++)
+		emu_tm_enqueue(tm, 0, frame_prio(1000, i, 0, 1), 0, &rng);
+	assert_int_equal(emu_tm_port_ctrs(tm, 0)[EMU_TM_CTR_DROP_QUEUE_FULL], 10);
+	/* a second queue gets alpha x what is left: q2 + 1000 <= 50000 - q2 -> 25 frames */
+	for (i = 0; i < 30; i++)
+		emu_tm_enqueue(tm, 1, frame_prio(1000, i, 1, 0), 0, &rng);
+	assert_int_equal(emu_tm_port_ctrs(tm, 1)[EMU_TM_CTR_DROP_QUEUE_FULL], 5);
+	{
+		unsigned int got = 0;
+		uint64_t t;
+
+		while ((t = emu_tm_next_event_ns(tm)) != UINT64_MAX)
+			got = take(tm, 1, t, NULL, NULL, take(tm, 0, t, NULL, NULL, got, 0), 0);
+		assert_int_equal(got, 75);
+	}
+	emu_tm_free(tm);
+}
+
+static uint64_t ecn_kmin = 100 * 1024, ecn_kmax = 400 * 1024;
+static bool ecn_enq;
+
+static void
+ecn_cfg(struct emu_tm_cfg *cfg)
+{
+	cfg->ports[0].ecn.enabled = true;
+	cfg->ports[0].ecn.kmin_bytes = ecn_kmin;
+	cfg->ports[0].ecn.kmax_bytes = ecn_kmax;
+	cfg->ports[0].ecn.pmax = 0.2;
+	cfg->ports[0].ecn.at_enqueue = ecn_enq;
+}
+
+/* RED ramp, floating-point reference. */
+static double
+ecn_ref(uint64_t q)
+{
+	if (q <= ecn_kmin)
+		return 0;
+	if (q > ecn_kmax)
+		return 1;
+	return 0.2 * (double)(q - ecn_kmin) / (double)(ecn_kmax - ecn_kmin);
+}
+
+/* Hold port 0's queue at @p k frames for @p n decisions; returns the marks and the depth
+ * (bytes) every decision saw. */
+static uint64_t
+ecn_band(unsigned int k, unsigned int n, uint64_t *depth)
+{
+	struct emu_tm *tm = tm_ports(1, ecn_cfg);
+	const uint64_t *c = emu_tm_port_ctrs(tm, 0);
+	struct emu_tm_prio_stats ps;
+	uint64_t marked0 = 0, t = 0, seen = UINT64_MAX;
+	unsigned int i;
+
+	for (i = 0; i < k; i++)
+		emu_tm_enqueue(tm, 0, test_roce_frame(pool, mac_b, mac_a, LEN_1US, i, 26, 2), 0,
+			       &rng);
+	take(tm, 0, 0, NULL, NULL, 0, 0);
+	marked0 = c[EMU_TM_CTR_ECN_MARKED];
+	for (i = 0; i < n; i++) {
+		t += 1000;
+		/* one frame starts at each t (dequeue marking sees what it leaves behind),
+		 * then one joins (enqueue marking sees what is ahead of it) */
+		take(tm, 0, t, NULL, NULL, 0, 0);
+		emu_tm_prio_stats(tm, 0, 0, t, &ps);
+		if (seen == UINT64_MAX)
+			seen = ps.queue_bytes;
+		assert_int_equal(ps.queue_bytes, seen);
+		emu_tm_enqueue(tm, 0, test_roce_frame(pool, mac_b, mac_a, LEN_1US, k + i, 26, 2), t,
+			       &rng);
+	}
+	marked0 = c[EMU_TM_CTR_ECN_MARKED] - marked0;
+	*depth = seen;
+	drain_port(tm, 0, NULL, NULL, 0);
+	emu_tm_free(tm);
+	return marked0;
+}
+
+static void
+test_ecn_red_ramp(void **state)
+{
+	static const unsigned int depths[] = { 100, 150, 250, 350, 450 }; /* frames of 998 B */
+	const unsigned int n = 100000;
+	unsigned int d, m;
+
+	(void)state;
+	for (m = 0; m < 2; m++) {
+		ecn_enq = m == 1;
+		for (d = 0; d < RTE_DIM(depths); d++) {
+			uint64_t depth, marks = ecn_band(depths[d], n, &depth);
+			double p = ecn_ref(depth), mean = p * n, sigma = sqrt(n * p * (1 - p));
+
+			printf("ecn %s: depth %" PRIu64 " B p %.4f marked %" PRIu64
+			       " expected %.0f +- %.0f\n", ecn_enq ? "enqueue" : "dequeue", depth, p,
+			       marks, mean, 3 * sigma);
+			assert_true(fabs((double)marks - mean) <= 3 * sigma + 1e-9);
+		}
+	}
+	ecn_enq = false;
+}
+
+static void
+test_ecn_enqueue_vs_dequeue(void **state)
+{
+	struct rte_mbuf *out[64];
+	unsigned int i, n, m;
+
+	(void)state;
+	ecn_kmin = 19 * 998;     /* no frame falls inside the ramp: marking is exact */
+	ecn_kmax = 20 * 998 - 1; /* more than 19 frames of queue: p = 1 */
+	for (m = 0; m < 2; m++) {
+		struct emu_tm *tm;
+		uint64_t t;
+
+		ecn_enq = m == 1;
+		tm = tm_ports(1, ecn_cfg);
+		/* A burst of 30 into an empty queue (the link picks after all arrived). */
+		for (i = 0; i < 30; i++)
+			emu_tm_enqueue(tm, 0, test_roce_frame(pool, mac_b, mac_a, LEN_1US, i, 26, 2),
+				       0, &rng);
+		n = 0;
+		while ((t = emu_tm_next_event_ns(tm)) != UINT64_MAX)
+			n += emu_tm_dequeue(tm, 0, t, out + n, 64 - n, &rng);
+		assert_int_equal(n, 30);
+		for (i = 0; i < 30; i++) {
+			/* enqueue: frame i had i frames ahead; dequeue: it left 29 - i behind */
+			uint64_t q = ecn_enq ? i * 998ULL : (29 - i) * 998ULL;
+			struct roce_pkt pk;
+
+			roce_parse_mbuf(out[i], 4791, &pk);
+			assert_int_equal(pk.ecn, q > ecn_kmax ? 3 : 2);
+			assert_int_equal(roce_icrc_verify_mbuf(out[i], &pk), 1);
+			rte_pktmbuf_free(out[i]);
+		}
+		assert_int_equal(emu_tm_port_ctrs(tm, 0)[EMU_TM_CTR_ECN_MARKED], 10);
+		emu_tm_free(tm);
+	}
+	/* Not-ECT and CE packets are never (re)marked. */
+	{
+		struct emu_tm *tm;
+
+		ecn_enq = true;
+		tm = tm_ports(1, ecn_cfg);
+		for (i = 0; i < 25; i++)
+			emu_tm_enqueue(tm, 0, test_roce_frame(pool, mac_b, mac_a, LEN_1US, i, 26,
+							      i < 22 ? 2 : (i == 22 ? 0 : 3)),
+				       0, &rng);
+		assert_int_equal(emu_tm_port_ctrs(tm, 0)[EMU_TM_CTR_ECN_MARKED], 2);
+		assert_int_equal(emu_tm_port_ctrs(tm, 0)[EMU_TM_CTR_ECN_NOT_ECT], 1);
+		assert_int_equal(emu_tm_port_ctrs(tm, 0)[EMU_TM_CTR_ECN_CE_ALREADY], 2);
+		drain_port(tm, 0, NULL, NULL, 0);
+		emu_tm_free(tm);
+	}
+	ecn_kmin = 100 * 1024;
+	ecn_kmax = 400 * 1024;
+	ecn_enq = false;
 }
 
 int
@@ -163,8 +676,18 @@ main(void)
 		cmocka_unit_test(test_idle_gap),
 		cmocka_unit_test(test_byte_limit),
 		cmocka_unit_test(test_delay_and_rate_change),
+		cmocka_unit_test(test_strict_priority),
+		cmocka_unit_test(test_dwrr_weights),
+		cmocka_unit_test(test_fan_in_2to1_growth),
+		cmocka_unit_test(test_pfc_generation_thresholds),
+		cmocka_unit_test(test_pause_rx),
+		cmocka_unit_test(test_buffer_static_headroom),
+		cmocka_unit_test(test_buffer_dynamic),
+		cmocka_unit_test(test_ecn_red_ramp),
+		cmocka_unit_test(test_ecn_enqueue_vs_dequeue),
 	};
 
-	pool = test_eal_pool("test_tm", 4096);
+	emu_rng_seed(&rng, 1, 1);
+	pool = test_eal_pool("test_tm", 8192);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
