@@ -122,6 +122,56 @@ live_find_port(const struct emu_pipeline *pl, unsigned int i, uint16_t *id)
 	return -1;
 }
 
+/* Software PMDs hand every frame to us and send whatever we give them, MAC control included. */
+static bool
+live_is_software_pmd(const char *driver)
+{
+	static const char *const soft[] = { "net_af_packet", "net_af_xdp", "net_tap", "net_pcap",
+					    "net_ring", "net_null", "net_memif", "net_vhost",
+					    "net_virtio_user", NULL };
+	unsigned int i;
+
+	for (i = 0; soft[i] != NULL; i++)
+		if (strcmp(driver, soft[i]) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Say whether received PAUSE/PFC frames reach rocemu and whether it can send them. A NIC with
+ * link flow control on consumes PAUSE/PFC in hardware: turn it off and ask for MAC control
+ * frames to be forwarded; report what the driver accepted.
+ */
+static void
+live_port_pfc_report(uint16_t id, const char *pname, const struct rte_eth_dev_info *info)
+{
+	struct rte_eth_fc_conf fc;
+	int rc;
+
+	if (live_is_software_pmd(info->driver_name)) {
+		printf("rocemu: port %s PFC: software port (%s): PAUSE/PFC frames are received and "
+		       "sent like any frame\n", pname, info->driver_name);
+		return;
+	}
+	memset(&fc, 0, sizeof(fc));
+	rc = rte_eth_dev_flow_ctrl_get(id, &fc);
+	if (rc == 0) {
+		fc.mode = RTE_ETH_FC_NONE;
+		fc.mac_ctrl_frame_fwd = 1;
+		rc = rte_eth_dev_flow_ctrl_set(id, &fc);
+	}
+	if (rc == 0)
+		printf("rocemu: port %s PFC: NIC link flow control turned off and MAC control "
+		       "forwarding on: received PAUSE/PFC frames should reach rocemu (pfc_rx counts "
+		       "them); whether the NIC transmits the PFC frames rocemu sends cannot be "
+		       "probed without a peer (check the peer's PFC counters)\n", pname);
+	else
+		printf("rocemu: port %s PFC: WARNING: the %s driver cannot turn off link flow control "
+		       "(%s): the NIC may consume PAUSE/PFC frames in hardware, so rocemu may never "
+		       "see them, and may not send the ones rocemu builds\n",
+		       pname, info->driver_name, rte_strerror(-rc));
+}
+
 static int
 live_port_setup(struct live_state *st, unsigned int i)
 {
@@ -196,6 +246,7 @@ live_port_setup(struct live_state *st, unsigned int i)
 	printf("rocemu: port %s = DPDK port %u (%s, driver %s): %s, MTU %u, promiscuous %s\n",
 	       pp->name, id, name, info.driver_name, link_s, got_mtu,
 	       rc == 0 ? "on" : "NOT supported");
+	live_port_pfc_report(id, pp->name, &info);
 	return 0;
 }
 

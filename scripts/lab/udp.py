@@ -3,8 +3,11 @@
 
   udp.py recv PORT COUNT TIMEOUT_S     count datagrams on PORT; prints "received N"; exits 0
                                        when COUNT arrived before the timeout
-  udp.py send DST PORT COUNT [SIZE]    send COUNT datagrams of SIZE bytes, each carrying its
-                                       sequence number, paced in bursts of 100
+  udp.py send DST PORT COUNT [SIZE [TOS [PACE]]]
+                                       send COUNT datagrams of SIZE bytes, each carrying its
+                                       sequence number, with IP TOS byte TOS (default 0; 106 =
+                                       DSCP 26 + ECT(0) as RoCE NICs send), paced in bursts of
+                                       100 (PACE 1, default) or as fast as possible (PACE 0)
 """
 import socket
 import struct
@@ -31,12 +34,13 @@ def recv(port, count, timeout):
     return 0 if len(seen) >= count else 1
 
 
-def send(dst, port, count, size):
+def send(dst, port, count, size, tos=0, pace=1):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, tos)
     pad = b"\0" * max(0, size - 4)
     for i in range(count):
         s.sendto(struct.pack("!I", i) + pad, (dst, port))
-        if i % 100 == 99:
+        if pace and i % 100 == 99:
             time.sleep(0.002)  # stay below what the AF_PACKET rings absorb
     print("sent %d" % count, flush=True)
     return 0
@@ -47,6 +51,7 @@ if __name__ == "__main__":
     if len(a) >= 5 and a[1] == "recv":
         sys.exit(recv(int(a[2]), int(a[3]), float(a[4])))
     if len(a) >= 5 and a[1] == "send":
-        sys.exit(send(a[2], int(a[3]), int(a[4]), int(a[5]) if len(a) > 5 else 64))
+        sys.exit(send(a[2], int(a[3]), int(a[4]), int(a[5]) if len(a) > 5 else 64,
+                      int(a[6]) if len(a) > 6 else 0, int(a[7]) if len(a) > 7 else 1))
     print(__doc__)
     sys.exit(2)

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# End to end in the netns lab: a flood of DSCP 26 (priority 3, lossless) frames from A
+# through a 1 Gb/s emulated link makes rocemu send 802.1Qbb PFC frames back out of the port
+# towards A; a packet socket in A's namespace must see them, with the configured pause time,
+# exactly as many as rocemu says it sent.
+set -u
+ROCEMU=$1
+SRC=$2
+export LAB_PREFIX=rp$$
+LAB="$SRC/scripts/lab/lab.sh"
+WORK=$(mktemp -d)
+ROCEMU_PID=
+fail() { echo "FAIL: $*"; [ -f "$WORK/rocemu.out" ] && sed 's/^/  rocemu| /' "$WORK/rocemu.out"; exit 1; }
+cleanup() {
+	[ -n "$ROCEMU_PID" ] && kill -INT "$ROCEMU_PID" 2>/dev/null && sleep 1
+	[ -n "$ROCEMU_PID" ] && kill -9 "$ROCEMU_PID" 2>/dev/null
+	"$LAB" down >/dev/null 2>&1
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+if [ "$(id -u)" -ne 0 ] || ! ip netns add "rp$$-probe" 2>/dev/null; then
+	echo "SKIP: end-to-end lab needs root and network namespaces (ip netns); NOT TESTED"
+	exit 77
+fi
+ip netns del "rp$$-probe"
+eval "$("$LAB" env)"
+"$LAB" up >/dev/null || fail "lab setup"
+
+"$ROCEMU" -l 0-1 --no-huge --no-pci -m 1024 --file-prefix=rp_$$ $("$LAB" eal) -- \
+	--pipeline "$SRC/tests/e2e/pfc-1g.json" --stats "$WORK/stats.json" >"$WORK/rocemu.out" 2>&1 &
+ROCEMU_PID=$!
+for _ in $(seq 100); do
+	grep -q "^rocemu: running" "$WORK/rocemu.out" && break
+	kill -0 $ROCEMU_PID 2>/dev/null || fail "rocemu exited at start"
+	sleep 0.1
+done
+grep -q "^rocemu: running" "$WORK/rocemu.out" || fail "rocemu did not start"
+grep -q "^rocemu: port p0 .*PFC" "$WORK/rocemu.out" || fail "no PFC capability line for p0"
+
+ip netns exec "$NS_A" python3 "$SRC/scripts/lab/sniff.py" eth0 8 >"$WORK/sniff" &
+SNIFF=$!
+for _ in $(seq 50); do grep -q ready "$WORK/sniff" && break; sleep 0.1; done
+# ARP first (paced), then the flood: 20000 x 1400 B with TOS 106 (DSCP 26, ECT(0)).
+ip netns exec "$NS_A" ping -c 1 -W 2 "$IP_B" >/dev/null || fail "ping A -> B"
+ip netns exec "$NS_A" python3 "$SRC/scripts/lab/udp.py" send "$IP_B" 4791 20000 1400 106 0 \
+	>/dev/null || fail "sender"
+wait $SNIFF
+cat "$WORK/sniff"
+kill -INT $ROCEMU_PID
+wait $ROCEMU_PID || fail "rocemu exited non-zero"
+ROCEMU_PID=
+grep -q "^conservation: .*: OK$" "$WORK/rocemu.out" || fail "no OK conservation line"
+python3 - "$WORK/stats.json" "$WORK/sniff" <<'PY' || fail "PFC checks"
+import json, re, sys
+s = json.load(open(sys.argv[1]))
+sniff = open(sys.argv[2]).read()
+m = re.search(r"pfc (\d+) xoff (\d+) xon (\d+) prio3_quanta (\S+)", sniff)
+pfc, xoff, xon, quanta = int(m.group(1)), int(m.group(2)), int(m.group(3)), m.group(4)
+p0 = [t for t in s["tm"] if t["port"] == "p0"][0]["counters"]
+errs = []
+if p0["pfc_tx_xoff"] < 1:
+    errs.append("rocemu sent no XOFF (pfc_tx_xoff %d)" % p0["pfc_tx_xoff"])
+if xoff != p0["pfc_tx_xoff"] or xon != p0["pfc_tx_xon"]:
+    errs.append("A saw %d XOFF / %d XON, rocemu sent %d / %d"
+                % (xoff, xon, p0["pfc_tx_xoff"], p0["pfc_tx_xon"]))
+if set(quanta.split(",")) - {"1000", "0"}:
+    errs.append("pause times seen in A: %s (want 1000, and 0 for XON)" % quanta)
+for e in errs:
+    print("  " + e)
+print("ok: rocemu sent %d XOFF + %d XON out of p0; A's packet socket saw %d XOFF + %d XON, quanta %s"
+      % (p0["pfc_tx_xoff"], p0["pfc_tx_xon"], xoff, xon, quanta))
+sys.exit(1 if errs else 0)
+PY
+echo "e2e PFC: all checks passed"
