@@ -56,6 +56,25 @@ static const char bench_pipeline_json[] =
 	"   { \"port\": \"p1\", \"rate_gbps\": 1600 } ] }"
 	"}";
 
+/* The same switch with the traffic manager doing everything a RoCE switch does: DSCP trust,
+ * 8 queues, shared dynamic buffer, RED ECN at dequeue and PFC on the lossless priority. */
+static const char bench_tm_pipeline_json[] =
+	"{"
+	" \"description\": \"bench_switch: dcqcn-lab's TM (ECN + PFC) at 1600 Gb/s\","
+	" \"ports\": [ { \"name\": \"p0\" }, { \"name\": \"p1\" } ],"
+	" \"ingress\": [ { \"type\": \"parse\", \"trust\": \"dscp\" },"
+	"   { \"type\": \"forward\", \"mode\": \"pairs\", \"pairs\": [[\"p0\", \"p1\"]] } ],"
+	" \"tm\": { \"buffer\": { \"total_kb\": 8192, \"mode\": \"dynamic\", \"alpha\": 1,"
+	"             \"cell_bytes\": 256 },"
+	"   \"ports\": ["
+	"   { \"port\": \"p0\", \"rate_gbps\": 1600, \"lossless\": [3],"
+	"     \"ecn\": { \"kmin_kb\": 100, \"kmax_kb\": 400, \"pmax\": 0.2 },"
+	"     \"pfc\": { \"cable_m\": 3 } },"
+	"   { \"port\": \"p1\", \"rate_gbps\": 1600, \"lossless\": [3],"
+	"     \"ecn\": { \"kmin_kb\": 100, \"kmax_kb\": 400, \"pmax\": 0.2 },"
+	"     \"pfc\": { \"cable_m\": 3 } } ] }"
+	"}";
+
 struct bench_size {
 	const char *name;
 	const char *what;
@@ -65,8 +84,9 @@ struct bench_size {
 	uint16_t ports[2];    /* DPDK ports: [0] RX side (switch p0), [1] TX side (p1) */
 	double io_mpps[BENCH_MAX_EPOCHS];
 	double full_mpps[BENCH_MAX_EPOCHS];
-	unsigned int n_io, n_full;
-	uint64_t io_pkts, full_pkts;
+	double tm_mpps[BENCH_MAX_EPOCHS];
+	unsigned int n_io, n_full, n_tm;
+	uint64_t io_pkts, full_pkts, tm_pkts;
 	double full_s;
 	uint64_t tm_busy_ns;
 };
@@ -283,107 +303,111 @@ bench_median(const double *v, unsigned int n)
 	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
-static double
-bench_min(const double *v, unsigned int n)
-{
-	double m = n ? v[0] : 0.0;
-	unsigned int i;
+/* Counters of one switch before a frame size runs, to check it afterwards. */
+struct bench_snap {
+	struct emu_port_stats rx, tx;
+	struct emu_conservation c;
+	int64_t cls;
+};
 
-	for (i = 1; i < n; i++)
-		m = v[i] < m ? v[i] : m;
-	return m;
-}
-
-static double
-bench_max(const double *v, unsigned int n)
-{
-	double m = n ? v[0] : 0.0;
-	unsigned int i;
-
-	for (i = 1; i < n; i++)
-		m = v[i] > m ? v[i] : m;
-	return m;
-}
-
-/* Run one frame size: warm-up, then alternating epochs; then drain and check the switch. */
-static int
-bench_run_size(struct emu_switch *sw, struct bench_size *bs, const struct bench_clock *clk,
-	       unsigned int epochs, uint64_t epoch_cycles)
+static void
+bench_snap(struct emu_switch *sw, struct bench_snap *s)
 {
 	char cls_name[64];
-	struct emu_port_stats rx0, rx1, tx0, tx1;
-	struct emu_conservation c0, c1;
-	int64_t cls0, cls1;
-	uint64_t deadline, busy0;
-	unsigned int e;
 
 	snprintf(cls_name, sizeof(cls_name), "class_%s", roce_class_name(ROCE_CLASS_ROCEV2));
-	emu_switch_port_stats(sw, 0, &rx0);
-	emu_switch_port_stats(sw, 1, &tx0);
-	emu_switch_conservation(sw, &c0);
-	cls0 = emu_switch_stage_counter(sw, "parse", cls_name);
+	emu_switch_port_stats(sw, 0, &s->rx);
+	emu_switch_port_stats(sw, 1, &s->tx);
+	emu_switch_conservation(sw, &s->c);
+	s->cls = emu_switch_stage_counter(sw, "parse", cls_name);
+}
+
+/* Drain @p sw and check it forwarded everything it received as RoCEv2, dropping nothing. */
+static int
+bench_check(struct emu_switch *sw, const char *side, const struct bench_size *bs,
+	    const struct bench_clock *clk, const struct bench_snap *b0)
+{
+	struct bench_snap b1;
+	uint64_t deadline = bench_now_ns(clk) + 1000000000ULL;
+
+	while (emu_switch_held(sw) > 0 && bench_now_ns(clk) < deadline)
+		bench_poll_full(sw, bs, clk, false);
+	bench_snap(sw, &b1);
+	if (b1.tx.tx_pkts - b0->tx.tx_pkts != b1.rx.rx_pkts - b0->rx.rx_pkts) {
+		fprintf(stderr, "bench_switch: %s/%s: switch received %" PRIu64 " on p0 but sent %"
+			PRIu64 " on p1\n", bs->name, side, b1.rx.rx_pkts - b0->rx.rx_pkts,
+			b1.tx.tx_pkts - b0->tx.tx_pkts);
+		return -1;
+	}
+	if (b1.cls - b0->cls != (int64_t)(b1.rx.rx_pkts - b0->rx.rx_pkts)) {
+		fprintf(stderr, "bench_switch: %s/%s: parse saw %" PRId64 " RoCEv2 frames of %" PRIu64
+			" received: the pre-filled frames did not arrive intact\n", bs->name, side,
+			b1.cls - b0->cls, b1.rx.rx_pkts - b0->rx.rx_pkts);
+		return -1;
+	}
+	if (b1.c.unaccounted != 0 || b1.c.drops != b0->c.drops || b1.c.held != 0) {
+		char line[256];
+
+		emu_switch_conservation_line(sw, line, sizeof(line));
+		fprintf(stderr, "bench_switch: %s/%s: %s (drops %" PRIu64 " during this size)\n",
+			bs->name, side, line, b1.c.drops - b0->c.drops);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Run one frame size: warm-up, then epochs rotating over three sides (io-forward, rocemu
+ * bump-in-wire, rocemu with the full TM), the order shifting every round; then drain and
+ * check both switches.
+ */
+static int
+bench_run_size(struct emu_switch *sw, struct emu_switch *sw_tm, struct bench_size *bs,
+	       const struct bench_clock *clk, unsigned int epochs, uint64_t epoch_cycles)
+{
+	struct bench_snap s0, t0snap;
+	uint64_t busy0;
+	unsigned int e;
+
+	bench_snap(sw, &s0);
+	bench_snap(sw_tm, &t0snap);
 
 	/* Warm-up, not measured: caches, branch predictors, the pool's lcore cache. */
 	bench_epoch_io(bs, rte_rdtsc() + epoch_cycles / 2);
 	bench_epoch_full(sw, bs, clk, rte_rdtsc() + epoch_cycles / 2);
+	bench_epoch_full(sw_tm, bs, clk, rte_rdtsc() + epoch_cycles / 2);
 	busy0 = emu_tm_port_ctrs(emu_switch_tm(sw), 1)[EMU_TM_CTR_BUSY_NS];
 
 	for (e = 0; e < epochs; e++) {
-		/* Alternate which side goes first in each pair of epochs. */
-		bool full = (e % 2) ^ ((e / 2) % 2);
+		unsigned int side = (e + e / 3) % 3;
 		uint64_t t0 = rte_rdtsc(), t1, n;
 		double s;
 
-		if (full)
-			n = bench_epoch_full(sw, bs, clk, t0 + epoch_cycles);
-		else
+		if (side == 0)
 			n = bench_epoch_io(bs, t0 + epoch_cycles);
+		else
+			n = bench_epoch_full(side == 1 ? sw : sw_tm, bs, clk, t0 + epoch_cycles);
 		t1 = rte_rdtsc();
 		s = (double)(t1 - t0) / (double)clk->tsc_hz;
-		if (full) {
+		if (side == 0) {
+			bs->io_mpps[bs->n_io++] = (double)n / s / 1e6;
+			bs->io_pkts += n;
+		} else if (side == 1) {
 			bs->full_mpps[bs->n_full++] = (double)n / s / 1e6;
 			bs->full_pkts += n;
 			bs->full_s += s;
 		} else {
-			bs->io_mpps[bs->n_io++] = (double)n / s / 1e6;
-			bs->io_pkts += n;
+			bs->tm_mpps[bs->n_tm++] = (double)n / s / 1e6;
+			bs->tm_pkts += n;
 		}
 	}
-
-	/* Let the switch release what it still holds (a burst or two in the TM). */
-	deadline = bench_now_ns(clk) + 1000000000ULL;
-	while (emu_switch_held(sw) > 0 && bench_now_ns(clk) < deadline)
-		bench_poll_full(sw, bs, clk, false);
-
-	emu_switch_port_stats(sw, 0, &rx1);
-	emu_switch_port_stats(sw, 1, &tx1);
-	emu_switch_conservation(sw, &c1);
-	cls1 = emu_switch_stage_counter(sw, "parse", cls_name);
+	if (bench_check(sw, "bump", bs, clk, &s0) != 0 ||
+	    bench_check(sw_tm, "tm", bs, clk, &t0snap) != 0)
+		return -1;
 	bs->tm_busy_ns = emu_tm_port_ctrs(emu_switch_tm(sw), 1)[EMU_TM_CTR_BUSY_NS] - busy0;
-
-	if (bs->io_pkts == 0 || bs->full_pkts == 0) {
-		fprintf(stderr, "bench_switch: %s: nothing forwarded (io %" PRIu64 ", full %" PRIu64
-			")\n", bs->name, bs->io_pkts, bs->full_pkts);
-		return -1;
-	}
-	if (tx1.tx_pkts - tx0.tx_pkts != rx1.rx_pkts - rx0.rx_pkts) {
-		fprintf(stderr, "bench_switch: %s: switch received %" PRIu64 " on p0 but sent %"
-			PRIu64 " on p1\n", bs->name, rx1.rx_pkts - rx0.rx_pkts,
-			tx1.tx_pkts - tx0.tx_pkts);
-		return -1;
-	}
-	if (cls1 - cls0 != (int64_t)(rx1.rx_pkts - rx0.rx_pkts)) {
-		fprintf(stderr, "bench_switch: %s: parse saw %" PRId64 " RoCEv2 frames of %" PRIu64
-			" received: the pre-filled frames did not arrive intact\n", bs->name,
-			cls1 - cls0, rx1.rx_pkts - rx0.rx_pkts);
-		return -1;
-	}
-	if (c1.unaccounted != 0 || c1.drops != c0.drops || c1.held != 0) {
-		char line[256];
-
-		emu_switch_conservation_line(sw, line, sizeof(line));
-		fprintf(stderr, "bench_switch: %s: %s (drops %" PRIu64 " during this size)\n",
-			bs->name, line, c1.drops - c0.drops);
+	if (bs->io_pkts == 0 || bs->full_pkts == 0 || bs->tm_pkts == 0) {
+		fprintf(stderr, "bench_switch: %s: nothing forwarded (io %" PRIu64 ", bump %" PRIu64
+			", tm %" PRIu64 ")\n", bs->name, bs->io_pkts, bs->full_pkts, bs->tm_pkts);
 		return -1;
 	}
 	return 0;
@@ -393,7 +417,7 @@ static void
 bench_usage(FILE *f)
 {
 	fprintf(f, "usage: bench_switch [--epochs N] [--epoch-ms MS]\n"
-		   "  alternating epochs per frame size (default 20, even, <= %d), each MS ms "
+		   "  epochs per frame size rotating io/bump/tm (default 30, a multiple of 3, <= %d), each MS ms "
 		   "(default 200)\n", BENCH_MAX_EPOCHS);
 }
 
@@ -417,7 +441,7 @@ bench_args(int argc, char **argv, unsigned int *epochs, unsigned int *epoch_ms)
 			errno = 0;
 			v = strtol(optarg, &end, 10);
 			if (errno != 0 || *end != '\0' || v < 2 ||
-			    (c == 'e' && (v > BENCH_MAX_EPOCHS || v % 2 != 0)) ||
+			    (c == 'e' && (v > BENCH_MAX_EPOCHS || v % 3 != 0)) ||
 			    (c == 'm' && v > 60000)) {
 				fprintf(stderr, "bench_switch: bad value \"%s\" for --%s\n", optarg,
 					c == 'e' ? "epochs" : "epoch-ms");
@@ -450,15 +474,15 @@ main(int argc, char **argv)
 	char eal_args[16][128];
 	char *eal_argv[17];
 	int eal_argc = 0;
-	struct emu_pipeline *pl = NULL;
-	struct emu_switch *sw = NULL;
+	struct emu_pipeline *pl = NULL, *pl_tm = NULL;
+	struct emu_switch *sw = NULL, *sw_tm = NULL;
 	struct rte_mempool *mp = NULL;
 	struct bench_clock clk;
 	struct timespec ts;
 	struct emu_err err;
 	json_error_t jerr;
 	json_t *root;
-	unsigned int epochs = 20, epoch_ms = 200, i;
+	unsigned int epochs = 30, epoch_ms = 200, i;
 	uint32_t n_mbufs;
 	int rc = 1, len;
 
@@ -510,6 +534,13 @@ main(int argc, char **argv)
 		goto out;
 	}
 	json_decref(root);
+	root = json_loads(bench_tm_pipeline_json, JSON_REJECT_DUPLICATES, &jerr);
+	if (root == NULL || emu_pipeline_from_json(root, "bench_switch_tm.json", &pl_tm, &err) != 0) {
+		fprintf(stderr, "bench_switch: TM pipeline: %s\n", root == NULL ? jerr.text : err.msg);
+		json_decref(root);
+		goto out;
+	}
+	json_decref(root);
 	/* Same pool as rocemu live would make: the default MTU 9216 gives room for 4 KB frames. */
 	n_mbufs = emu_pipeline_mbufs_needed(pl, BENCH_RXD, BENCH_TXD);
 	mp = emu_pool_create("bench_pkts", n_mbufs, emu_pipeline_data_room(pl), rte_socket_id(),
@@ -519,7 +550,9 @@ main(int argc, char **argv)
 		goto out;
 	}
 	sw = emu_switch_create(pl, mp, 1, &err);
-	if (sw == NULL) {
+	if (sw != NULL)
+		sw_tm = emu_switch_create(pl_tm, mp, 1, &err);
+	if (sw == NULL || sw_tm == NULL) {
 		fprintf(stderr, "bench_switch: %s\n", err.msg);
 		goto out;
 	}
@@ -544,7 +577,7 @@ main(int argc, char **argv)
 	clk.tsc0 = rte_rdtsc();
 
 	printf("bench_switch: %u mbufs of %u B data room, %u epochs x %u ms per size, "
-	       "alternating io-forward and rocemu (parse + forward pairs + TM 1600 Gb/s), "
+	       "rotating io-forward, rocemu bump-in-wire and rocemu with ECN + PFC (TM 1600 Gb/s), "
 	       "TSC %.3f GHz\n", n_mbufs, emu_pipeline_data_room(pl), epochs, epoch_ms,
 	       (double)clk.tsc_hz / 1e9);
 	for (i = 0; i < BENCH_N_SIZES; i++) {
@@ -552,35 +585,35 @@ main(int argc, char **argv)
 
 		if (bench_prefill(mp, bs) != 0)
 			goto out;
-		if (bench_run_size(sw, bs, &clk, epochs, clk.tsc_hz / 1000 * epoch_ms) != 0)
+		if (bench_run_size(sw, sw_tm, bs, &clk, epochs, clk.tsc_hz / 1000 * epoch_ms) != 0)
 			goto out;
 	}
 
-	printf("\n%-8s %6s  %9s %9s %8s %10s  %-17s %-17s %7s\n", "size", "frame", "io Mpps",
-	       "full Mpps", "full/io", "+ns/pkt", "io min-max", "full min-max", "TM busy");
+	printf("\n%-8s %6s  %9s %9s %9s %8s %8s %10s %10s\n", "size", "frame", "io Mpps",
+	       "bump Mpps", "tm Mpps", "bump/io", "tm/bump", "+ns bump", "+ns tm");
 	for (i = 0; i < BENCH_N_SIZES; i++) {
 		struct bench_size *bs = &bench_sizes[i];
 		double io = bench_median(bs->io_mpps, bs->n_io);
 		double full = bench_median(bs->full_mpps, bs->n_full);
-		char io_r[32], full_r[32];
+		double tm = bench_median(bs->tm_mpps, bs->n_tm);
 
-		snprintf(io_r, sizeof(io_r), "%.2f-%.2f", bench_min(bs->io_mpps, bs->n_io),
-			 bench_max(bs->io_mpps, bs->n_io));
-		snprintf(full_r, sizeof(full_r), "%.2f-%.2f", bench_min(bs->full_mpps, bs->n_full),
-			 bench_max(bs->full_mpps, bs->n_full));
-		printf("%-8s %4u B  %9.2f %9.2f %8.3f %10.1f  %-17s %-17s %6.1f%%\n", bs->name,
-		       bs->frame_len, io, full, full / io, 1e3 / full - 1e3 / io, io_r, full_r,
-		       100.0 * (double)bs->tm_busy_ns / 1e9 / bs->full_s);
+		printf("%-8s %4u B  %9.2f %9.2f %9.2f %8.3f %8.3f %10.1f %10.1f\n", bs->name,
+		       bs->frame_len, io, full, tm, full / io, tm / full, 1e3 / full - 1e3 / io,
+		       1e3 / tm - 1e3 / full);
 	}
-	printf("\n(median of %u epochs per side; +ns/pkt = 1000/full - 1000/io, the switch's cost "
-	       "per packet; TM busy = p1 link busy time / full-side time)\n", epochs / 2);
+	printf("\n(median of %u epochs per side; bump = parse + forward pairs + the TM with default settings "
+	       "(no ECN, no PFC); tm = the same with a dynamic shared buffer, ECN and PFC; "
+	       "+ns bump = rocemu's cost per packet over io-forward, +ns tm = what the full TM adds "
+	       "to bump)\n", epochs / 3);
 	for (i = 0; i < BENCH_N_SIZES; i++) {
 		struct bench_size *bs = &bench_sizes[i];
 		double io = bench_median(bs->io_mpps, bs->n_io);
 		double full = bench_median(bs->full_mpps, bs->n_full);
+		double tm = bench_median(bs->tm_mpps, bs->n_tm);
 
 		printf("RESULT bench=switch size=%s frame_bytes=%u io_mpps=%.3f full_mpps=%.3f "
-		       "ratio=%.3f\n", bs->name, bs->frame_len, io, full, full / io);
+		       "tm_mpps=%.3f ratio=%.3f tm_ratio=%.3f\n", bs->name, bs->frame_len, io, full,
+		       tm, full / io, tm / full);
 	}
 	rc = 0;
 out:
@@ -592,8 +625,12 @@ out:
 	}
 	if (sw != NULL)
 		emu_switch_discard_held(sw);
+	if (sw_tm != NULL)
+		emu_switch_discard_held(sw_tm);
 	emu_switch_free(sw);
+	emu_switch_free(sw_tm);
 	emu_pipeline_free(pl);
+	emu_pipeline_free(pl_tm);
 	rte_mempool_free(mp);
 	rte_eal_cleanup();
 	return rc;
