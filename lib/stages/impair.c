@@ -272,8 +272,8 @@ impair_action_parse(const json_t *o, const char *path, struct impair_event *ev,
 			return rc;
 		ev->value = (uint16_t)v;
 	} else if (strcmp(action, "delay") == 0) {
-		return emu_err_set(err, "%s: \"delay\" is not implemented in this version; use the TM's "
-				   "delay_us", p1);
+		return emu_err_set(err, "%s: \"delay\" is not an impair action: use a \"delay\" "
+				   "stage with the same match", p1);
 	} else {
 		return emu_err_set(err, "%s: unknown action \"%s\" (drop, ecn_mark, corrupt, "
 				   "duplicate, rewrite)", p1, action);
