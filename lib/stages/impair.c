@@ -12,7 +12,8 @@
  *   rewrite     {"dscp": N} (IP checksum fixed) or {"udp_sport": N} (ICRC recomputed)
  *
  * Every event sees every packet; the actions of all events that hit a packet apply in list
- * order, and a drop ends the list for that packet.
+ * order, and a drop ends the list for that packet. Frames stages created (in_port
+ * EMU_PORT_SELF: CNPs, duplicates, mirror copies) pass untouched and uncounted.
  *
  * Decide, then apply: the first pass over the burst evaluates the matches (which count and
  * learn transmission iterations) and steps the loss models with ctx->rng; the second pass
@@ -503,6 +504,10 @@ impair_chunk(struct impair_priv *ip, struct rte_mbuf **pkts, uint16_t n, struct 
 		uint32_t iteration = 0;
 
 		hits[i] = 0;
+		/* Frames stages made (CNPs, duplicates, mirror copies) pass untouched: an egress
+		 * duplicate would otherwise come back through the TM and be duplicated again. */
+		if (meta->in_port == EMU_PORT_SELF)
+			continue;
 		if (ip->tracks_iterations && p != NULL)
 			iteration = emu_iter_track(&ip->iter, p);
 		for (e = 0; e < ip->n_events; e++) {

@@ -380,6 +380,44 @@ test_duplicate_and_set(void **state)
 	stage_free(s);
 }
 
+/* Through the switch, on egress: each frame leaves twice, and the copy is not copied again. */
+static void
+test_egress_duplicate(void **state)
+{
+	struct emu_pipeline *pl = test_pipeline(
+		"{\"ports\": [{\"name\": \"a\"}, {\"name\": \"b\"}],"
+		" \"ingress\": [{\"type\": \"parse\"}, {\"type\": \"forward\"}],"
+		" \"egress\": [{\"type\": \"impair\", \"events\": [{\"name\": \"dup\","
+		" \"action\": \"duplicate\"}]}]}");
+	struct emu_err err;
+	struct emu_switch *sw = emu_switch_create(pl, pool, 1, &err);
+	struct emu_conservation c;
+	struct rte_mbuf *m[3], **pkts;
+	unsigned int sent = 0, i;
+	uint64_t t;
+	uint16_t n;
+
+	(void)state;
+	assert_non_null(sw);
+	for (i = 0; i < 3; i++)
+		m[i] = roce_frame();
+	emu_switch_rx(sw, 0, m, 3, 0);
+	while ((t = emu_switch_next_event_ns(sw)) != UINT64_MAX && sent < 100) {
+		n = emu_switch_tx_prepare(sw, 1, t, &pkts);
+		rte_pktmbuf_free_bulk(pkts, n);
+		emu_switch_tx_done(sw, 1, n);
+		sent += n;
+	}
+	assert_int_equal(sent, 6);
+	assert_int_equal(emu_switch_stage_counter(sw, "impair", "dup_duplicated"), 3);
+	assert_int_equal(emu_switch_stage_counter(sw, "impair", "dup_matched"), 3);
+	emu_switch_conservation(sw, &c);
+	assert_int_equal(c.created, 3);
+	assert_int_equal(c.unaccounted, 0);
+	emu_switch_free(sw);
+	emu_pipeline_free(pl);
+}
+
 int
 main(void)
 {
@@ -389,6 +427,7 @@ main(void)
 		cmocka_unit_test(test_four_state),
 		cmocka_unit_test(test_corrupt_rewrite),
 		cmocka_unit_test(test_duplicate_and_set),
+		cmocka_unit_test(test_egress_duplicate),
 	};
 
 	pool = test_eal_pool("test_impair", 8192);
