@@ -8,7 +8,9 @@ retransmitted go-back-N twice). Two runs on the same generated input:
    after the first one get UDP source port 1111 with the ICRC recomputed. Every output frame,
    one line each, equals impair-targeted/expected.txt; counters and conservation checked.
 2. pipelines/impair-lab.json + profiles/psn-targeted-drop.json (as shipped): the profile arms
-   the psn17_it2 event; the same single frame is dropped."""
+   the psn17_it2 event; the same single frame is dropped.
+3. impair-lab.json plus a delay stage holding p0's frames 100 us: p1's output is the undelayed
+   output shifted by exactly 100 us, p0's is unchanged, nothing is left held."""
 import json
 import os
 import struct
@@ -102,12 +104,31 @@ def main():
         if got != want_seq:
             failures.append("shipped: frames to p1 (QP, PSN) = %r, want all but t=28000: %r"
                             % (got, want_seq))
+        # 3. A delay stage after forward: p0's frames 100 us later, p1's untouched; the replay
+        #    clock wakes up for the held frames and all of them leave.
+        with open(os.path.join(src, "pipelines", "impair-lab.json")) as f:
+            pl = json.load(f)
+        pl["ingress"].append({"type": "delay", "rules": [
+            {"match": {"ports": ["p0"]}, "dist": "constant", "delay_us": 100}]})
+        dpath = os.path.join(tmp, "delay.json")
+        with open(dpath, "w") as f:
+            json.dump(pl, f)
+        _, _, base = run(rocemu, os.path.join(src, "pipelines", "impair-lab.json"), tmp, "nodelay")
+        out, _, frames = run(rocemu, dpath, tmp, "delay")
+        if "conservation: rx 48 + created 0 = tx 48 + drops 0 + held 0: OK" not in out:
+            failures.append("delay: conservation line missing or wrong:\n" + out)
+        shifted = [(t + 100000, p) for t, _, p in base["p1"]]
+        if [(t, p) for t, _, p in frames["p1"]] != shifted:
+            failures.append("delay: p1 output is not the undelayed output 100 us later")
+        if [(t, p) for t, _, p in frames["p0"]] != [(t, p) for t, _, p in base["p0"]]:
+            failures.append("delay: p0 output (not matched) changed")
     for f in failures:
         print("FAIL: " + f)
     if failures:
         return 1
     print("ok: PSN 17 dropped at iteration 2 only; every-Nth, Nth-only and time-window events "
-          "hit exactly the expected frames; the shipped profile arms the same drop")
+          "hit exactly the expected frames; the shipped profile arms the same drop; "
+          "a delay stage shifts exactly its frames by 100 us")
     return 0
 
 
