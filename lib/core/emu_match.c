@@ -312,10 +312,6 @@ emu_match_test(struct emu_match *m, const struct roce_pkt *p, uint16_t in_port, 
 	       uint32_t iteration, uint64_t now_ns)
 {
 	uint32_t f = m->flags;
-	bool roce = p != NULL && p->cls == ROCE_CLASS_ROCEV2 && p->reason == ROCE_REASON_OK;
-	bool ip = p != NULL && (p->ip_version == 4 || p->ip_version == 6) &&
-		  (p->cls == ROCE_CLASS_ROCEV2 || p->cls == ROCE_CLASS_IPV4_OTHER ||
-		   p->cls == ROCE_CLASS_IPV6_OTHER);
 
 	if (!m->t0_set) {
 		m->t0_set = true;
@@ -326,7 +322,9 @@ emu_match_test(struct emu_match *m, const struct roce_pkt *p, uint16_t in_port, 
 	if ((f & EMU_MATCH_PRIORITY) && prio != m->priority)
 		return false;
 	if ((f & (EMU_MATCH_SRC_IP | EMU_MATCH_DST_IP | EMU_MATCH_UDP_SPORT | EMU_MATCH_ECN)) &&
-	    !ip)
+	    (p == NULL || (p->ip_version != 4 && p->ip_version != 6) ||
+	     (p->cls != ROCE_CLASS_ROCEV2 && p->cls != ROCE_CLASS_IPV4_OTHER &&
+	      p->cls != ROCE_CLASS_IPV6_OTHER)))
 		return false;
 	if ((f & EMU_MATCH_SRC_IP) && !emu_match_prefix_has(&m->src, p, p->src_ip))
 		return false;
@@ -337,15 +335,16 @@ emu_match_test(struct emu_match *m, const struct roce_pkt *p, uint16_t in_port, 
 	if ((f & EMU_MATCH_ECN) && p->ecn != m->ecn)
 		return false;
 	if (f & EMU_MATCH_NEEDS_ROCE) {
-		if (!roce)
+		if (p == NULL || p->cls != ROCE_CLASS_ROCEV2 || p->reason != ROCE_REASON_OK)
+			return false;
+		/* The most selective fields first: a targeted event rejects on its QP. */
+		if ((f & EMU_MATCH_DEST_QP) && p->dest_qp != m->dest_qp)
+			return false;
+		if ((f & EMU_MATCH_PSN) && !emu_match_psn_in(p->psn, m->psn_lo, m->psn_hi))
 			return false;
 		if ((f & EMU_MATCH_OPCODE) && p->opcode != m->opcode)
 			return false;
 		if ((f & EMU_MATCH_OPCLASS) && !emu_match_opclass_has(m->opclass, p))
-			return false;
-		if ((f & EMU_MATCH_DEST_QP) && p->dest_qp != m->dest_qp)
-			return false;
-		if ((f & EMU_MATCH_PSN) && !emu_match_psn_in(p->psn, m->psn_lo, m->psn_hi))
 			return false;
 		if ((f & EMU_MATCH_ACKREQ) && p->ackreq != m->ackreq)
 			return false;
