@@ -28,8 +28,8 @@ emu_match_prefix_parse(const json_t *v, const char *path, struct emu_match_prefi
 	long plen;
 
 	if (!json_is_string(v))
-		return emu_err_set(err, "%s: must be an address or CIDR prefix string, got %s", path,
-				   emu_json_type_name(v));
+		return emu_err_set(err, "%s: must be an address or CIDR prefix string, got %s",
+				   path, emu_json_type_name(v));
 	if (strlen(json_string_value(v)) >= sizeof(buf))
 		return emu_err_set(err, "%s: not an IPv4/IPv6 address or prefix: \"%s\"", path,
 				   json_string_value(v));
@@ -50,8 +50,8 @@ emu_match_prefix_parse(const json_t *v, const char *path, struct emu_match_prefi
 		errno = 0;
 		plen = strtol(slash + 1, &end, 10);
 		if (slash[1] == '\0' || *end != '\0' || errno != 0 || plen < 0 || plen > pf->plen)
-			return emu_err_set(err, "%s: prefix length must be in [0, %u]: \"%s\"", path,
-					   pf->plen, json_string_value(v));
+			return emu_err_set(err, "%s: prefix length must be in [0, %u]: \"%s\"",
+					   path, pf->plen, json_string_value(v));
 		pf->plen = (uint8_t)plen;
 	}
 	return 0;
@@ -85,8 +85,9 @@ emu_match_opcode_parse(const json_t *v, const char *path, struct emu_match *m, s
 				m->flags |= EMU_MATCH_OPCLASS;
 				return 0;
 			}
-		return emu_err_set(err, "%s: unknown opcode class \"%s\" (data, ack, nak, cnp, read, "
-				   "send, write, or a number 0-255)", path, json_string_value(v));
+		return emu_err_set(err, "%s: unknown opcode class \"%s\" (data, ack, nak, cnp, "
+				   "read, send, write, or a number 0-255)", path,
+				   json_string_value(v));
 	}
 	if (emu_json_int_value(v, path, 0, 255, &op, err) != 0)
 		return -EINVAL;
@@ -103,8 +104,8 @@ emu_match_psn_parse(const json_t *v, const char *path, struct emu_match *m, stru
 
 	if (json_is_array(v)) {
 		if (json_array_size(v) != 2)
-			return emu_err_set(err, "%s: a PSN range is [lo, hi], got %zu elements", path,
-					   json_array_size(v));
+			return emu_err_set(err, "%s: a PSN range is [lo, hi], got %zu elements",
+					   path, json_array_size(v));
 		emu_json_path_idx(p2, sizeof(p2), path, 0);
 		if (emu_json_int_value(json_array_get(v, 0), p2, 0, ROCE_PSN_MASK, &lo, err) != 0)
 			return -EINVAL;
@@ -251,7 +252,8 @@ emu_match_parse(const json_t *obj, const char *path, const char *const *port_nam
 	}
 	rc = emu_json_get_num(obj, path, "from_s", false, 0, 0, false, 1e6, &from_s, err);
 	if (rc == 0)
-		rc = emu_json_get_num(obj, path, "until_s", false, 1e6, 0, false, 1e6, &until_s, err);
+		rc = emu_json_get_num(obj, path, "until_s", false, 1e6, 0, false, 1e6, &until_s,
+				      err);
 	if (rc != 0)
 		return rc;
 	if (until_s <= from_s) {
@@ -288,7 +290,8 @@ emu_match_opclass_has(uint8_t cls, const struct roce_pkt *p)
 		       p->has_aeth && p->aeth_kind == ROCE_AETH_KIND_ACK;
 	case EMU_OPCLASS_NAK:
 		return op == ROCE_OP_ACKNOWLEDGE && p->has_aeth &&
-		       (p->aeth_kind == ROCE_AETH_KIND_NAK || p->aeth_kind == ROCE_AETH_KIND_RNR_NAK);
+		       (p->aeth_kind == ROCE_AETH_KIND_NAK ||
+			p->aeth_kind == ROCE_AETH_KIND_RNR_NAK);
 	case EMU_OPCLASS_READ:
 		return op == ROCE_OP_RDMA_READ_REQUEST || rresp;
 	case EMU_OPCLASS_SEND:
@@ -444,11 +447,13 @@ emu_iter_track(struct emu_iter *it, const struct roce_pkt *p)
 	b = &it->qps[(size_t)(sig & it->bucket_mask) * EMU_ITER_WAYS];
 	it->stamp++;
 	for (i = 0; i < EMU_ITER_WAYS; i++) {
-		if (b[i].sig == sig && b[i].qpn == p->dest_qp && memcmp(b[i].ip, p->dst_ip, 16) == 0) {
+		if (b[i].sig == sig && b[i].qpn == p->dest_qp &&
+		    memcmp(b[i].ip, p->dst_ip, 16) == 0) {
 			e = &b[i];
 			break;
 		}
-		if (victim == NULL || b[i].sig == 0 || (victim->sig != 0 && b[i].used < victim->used))
+		if (victim == NULL || b[i].sig == 0 ||
+		    (victim->sig != 0 && b[i].used < victim->used))
 			victim = &b[i];
 	}
 	if (e == NULL) {

@@ -123,8 +123,8 @@ delay_table_load(struct delay_rule *r, const char *file, const char *path, struc
 			break;
 		}
 		if (d < 0 || p < 0 || p > 1 || d < last_d || p < last_p) {
-			rc = emu_err_set(err, "%s: %s line %u: delays >= 0 and probabilities in [0, 1] "
-					 "must not decrease", path, file, line);
+			rc = emu_err_set(err, "%s: %s line %u: delays >= 0 and probabilities in "
+					 "[0, 1] must not decrease", path, file, line);
 			break;
 		}
 		if (r->n_tab == DELAY_TABLE_MAX) {
@@ -186,8 +186,8 @@ delay_rule_parse(struct delay_rule *r, const json_t *o, const char *path,
 	else if (strcmp(dist, "table") == 0)
 		r->dist = DELAY_TABLE;
 	else
-		return emu_err_set(err, "%s: unknown distribution \"%s\" (constant, uniform, normal, "
-				   "pareto, table)", p1, dist);
+		return emu_err_set(err, "%s: unknown distribution \"%s\" (constant, uniform, "
+				   "normal, pareto, table)", p1, dist);
 	if (r->dist != DELAY_TABLE) {
 		rc = emu_json_get_num(o, path, "delay_us", true, 0, 0, false, 10e6, &delay_us, err);
 		if (rc != 0)
@@ -198,14 +198,15 @@ delay_rule_parse(struct delay_rule *r, const json_t *o, const char *path,
 		return emu_err_set(err, "%s: not used with \"dist\": \"table\"", p1);
 	}
 	if (r->dist == DELAY_UNIFORM || r->dist == DELAY_NORMAL) {
-		rc = emu_json_get_num(o, path, "jitter_us", true, 0, 0, false, 10e6, &jitter_us, err);
+		rc = emu_json_get_num(o, path, "jitter_us", true, 0, 0, false, 10e6, &jitter_us,
+				      err);
 		if (rc != 0)
 			return rc;
 		r->jitter_ns = jitter_us * 1000.0;
 		if (r->dist == DELAY_UNIFORM && jitter_us > delay_us) {
 			emu_json_path(p1, sizeof(p1), path, "jitter_us");
-			return emu_err_set(err, "%s: must be <= delay_us (%g) for \"uniform\", got %g",
-					   p1, delay_us, jitter_us);
+			return emu_err_set(err, "%s: must be <= delay_us (%g) for \"uniform\", "
+					   "got %g", p1, delay_us, jitter_us);
 		}
 	} else if (json_object_get(o, "jitter_us") != NULL) {
 		emu_json_path(p1, sizeof(p1), path, "jitter_us");
@@ -371,7 +372,7 @@ delay_sample(const struct delay_priv *dp, const struct delay_rule *r, struct emu
 			d = r->tab_ns[k];
 		else
 			d = r->tab_ns[k - 1] + (r->tab_ns[k] - r->tab_ns[k - 1]) *
-					       (u - r->tab_p[k - 1]) / (r->tab_p[k] - r->tab_p[k - 1]);
+				(u - r->tab_p[k - 1]) / (r->tab_p[k] - r->tab_p[k - 1]);
 		if (u < r->tab_p[0])
 			d = r->tab_ns[0];
 		break;

@@ -244,21 +244,21 @@ impair_action_parse(const json_t *o, const char *path, struct impair_event *ev,
 			ev->action = IMPAIR_CORRUPT_PAYLOAD;
 		} else {
 			emu_json_path(p2, sizeof(p2), path, "corrupt");
-			return emu_err_set(err, "%s: must be \"icrc\" or \"payload\", got \"%s\"", p2,
-					   mode);
+			return emu_err_set(err, "%s: must be \"icrc\" or \"payload\", got \"%s\"",
+					   p2, mode);
 		}
 	} else if (strcmp(action, "rewrite") == 0) {
 		emu_json_path(p2, sizeof(p2), path, "rewrite");
 		rw = json_object_get(o, "rewrite");
 		if (rw == NULL)
-			return emu_err_set(err, "%s: required key is missing (\"rewrite\": {\"dscp\": "
-					   "N} or {\"udp_sport\": N})", p2);
+			return emu_err_set(err, "%s: required key is missing (\"rewrite\": "
+					   "{\"dscp\": N} or {\"udp_sport\": N})", p2);
 		rc = emu_json_expect_object(rw, p2, err);
 		if (rc != 0)
 			return rc;
 		if (json_object_size(rw) != 1)
-			return emu_err_set(err, "%s: must have exactly one of \"dscp\", \"udp_sport\"",
-					   p2);
+			return emu_err_set(err, "%s: must have exactly one of \"dscp\", "
+					   "\"udp_sport\"", p2);
 		if (json_object_get(rw, "dscp") != NULL) {
 			rc = emu_json_get_int(rw, p2, "dscp", true, 0, 0, 63, &v, err);
 			ev->action = IMPAIR_REWRITE_DSCP;
@@ -266,8 +266,8 @@ impair_action_parse(const json_t *o, const char *path, struct impair_event *ev,
 			rc = emu_json_get_int(rw, p2, "udp_sport", true, 0, 0, 65535, &v, err);
 			ev->action = IMPAIR_REWRITE_SPORT;
 		} else {
-			return emu_err_set(err, "%s: must have exactly one of \"dscp\", \"udp_sport\"",
-					   p2);
+			return emu_err_set(err, "%s: must have exactly one of \"dscp\", "
+					   "\"udp_sport\"", p2);
 		}
 		if (rc != 0)
 			return rc;
@@ -295,8 +295,9 @@ impair_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, stru
 	int rc;
 
 	if (impair_names_owner != NULL && impair_names_owner != ip)
-		return emu_err_set(err, "%s.type: a switch may have one \"impair\" stage (its counters "
-				   "are named after its events); put every event in it", env->path);
+		return emu_err_set(err, "%s.type: a switch may have one \"impair\" stage (its "
+				   "counters are named after its events); put every event in it",
+				   env->path);
 	rc = emu_json_get_int(cfg, env->path, "max_qps", false, 1024, 1, 1048576, &max_qps, err);
 	if (rc != 0)
 		return rc;
@@ -325,8 +326,8 @@ impair_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, stru
 		if (name[0] == '\0' || strlen(name) >= sizeof(ev->name) ||
 		    strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 			    != strlen(name))
-			return emu_err_set(err, "%s: must be 1-%zu characters of [A-Za-z0-9_-], got "
-					   "\"%s\"", p3, sizeof(ev->name) - 1, name);
+			return emu_err_set(err, "%s: must be 1-%zu characters of [A-Za-z0-9_-], "
+					   "got \"%s\"", p3, sizeof(ev->name) - 1, name);
 		for (k = 0; k < idx; k++)
 			if (strcmp(ip->events[k].name, name) == 0)
 				return emu_err_set(err, "%s: event name \"%s\" is already used", p3,

@@ -228,7 +228,8 @@ test_distributions(void **state)
 		 table);
 	ks_case(json, cdf_table, NULL, "table");
 	/* The test has power: the same uniform samples against a distribution 2 us off fail. */
-	s = dstage_new("{\"rules\": [{\"dist\": \"uniform\", \"delay_us\": 100, \"jitter_us\": 40}]}");
+	s = dstage_new("{\"rules\": [{\"dist\": \"uniform\", \"delay_us\": 100,"
+		       " \"jitter_us\": 40}]}");
 	drive(s, N_KS, 1000000, delays, order);
 	assert_true(ks_stat(delays, N_KS, cdf_uniform, wrong) > ks_crit(N_KS));
 	dstage_free(s);
@@ -250,7 +251,8 @@ test_order(void **state)
 
 	(void)state;
 	/* 1 us apart with 100 +- 90 us of jitter: in order by default... */
-	s = dstage_new("{\"rules\": [{\"dist\": \"uniform\", \"delay_us\": 100, \"jitter_us\": 90}]}");
+	s = dstage_new("{\"rules\": [{\"dist\": \"uniform\", \"delay_us\": 100,"
+		       " \"jitter_us\": 90}]}");
 	drive(s, 5000, 1000, delays, order);
 	for (i = 0; i < 5000; i++)
 		assert_int_equal(order[i], i);

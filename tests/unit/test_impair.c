@@ -177,7 +177,8 @@ test_gilbert_elliott(void **state)
 	stage_free(s);
 	/*
 	 * Loss rate = pi_B = p / (p + r). The state is a two-state Markov chain with second
-	 * eigenvalue lambda = 1 - p - r: Var(mean) = pi_B (1 - pi_B) / N * (1 + lambda) / (1 - lambda).
+	 * eigenvalue lambda = 1 - p - r:
+	 *   Var(mean) = pi_B (1 - pi_B) / N * (1 + lambda) / (1 - lambda).
 	 * Bursts are runs of the bad state: geometric, mean 1/r, variance (1 - r) / r^2, about
 	 * N pi_G p of them.
 	 */
@@ -216,7 +217,8 @@ test_four_state(void **state)
 
 	(void)state;
 	s = stage_new("{\"events\": [{\"name\": \"m4\", \"action\": \"drop\", \"loss\":"
-		      " {\"model\": \"4state\", \"p13\": 0.005, \"p31\": 0.4, \"p14\": 0.01}}]}", 3);
+		      " {\"model\": \"4state\", \"p13\": 0.005, \"p31\": 0.4,"
+		      " \"p14\": 0.01}}]}", 3);
 	run_loss(s, N_LOSS, &a);
 	stage_free(s);
 	rate = (double)a.lost / N_LOSS;
@@ -317,7 +319,8 @@ test_corrupt_rewrite(void **state)
 
 	s = stage_new("{\"events\": [{\"name\": \"mark\", \"action\": \"ecn_mark\"},"
 		      " {\"name\": \"d\", \"action\": \"rewrite\", \"rewrite\": {\"dscp\": 46}},"
-		      " {\"name\": \"u\", \"action\": \"rewrite\", \"rewrite\": {\"udp_sport\": 1234}}"
+		      " {\"name\": \"u\", \"action\": \"rewrite\","
+		      " \"rewrite\": {\"udp_sport\": 1234}}"
 		      "]}", 1);
 	m = one(s, roce_frame());
 	f = rte_pktmbuf_mtod(m, const uint8_t *);
