@@ -199,6 +199,30 @@ test_gilbert_elliott(void **state)
 }
 
 static void
+test_gilbert_elliott_general(void **state)
+{
+	/*
+	 * 1-h = 0.7, 1-k = 0.01: hit rate = (r (1-k) + p (1-h)) / (p + r). Hits are the chain
+	 * thinned by independent draws, less correlated than the chain itself: the chain's
+	 * (1 + lambda) / (1 - lambda) factor bounds the variance.
+	 */
+	const double p = 0.05, r = 0.2, one_h = 0.7, one_k = 0.01, lambda = 1 - p - r;
+	const double rate_model = (r * one_k + p * one_h) / (p + r);
+	struct loss_stats a;
+	struct stage *s;
+
+	(void)state;
+	s = stage_new("{\"events\": [{\"name\": \"ge\", \"action\": \"drop\", \"loss\":"
+		      " {\"model\": \"gilbert\", \"p\": 0.05, \"r\": 0.2, \"1-h\": 0.7,"
+		      " \"1-k\": 0.01}}]}", 21);
+	run_loss(s, N_LOSS, &a);
+	stage_free(s);
+	within_3sigma("gilbert-elliott (1-h 0.7, 1-k 0.01) loss rate", (double)a.lost / N_LOSS,
+		      rate_model, sqrt(rate_model * (1 - rate_model) / N_LOSS * (1 + lambda) /
+				       (1 - lambda)));
+}
+
+static void
 test_four_state(void **state)
 {
 	/*
@@ -427,6 +451,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bernoulli),
 		cmocka_unit_test(test_gilbert_elliott),
+		cmocka_unit_test(test_gilbert_elliott_general),
 		cmocka_unit_test(test_four_state),
 		cmocka_unit_test(test_corrupt_rewrite),
 		cmocka_unit_test(test_duplicate_and_set),
