@@ -132,6 +132,18 @@ struct emu_stage_ops {
 	uint64_t (*held)(const void *priv);
 	/** Optional: one line of extra summary text (e.g. "12 packets written to x.pcap"). */
 	void (*summary)(const void *priv, char *buf, size_t len);
+	/**
+	 * Optional, with release (ingress stages that hold packets: delay lines): the earliest time
+	 * a held packet is due, UINT64_MAX when none. The runner wakes up then.
+	 */
+	uint64_t (*next_due_ns)(const void *priv);
+	/**
+	 * Optional, with next_due_ns: hand over up to @p cap held packets due at ctx->now_ns, in
+	 * departure order; the runner passes them through the ingress stages after this one.
+	 * Called before every rx and tx_prepare, so that nothing is due when process() runs.
+	 */
+	uint16_t (*release)(void *priv, struct rte_mbuf **pkts, uint16_t cap,
+			    struct emu_burst_ctx *ctx);
 };
 
 /** The explicit registry (lib/stages/registry.c): NULL when @p type is unknown. */

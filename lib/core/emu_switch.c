@@ -401,6 +401,34 @@ emu_switch_mac_control(struct emu_switch *sw, uint16_t port, struct rte_mbuf *m,
 	return true;
 }
 
+/* Ingress stages that hold packets hand over those due; they continue after that stage. */
+static void
+emu_switch_release_held(struct emu_switch *sw, uint64_t now_ns)
+{
+	struct rte_mbuf *burst[EMU_BURST];
+	struct emu_burst_ctx ctx;
+	unsigned int i;
+	uint16_t n, k;
+
+	for (i = 0; i < sw->n_ingress; i++) {
+		struct emu_stage_inst *st = &sw->stages[i];
+
+		if (st->ops->release == NULL)
+			continue;
+		ctx.now_ns = now_ns;
+		ctx.emit = &sw->emit;
+		ctx.rng = &st->rng;
+		ctx.ctr = st->ctr;
+		while ((n = st->ops->release(st->priv, burst, EMU_BURST, &ctx)) > 0) {
+			st->out_pkts += n;
+			n = emu_switch_run_stages(sw, i + 1, sw->n_ingress, burst, n, now_ns);
+			for (k = 0; k < n; k++)
+				emu_switch_enqueue(sw, burst[k], now_ns);
+			emu_switch_flush_emit(sw, now_ns);
+		}
+	}
+}
+
 void
 emu_switch_rx(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
 	      uint64_t now_ns)
@@ -411,6 +439,7 @@ emu_switch_rx(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts, uint
 
 	sw->last_now_ns = now_ns;
 	emu_switch_profile_tick(sw, now_ns);
+	emu_switch_release_held(sw, now_ns);
 	for (i = 0; i < n; i++) {
 		struct emu_pkt_meta *meta = emu_meta(pkts[i]);
 
@@ -441,6 +470,7 @@ emu_switch_tx_prepare(struct emu_switch *sw, uint16_t port, uint64_t now_ns,
 
 	sw->last_now_ns = now_ns;
 	emu_switch_profile_tick(sw, now_ns);
+	emu_switch_release_held(sw, now_ns);
 	while ((room = EMU_TX_STAGE_PKTS - tx->n) > 0) {
 		burst = &tx->pkts[tx->n];
 		n = emu_tm_dequeue(sw->tm, port, now_ns, burst, RTE_MIN(room, EMU_BURST),
@@ -487,6 +517,9 @@ emu_switch_next_event_ns(const struct emu_switch *sw)
 	for (i = 0; i < sw->n_ports; i++)
 		if (sw->tx[i].n > 0)
 			next = RTE_MIN(next, sw->last_now_ns);
+	for (i = 0; i < sw->n_ingress; i++)
+		if (sw->stages[i].ops->next_due_ns != NULL)
+			next = RTE_MIN(next, sw->stages[i].ops->next_due_ns(sw->stages[i].priv));
 	if (sw->prof != NULL) {
 		rel = emu_profile_next_ns(sw->prof);
 		if (rel != UINT64_MAX)

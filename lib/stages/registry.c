@@ -9,6 +9,8 @@ const struct emu_stage_ops *const emu_stage_registry[] = {
 	&emu_stage_capture,
 	&emu_stage_mirror,
 	&emu_stage_cnp,
+	&emu_stage_impair,
+	&emu_stage_delay,
 	NULL,
 };
 

@@ -12,5 +12,7 @@ extern const struct emu_stage_ops emu_stage_forward;
 extern const struct emu_stage_ops emu_stage_capture;
 extern const struct emu_stage_ops emu_stage_mirror;
 extern const struct emu_stage_ops emu_stage_cnp;
+extern const struct emu_stage_ops emu_stage_impair;
+extern const struct emu_stage_ops emu_stage_delay;
 
 #endif

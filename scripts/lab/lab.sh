@@ -84,7 +84,7 @@ case "${1:-}" in
 up) up ;;
 down) need; down; echo "lab: down" ;;
 status) status ;;
-eal) echo "--vdev=net_af_packet0,iface=$IF_A --vdev=net_af_packet1,iface=$IF_B" ;;
+eal) echo "--vdev=net_af_packet0,iface=$IF_A,framecnt=4096 --vdev=net_af_packet1,iface=$IF_B,framecnt=4096" ;;
 env) echo "NS_A=$NS_A NS_B=$NS_B IF_A=$IF_A IF_B=$IF_B IP_A=$IP_A IP_B=$IP_B MAC_A=$MAC_A MAC_B=$MAC_B" ;;
 *) echo "usage: $0 up|down|status|eal|env" >&2; exit 2 ;;
 esac

@@ -41,7 +41,7 @@ def send(dst, port, count, size, tos=0, pace=1):
     for i in range(count):
         s.sendto(struct.pack("!I", i) + pad, (dst, port))
         if pace and i % 100 == 99:
-            time.sleep(0.002)  # stay below what the AF_PACKET rings absorb
+            time.sleep(0.004)  # stay well below what the AF_PACKET rings absorb
     print("sent %d" % count, flush=True)
     return 0
 

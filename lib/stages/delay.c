@@ -1,0 +1,509 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * delay: delay and jitter per port or per match (ingress only). A list of rules, the first
+ * whose match expression (lib/core/emu_match.h) selects a packet gives its delay, drawn from a
+ * distribution with the stage's seeded random stream:
+ *
+ *   constant  delay_us
+ *   uniform   uniform in [delay_us - jitter_us, delay_us + jitter_us]
+ *   normal    delay_us + jitter_us * N(0, 1) (Box-Muller), below 0 clamped to 0 (counted)
+ *   pareto    delay_us * U^(-1 / shape), U uniform in (0, 1]: scale delay_us (the minimum),
+ *             tail index shape; above max_delay_us clamped (counted)
+ *   table     inverse of a user CDF: a text file of "delay_us cumulative_probability" lines,
+ *             both non-decreasing, the last probability 1; linear between points
+ *
+ * Packets matching no rule get no delay of their own. In order (the default) a packet never
+ * leaves before one that arrived before it for the same output port:
+ *   due = max(now + delay, last due on that port)
+ * With "reorder": true, due = now + delay and jitter may reorder. Ties leave in arrival order.
+ *
+ * Held packets wait in a binary min-heap on (due, arrival sequence) of mbuf pointers, sized at
+ * init (max_held_pkts): no allocation per packet. The runner asks next_due_ns() when to wake up
+ * and release() for the due packets before each rx/tx (see emu_stage.h); they continue through
+ * the ingress stages after this one. Put the stage after forward (the out port orders them).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/core/emu_json.h"
+#include "lib/core/emu_match.h"
+#include "stages.h"
+
+#define DELAY_FOREACH_CTR(_) \
+	_(DELAYED, "delayed") \
+	_(PASSED, "passed") \
+	_(RELEASED, "released") \
+	_(CLAMPED, "clamped") \
+	_(DROP_HELD_FULL, "drop_held_full")
+
+enum delay_ctr {
+#define DELAY_CTR_ENUM(e, s) DELAY_CTR_##e,
+	DELAY_FOREACH_CTR(DELAY_CTR_ENUM)
+#undef DELAY_CTR_ENUM
+	DELAY_CTR_MAX
+};
+
+static const char *const delay_ctr_names[] = {
+#define DELAY_CTR_NAME(e, s) s,
+	DELAY_FOREACH_CTR(DELAY_CTR_NAME)
+#undef DELAY_CTR_NAME
+};
+
+static const char *const delay_keys[] = { "rules", "reorder", "max_held_pkts", "max_delay_us",
+					  NULL };
+static const char *const delay_rule_keys[] = { "match", "dist", "delay_us", "jitter_us", "shape",
+					       "table", NULL };
+
+#define DELAY_MAX_RULES 16
+#define DELAY_TABLE_MAX 4096
+#define DELAY_CHUNK 64
+#define DELAY_KEYS (EMU_MAX_PORTS + 1) /* output ports, and one for "no port yet" */
+
+enum delay_dist { DELAY_CONSTANT, DELAY_UNIFORM, DELAY_NORMAL, DELAY_PARETO, DELAY_TABLE };
+
+struct delay_rule {
+	struct emu_match match;
+	uint8_t dist;
+	double delay_ns, jitter_ns, shape;
+	double *tab_ns;   /* table: delays, non-decreasing */
+	double *tab_p;    /* table: cumulative probabilities, last 1 */
+	unsigned int n_tab;
+};
+
+struct delay_held {
+	uint64_t due_ns;
+	uint64_t seq;
+	struct rte_mbuf *m;
+};
+
+struct delay_priv {
+	unsigned int n_rules;
+	struct delay_rule rules[DELAY_MAX_RULES];
+	bool reorder;
+	double max_delay_ns;
+	struct delay_held *heap;
+	uint32_t cap, n;
+	uint64_t seq;
+	uint64_t last_due[DELAY_KEYS];
+};
+
+static int
+delay_table_load(struct delay_rule *r, const char *file, const char *path, struct emu_err *err)
+{
+	double d, p, last_d = 0, last_p = 0;
+	unsigned int line = 0;
+	char buf[256];
+	FILE *f;
+	int rc = 0;
+
+	f = fopen(file, "r");
+	if (f == NULL)
+		return emu_err_set(err, "%s: cannot open \"%s\": %s", path, file, strerror(errno));
+	r->tab_ns = calloc(DELAY_TABLE_MAX, sizeof(double));
+	r->tab_p = calloc(DELAY_TABLE_MAX, sizeof(double));
+	if (r->tab_ns == NULL || r->tab_p == NULL) {
+		fclose(f);
+		return emu_err_setrc(err, -ENOMEM, "%s: out of memory", path);
+	}
+	while (fgets(buf, sizeof(buf), f) != NULL) {
+		char *s = buf, extra;
+
+		line++;
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (*s == '#' || *s == '\n' || *s == '\0')
+			continue;
+		if (sscanf(s, "%lf %lf %c", &d, &p, &extra) != 2 || !isfinite(d) || !isfinite(p)) {
+			rc = emu_err_set(err, "%s: %s line %u: want \"delay_us probability\"", path,
+					 file, line);
+			break;
+		}
+		if (d < 0 || p < 0 || p > 1 || d < last_d || p < last_p) {
+			rc = emu_err_set(err, "%s: %s line %u: delays >= 0 and probabilities in "
+					 "[0, 1] must not decrease", path, file, line);
+			break;
+		}
+		if (r->n_tab == DELAY_TABLE_MAX) {
+			rc = emu_err_set(err, "%s: %s: more than %d points", path, file,
+					 DELAY_TABLE_MAX);
+			break;
+		}
+		r->tab_ns[r->n_tab] = d * 1000.0;
+		r->tab_p[r->n_tab] = p;
+		r->n_tab++;
+		last_d = d;
+		last_p = p;
+	}
+	fclose(f);
+	if (rc == 0 && (r->n_tab < 2 || last_p != 1.0))
+		rc = emu_err_set(err, "%s: %s: need at least 2 points and a last probability of 1",
+				 path, file);
+	return rc;
+}
+
+static int
+delay_rule_parse(struct delay_rule *r, const json_t *o, const char *path,
+		 const struct emu_stage_env *env, struct emu_err *err)
+{
+	char p1[EMU_JSON_PATH_LEN];
+	const char *dist, *table;
+	double delay_us, jitter_us;
+	const json_t *v;
+	int rc;
+
+	rc = emu_json_expect_object(o, path, err);
+	if (rc == 0)
+		rc = emu_json_check_keys(o, path, delay_rule_keys, err);
+	if (rc != 0)
+		return rc;
+	emu_json_path(p1, sizeof(p1), path, "match");
+	v = json_object_get(o, "match");
+	if (v != NULL) {
+		rc = emu_match_parse(v, p1, env->port_names, env->n_ports, &r->match, err);
+	} else {
+		json_t *empty = json_object();
+
+		rc = emu_match_parse(empty, p1, env->port_names, env->n_ports, &r->match, err);
+		json_decref(empty);
+	}
+	if (rc == 0)
+		rc = emu_json_get_str(o, path, "dist", false, "constant", &dist, err);
+	if (rc != 0)
+		return rc;
+	emu_json_path(p1, sizeof(p1), path, "dist");
+	if (strcmp(dist, "constant") == 0)
+		r->dist = DELAY_CONSTANT;
+	else if (strcmp(dist, "uniform") == 0)
+		r->dist = DELAY_UNIFORM;
+	else if (strcmp(dist, "normal") == 0)
+		r->dist = DELAY_NORMAL;
+	else if (strcmp(dist, "pareto") == 0)
+		r->dist = DELAY_PARETO;
+	else if (strcmp(dist, "table") == 0)
+		r->dist = DELAY_TABLE;
+	else
+		return emu_err_set(err, "%s: unknown distribution \"%s\" (constant, uniform, "
+				   "normal, pareto, table)", p1, dist);
+	if (r->dist != DELAY_TABLE) {
+		rc = emu_json_get_num(o, path, "delay_us", true, 0, 0, false, 10e6, &delay_us, err);
+		if (rc != 0)
+			return rc;
+		r->delay_ns = delay_us * 1000.0;
+	} else if (json_object_get(o, "delay_us") != NULL) {
+		emu_json_path(p1, sizeof(p1), path, "delay_us");
+		return emu_err_set(err, "%s: not used with \"dist\": \"table\"", p1);
+	}
+	if (r->dist == DELAY_UNIFORM || r->dist == DELAY_NORMAL) {
+		rc = emu_json_get_num(o, path, "jitter_us", true, 0, 0, false, 10e6, &jitter_us,
+				      err);
+		if (rc != 0)
+			return rc;
+		r->jitter_ns = jitter_us * 1000.0;
+		if (r->dist == DELAY_UNIFORM && jitter_us > delay_us) {
+			emu_json_path(p1, sizeof(p1), path, "jitter_us");
+			return emu_err_set(err, "%s: must be <= delay_us (%g) for \"uniform\", "
+					   "got %g", p1, delay_us, jitter_us);
+		}
+	} else if (json_object_get(o, "jitter_us") != NULL) {
+		emu_json_path(p1, sizeof(p1), path, "jitter_us");
+		return emu_err_set(err, "%s: only for \"dist\": \"uniform\" or \"normal\"", p1);
+	}
+	if (r->dist == DELAY_PARETO) {
+		rc = emu_json_get_num(o, path, "shape", true, 0, 0, true, 100, &r->shape, err);
+		if (rc != 0)
+			return rc;
+	} else if (json_object_get(o, "shape") != NULL) {
+		emu_json_path(p1, sizeof(p1), path, "shape");
+		return emu_err_set(err, "%s: only for \"dist\": \"pareto\"", p1);
+	}
+	emu_json_path(p1, sizeof(p1), path, "table");
+	if (r->dist == DELAY_TABLE) {
+		rc = emu_json_get_str(o, path, "table", true, NULL, &table, err);
+		if (rc != 0 || env->check_only)
+			return rc;
+		return delay_table_load(r, table, p1, err);
+	}
+	if (json_object_get(o, "table") != NULL)
+		return emu_err_set(err, "%s: only for \"dist\": \"table\"", p1);
+	return 0;
+}
+
+static int
+delay_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, struct emu_err *err)
+{
+	struct delay_priv *dp = priv;
+	char p1[EMU_JSON_PATH_LEN], p2[EMU_JSON_PATH_LEN];
+	const json_t *rules, *o;
+	double max_delay_us;
+	int64_t max_held;
+	size_t idx;
+	int rc;
+
+	if (env->egress)
+		return emu_err_set(err, "%s.type: \"delay\" must be in the ingress list (after "
+				   "forward): the runner releases held packets into the ingress "
+				   "stages that follow it", env->path);
+	rc = emu_json_get_bool(cfg, env->path, "reorder", false, false, &dp->reorder, err);
+	if (rc == 0)
+		rc = emu_json_get_int(cfg, env->path, "max_held_pkts", false, 262144, 64, 4194304,
+				      &max_held, err);
+	if (rc == 0)
+		rc = emu_json_get_num(cfg, env->path, "max_delay_us", false, 10e6, 0, true, 10e6,
+				      &max_delay_us, err);
+	if (rc != 0)
+		return rc;
+	dp->max_delay_ns = max_delay_us * 1000.0;
+	emu_json_path(p1, sizeof(p1), env->path, "rules");
+	rules = json_object_get(cfg, "rules");
+	if (rules == NULL)
+		return emu_err_set(err, "%s: required key is missing", p1);
+	rc = emu_json_expect_array(rules, p1, err);
+	if (rc != 0)
+		return rc;
+	if (json_array_size(rules) == 0 || json_array_size(rules) > DELAY_MAX_RULES)
+		return emu_err_set(err, "%s: must have 1-%d rules, got %zu", p1, DELAY_MAX_RULES,
+				   json_array_size(rules));
+	json_array_foreach(rules, idx, o) {
+		emu_json_path_idx(p2, sizeof(p2), p1, idx);
+		/* Counted before parsing: free() releases a half-loaded table. */
+		dp->n_rules++;
+		rc = delay_rule_parse(&dp->rules[idx], o, p2, env, err);
+		if (rc != 0)
+			return rc;
+	}
+	if (env->check_only)
+		return 0;
+	dp->cap = (uint32_t)max_held;
+	dp->heap = calloc(dp->cap, sizeof(*dp->heap));
+	if (dp->heap == NULL)
+		return emu_err_setrc(err, -ENOMEM, "%s.max_held_pkts: cannot allocate %" PRId64
+				     " slots", env->path, max_held);
+	return 0;
+}
+
+static void
+delay_free(void *priv)
+{
+	struct delay_priv *dp = priv;
+	unsigned int i;
+	uint32_t k;
+
+	for (k = 0; dp->heap != NULL && k < dp->n; k++)
+		rte_pktmbuf_free(dp->heap[k].m);
+	free(dp->heap);
+	dp->heap = NULL;
+	dp->n = 0;
+	for (i = 0; i < dp->n_rules; i++) {
+		free(dp->rules[i].tab_ns);
+		free(dp->rules[i].tab_p);
+		dp->rules[i].tab_ns = NULL;
+		dp->rules[i].tab_p = NULL;
+	}
+}
+
+static inline bool
+delay_before(const struct delay_held *a, const struct delay_held *b)
+{
+	return a->due_ns < b->due_ns || (a->due_ns == b->due_ns && a->seq < b->seq);
+}
+
+static void
+delay_heap_push(struct delay_priv *dp, const struct delay_held *h)
+{
+	uint32_t i = dp->n++;
+
+	while (i > 0 && delay_before(h, &dp->heap[(i - 1) / 2])) {
+		dp->heap[i] = dp->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	dp->heap[i] = *h;
+}
+
+static struct rte_mbuf *
+delay_heap_pop(struct delay_priv *dp)
+{
+	struct rte_mbuf *m = dp->heap[0].m;
+	struct delay_held last = dp->heap[--dp->n];
+	uint32_t i = 0, c;
+
+	while ((c = 2 * i + 1) < dp->n) {
+		if (c + 1 < dp->n && delay_before(&dp->heap[c + 1], &dp->heap[c]))
+			c++;
+		if (!delay_before(&dp->heap[c], &last))
+			break;
+		dp->heap[i] = dp->heap[c];
+		i = c;
+	}
+	if (dp->n > 0)
+		dp->heap[i] = last;
+	return m;
+}
+
+/* One delay from rule @p r, in ns (a double: the caller rounds). *clamped when cut. */
+static double
+delay_sample(const struct delay_priv *dp, const struct delay_rule *r, struct emu_rng *rng,
+	     bool *clamped)
+{
+	double u, v, d;
+	unsigned int k;
+
+	switch (r->dist) {
+	case DELAY_UNIFORM:
+		d = r->delay_ns - r->jitter_ns + 2.0 * r->jitter_ns * emu_rng_uniform(rng);
+		break;
+	case DELAY_NORMAL:
+		u = 1.0 - emu_rng_uniform(rng); /* (0, 1] */
+		v = emu_rng_uniform(rng);
+		d = r->delay_ns + r->jitter_ns * sqrt(-2.0 * log(u)) * cos(2.0 * M_PI * v);
+		break;
+	case DELAY_PARETO:
+		u = 1.0 - emu_rng_uniform(rng);
+		d = r->delay_ns * pow(u, -1.0 / r->shape);
+		break;
+	case DELAY_TABLE:
+		u = emu_rng_uniform(rng);
+		for (k = 1; k < r->n_tab - 1 && r->tab_p[k] <= u; k++)
+			;
+		if (r->tab_p[k] <= r->tab_p[k - 1])
+			d = r->tab_ns[k];
+		else
+			d = r->tab_ns[k - 1] + (r->tab_ns[k] - r->tab_ns[k - 1]) *
+				(u - r->tab_p[k - 1]) / (r->tab_p[k] - r->tab_p[k - 1]);
+		if (u < r->tab_p[0])
+			d = r->tab_ns[0];
+		break;
+	default:
+		d = r->delay_ns;
+		break;
+	}
+	if (d < 0) {
+		*clamped = true;
+		return 0;
+	}
+	if (d > dp->max_delay_ns) {
+		*clamped = true;
+		return dp->max_delay_ns;
+	}
+	return d;
+}
+
+static uint16_t
+delay_chunk(struct delay_priv *dp, struct rte_mbuf **pkts, uint16_t n, struct emu_burst_ctx *ctx,
+	    uint64_t *ctr)
+{
+	uint64_t delays[DELAY_CHUNK];
+	uint16_t i, kept = 0;
+	unsigned int r;
+
+	/* Decide: the delay of every packet, with the RNG, in order. */
+	for (i = 0; i < n; i++) {
+		struct emu_pkt_meta *meta = emu_meta(pkts[i]);
+		const struct roce_pkt *p = (meta->flags & EMU_META_PARSED) ? &meta->pkt : NULL;
+		bool clamped = false;
+
+		delays[i] = 0;
+		for (r = 0; r < dp->n_rules; r++) {
+			if (!emu_match_test(&dp->rules[r].match, p, meta->in_port, meta->prio, 0,
+					    ctx->now_ns))
+				continue;
+			delays[i] = (uint64_t)llround(delay_sample(dp, &dp->rules[r], ctx->rng,
+								   &clamped));
+			break;
+		}
+		ctr[DELAY_CTR_CLAMPED] += clamped;
+	}
+	/* Apply: pass, hold or (heap full) drop. */
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		uint16_t port = emu_meta(m)->out_port;
+		unsigned int key = port < EMU_MAX_PORTS ? port : EMU_MAX_PORTS;
+		struct delay_held h;
+
+		h.due_ns = ctx->now_ns + delays[i];
+		if (!dp->reorder && h.due_ns < dp->last_due[key])
+			h.due_ns = dp->last_due[key];
+		if (h.due_ns <= ctx->now_ns) {
+			/* Nothing ahead of it can still be held for this port: it goes now. */
+			pkts[kept++] = m;
+			ctr[DELAY_CTR_PASSED]++;
+			continue;
+		}
+		if (dp->n == dp->cap) {
+			rte_pktmbuf_free(m);
+			ctr[DELAY_CTR_DROP_HELD_FULL]++;
+			continue;
+		}
+		dp->last_due[key] = h.due_ns;
+		h.seq = dp->seq++;
+		h.m = m;
+		delay_heap_push(dp, &h);
+		ctr[DELAY_CTR_DELAYED]++;
+	}
+	return kept;
+}
+
+static uint16_t
+delay_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst_ctx *ctx)
+{
+	struct delay_priv *dp = priv;
+	uint64_t ctr[DELAY_CTR_MAX] = { 0 };
+	uint16_t done, kept = 0, k, s;
+	unsigned int c;
+
+	for (done = 0; done < n; done += k) {
+		k = RTE_MIN((uint16_t)(n - done), (uint16_t)DELAY_CHUNK);
+		s = delay_chunk(dp, pkts + done, k, ctx, ctr);
+		if (kept != done)
+			memmove(pkts + kept, pkts + done, (size_t)s * sizeof(*pkts));
+		kept += s;
+	}
+	for (c = 0; c < DELAY_CTR_MAX; c++)
+		ctx->ctr[c] += ctr[c];
+	return kept;
+}
+
+static uint64_t
+delay_next_due_ns(const void *priv)
+{
+	const struct delay_priv *dp = priv;
+
+	return dp->n == 0 ? UINT64_MAX : dp->heap[0].due_ns;
+}
+
+static uint16_t
+delay_release(void *priv, struct rte_mbuf **pkts, uint16_t cap, struct emu_burst_ctx *ctx)
+{
+	struct delay_priv *dp = priv;
+	uint16_t n = 0;
+
+	while (n < cap && dp->n > 0 && dp->heap[0].due_ns <= ctx->now_ns)
+		pkts[n++] = delay_heap_pop(dp);
+	ctx->ctr[DELAY_CTR_RELEASED] += n;
+	return n;
+}
+
+static uint64_t
+delay_held_count(const void *priv)
+{
+	const struct delay_priv *dp = priv;
+
+	return dp->n;
+}
+
+const struct emu_stage_ops emu_stage_delay = {
+	.type = "delay",
+	.priv_size = sizeof(struct delay_priv),
+	.ctr_names = delay_ctr_names,
+	.n_ctr = DELAY_CTR_MAX,
+	.keys = delay_keys,
+	.init = delay_init,
+	.process = delay_process,
+	.free = delay_free,
+	.held = delay_held_count,
+	.next_due_ns = delay_next_due_ns,
+	.release = delay_release,
+};

@@ -1,0 +1,638 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * impair: targeted and probabilistic impairments. A list of events, each a match expression
+ * (lib/core/emu_match.h), an action, and an optional loss model that decides which of the
+ * matched packets the action hits:
+ *
+ *   drop        free the packet (counted as drop_<event>)
+ *   ecn_mark    set CE on ECT packets (ICRC stays valid: ECN is masked out of it)
+ *   corrupt     "icrc": invert the ICRC; "payload": flip bit 0 of the middle payload byte,
+ *               leaving the IP checksum valid, so only the receiving NIC's ICRC check notices
+ *   duplicate   emit a copy to the packet's out port (place the stage after forward)
+ *   rewrite     {"dscp": N} (IP checksum fixed) or {"udp_sport": N} (ICRC recomputed)
+ *
+ * Every event sees every packet; the actions of all events that hit a packet apply in list
+ * order, and a drop ends the list for that packet. Frames stages created (in_port
+ * EMU_PORT_SELF: CNPs, duplicates, mirror copies) pass untouched and uncounted.
+ *
+ * Decide, then apply: the first pass over the burst evaluates the matches (which count and
+ * learn transmission iterations) and steps the loss models with ctx->rng; the second pass
+ * changes packets. The same seed and input give the same packets hit.
+ *
+ * Loss models (per event, stepped once per matched packet), with netem's names and semantics:
+ *   bernoulli  hit with probability p
+ *   gilbert    Gilbert-Elliott: on each packet, first move good->bad with p (bad->good with r),
+ *              then hit with 1-k in good, 1-h in bad. Defaults r = 1 - p, 1-h = 1, 1-k = 0.
+ *              Hit rate = (r (1-k) + p (1-h)) / (p + r); with 1-h = 1, 1-k = 0 the mean
+ *              burst of consecutive hits is 1/r.
+ *   4state     netem's loss state: states 1 (gap, sent), 2 (burst, sent), 3 (burst, lost),
+ *              4 (isolated loss); transitions p13, p31, p32, p23, p14 (p13 + p14 <= 1,
+ *              p31 + p32 <= 1).
+ *
+ * Counters: the stage contract names counters from a static array, so the stage has a fixed
+ * number of event slots (IMPAIR_MAX_EVENTS) with three counters each, whose names are filled
+ * at init from the event names: "<event>_matched", the action's counter ("drop_<event>",
+ * "<event>_marked", "<event>_corrupted", "<event>_duplicated", "<event>_rewritten") and
+ * "<event>_skipped" (the action did not apply: not ECT, not RoCE, no payload, no mbuf). Unused
+ * slots are named "slotNN_*". Because the names live in one static table, a switch may have
+ * one impair stage (put every event in it).
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/core/emu_json.h"
+#include "lib/core/emu_match.h"
+#include "stages.h"
+
+#define IMPAIR_MAX_EVENTS 16
+#define IMPAIR_EV_CTRS 3
+#define IMPAIR_CTR_MAX (IMPAIR_MAX_EVENTS * IMPAIR_EV_CTRS)
+#define IMPAIR_NAME_LEN 48 /* event names are at most 31 characters */
+
+enum impair_ev_ctr { IMPAIR_EV_MATCHED, IMPAIR_EV_ACTED, IMPAIR_EV_SKIPPED };
+
+enum impair_action {
+	IMPAIR_DROP,
+	IMPAIR_ECN_MARK,
+	IMPAIR_CORRUPT_ICRC,
+	IMPAIR_CORRUPT_PAYLOAD,
+	IMPAIR_DUPLICATE,
+	IMPAIR_REWRITE_DSCP,
+	IMPAIR_REWRITE_SPORT,
+};
+
+enum impair_model { IMPAIR_MODEL_NONE, IMPAIR_MODEL_BERNOULLI, IMPAIR_MODEL_GILBERT,
+		    IMPAIR_MODEL_4STATE };
+
+/* Names filled at init (see the comment at the top); one impair stage per switch. */
+static char impair_name_buf[IMPAIR_CTR_MAX][IMPAIR_NAME_LEN];
+static const char *impair_ctr_names[IMPAIR_CTR_MAX];
+static const void *impair_names_owner;
+
+static const char *const impair_keys[] = { "events", "max_qps", NULL };
+static const char *const impair_event_keys[] = { "name", "match", "action", "loss", "corrupt",
+						 "rewrite", "enabled", NULL };
+
+struct impair_event {
+	char name[32];
+	struct emu_match match;
+	uint8_t action;
+	uint8_t model;
+	uint8_t state;     /* loss model state: GE 0 good 1 bad; 4-state 1..4 */
+	bool enabled;
+	uint16_t value;    /* rewrite value */
+	double p, r, one_h, one_k;            /* bernoulli p; Gilbert-Elliott */
+	double p13, p31, p32, p23, p14;       /* 4-state */
+};
+
+struct impair_priv {
+	unsigned int n_events;
+	struct impair_event events[IMPAIR_MAX_EVENTS];
+	bool tracks_iterations;
+	struct emu_iter iter;
+	bool owns_names;
+};
+
+static void
+impair_names_fill(const struct impair_priv *ip)
+{
+	static const char *const acted[] = {
+		[IMPAIR_DROP] = "drop_%s",
+		[IMPAIR_ECN_MARK] = "%s_marked",
+		[IMPAIR_CORRUPT_ICRC] = "%s_corrupted",
+		[IMPAIR_CORRUPT_PAYLOAD] = "%s_corrupted",
+		[IMPAIR_DUPLICATE] = "%s_duplicated",
+		[IMPAIR_REWRITE_DSCP] = "%s_rewritten",
+		[IMPAIR_REWRITE_SPORT] = "%s_rewritten",
+	};
+	unsigned int e, b;
+
+	for (e = 0; e < IMPAIR_MAX_EVENTS; e++) {
+		char *n = impair_name_buf[e * IMPAIR_EV_CTRS];
+
+		b = e * IMPAIR_EV_CTRS;
+		if (e < ip->n_events) {
+			const struct impair_event *ev = &ip->events[e];
+
+			snprintf(n, IMPAIR_NAME_LEN, "%s_matched", ev->name);
+			snprintf(n + IMPAIR_NAME_LEN, IMPAIR_NAME_LEN, acted[ev->action], ev->name);
+			snprintf(n + 2 * IMPAIR_NAME_LEN, IMPAIR_NAME_LEN, "%s_skipped", ev->name);
+		} else {
+			snprintf(n, IMPAIR_NAME_LEN, "slot%02u_matched", e);
+			snprintf(n + IMPAIR_NAME_LEN, IMPAIR_NAME_LEN, "slot%02u_acted", e);
+			snprintf(n + 2 * IMPAIR_NAME_LEN, IMPAIR_NAME_LEN, "slot%02u_skipped", e);
+		}
+		impair_ctr_names[b] = n;
+		impair_ctr_names[b + 1] = n + IMPAIR_NAME_LEN;
+		impair_ctr_names[b + 2] = n + 2 * IMPAIR_NAME_LEN;
+	}
+}
+
+static int
+impair_prob(const json_t *obj, const char *path, const char *key, bool required, double def,
+	    double *out, struct emu_err *err)
+{
+	return emu_json_get_num(obj, path, key, required, def, 0.0, false, 1.0, out, err);
+}
+
+static int
+impair_loss_parse(const json_t *loss, const char *path, struct impair_event *ev,
+		  struct emu_err *err)
+{
+	static const char *const bern_keys[] = { "model", "p", NULL };
+	static const char *const ge_keys[] = { "model", "p", "r", "1-h", "1-k", NULL };
+	static const char *const s4_keys[] = { "model", "p13", "p31", "p32", "p23", "p14", NULL };
+	char p1[EMU_JSON_PATH_LEN];
+	const char *model;
+	int rc;
+
+	rc = emu_json_expect_object(loss, path, err);
+	if (rc == 0)
+		rc = emu_json_get_str(loss, path, "model", false, "bernoulli", &model, err);
+	if (rc != 0)
+		return rc;
+	if (strcmp(model, "bernoulli") == 0) {
+		ev->model = IMPAIR_MODEL_BERNOULLI;
+		rc = emu_json_check_keys(loss, path, bern_keys, err);
+		if (rc == 0)
+			rc = impair_prob(loss, path, "p", true, 0, &ev->p, err);
+		return rc;
+	}
+	if (strcmp(model, "gilbert") == 0) {
+		ev->model = IMPAIR_MODEL_GILBERT;
+		rc = emu_json_check_keys(loss, path, ge_keys, err);
+		if (rc == 0)
+			rc = impair_prob(loss, path, "p", true, 0, &ev->p, err);
+		if (rc == 0)
+			rc = impair_prob(loss, path, "r", false, 1.0 - ev->p, &ev->r, err);
+		if (rc == 0)
+			rc = impair_prob(loss, path, "1-h", false, 1.0, &ev->one_h, err);
+		if (rc == 0)
+			rc = impair_prob(loss, path, "1-k", false, 0.0, &ev->one_k, err);
+		return rc;
+	}
+	if (strcmp(model, "4state") == 0) {
+		ev->model = IMPAIR_MODEL_4STATE;
+		ev->state = 1;
+		rc = emu_json_check_keys(loss, path, s4_keys, err);
+		if (rc == 0)
+			rc = impair_prob(loss, path, "p13", true, 0, &ev->p13, err);
+		if (rc == 0)
+			rc = impair_prob(loss, path, "p31", false, 1.0, &ev->p31, err);
+		if (rc == 0)
+			rc = impair_prob(loss, path, "p32", false, 0.0, &ev->p32, err);
+		if (rc == 0)
+			rc = impair_prob(loss, path, "p23", false, 0.0, &ev->p23, err);
+		if (rc == 0)
+			rc = impair_prob(loss, path, "p14", false, 0.0, &ev->p14, err);
+		if (rc != 0)
+			return rc;
+		if (ev->p13 + ev->p14 > 1.0) {
+			emu_json_path(p1, sizeof(p1), path, "p14");
+			return emu_err_set(err, "%s: p13 + p14 must be <= 1, got %g", p1,
+					   ev->p13 + ev->p14);
+		}
+		if (ev->p31 + ev->p32 > 1.0) {
+			emu_json_path(p1, sizeof(p1), path, "p32");
+			return emu_err_set(err, "%s: p31 + p32 must be <= 1, got %g", p1,
+					   ev->p31 + ev->p32);
+		}
+		return 0;
+	}
+	emu_json_path(p1, sizeof(p1), path, "model");
+	return emu_err_set(err, "%s: unknown loss model \"%s\" (bernoulli, gilbert, 4state)", p1,
+			   model);
+}
+
+static int
+impair_action_parse(const json_t *o, const char *path, struct impair_event *ev,
+		    struct emu_err *err)
+{
+	char p1[EMU_JSON_PATH_LEN], p2[EMU_JSON_PATH_LEN];
+	const char *action, *mode;
+	const json_t *rw;
+	int64_t v;
+	int rc;
+
+	rc = emu_json_get_str(o, path, "action", true, NULL, &action, err);
+	if (rc != 0)
+		return rc;
+	emu_json_path(p1, sizeof(p1), path, "action");
+	if (strcmp(action, "corrupt") != 0 && json_object_get(o, "corrupt") != NULL) {
+		emu_json_path(p2, sizeof(p2), path, "corrupt");
+		return emu_err_set(err, "%s: only for \"action\": \"corrupt\"", p2);
+	}
+	if (strcmp(action, "rewrite") != 0 && json_object_get(o, "rewrite") != NULL) {
+		emu_json_path(p2, sizeof(p2), path, "rewrite");
+		return emu_err_set(err, "%s: only for \"action\": \"rewrite\"", p2);
+	}
+	if (strcmp(action, "drop") == 0) {
+		ev->action = IMPAIR_DROP;
+	} else if (strcmp(action, "ecn_mark") == 0) {
+		ev->action = IMPAIR_ECN_MARK;
+	} else if (strcmp(action, "duplicate") == 0) {
+		ev->action = IMPAIR_DUPLICATE;
+	} else if (strcmp(action, "corrupt") == 0) {
+		rc = emu_json_get_str(o, path, "corrupt", false, "icrc", &mode, err);
+		if (rc != 0)
+			return rc;
+		if (strcmp(mode, "icrc") == 0) {
+			ev->action = IMPAIR_CORRUPT_ICRC;
+		} else if (strcmp(mode, "payload") == 0) {
+			ev->action = IMPAIR_CORRUPT_PAYLOAD;
+		} else {
+			emu_json_path(p2, sizeof(p2), path, "corrupt");
+			return emu_err_set(err, "%s: must be \"icrc\" or \"payload\", got \"%s\"",
+					   p2, mode);
+		}
+	} else if (strcmp(action, "rewrite") == 0) {
+		emu_json_path(p2, sizeof(p2), path, "rewrite");
+		rw = json_object_get(o, "rewrite");
+		if (rw == NULL)
+			return emu_err_set(err, "%s: required key is missing (\"rewrite\": "
+					   "{\"dscp\": N} or {\"udp_sport\": N})", p2);
+		rc = emu_json_expect_object(rw, p2, err);
+		if (rc != 0)
+			return rc;
+		if (json_object_size(rw) != 1)
+			return emu_err_set(err, "%s: must have exactly one of \"dscp\", "
+					   "\"udp_sport\"", p2);
+		if (json_object_get(rw, "dscp") != NULL) {
+			rc = emu_json_get_int(rw, p2, "dscp", true, 0, 0, 63, &v, err);
+			ev->action = IMPAIR_REWRITE_DSCP;
+		} else if (json_object_get(rw, "udp_sport") != NULL) {
+			rc = emu_json_get_int(rw, p2, "udp_sport", true, 0, 0, 65535, &v, err);
+			ev->action = IMPAIR_REWRITE_SPORT;
+		} else {
+			return emu_err_set(err, "%s: must have exactly one of \"dscp\", "
+					   "\"udp_sport\"", p2);
+		}
+		if (rc != 0)
+			return rc;
+		ev->value = (uint16_t)v;
+	} else if (strcmp(action, "delay") == 0) {
+		return emu_err_set(err, "%s: \"delay\" is not an impair action: use a \"delay\" "
+				   "stage with the same match", p1);
+	} else {
+		return emu_err_set(err, "%s: unknown action \"%s\" (drop, ecn_mark, corrupt, "
+				   "duplicate, rewrite)", p1, action);
+	}
+	return 0;
+}
+
+static int
+impair_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, struct emu_err *err)
+{
+	struct impair_priv *ip = priv;
+	char p1[EMU_JSON_PATH_LEN], p2[EMU_JSON_PATH_LEN], p3[EMU_JSON_PATH_LEN];
+	const json_t *events, *o, *v;
+	const char *name;
+	int64_t max_qps;
+	size_t idx;
+	unsigned int k;
+	int rc;
+
+	if (impair_names_owner != NULL && impair_names_owner != ip)
+		return emu_err_set(err, "%s.type: a switch may have one \"impair\" stage (its "
+				   "counters are named after its events); put every event in it",
+				   env->path);
+	rc = emu_json_get_int(cfg, env->path, "max_qps", false, 1024, 1, 1048576, &max_qps, err);
+	if (rc != 0)
+		return rc;
+	emu_json_path(p1, sizeof(p1), env->path, "events");
+	events = json_object_get(cfg, "events");
+	if (events == NULL)
+		return emu_err_set(err, "%s: required key is missing", p1);
+	rc = emu_json_expect_array(events, p1, err);
+	if (rc != 0)
+		return rc;
+	if (json_array_size(events) > IMPAIR_MAX_EVENTS)
+		return emu_err_set(err, "%s: at most %d events, got %zu", p1, IMPAIR_MAX_EVENTS,
+				   json_array_size(events));
+	json_array_foreach(events, idx, o) {
+		struct impair_event *ev = &ip->events[idx];
+
+		emu_json_path_idx(p2, sizeof(p2), p1, idx);
+		rc = emu_json_expect_object(o, p2, err);
+		if (rc == 0)
+			rc = emu_json_check_keys(o, p2, impair_event_keys, err);
+		if (rc == 0)
+			rc = emu_json_get_str(o, p2, "name", true, NULL, &name, err);
+		if (rc != 0)
+			return rc;
+		emu_json_path(p3, sizeof(p3), p2, "name");
+		if (name[0] == '\0' || strlen(name) >= sizeof(ev->name) ||
+		    strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+			    != strlen(name))
+			return emu_err_set(err, "%s: must be 1-%zu characters of [A-Za-z0-9_-], "
+					   "got \"%s\"", p3, sizeof(ev->name) - 1, name);
+		for (k = 0; k < idx; k++)
+			if (strcmp(ip->events[k].name, name) == 0)
+				return emu_err_set(err, "%s: event name \"%s\" is already used", p3,
+						   name);
+		snprintf(ev->name, sizeof(ev->name), "%s", name);
+		rc = emu_json_get_bool(o, p2, "enabled", false, true, &ev->enabled, err);
+		if (rc != 0)
+			return rc;
+		emu_json_path(p3, sizeof(p3), p2, "match");
+		v = json_object_get(o, "match");
+		if (v == NULL)
+			v = json_object(); /* empty: every packet */
+		else
+			json_incref((json_t *)(uintptr_t)v);
+		rc = emu_match_parse(v, p3, env->port_names, env->n_ports, &ev->match, err);
+		json_decref((json_t *)(uintptr_t)v);
+		if (rc != 0)
+			return rc;
+		if (ev->match.flags & EMU_MATCH_ITERATION)
+			ip->tracks_iterations = true;
+		rc = impair_action_parse(o, p2, ev, err);
+		if (rc != 0)
+			return rc;
+		v = json_object_get(o, "loss");
+		if (v != NULL) {
+			emu_json_path(p3, sizeof(p3), p2, "loss");
+			rc = impair_loss_parse(v, p3, ev, err);
+			if (rc != 0)
+				return rc;
+		}
+		ip->n_events++;
+	}
+	if (ip->tracks_iterations && !env->check_only &&
+	    emu_iter_init(&ip->iter, (uint32_t)max_qps) != 0)
+		return emu_err_set(err, "%s.max_qps: cannot allocate tables for %" PRId64 " QPs",
+				   env->path, max_qps);
+	impair_names_owner = ip;
+	ip->owns_names = true;
+	impair_names_fill(ip);
+	return 0;
+}
+
+static void
+impair_free(void *priv)
+{
+	struct impair_priv *ip = priv;
+
+	emu_iter_free(&ip->iter);
+	if (ip->owns_names) {
+		impair_names_owner = NULL;
+		ip->owns_names = false;
+	}
+}
+
+/* Step event @p ev's loss model for one matched packet: does the action hit it? */
+static inline bool
+impair_loss_step(struct impair_event *ev, struct emu_rng *rng)
+{
+	double u;
+
+	switch (ev->model) {
+	case IMPAIR_MODEL_BERNOULLI:
+		return emu_rng_uniform(rng) < ev->p;
+	case IMPAIR_MODEL_GILBERT:
+		/* netem gemodel: transition first, then lose with the new state's probability. */
+		if (ev->state == 0) {
+			if (emu_rng_uniform(rng) < ev->p)
+				ev->state = 1;
+		} else {
+			if (emu_rng_uniform(rng) < ev->r)
+				ev->state = 0;
+		}
+		return emu_rng_uniform(rng) < (ev->state == 0 ? ev->one_k : ev->one_h);
+	case IMPAIR_MODEL_4STATE:
+		/* netem loss state (Salsano et al.): 1 gap/sent, 2 burst/sent, 3 burst/lost,
+		 * 4 gap/isolated loss. */
+		u = emu_rng_uniform(rng);
+		switch (ev->state) {
+		case 1:
+			if (u < ev->p14) {
+				ev->state = 4;
+				return true;
+			}
+			if (u < ev->p14 + ev->p13) {
+				ev->state = 3;
+				return true;
+			}
+			return false;
+		case 2:
+			if (u < ev->p23) {
+				ev->state = 3;
+				return true;
+			}
+			return false;
+		case 3:
+			if (u < ev->p32) {
+				ev->state = 2;
+				return false;
+			}
+			if (u < ev->p32 + ev->p31) {
+				ev->state = 1;
+				return false;
+			}
+			return true;
+		default:
+			ev->state = 1;
+			return false;
+		}
+	default:
+		return true;
+	}
+}
+
+/* Apply event @p ev to @p m; true when it acted, false when it did not apply. */
+static bool
+impair_apply(const struct impair_event *ev, struct rte_mbuf *m, struct emu_burst_ctx *ctx)
+{
+	struct emu_pkt_meta *meta = emu_meta(m);
+	struct roce_pkt *p = &meta->pkt;
+	bool parsed = (meta->flags & EMU_META_PARSED) != 0;
+	bool roce = parsed && p->cls == ROCE_CLASS_ROCEV2 && p->reason == ROCE_REASON_OK;
+	uint8_t *frame = rte_pktmbuf_mtod(m, uint8_t *);
+	uint32_t len = rte_pktmbuf_data_len(m);
+	struct rte_mbuf *c;
+
+	switch (ev->action) {
+	case IMPAIR_ECN_MARK:
+		if (!parsed || (p->ip_version != 4 && p->ip_version != 6) || p->ecn == 0)
+			return false;
+		return p->ecn == 3 || roce_set_ecn(frame, p, 3) == 0;
+	case IMPAIR_CORRUPT_ICRC:
+		return roce && m->nb_segs == 1 && roce_corrupt_icrc(frame, len, p) == 0;
+	case IMPAIR_CORRUPT_PAYLOAD:
+		if (!roce || p->payload_len == 0 ||
+		    (uint32_t)p->payload_off + p->payload_len / 2 >= len)
+			return false;
+		frame[p->payload_off + p->payload_len / 2] ^= 0x01;
+		return true;
+	case IMPAIR_DUPLICATE:
+		c = rte_pktmbuf_copy(m, ctx->emit->pool, 0, UINT32_MAX);
+		if (c == NULL)
+			return false;
+		*emu_meta(c) = *meta;
+		if (!emu_emit_push(ctx->emit, c, meta->out_port)) {
+			rte_pktmbuf_free(c);
+			return false;
+		}
+		return true;
+	case IMPAIR_REWRITE_DSCP:
+		return parsed && (p->ip_version == 4 || p->ip_version == 6) &&
+		       roce_set_dscp(frame, p, (uint8_t)ev->value) == 0;
+	case IMPAIR_REWRITE_SPORT:
+		return roce && m->nb_segs == 1 &&
+		       roce_set_udp_sport(frame, len, p, ev->value) == 0;
+	default:
+		return false;
+	}
+}
+
+#define IMPAIR_CHUNK 64
+
+/* Decide for up to IMPAIR_CHUNK packets, then apply; returns the survivors, compacted. */
+static uint16_t
+impair_chunk(struct impair_priv *ip, struct rte_mbuf **pkts, uint16_t n, struct emu_burst_ctx *ctx,
+	     uint64_t *ctr)
+{
+	uint16_t hits[IMPAIR_CHUNK];
+	uint16_t i, kept = 0;
+	unsigned int e;
+
+	/* Decide: matches, iterations and loss models, in packet order. */
+	for (i = 0; i < n; i++) {
+		struct emu_pkt_meta *meta = emu_meta(pkts[i]);
+		const struct roce_pkt *p = (meta->flags & EMU_META_PARSED) ? &meta->pkt : NULL;
+		uint32_t iteration = 0;
+
+		hits[i] = 0;
+		/* Frames stages made (CNPs, duplicates, mirror copies) pass untouched: an egress
+		 * duplicate would otherwise come back through the TM and be duplicated again. */
+		if (meta->in_port == EMU_PORT_SELF)
+			continue;
+		if (ip->tracks_iterations && p != NULL)
+			iteration = emu_iter_track(&ip->iter, p);
+		for (e = 0; e < ip->n_events; e++) {
+			struct impair_event *ev = &ip->events[e];
+
+			if (!ev->enabled ||
+			    !emu_match_test(&ev->match, p, meta->in_port, meta->prio, iteration,
+					    ctx->now_ns))
+				continue;
+			ctr[e * IMPAIR_EV_CTRS + IMPAIR_EV_MATCHED]++;
+			if (impair_loss_step(ev, ctx->rng))
+				hits[i] |= (uint16_t)(1u << e);
+		}
+	}
+	/* Apply, in event order; a drop ends the list. */
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		bool dropped = false;
+
+		for (e = 0; e < ip->n_events && hits[i] != 0; e++) {
+			if (!(hits[i] & (1u << e)))
+				continue;
+			if (ip->events[e].action == IMPAIR_DROP) {
+				rte_pktmbuf_free(m);
+				ctr[e * IMPAIR_EV_CTRS + IMPAIR_EV_ACTED]++;
+				dropped = true;
+				break;
+			}
+			if (impair_apply(&ip->events[e], m, ctx))
+				ctr[e * IMPAIR_EV_CTRS + IMPAIR_EV_ACTED]++;
+			else
+				ctr[e * IMPAIR_EV_CTRS + IMPAIR_EV_SKIPPED]++;
+		}
+		if (!dropped)
+			pkts[kept++] = m;
+	}
+	return kept;
+}
+
+static uint16_t
+impair_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst_ctx *ctx)
+{
+	struct impair_priv *ip = priv;
+	uint64_t ctr[IMPAIR_CTR_MAX] = { 0 };
+	uint16_t done, kept = 0, k, s;
+	unsigned int e;
+
+	for (done = 0; done < n; done += k) {
+		k = RTE_MIN((uint16_t)(n - done), (uint16_t)IMPAIR_CHUNK);
+		s = impair_chunk(ip, pkts + done, k, ctx, ctr);
+		if (kept != done)
+			memmove(pkts + kept, pkts + done, (size_t)s * sizeof(*pkts));
+		kept += s;
+	}
+	for (e = 0; e < ip->n_events * IMPAIR_EV_CTRS; e++)
+		ctx->ctr[e] += ctr[e];
+	return kept;
+}
+
+/*
+ * Profile changes: key = an event name, value = {"enabled": bool, "p": probability}; "p" is
+ * the Bernoulli p or the Gilbert-Elliott p (good -> bad).
+ */
+static int
+impair_set(void *priv, const char *key, const json_t *val, bool apply, const char *path,
+	   struct emu_err *err)
+{
+	static const char *const set_keys[] = { "enabled", "p", NULL };
+	struct impair_priv *ip = priv;
+	struct impair_event *ev = NULL;
+	char p1[EMU_JSON_PATH_LEN];
+	bool enabled = true;
+	double p = 0;
+	unsigned int e;
+	int rc;
+
+	for (e = 0; e < ip->n_events; e++)
+		if (strcmp(ip->events[e].name, key) == 0)
+			ev = &ip->events[e];
+	if (ev == NULL)
+		return emu_err_set(err, "%s: no event named \"%s\" (a profile changes "
+				   "EVENT: {\"enabled\": bool, \"p\": number})", path, key);
+	rc = emu_json_expect_object(val, path, err);
+	if (rc == 0)
+		rc = emu_json_check_keys(val, path, set_keys, err);
+	if (rc == 0 && json_object_get(val, "enabled") != NULL)
+		rc = emu_json_get_bool(val, path, "enabled", true, true, &enabled, err);
+	if (rc == 0 && json_object_get(val, "p") != NULL) {
+		emu_json_path(p1, sizeof(p1), path, "p");
+		if (ev->model != IMPAIR_MODEL_BERNOULLI && ev->model != IMPAIR_MODEL_GILBERT)
+			return emu_err_set(err, "%s: event \"%s\" has no bernoulli or gilbert loss "
+					   "model", p1, key);
+		rc = impair_prob(val, path, "p", true, 0, &p, err);
+	}
+	if (rc != 0 || !apply)
+		return rc;
+	if (json_object_get(val, "enabled") != NULL)
+		ev->enabled = enabled;
+	if (json_object_get(val, "p") != NULL)
+		ev->p = p;
+	return 0;
+}
+
+static void
+impair_summary(const void *priv, char *buf, size_t len)
+{
+	const struct impair_priv *ip = priv;
+
+	if (!ip->tracks_iterations) {
+		buf[0] = '\0';
+		return;
+	}
+	snprintf(buf, len, "iteration tracking: %" PRIu64 " QPs evicted", ip->iter.evicted);
+}
+
+const struct emu_stage_ops emu_stage_impair = {
+	.type = "impair",
+	.priv_size = sizeof(struct impair_priv),
+	.ctr_names = (const char *const *)impair_ctr_names,
+	.n_ctr = IMPAIR_CTR_MAX,
+	.keys = impair_keys,
+	.init = impair_init,
+	.process = impair_process,
+	.free = impair_free,
+	.set = impair_set,
+	.summary = impair_summary,
+};
