@@ -263,7 +263,7 @@ emu_incast_set(struct emu_incast_sched *s, const char *key, const json_t *val, b
 
 	if (strcmp(key, "enabled") == 0) {
 		if (!json_is_boolean(val))
-			return emu_err_set(err, "%s: must be true or false, got %s", path,
+			return emu_err_set(err, "%s: must be a boolean, got %s", path,
 					   emu_json_type_name(val));
 		c.enabled = json_is_true(val);
 	} else if (strcmp(key, "senders") == 0) {
