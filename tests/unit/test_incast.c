@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Incast load from virtual senders: exact schedules on the virtual clock, queue growth at the
  * excess rate, tail drop, sink frames, profile changes at exact times, conservation, no leaks. */
+#include <math.h>
+
 #include "test_common.h"
 #include "lib/core/emu_profile.h"
 
@@ -287,6 +289,133 @@ test_incast_profile_invalid(void **state)
 	finish(sw, pl);
 }
 
+/*
+ * ECN RED ramp with the queue held at fixed depths by incast load. All frames are 1002 bytes
+ * (8208 wire bits), the link runs at 8.208 Gb/s: exactly one frame per 1000 ns. The incast
+ * source (on_off, 9 us on / 1 us off at the link rate) fills 9 of every 10 slots; a real ECT
+ * RoCE frame fills the 10th. Arrivals then equal departures, and every frame that starts leaves
+ * exactly the backlog D behind it (Not-ECT frames added at a band's start). Marking at dequeue
+ * uses that length: p = pmax (D x 1002 - kmin) / (kmax - kmin). Per band the marked fraction
+ * of the real frames must be within 3 binomial sigma of p (exactly 0 below kmin, 1 above kmax).
+ */
+static uint8_t ecn_band_of[128 * 1024]; /* band of each real ECT frame by PSN; 0xff: not counted */
+
+/* Transmit what is released by @p until, counting per band the real ECT frames and their marks. */
+static void
+ecn_drain(struct emu_switch *sw, uint64_t until, unsigned int *seen, unsigned int *marked)
+{
+	struct rte_mbuf **pkts;
+	uint64_t te;
+	uint16_t k, n, j;
+
+	while ((te = emu_switch_next_event_ns(sw)) <= until) {
+		for (k = 0; k < 2; k++) {
+			n = emu_switch_tx_prepare(sw, k, te, &pkts);
+			for (j = 0; j < n; j++) {
+				const uint8_t *f = rte_pktmbuf_mtod(pkts[j], const uint8_t *);
+				uint32_t psn = ((uint32_t)f[51] << 16) | ((uint32_t)f[52] << 8) | f[53];
+
+				/* untagged IPv4: ECN in byte 15; BTH PSN in bytes 51-53 */
+				if (k == 1 && (f[15] & 3) != 0 && psn < RTE_DIM(ecn_band_of) &&
+				    ecn_band_of[psn] != 0xff) {
+					seen[ecn_band_of[psn]]++;
+					marked[ecn_band_of[psn]] += (f[15] & 3) == 3;
+				}
+				rte_pktmbuf_free(pkts[j]);
+			}
+			emu_switch_tx_done(sw, k, n);
+		}
+	}
+}
+
+/*
+ * ECN RED ramp with the queue held at fixed depths by incast load. All frames are 1002 bytes
+ * (8208 wire bits), the link runs at 8.208 Gb/s: exactly one frame per 1000 ns. The incast
+ * source (on_off, 9 us on / 1 us off at the link rate) fills 9 of every 10 slots; a real ECT
+ * RoCE frame fills the 10th. Arrivals then equal departures, and every frame that starts leaves
+ * exactly the backlog D behind it (Not-ECT frames added at a band's start). Marking at dequeue
+ * uses that length: p = pmax (D x 1002 - kmin) / (kmax - kmin). Per band the marked fraction
+ * of the real frames must be within 3 binomial sigma of p (exactly 0 below kmin, 1 above kmax).
+ * Real frames that would still be queued when the next band's backlog arrives are not counted.
+ */
+static void
+test_incast_ecn_bands(void **state)
+{
+	struct emu_pipeline *pl = test_pipeline(
+		"{\"ports\": [{\"name\": \"a\"}, {\"name\": \"b\"}],"
+		" \"ingress\": [{\"type\": \"parse\", \"trust\": \"dscp\"}, {\"type\": \"forward\"}],"
+		" \"tm\": {\"ports\": [{\"port\": \"b\", \"rate_gbps\": 8.208,"
+		" \"ecn\": {\"kmin_kb\": 50, \"kmax_kb\": 250, \"pmax\": 0.8}}]},"
+		" \"incast\": [{\"name\": \"x\", \"port\": \"b\", \"priority\": 3,"
+		" \"rate_gbps\": 8.208, \"frame_bytes\": 1002, \"mode\": \"on_off\","
+		" \"on_us\": 9, \"off_us\": 1}]}");
+	static const unsigned int depths[] = { 40, 100, 150, 200, 300 };
+	const unsigned int n_per_band = 20000;
+	const double kmin = 50 * 1024, kmax = 250 * 1024, pmax = 0.8;
+	static const uint8_t mac_a[6] = { 2, 0, 0, 0, 0, 0xa }, mac_b[6] = { 2, 0, 0, 0, 0, 0xb };
+	struct emu_switch *sw = make_switch(pl);
+	unsigned int seen[RTE_DIM(depths)] = { 0 }, marked[RTE_DIM(depths)] = { 0 };
+	unsigned int band, i, held = 0, seq = 0, total = 0;
+	uint64_t t = 0;
+
+	(void)state;
+	memset(ecn_band_of, 0xff, sizeof(ecn_band_of));
+	for (band = 0; band < RTE_DIM(depths); band++) {
+		struct emu_tm_prio_stats ps;
+
+		/* at a cycle start: the incast frame due now joins first, then the backlog */
+		ecn_drain(sw, t - (t > 0), seen, marked);
+		while (held < depths[band]) {
+			struct rte_mbuf *burst[32];
+			unsigned int n = RTE_MIN(32u, depths[band] - held);
+
+			for (i = 0; i < n; i++)
+				burst[i] = test_roce_frame(pool, mac_b, mac_a, 1002, seq++, 26, 0);
+			emu_switch_rx(sw, 0, burst, (uint16_t)n, t);
+			held += n;
+		}
+		for (i = 0; i < n_per_band; i++) {
+			uint64_t ta = t + 9000;
+			struct rte_mbuf *m;
+
+			ecn_drain(sw, ta - 1, seen, marked);
+			/* it starts D x 1000 ns later: count it if that is within this band */
+			if (i + depths[band] / 10 + 2 < n_per_band)
+				ecn_band_of[seq] = (uint8_t)band;
+			m = test_roce_frame(pool, mac_b, mac_a, 1002, seq++, 26, 2);
+			emu_switch_rx(sw, 0, &m, 1, ta);
+			if (i == 0) {
+				ecn_drain(sw, ta, seen, marked);
+				emu_tm_prio_stats(emu_switch_tm(sw), 1, 3, ta, &ps);
+				assert_int_equal(ps.queue_bytes, (uint64_t)depths[band] * 1002);
+			}
+			t += 10000;
+		}
+	}
+	ecn_drain(sw, t + 1000000, seen, marked);
+	assert_true(seq < RTE_DIM(ecn_band_of));
+	for (band = 0; band < RTE_DIM(depths); band++) {
+		double q = (double)depths[band] * 1002, p, sigma, frac;
+
+		if (q <= kmin)
+			p = 0;
+		else if (q > kmax)
+			p = 1;
+		else
+			p = pmax * (q - kmin) / (kmax - kmin);
+		sigma = sqrt(p * (1 - p) / seen[band]);
+		frac = (double)marked[band] / seen[band];
+		printf("band %u: depth %u frames (%.0f B): %u of %u real ECT frames marked (%.5f), "
+		       "RED p %.5f, 3 sigma %.5f\n",
+		       band, depths[band], q, marked[band], seen[band], frac, p, 3 * sigma);
+		assert_int_equal(seen[band], n_per_band - depths[band] / 10 - 2);
+		assert_true(fabs(frac - p) <= 3 * sigma + 1e-12);
+		total += seen[band];
+	}
+	assert_true(total >= 90000);
+	finish(sw, pl);
+}
+
 int
 main(void)
 {
@@ -296,6 +425,7 @@ main(void)
 		cmocka_unit_test(test_incast_bursts),
 		cmocka_unit_test(test_incast_profile),
 		cmocka_unit_test(test_incast_profile_invalid),
+		cmocka_unit_test(test_incast_ecn_bands),
 	};
 
 	pool = test_eal_pool("test_incast", POOL_N);
