@@ -1192,3 +1192,14 @@ emu_switch_incast_next_ns(const struct emu_switch *sw, const char *name)
 
 	return idx < 0 ? UINT64_MAX : sw->incast[idx].s.next_ns;
 }
+
+void
+emu_switch_incast_stop(struct emu_switch *sw)
+{
+	unsigned int i;
+
+	for (i = 0; i < sw->n_incast; i++) {
+		sw->incast[i].s.cfg.enabled = false;
+		sw->incast[i].s.next_ns = UINT64_MAX;
+	}
+}

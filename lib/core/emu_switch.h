@@ -178,4 +178,7 @@ int64_t emu_switch_incast_counter(const struct emu_switch *sw, const char *name,
 /** Arrival time of incast source @p name's next frame, UINT64_MAX when disabled or unknown. */
 uint64_t emu_switch_incast_next_ns(const struct emu_switch *sw, const char *name);
 
+/** Stop every incast source (replay: the input and the profile are exhausted). */
+void emu_switch_incast_stop(struct emu_switch *sw);
+
 #endif
