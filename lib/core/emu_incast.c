@@ -58,8 +58,8 @@ emu_incast_burst_fits(const struct emu_incast_cfg *c, const char *path, struct e
 		      1000000000ULL + c->rate_bps - 1) / c->rate_bps;
 	if (ns > c->period_ns)
 		return emu_err_set(err,
-				   "%s: a message of %u frames takes %.3f us at %.3f Gb/s per sender, "
-				   "longer than period_us (%.3f)",
+				   "%s: a message of %u frames takes %.3f us at %.3f Gb/s "
+				   "per sender, longer than period_us (%.3f)",
 				   path, c->msg_frames, (double)ns / 1e3, (double)c->rate_bps / 1e9,
 				   (double)c->period_ns / 1e3);
 	return 0;
@@ -87,7 +87,8 @@ emu_incast_one(const json_t *o, const char *path, unsigned int n_ports, const ch
 		rc = emu_incast_port(o, path, "port", true, n_ports, names, &c->port, err);
 	c->sink_port = EMU_PORT_NONE;
 	if (rc == 0)
-		rc = emu_incast_port(o, path, "sink_port", false, n_ports, names, &c->sink_port, err);
+		rc = emu_incast_port(o, path, "sink_port", false, n_ports, names, &c->sink_port,
+				     err);
 	if (rc == 0)
 		rc = emu_json_get_int(o, path, "priority", false, 3, 0, 7, &prio, err);
 	if (rc == 0)
@@ -150,7 +151,8 @@ emu_incast_one(const json_t *o, const char *path, unsigned int n_ports, const ch
 			return rc;
 	} else {
 		return emu_err_set(err,
-				   "%s.mode: must be \"continuous\", \"on_off\" or \"bursts\", got \"%s\"",
+				   "%s.mode: must be \"continuous\", \"on_off\" or \"bursts\", "
+				   "got \"%s\"",
 				   path, mode);
 	}
 	if (c->mode != EMU_INCAST_ON_OFF &&
@@ -282,7 +284,8 @@ emu_incast_set(struct emu_incast_sched *s, const char *key, const json_t *val, b
 		if (rc != 0)
 			return rc;
 	} else {
-		return emu_err_set(err, "%s: unknown key (known: enabled, senders, rate_gbps)", path);
+		return emu_err_set(err, "%s: unknown key (known: enabled, senders, rate_gbps)",
+				   path);
 	}
 	if (!apply)
 		return 0;

@@ -120,8 +120,8 @@ emu_profile_phase(struct emu_profile *prof, unsigned int *cap, const json_t *ph,
 			idx = emu_switch_incast_index(sw, name);
 			if (idx < 0)
 				return emu_err_set(err,
-						   "%s: no incast source named \"%s\" in the pipeline",
-						   p2, name);
+						   "%s: no incast source named \"%s\" in the "
+						   "pipeline", p2, name);
 			rc = emu_json_expect_object(val, p2, err);
 			if (rc != 0)
 				return rc;

@@ -6,9 +6,9 @@
  * @file
  * Profiles: a scenario over time. A profile is a list of phases, each with a
  * start time relative to the start of the run; a phase changes TM parameters
- * (per port), stage parameters (by stage name) and incast sources (by name). Every value is validated
- * against the switch when the profile is loaded, so applying it on the worker
- * cannot fail. The runner applies due phases between bursts.
+ * (per port), stage parameters (by stage name) and incast sources (by name).
+ * Every value is validated against the switch when the profile is loaded, so
+ * applying it on the worker cannot fail. The runner applies due phases between bursts.
  */
 
 #include <stdbool.h>

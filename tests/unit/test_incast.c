@@ -233,7 +233,8 @@ test_incast_profile(void **state)
 	json_t *doc = json_loads("{\"phases\": ["
 				 "{\"at_s\": 0.00001, \"incast\": {\"x\": {\"enabled\": true}}},"
 				 "{\"at_s\": 0.00002, \"incast\": {\"x\": {\"rate_gbps\": 5}}},"
-				 "{\"at_s\": 0.000029, \"incast\": {\"x\": {\"enabled\": false}}}]}",
+				 "{\"at_s\": 0.000029, \"incast\":"
+				 " {\"x\": {\"enabled\": false}}}]}",
 				 0, &jerr);
 	struct emu_profile *prof = NULL;
 	struct emu_err err;
@@ -313,7 +314,8 @@ ecn_drain(struct emu_switch *sw, uint64_t until, unsigned int *seen, unsigned in
 			n = emu_switch_tx_prepare(sw, k, te, &pkts);
 			for (j = 0; j < n; j++) {
 				const uint8_t *f = rte_pktmbuf_mtod(pkts[j], const uint8_t *);
-				uint32_t psn = ((uint32_t)f[51] << 16) | ((uint32_t)f[52] << 8) | f[53];
+				uint32_t psn = ((uint32_t)f[51] << 16) | ((uint32_t)f[52] << 8) |
+					       f[53];
 
 				/* untagged IPv4: ECN in byte 15; BTH PSN in bytes 51-53 */
 				if (k == 1 && (f[15] & 3) != 0 && psn < RTE_DIM(ecn_band_of) &&
@@ -343,7 +345,8 @@ test_incast_ecn_bands(void **state)
 {
 	struct emu_pipeline *pl = test_pipeline(
 		"{\"ports\": [{\"name\": \"a\"}, {\"name\": \"b\"}],"
-		" \"ingress\": [{\"type\": \"parse\", \"trust\": \"dscp\"}, {\"type\": \"forward\"}],"
+		" \"ingress\": [{\"type\": \"parse\", \"trust\": \"dscp\"},"
+		" {\"type\": \"forward\"}],"
 		" \"tm\": {\"ports\": [{\"port\": \"b\", \"rate_gbps\": 8.208,"
 		" \"ecn\": {\"kmin_kb\": 50, \"kmax_kb\": 250, \"pmax\": 0.8}}]},"
 		" \"incast\": [{\"name\": \"x\", \"port\": \"b\", \"priority\": 3,"
