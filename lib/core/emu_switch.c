@@ -176,9 +176,9 @@ emu_switch_add_stages(struct emu_switch *sw, const char *list_key, bool egress, 
 	return 0;
 }
 
-/* DSCP the filler frames carry for priority @p prio (the default trust-DSCP map's inverse). */
 static void emu_switch_port_mac(uint16_t port, uint8_t mac[6]);
 
+/* DSCP the filler frames carry for priority @p prio (the default trust-DSCP map's inverse). */
 static uint8_t
 emu_incast_dscp(uint8_t prio)
 {
