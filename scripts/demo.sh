@@ -2,18 +2,22 @@
 # The demo: the one-machine lab with traffic crossing rocemu.
 #
 # Installs what is missing (apt-get), builds, creates two network namespaces joined through
-# rocemu (net_af_packet on veth), sends ping, ARP and a burst of RoCE-port UDP traffic each
-# way through a 10 Gb/s switch with 5 us of cable and an egress capture, then stops rocemu
-# and prints what happened: per-port and per-stage counters and the conservation line.
-# Idempotent; tears the lab down on exit, also on failure.
+# rocemu (net_af_packet on veth) and runs rocemu as the lossless RoCE switch of
+# pipelines/dcqcn-lab.json with an incast profile (profiles/demo-incast.json: the link to B
+# drops to 10 Gb/s and 8 virtual senders load it 2:1). Then: ping and ARP, a UDP burst each way
+# (non-RoCE traffic passes untouched), and a RoCE RDMA WRITE stream from A to B, with B acting
+# as a DCQCN notification point (CNPs for CE-marked frames). rocemu marks ECN, sends PFC back
+# towards A, and the summary shows what happened: per-port, per-stage and per-queue counters,
+# ECN marks, CNPs, PFC frames and the conservation line. Idempotent; tears the lab down on
+# exit, also on failure.
 #
 #   scripts/demo.sh [--pipeline FILE] [--profile FILE] [--count N]
 set -u
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
-PIPELINE=$ROOT/pipelines/capture-10g.json
-PROFILE=
-COUNT=20000
+PIPELINE=$ROOT/pipelines/dcqcn-lab.json
+PROFILE=$ROOT/profiles/demo-incast.json
+COUNT=100000
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--pipeline) PIPELINE=$(realpath "$2"); shift 2 ;;
@@ -59,18 +63,29 @@ done
 grep "^rocemu:" "$WORK/rocemu.out"
 
 echo
-echo "== traffic"
+echo "== traffic: ping, ARP, UDP both ways (not RoCE: passes untouched)"
 ip netns exec "$NS_A" ping -c 3 -i 0.2 "$IP_B" | tail -2
 ip netns exec "$NS_A" ip neigh show "$IP_B" | sed 's/^/ARP in A: /'
-ip netns exec "$NS_B" python3 scripts/lab/udp.py recv 4791 "$COUNT" 30 >"$WORK/recv_b" &
+ip netns exec "$NS_B" python3 scripts/lab/udp.py recv 5001 2000 20 >"$WORK/recv_b" &
 RB=$!
-ip netns exec "$NS_A" python3 scripts/lab/udp.py recv 4791 "$((COUNT / 10))" 30 >"$WORK/recv_a" &
+ip netns exec "$NS_A" python3 scripts/lab/udp.py recv 5001 200 20 >"$WORK/recv_a" &
 RA=$!
 sleep 0.5
-ip netns exec "$NS_A" python3 scripts/lab/udp.py send "$IP_B" 4791 "$COUNT" 1024 | sed 's/^/A -> B: /'
-ip netns exec "$NS_B" python3 scripts/lab/udp.py send "$IP_A" 4791 "$((COUNT / 10))" 64 | sed 's/^/B -> A: /'
+ip netns exec "$NS_A" python3 scripts/lab/udp.py send "$IP_B" 5001 2000 1024 | sed 's/^/A -> B: /'
+ip netns exec "$NS_B" python3 scripts/lab/udp.py send "$IP_A" 5001 200 64 | sed 's/^/B -> A: /'
 wait $RB; wait $RA
 sed 's/^/B: /' "$WORK/recv_b"; sed 's/^/A: /' "$WORK/recv_a"
+
+echo
+echo "== traffic: RoCE RDMA WRITE from A (QP 0x101) to B (QP 0x201), through the incast"
+ip netns exec "$NS_B" python3 scripts/lab/roce_peer.py respond eth0 "$MAC_B" "$MAC_A" \
+	"$IP_B" "$IP_A" 0x101 25 >"$WORK/responder" &
+RR=$!
+for _ in $(seq 50); do grep -q ready "$WORK/responder" && break; sleep 0.1; done
+ip netns exec "$NS_A" timeout 60 python3 scripts/lab/roce_peer.py send eth0 "$MAC_A" "$MAC_B" \
+	"$IP_A" "$IP_B" 0x201 "$COUNT" 1024 | sed 's/^/A: /'
+kill -INT $RR 2>/dev/null; wait $RR 2>/dev/null
+sed 's/^/B: /' "$WORK/responder"
 sleep 1
 
 kill -INT $ROCEMU_PID
@@ -79,10 +94,24 @@ ROCEMU_PID=
 echo
 echo "== rocemu (per-interval lines, then the summary)"
 grep -v "^rocemu: port\|^rocemu: running\|^EAL\|^TELEMETRY\|Frame size" "$WORK/rocemu.out"
-if [ -f "$WORK/rocemu-capture.pcap" ]; then
-	echo
-	echo "== capture: $WORK/rocemu-capture.pcap ($(tshark -r "$WORK/rocemu-capture.pcap" 2>/dev/null | wc -l) frames; first three:)"
-	tshark -r "$WORK/rocemu-capture.pcap" -c 3 2>/dev/null
-fi
+echo
+echo "== what the switch did"
+python3 - "$WORK/stats.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+tm = {t["port"]: t["counters"] for t in s["tm"]}
+def c(port, key):
+    return tm.get(port, {}).get(key, 0)
+print("ECN: %d frames CE-marked on p1 (towards B)" % c("p1", "ecn_marked"))
+print("PFC: %d XOFF + %d XON frames sent out of p0 (towards A)"
+      % (c("p0", "pfc_tx_xoff"), c("p0", "pfc_tx_xon")))
+print("drops: %s" % ", ".join("%s.%s=%d" % (p, k, v) for p in tm for k, v in tm[p].items()
+                             if k.startswith("drop_") and v) or "none")
+for x in s.get("incast", []):
+    print("incast %s: %s" % (x.get("name"), ", ".join("%s=%s" % kv for kv in x.items()
+                                                       if kv[0] != "name")))
+print("conservation: %s" % ("OK" if s["conservation"]["ok"] else "MISMATCH"))
+PY
+echo "(CNPs: B's line above says how many it sent for CE-marked frames, A's how many arrived)"
 echo "stats JSON: $WORK/stats.json"
 grep -q "^conservation: .*: OK$" "$WORK/rocemu.out"

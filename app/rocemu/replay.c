@@ -269,6 +269,10 @@ app_replay_main(int argc, char **argv)
 			emu_switch_set_profile(ctx.sw, ctx.prof, now_ns);
 			started = true;
 		}
+		/* Incast sources never run dry: they stop with the last input and profile phase. */
+		if (t_in == UINT64_MAX &&
+		    (ctx.prof == NULL || emu_profile_next_ns(ctx.prof) == UINT64_MAX))
+			emu_switch_incast_stop(ctx.sw);
 		t_ev = emu_switch_next_event_ns(ctx.sw);
 		if (t_in == UINT64_MAX && t_ev == UINT64_MAX)
 			break;

@@ -11,7 +11,7 @@
 #include "emu_switch.h"
 
 static const char *const emu_pipeline_keys[] = {
-	"description", "ports", "ingress", "egress", "tm", "mbufs", NULL
+	"description", "ports", "ingress", "egress", "tm", "mbufs", "incast", NULL
 };
 static const char *const emu_pipeline_port_keys[] = { "name", "dev", "mtu", NULL };
 
@@ -167,6 +167,9 @@ emu_pipeline_from_json(json_t *root, const char *file, struct emu_pipeline **out
 		rc = emu_tm_cfg_parse(json_object_get(root, "tm"), pl->n_ports, pl->port_names,
 				      mtus, &pl->tm, err);
 	}
+	if (rc == 0)
+		rc = emu_incast_parse(json_object_get(root, "incast"), pl->n_ports, pl->port_names,
+				      mtus, pl->incast, &pl->n_incast, err);
 	if (rc == 0)
 		rc = emu_json_get_int(root, "", "mbufs", false, 0, 0, 1 << 26, &mbufs, err);
 	if (rc != 0)

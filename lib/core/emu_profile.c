@@ -9,7 +9,7 @@
 #include "emu_switch.h"
 
 static const char *const emu_profile_keys[] = { "description", "seed", "phases", NULL };
-static const char *const emu_phase_keys[] = { "name", "at_s", "tm", "stages", NULL };
+static const char *const emu_phase_keys[] = { "name", "at_s", "tm", "stages", "incast", NULL };
 
 #define EMU_PROFILE_MAX_S 1e6
 
@@ -100,6 +100,39 @@ emu_profile_phase(struct emu_profile *prof, unsigned int *cap, const json_t *ph,
 				a.val = kv;
 				emu_json_path(a.path, sizeof(a.path), p2, key);
 				rc = emu_switch_stage_set(sw, idx, key, kv, false, a.path, err);
+				if (rc == 0)
+					rc = emu_profile_add(prof, cap, &a);
+				if (rc != 0)
+					return rc;
+			}
+		}
+	}
+	obj = json_object_get(ph, "incast");
+	if (obj != NULL) {
+		emu_json_path(p1, sizeof(p1), path, "incast");
+		rc = emu_json_expect_object(obj, p1, err);
+		if (rc != 0)
+			return rc;
+		json_object_foreach(obj, name, val) {
+			json_t *kv;
+
+			emu_json_path(p2, sizeof(p2), p1, name);
+			idx = emu_switch_incast_index(sw, name);
+			if (idx < 0)
+				return emu_err_set(err,
+						   "%s: no incast source named \"%s\" in the "
+						   "pipeline", p2, name);
+			rc = emu_json_expect_object(val, p2, err);
+			if (rc != 0)
+				return rc;
+			json_object_foreach(val, key, kv) {
+				a.target = EMU_PROFILE_INCAST;
+				a.index = idx;
+				a.key = key;
+				a.val = kv;
+				emu_json_path(a.path, sizeof(a.path), p2, key);
+				rc = emu_switch_incast_set(sw, idx, key, kv, false, at_ns, a.path,
+							   err);
 				if (rc == 0)
 					rc = emu_profile_add(prof, cap, &a);
 				if (rc != 0)
@@ -217,8 +250,11 @@ emu_profile_apply_due(struct emu_profile *prof, struct emu_switch *sw, uint64_t 
 		if (a->target == EMU_PROFILE_TM)
 			emu_tm_set(emu_switch_tm(sw), (uint16_t)a->index, a->key, a->val, true,
 				   a->path, NULL);
-		else
+		else if (a->target == EMU_PROFILE_STAGE)
 			emu_switch_stage_set(sw, a->index, a->key, a->val, true, a->path, NULL);
+		else
+			emu_switch_incast_set(sw, a->index, a->key, a->val, true, a->at_ns,
+					      a->path, NULL);
 		n++;
 	}
 	return n;

@@ -6,9 +6,9 @@
  * @file
  * Profiles: a scenario over time. A profile is a list of phases, each with a
  * start time relative to the start of the run; a phase changes TM parameters
- * (per port) and stage parameters (by stage name). Every value is validated
- * against the switch when the profile is loaded, so applying it on the worker
- * cannot fail. The runner applies due phases between bursts.
+ * (per port), stage parameters (by stage name) and incast sources (by name).
+ * Every value is validated against the switch when the profile is loaded, so
+ * applying it on the worker cannot fail. The runner applies due phases between bursts.
  */
 
 #include <stdbool.h>
@@ -20,12 +20,12 @@
 
 struct emu_switch;
 
-enum emu_profile_target { EMU_PROFILE_TM, EMU_PROFILE_STAGE };
+enum emu_profile_target { EMU_PROFILE_TM, EMU_PROFILE_STAGE, EMU_PROFILE_INCAST };
 
 struct emu_profile_action {
 	uint64_t at_ns;
 	enum emu_profile_target target;
-	int index; /**< TM port index or stage index */
+	int index; /**< TM port index, stage index or incast source index */
 	const char *key;
 	json_t *val; /**< borrowed from the document */
 	char path[160];

@@ -30,6 +30,7 @@
 #define EMU_META_CREATED 0x02 /**< the emulator made this frame (CNP, PFC, flood copy) */
 #define EMU_META_MACCTL 0x04  /**< a MAC control frame the switch sends (TM control queue) */
 #define EMU_META_HEADROOM 0x08 /**< TM: the packet occupies lossless headroom, not shared buffer */
+#define EMU_META_VIRTUAL 0x10  /**< incast filler frame; reserved = its source index */
 
 /** Per-packet metadata, kept in the mbuf private area of every pool rocemu creates. */
 struct emu_pkt_meta {
@@ -38,7 +39,7 @@ struct emu_pkt_meta {
 	uint16_t out_port; /**< switch port index chosen by forwarding, or EMU_PORT_* */
 	uint8_t prio;      /**< traffic class 0-7 */
 	uint8_t flags;     /**< EMU_META_* */
-	uint16_t reserved;
+	uint16_t reserved; /**< EMU_META_VIRTUAL: incast source index */
 	struct roce_pkt pkt; /**< parse result (when EMU_META_PARSED) */
 };
 

@@ -15,6 +15,8 @@
 #define EMU_EMIT_CAP (EMU_BURST * 4)
 #define EMU_TM_RNG_STREAM 0x544dULL /* "TM": independent of the stages' streams 1..n */
 #define EMU_ETHERTYPE_MAC_CONTROL 0x8808 /* DPDK 22.11 has no constant for it */
+#define EMU_INCAST_CATCHUP 1024 /* incast frames generated per runner call at most */
+#define EMU_INCAST_HDR_BYTES 58 /* Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 */
 
 /* Counters the runner itself keeps (drop_* count in conservation). */
 #define EMU_RUN_FOREACH_CTR(_) \
@@ -59,6 +61,14 @@ struct emu_tx_stage {
 	uint16_t n;
 };
 
+/* One incast source: its schedule, its filler frame and its counters. */
+struct emu_incast_src {
+	struct emu_incast_sched s;
+	uint8_t *tmpl;        /* the frame every virtual sender sends (cfg.frame_bytes) */
+	struct roce_pkt pkt;  /* its parse result, copied into each frame's meta */
+	uint64_t ctr[EMU_INCAST_CTR_MAX];
+};
+
 struct emu_switch {
 	struct emu_pipeline *pl;
 	struct rte_mempool *pool;
@@ -79,6 +89,8 @@ struct emu_switch {
 	uint64_t last_now_ns;
 	struct emu_port_stats last_interval[EMU_MAX_PORTS];
 	double last_interval_s;
+	unsigned int n_incast;
+	struct emu_incast_src incast[EMU_MAX_INCAST];
 };
 
 int
@@ -164,6 +176,58 @@ emu_switch_add_stages(struct emu_switch *sw, const char *list_key, bool egress, 
 	return 0;
 }
 
+static void emu_switch_port_mac(uint16_t port, uint8_t mac[6]);
+
+/* DSCP the filler frames carry for priority @p prio (the default trust-DSCP map's inverse). */
+static uint8_t
+emu_incast_dscp(uint8_t prio)
+{
+	if (prio == 3)
+		return 26;
+	if (prio == 6)
+		return 48;
+	return (uint8_t)(prio << 3);
+}
+
+/* Build each source's filler frame once: an RC RDMA WRITE MIDDLE, IPv4, ECT(0), to the
+ * source's port, padded with zero trailer bytes to exactly frame_bytes. */
+static int
+emu_switch_incast_init(struct emu_switch *sw, struct emu_err *err)
+{
+	unsigned int i;
+
+	for (i = 0; i < sw->pl->n_incast; i++) {
+		struct emu_incast_src *src = &sw->incast[i];
+		const struct emu_incast_cfg *c = &sw->pl->incast[i];
+		struct roce_hdr_params hp = roce_hdr_params_default();
+		uint32_t payload;
+		int len;
+
+		src->s.cfg = *c;
+		src->tmpl = rte_zmalloc("emu_incast", c->frame_bytes, RTE_CACHE_LINE_SIZE);
+		if (src->tmpl == NULL)
+			return emu_err_setrc(err, -ENOMEM, "incast[%u]: out of memory", i);
+		sw->n_incast = i + 1;
+		emu_switch_port_mac(c->port, hp.dst_mac);
+		memcpy(hp.src_mac, (const uint8_t[6]){ 0x02, 0x69, 0x6e, 0x63, 0x00, (uint8_t)i },
+		       6);
+		hp.dscp = emu_incast_dscp(c->prio);
+		hp.ecn = 2;
+		memcpy(hp.src_ip, (const uint8_t[4]){ 10, 255, (uint8_t)i, 1 }, 4);
+		memcpy(hp.dst_ip, (const uint8_t[4]){ 10, 255, 255, (uint8_t)c->port }, 4);
+		hp.opcode = ROCE_OP_RDMA_WRITE_MIDDLE;
+		hp.dest_qp = 0xc00000 + i;
+		payload = (c->frame_bytes - EMU_INCAST_HDR_BYTES) & ~3u;
+		len = roce_build(src->tmpl, c->frame_bytes, &hp, NULL, payload);
+		if (len < 0 || (uint32_t)len > c->frame_bytes)
+			return emu_err_set(err, "incast[%u]: cannot build a %u-byte frame", i,
+					   c->frame_bytes);
+		roce_parse(src->tmpl, (uint32_t)len, 4791, &src->pkt);
+		emu_incast_sched_start(&src->s, 0);
+	}
+	return 0;
+}
+
 struct emu_switch *
 emu_switch_create(struct emu_pipeline *pl, struct rte_mempool *pool, uint64_t seed,
 		  struct emu_err *err)
@@ -191,6 +255,8 @@ emu_switch_create(struct emu_pipeline *pl, struct rte_mempool *pool, uint64_t se
 	if (sw->tm == NULL)
 		goto fail;
 	emu_rng_seed(&sw->tm_rng, seed, EMU_TM_RNG_STREAM);
+	if (emu_switch_incast_init(sw, err) != 0)
+		goto fail;
 	return sw;
 fail:
 	emu_switch_free(sw);
@@ -207,6 +273,8 @@ emu_switch_free(struct emu_switch *sw)
 	for (i = 0; i < EMU_MAX_PORTS; i++)
 		rte_pktmbuf_free_bulk(sw->tx[i].pkts, sw->tx[i].n);
 	emu_tm_free(sw->tm);
+	for (i = 0; i < sw->n_incast; i++)
+		rte_free(sw->incast[i].tmpl);
 	for (i = 0; i < sw->n_stages; i++) {
 		struct emu_stage_inst *st = &sw->stages[i];
 
@@ -221,17 +289,166 @@ emu_switch_free(struct emu_switch *sw)
 void
 emu_switch_set_profile(struct emu_switch *sw, struct emu_profile *prof, uint64_t t0_ns)
 {
+	unsigned int i;
+
 	sw->prof = prof;
 	sw->prof_t0_ns = t0_ns;
+	/* the pipeline's enabled sources start at time zero of the run */
+	for (i = 0; i < sw->n_incast; i++)
+		emu_incast_sched_start(&sw->incast[i].s, t0_ns);
 }
 
+/*
+ * Generate every incast frame whose arrival time is <= @p until_ns, in time order across
+ * sources, and enqueue each at its own arrival time. Returns false when the per-call bound
+ * stopped it early (the next event time is then in the past and the caller comes back).
+ */
+static bool
+emu_switch_incast_gen(struct emu_switch *sw, uint64_t until_ns)
+{
+	uint64_t gen[EMU_MAX_INCAST] = { 0 }, bytes[EMU_MAX_INCAST] = { 0 };
+	uint64_t dropped[EMU_MAX_INCAST] = { 0 }, nombuf[EMU_MAX_INCAST] = { 0 };
+	unsigned int budget = EMU_INCAST_CATCHUP, i, best;
+	bool done = true;
+
+	if (sw->n_incast == 0)
+		return true;
+	for (;;) {
+		struct emu_incast_src *src;
+		struct emu_pkt_meta *meta;
+		struct rte_mbuf *m;
+		uint32_t len;
+		uint64_t t;
+		char *buf;
+
+		best = 0;
+		for (i = 1; i < sw->n_incast; i++)
+			if (sw->incast[i].s.next_ns < sw->incast[best].s.next_ns)
+				best = i;
+		src = &sw->incast[best];
+		t = src->s.next_ns;
+		if (t > until_ns)
+			break;
+		if (budget-- == 0) {
+			done = false;
+			break;
+		}
+		emu_incast_sched_advance(&src->s);
+		len = src->s.cfg.frame_bytes;
+		m = rte_pktmbuf_alloc(sw->pool);
+		buf = m != NULL ? rte_pktmbuf_append(m, (uint16_t)len) : NULL;
+		if (buf == NULL) {
+			rte_pktmbuf_free(m);
+			nombuf[best] += 1;
+			continue;
+		}
+		rte_memcpy(buf, src->tmpl, len);
+		meta = emu_meta(m);
+		meta->ts_ns = t;
+		meta->in_port = EMU_PORT_SELF;
+		meta->out_port = src->s.cfg.port;
+		meta->prio = src->s.cfg.prio;
+		meta->flags = EMU_META_PARSED | EMU_META_CREATED | EMU_META_VIRTUAL;
+		meta->reserved = (uint16_t)best;
+		meta->pkt = src->pkt;
+		gen[best] += 1;
+		bytes[best] += len;
+		if (!emu_tm_enqueue(sw->tm, src->s.cfg.port, m, t, &sw->tm_rng))
+			dropped[best] += 1;
+	}
+	for (i = 0; i < sw->n_incast; i++) {
+		sw->incast[i].ctr[EMU_INCAST_CTR_GENERATED] += gen[i];
+		sw->incast[i].ctr[EMU_INCAST_CTR_BYTES] += bytes[i];
+		sw->incast[i].ctr[EMU_INCAST_CTR_TM_DROPPED] += dropped[i];
+		sw->incast[i].ctr[EMU_INCAST_CTR_NOMBUF] += nombuf[i];
+	}
+	return done;
+}
+
+/*
+ * Apply the profile's due phases and generate the incast frames due by @p now_ns, each
+ * phase at its exact time: frames before a phase are generated under the old settings.
+ */
 static void
 emu_switch_profile_tick(struct emu_switch *sw, uint64_t now_ns)
 {
-	if (sw->prof == NULL || now_ns < sw->prof_t0_ns)
-		return;
-	sw->ctr[EMU_RUN_CTR_PROFILE_CHANGES] +=
-		emu_profile_apply_due(sw->prof, sw, now_ns - sw->prof_t0_ns);
+	uint64_t rel, t;
+
+	while (sw->prof != NULL && now_ns >= sw->prof_t0_ns) {
+		rel = emu_profile_next_ns(sw->prof);
+		if (rel == UINT64_MAX)
+			break;
+		t = sw->prof_t0_ns + rel;
+		if (t > now_ns)
+			break;
+		if (t > 0 && !emu_switch_incast_gen(sw, t - 1))
+			return;
+		sw->ctr[EMU_RUN_CTR_PROFILE_CHANGES] += emu_profile_apply_due(sw->prof, sw, rel);
+	}
+	emu_switch_incast_gen(sw, now_ns);
+}
+
+/*
+ * Take the virtual frames out of a burst the TM released (compacting the rest in place):
+ * absorbed ones are counted and freed, sink ones are collected into @p sink (the caller
+ * stages them on their sink port). Returns the real packets left.
+ */
+static uint16_t
+emu_switch_incast_release(struct emu_switch *sw, struct rte_mbuf **pkts, uint16_t n,
+			  struct rte_mbuf **sink, uint16_t *n_sink)
+{
+	uint64_t absorbed[EMU_MAX_INCAST] = { 0 }, marked[EMU_MAX_INCAST] = { 0 };
+	uint16_t i, keep = 0;
+	unsigned int k;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct emu_pkt_meta *meta = emu_meta(m);
+		const uint8_t *ip;
+		unsigned int idx;
+
+		if (!(meta->flags & EMU_META_VIRTUAL)) {
+			pkts[keep++] = m;
+			continue;
+		}
+		idx = meta->reserved;
+		ip = rte_pktmbuf_mtod_offset(m, const uint8_t *, meta->pkt.l3_off);
+		if ((ip[1] & 3) == 3)
+			marked[idx] += 1;
+		if (sw->incast[idx].s.cfg.sink_port != EMU_PORT_NONE) {
+			sink[(*n_sink)++] = m;
+		} else {
+			absorbed[idx] += 1;
+			rte_pktmbuf_free(m);
+		}
+	}
+	for (k = 0; k < sw->n_incast; k++) {
+		sw->incast[k].ctr[EMU_INCAST_CTR_ABSORBED] += absorbed[k];
+		sw->incast[k].ctr[EMU_INCAST_CTR_ECN_MARKED] += marked[k];
+	}
+	return keep;
+}
+
+/* Stage released sink frames on their sink ports' TX buffers, as real frames. */
+static void
+emu_switch_incast_sink(struct emu_switch *sw, struct rte_mbuf **sink, uint16_t n_sink)
+{
+	uint16_t i;
+
+	for (i = 0; i < n_sink; i++) {
+		struct emu_incast_src *src = &sw->incast[emu_meta(sink[i])->reserved];
+		struct emu_tx_stage *tx = &sw->tx[src->s.cfg.sink_port];
+
+		if (tx->n >= EMU_TX_STAGE_PKTS) {
+			rte_pktmbuf_free(sink[i]);
+			src->ctr[EMU_INCAST_CTR_DROP_SINK_FULL] += 1;
+			continue;
+		}
+		emu_meta(sink[i])->out_port = src->s.cfg.sink_port;
+		tx->lens[tx->n] = rte_pktmbuf_pkt_len(sink[i]);
+		tx->pkts[tx->n++] = sink[i];
+		src->ctr[EMU_INCAST_CTR_SINK_TX] += 1;
+	}
 }
 
 static uint16_t
@@ -472,16 +689,23 @@ emu_switch_tx_prepare(struct emu_switch *sw, uint16_t port, uint64_t now_ns,
 	emu_switch_profile_tick(sw, now_ns);
 	emu_switch_release_held(sw, now_ns);
 	while ((room = EMU_TX_STAGE_PKTS - tx->n) > 0) {
+		struct rte_mbuf *sink[EMU_BURST];
+		uint16_t n_sink = 0;
+
 		burst = &tx->pkts[tx->n];
 		n = emu_tm_dequeue(sw->tm, port, now_ns, burst, RTE_MIN(room, EMU_BURST),
 				   &sw->tm_rng);
 		if (n == 0)
 			break;
+		if (sw->n_incast > 0)
+			n = emu_switch_incast_release(sw, burst, n, sink, &n_sink);
 		n = emu_switch_run_stages(sw, sw->n_ingress, sw->n_stages, burst, n, now_ns);
 		for (i = 0; i < n; i++)
 			tx->lens[tx->n + i] = rte_pktmbuf_pkt_len(burst[i]);
 		tx->n += n;
 		emu_switch_flush_emit(sw, now_ns);
+		if (n_sink > 0)
+			emu_switch_incast_sink(sw, sink, n_sink);
 	}
 	emu_switch_send_pfc(sw, now_ns);
 	*pkts = tx->pkts;
@@ -525,6 +749,8 @@ emu_switch_next_event_ns(const struct emu_switch *sw)
 		if (rel != UINT64_MAX)
 			next = RTE_MIN(next, sw->prof_t0_ns + rel);
 	}
+	for (i = 0; i < sw->n_incast; i++)
+		next = RTE_MIN(next, sw->incast[i].s.next_ns);
 	return next;
 }
 
@@ -612,6 +838,12 @@ emu_switch_conservation(const struct emu_switch *sw, struct emu_conservation *c)
 	c->created = sw->ctr[EMU_RUN_CTR_CREATED] + sw->ctr[EMU_RUN_CTR_FLOOD_COPIES];
 	c->held = emu_switch_held(sw);
 	c->consumed = sw->ctr[EMU_RUN_CTR_CONSUMED_MAC_CONTROL];
+	/* virtual frames: created when generated, consumed when absorbed at release */
+	for (i = 0; i < sw->n_incast; i++) {
+		c->created += sw->incast[i].ctr[EMU_INCAST_CTR_GENERATED];
+		c->consumed += sw->incast[i].ctr[EMU_INCAST_CTR_ABSORBED];
+		c->drops += sw->incast[i].ctr[EMU_INCAST_CTR_DROP_SINK_FULL];
+	}
 	c->unaccounted = (int64_t)(c->rx + c->created) -
 			 (int64_t)(c->tx + c->drops + c->held + c->consumed);
 }
@@ -700,6 +932,19 @@ emu_switch_print_summary(const struct emu_switch *sw, FILE *f)
 		fprintf(f, "  shared buffer: %" PRIu64 " of %" PRIu64 " bytes in use\n", used,
 			total);
 	}
+	for (i = 0; i < sw->n_incast; i++) {
+		const struct emu_incast_src *src = &sw->incast[i];
+
+		fprintf(f, "incast %s -> %s prio %u%s%s%s:", src->s.cfg.name,
+			sw->pl->port_names[src->s.cfg.port], src->s.cfg.prio,
+			src->s.cfg.enabled ? "" : " (disabled)",
+			src->s.cfg.sink_port != EMU_PORT_NONE ? " sink " : "",
+			src->s.cfg.sink_port != EMU_PORT_NONE ?
+				sw->pl->port_names[src->s.cfg.sink_port] : "");
+		for (k = 0; k < EMU_INCAST_CTR_MAX; k++)
+			fprintf(f, " %s=%" PRIu64, emu_incast_ctr_names[k], src->ctr[k]);
+		fprintf(f, "\n");
+	}
 	fprintf(f, "runner:");
 	for (k = 0; k < EMU_RUN_CTR_MAX; k++)
 		fprintf(f, " %s=%" PRIu64, emu_run_ctr_names[k], sw->ctr[k]);
@@ -723,6 +968,13 @@ emu_switch_print_summary(const struct emu_switch *sw, FILE *f)
 						emu_tm_ctr_names[k], emu_tm_port_ctrs(sw->tm, i)[k]);
 					any = true;
 				}
+		for (i = 0; i < sw->n_incast; i++)
+			if (sw->incast[i].ctr[EMU_INCAST_CTR_DROP_SINK_FULL] != 0) {
+				fprintf(f, " incast.%s.drop_sink_full=%" PRIu64,
+					sw->incast[i].s.cfg.name,
+					sw->incast[i].ctr[EMU_INCAST_CTR_DROP_SINK_FULL]);
+				any = true;
+			}
 		for (k = 0; k < EMU_RUN_CTR_MAX; k++)
 			if (emu_is_drop_name(emu_run_ctr_names[k]) && sw->ctr[k] != 0) {
 				fprintf(f, " runner.%s=%" PRIu64, emu_run_ctr_names[k], sw->ctr[k]);
@@ -848,6 +1100,23 @@ emu_switch_stats_json(const struct emu_switch *sw)
 				    json_pack("{s:I, s:I}", "used_bytes", (json_int_t)used,
 					      "total_bytes", (json_int_t)total));
 	}
+	{
+		json_t *inc = json_array();
+
+		for (i = 0; i < sw->n_incast; i++) {
+			const struct emu_incast_src *src = &sw->incast[i];
+
+			json_array_append_new(
+				inc, json_pack("{s:s, s:s, s:i, s:b, s:o}", "name", src->s.cfg.name,
+					       "port", sw->pl->port_names[src->s.cfg.port],
+					       "priority", (int)src->s.cfg.prio, "enabled",
+					       src->s.cfg.enabled,
+					       "counters",
+					       emu_ctr_object(emu_incast_ctr_names, src->ctr,
+							      EMU_INCAST_CTR_MAX)));
+		}
+		json_object_set_new(root, "incast", inc);
+	}
 	json_object_set_new(root, "runner",
 			    emu_ctr_object(emu_run_ctr_names, sw->ctr, EMU_RUN_CTR_MAX));
 	json_object_set_new(root, "conservation",
@@ -914,4 +1183,56 @@ emu_switch_stage_counter(const struct emu_switch *sw, const char *stage, const c
 		if (strcmp(sw->stages[idx].ops->ctr_names[k], name) == 0)
 			return (int64_t)sw->stages[idx].ctr[k];
 	return -1;
+}
+
+int
+emu_switch_incast_index(const struct emu_switch *sw, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < sw->n_incast; i++)
+		if (strcmp(sw->incast[i].s.cfg.name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+int
+emu_switch_incast_set(struct emu_switch *sw, int idx, const char *key, const json_t *val,
+		      bool apply, uint64_t rel_ns, const char *path, struct emu_err *err)
+{
+	return emu_incast_set(&sw->incast[idx].s, key, val, apply, sw->prof_t0_ns + rel_ns, path,
+			      err);
+}
+
+int64_t
+emu_switch_incast_counter(const struct emu_switch *sw, const char *name, const char *ctr)
+{
+	int idx = emu_switch_incast_index(sw, name);
+	unsigned int k;
+
+	if (idx < 0)
+		return -1;
+	for (k = 0; k < EMU_INCAST_CTR_MAX; k++)
+		if (strcmp(emu_incast_ctr_names[k], ctr) == 0)
+			return (int64_t)sw->incast[idx].ctr[k];
+	return -1;
+}
+
+uint64_t
+emu_switch_incast_next_ns(const struct emu_switch *sw, const char *name)
+{
+	int idx = emu_switch_incast_index(sw, name);
+
+	return idx < 0 ? UINT64_MAX : sw->incast[idx].s.next_ns;
+}
+
+void
+emu_switch_incast_stop(struct emu_switch *sw)
+{
+	unsigned int i;
+
+	for (i = 0; i < sw->n_incast; i++) {
+		sw->incast[i].s.cfg.enabled = false;
+		sw->incast[i].s.next_ns = UINT64_MAX;
+	}
 }

@@ -16,7 +16,9 @@
  * Conservation: rx + created = tx + drops + held + consumed, where drops are
  * every counter named drop_* (stages, TM, runner), held is what the TM, the
  * stages and the TX staging buffers still own, and consumed counts the MAC
- * control frames (PAUSE, PFC) the switch honoured instead of forwarding.
+ * control frames (PAUSE, PFC) the switch honoured instead of forwarding. Incast
+ * frames (virtual senders) count as created when generated and as consumed when
+ * the TM releases them and they are absorbed (not sent to a sink port).
  */
 
 #include <stdbool.h>
@@ -28,6 +30,7 @@
 #include <rte_mempool.h>
 
 #include "emu_err.h"
+#include "emu_incast.h"
 #include "emu_stage.h"
 #include "lib/tm/emu_tm.h"
 
@@ -52,6 +55,8 @@ struct emu_pipeline {
 	struct emu_tm_cfg tm;
 	uint32_t mbufs;      /**< mbuf pool size (0 = derived from the TM) */
 	uint32_t max_mtu;
+	unsigned int n_incast;
+	struct emu_incast_cfg incast[EMU_MAX_INCAST]; /**< virtual senders ("incast") */
 	bool check_only; /**< set before emu_switch_create() to validate without side effects */
 };
 
@@ -156,5 +161,24 @@ void emu_switch_port_stats(const struct emu_switch *sw, uint16_t port, struct em
 
 /** Value of counter @p name of stage @p stage ("forward", "capture", ...), or -1 when unknown. */
 int64_t emu_switch_stage_counter(const struct emu_switch *sw, const char *stage, const char *name);
+
+/** Index of the incast source named @p name, or -1. */
+int emu_switch_incast_index(const struct emu_switch *sw, const char *name);
+
+/**
+ * Profile change of incast source @p idx (see emu_incast_set()); @p rel_ns is the phase
+ * time relative to the profile's time zero.
+ */
+int emu_switch_incast_set(struct emu_switch *sw, int idx, const char *key, const json_t *val,
+			  bool apply, uint64_t rel_ns, const char *path, struct emu_err *err);
+
+/** Value of counter @p ctr of incast source @p name, or -1 when unknown. */
+int64_t emu_switch_incast_counter(const struct emu_switch *sw, const char *name, const char *ctr);
+
+/** Arrival time of incast source @p name's next frame, UINT64_MAX when disabled or unknown. */
+uint64_t emu_switch_incast_next_ns(const struct emu_switch *sw, const char *name);
+
+/** Stop every incast source (replay: the input and the profile are exhausted). */
+void emu_switch_incast_stop(struct emu_switch *sw);
 
 #endif

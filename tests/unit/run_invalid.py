@@ -4,8 +4,9 @@ first line of stderr equal to invalid/<case>/error ({file} stands for the input'
 " (in FILE)" suffix rocemu adds is ignored). A case with a `kind` file saying "profile" is a
 profile checked against invalid/base-pipeline.json; otherwise it is a pipeline.
 Also: every shipped pipeline, and every shipped profile against the default pipeline (or the one
-PROFILE_PIPELINES names), is valid."""
+PROFILE_PIPELINES names; dcqcn-lab.json for profiles with incast phases), is valid."""
 import glob
+import json
 import os
 import subprocess
 import sys
@@ -59,7 +60,11 @@ def main():
             failed += 1
             print("   " + r.stderr.strip())
     for p in sorted(glob.glob(os.path.join(src, "profiles", "*.json"))):
-        pipeline = PROFILE_PIPELINES.get(os.path.basename(p), "bump-in-wire.json")
+        # profiles that drive incast sources need a pipeline that defines them
+        with open(p) as f:
+            uses_incast = any("incast" in ph for ph in json.load(f).get("phases", []))
+        pipeline = PROFILE_PIPELINES.get(os.path.basename(p),
+                                         "dcqcn-lab.json" if uses_incast else "bump-in-wire.json")
         r = check(rocemu, ["--pipeline", os.path.join(src, "pipelines", pipeline),
                            "--profile", p])
         print("%s %s" % ("ok  " if r.returncode == 0 else "FAIL", os.path.relpath(p, src)))
