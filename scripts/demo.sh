@@ -108,8 +108,12 @@ print("PFC: %d XOFF + %d XON frames sent out of p0 (towards A)"
 print("drops: %s" % ", ".join("%s.%s=%d" % (p, k, v) for p in tm for k, v in tm[p].items()
                              if k.startswith("drop_") and v) or "none")
 for x in s.get("incast", []):
-    print("incast %s: %s" % (x.get("name"), ", ".join("%s=%s" % kv for kv in x.items()
-                                                       if kv[0] != "name")))
+    k = x["counters"]
+    if x.get("enabled") or k["generated"]:
+        print("incast %s into %s priority %s: %d virtual frames generated, %d absorbed after "
+              "taking link time, %d dropped by the TM, %d ECN-marked"
+              % (x["name"], x["port"], x["priority"], k["generated"], k["absorbed"],
+                 k["tm_dropped"], k["ecn_marked"]))
 print("conservation: %s" % ("OK" if s["conservation"]["ok"] else "MISMATCH"))
 PY
 echo "(CNPs: B's line above says how many it sent for CE-marked frames, A's how many arrived)"

@@ -763,7 +763,10 @@ emu_tm_ingress_release(struct emu_tm_port *in, unsigned int q, uint32_t len, uin
 	in->ing_bytes[q] -= len;
 	if (in->xoff[q] && in->ing_bytes[q] < in->cfg.pfc.xon_bytes) {
 		in->xoff[q] = false;
-		in->xoff_ns[q] += now_ns - in->xoff_start_ns[q];
+		/* In live mode a frame may start on the link (now_ns = its start time) before
+		 * the time of the enqueue that raised XOFF: never count a negative interval. */
+		if (now_ns > in->xoff_start_ns[q])
+			in->xoff_ns[q] += now_ns - in->xoff_start_ns[q];
 		in->pfc_pending |= (uint16_t)(1u << q);
 	}
 }
