@@ -169,9 +169,12 @@ def respond(a):
 
     print("ready", flush=True)
     end = time.time() + seconds
-    while time.time() < end:
-        drain(s, on_frame)
-        time.sleep(0.0005)
+    try:
+        while time.time() < end:
+            drain(s, on_frame)
+            time.sleep(0.0005)
+    except KeyboardInterrupt:
+        pass  # stopped early (SIGINT): still report
     print("responder: received %d RoCE data frames, %d CE-marked; sent %d ACKs, %d CNPs"
           % (st["data"], st["ce"], st["acks"], st["cnps"]), flush=True)
 
