@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/core/emu_cdf.h"
 #include "lib/core/emu_json.h"
 #include "lib/core/emu_match.h"
 #include "stages.h"
@@ -90,60 +91,6 @@ struct delay_priv {
 	uint64_t seq;
 	uint64_t last_due[DELAY_KEYS];
 };
-
-static int
-delay_table_load(struct delay_rule *r, const char *file, const char *path, struct emu_err *err)
-{
-	double d, p, last_d = 0, last_p = 0;
-	unsigned int line = 0;
-	char buf[256];
-	FILE *f;
-	int rc = 0;
-
-	f = fopen(file, "r");
-	if (f == NULL)
-		return emu_err_set(err, "%s: cannot open \"%s\": %s", path, file, strerror(errno));
-	r->tab_ns = calloc(DELAY_TABLE_MAX, sizeof(double));
-	r->tab_p = calloc(DELAY_TABLE_MAX, sizeof(double));
-	if (r->tab_ns == NULL || r->tab_p == NULL) {
-		fclose(f);
-		return emu_err_setrc(err, -ENOMEM, "%s: out of memory", path);
-	}
-	while (fgets(buf, sizeof(buf), f) != NULL) {
-		char *s = buf, extra;
-
-		line++;
-		while (*s == ' ' || *s == '\t')
-			s++;
-		if (*s == '#' || *s == '\n' || *s == '\0')
-			continue;
-		if (sscanf(s, "%lf %lf %c", &d, &p, &extra) != 2 || !isfinite(d) || !isfinite(p)) {
-			rc = emu_err_set(err, "%s: %s line %u: want \"delay_us probability\"", path,
-					 file, line);
-			break;
-		}
-		if (d < 0 || p < 0 || p > 1 || d < last_d || p < last_p) {
-			rc = emu_err_set(err, "%s: %s line %u: delays >= 0 and probabilities in "
-					 "[0, 1] must not decrease", path, file, line);
-			break;
-		}
-		if (r->n_tab == DELAY_TABLE_MAX) {
-			rc = emu_err_set(err, "%s: %s: more than %d points", path, file,
-					 DELAY_TABLE_MAX);
-			break;
-		}
-		r->tab_ns[r->n_tab] = d * 1000.0;
-		r->tab_p[r->n_tab] = p;
-		r->n_tab++;
-		last_d = d;
-		last_p = p;
-	}
-	fclose(f);
-	if (rc == 0 && (r->n_tab < 2 || last_p != 1.0))
-		rc = emu_err_set(err, "%s: %s: need at least 2 points and a last probability of 1",
-				 path, file);
-	return rc;
-}
 
 static int
 delay_rule_parse(struct delay_rule *r, const json_t *o, const char *path,
@@ -225,7 +172,8 @@ delay_rule_parse(struct delay_rule *r, const json_t *o, const char *path,
 		rc = emu_json_get_str(o, path, "table", true, NULL, &table, err);
 		if (rc != 0 || env->check_only)
 			return rc;
-		return delay_table_load(r, table, p1, err);
+		return emu_cdf_load(table, DELAY_TABLE_MAX, &r->tab_ns, &r->tab_p, &r->n_tab, p1,
+				     err);
 	}
 	if (json_object_get(o, "table") != NULL)
 		return emu_err_set(err, "%s: only for \"dist\": \"table\"", p1);
