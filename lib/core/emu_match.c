@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/core/emu_hash.h"
 #include "emu_json.h"
 #include "emu_match.h"
 
@@ -415,25 +416,6 @@ emu_iter_tracks(const struct roce_pkt *p)
 	return op != ROCE_OP_ACKNOWLEDGE && op != ROCE_OP_ATOMIC_ACKNOWLEDGE;
 }
 
-/* murmur3 finaliser over the address words and the QPN; never 0 (0 marks an empty entry). */
-static inline uint32_t
-emu_iter_sig(const uint8_t *ip, uint32_t qpn)
-{
-	uint32_t h = qpn * 0x9e3779b1u, w;
-	unsigned int i;
-
-	for (i = 0; i < 16; i += 4) {
-		memcpy(&w, ip + i, 4);
-		h ^= w;
-		h ^= h >> 16;
-		h *= 0x85ebca6bu;
-		h ^= h >> 13;
-		h *= 0xc2b2ae35u;
-		h ^= h >> 16;
-	}
-	return h == 0 ? 1 : h;
-}
-
 uint32_t
 emu_iter_track(struct emu_iter *it, const struct roce_pkt *p)
 {
@@ -443,7 +425,7 @@ emu_iter_track(struct emu_iter *it, const struct roce_pkt *p)
 
 	if (it->qps == NULL || !emu_iter_tracks(p))
 		return 0;
-	sig = emu_iter_sig(p->dst_ip, p->dest_qp);
+	sig = emu_ip_qpn_sig(p->dst_ip, p->dest_qp);
 	b = &it->qps[(size_t)(sig & it->bucket_mask) * EMU_ITER_WAYS];
 	it->stamp++;
 	for (i = 0; i < EMU_ITER_WAYS; i++) {

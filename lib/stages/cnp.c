@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/core/emu_hash.h"
 #include "lib/core/emu_json.h"
 #include "stages.h"
 
@@ -152,25 +153,6 @@ cnp_is_data(uint8_t opcode)
 	       op == ROCE_OP_SEND_LAST_WITH_INVALIDATE || op == ROCE_OP_SEND_ONLY_WITH_INVALIDATE;
 }
 
-/* murmur3 finaliser over the address words and the QPN; never 0 (0 marks an empty entry). */
-static inline uint32_t
-cnp_sig(const uint8_t *ip, uint32_t qpn)
-{
-	uint32_t h = qpn * 0x9e3779b1u, w;
-	unsigned int i;
-
-	for (i = 0; i < 16; i += 4) {
-		memcpy(&w, ip + i, 4);
-		h ^= w;
-		h ^= h >> 16;
-		h *= 0x85ebca6bu;
-		h ^= h >> 13;
-		h *= 0xc2b2ae35u;
-		h ^= h >> 16;
-	}
-	return h == 0 ? 1 : h;
-}
-
 /*
  * May a CNP go to (ip, qpn) at now_ns? If so, record it as sent. Time running backwards (a new
  * replay) counts as a fresh start. *evicted is set when a live entry had to be reused.
@@ -179,7 +161,7 @@ static bool
 cnp_pace_allow(struct cnp_priv *cp, const uint8_t *ip, uint32_t qpn, uint64_t now_ns,
 	       bool *evicted)
 {
-	uint32_t sig = cnp_sig(ip, qpn);
+	uint32_t sig = emu_ip_qpn_sig(ip, qpn);
 	struct cnp_pace *b = &cp->paces[(size_t)(sig & cp->bucket_mask) * CNP_WAYS];
 	struct cnp_pace *victim = NULL;
 	unsigned int i;
