@@ -105,8 +105,11 @@ def c(port, key):
 print("ECN: %d frames CE-marked on p1 (towards B)" % c("p1", "ecn_marked"))
 print("PFC: %d XOFF + %d XON frames sent out of p0 (towards A)"
       % (c("p0", "pfc_tx_xoff"), c("p0", "pfc_tx_xon")))
-print("drops: %s" % ", ".join("%s.%s=%d" % (p, k, v) for p in tm for k, v in tm[p].items()
-                             if k.startswith("drop_") and v) or "none")
+drops = ["tm.%s.%s=%d" % (p, k, v) for p in tm for k, v in tm[p].items()
+         if k.startswith("drop_") and v]
+drops += ["%s.%s=%d" % (st["name"], k, v) for st in s["stages"]
+          for k, v in st["counters"].items() if k.startswith("drop_") and v]
+print("drops: %s" % (", ".join(drops) or "none"))
 for x in s.get("incast", []):
     k = x["counters"]
     if x.get("enabled") or k["generated"]:
