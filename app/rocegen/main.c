@@ -1,0 +1,811 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rocegen: a software RoCEv2 endpoint on one DPDK port (any PMD or vdev). One rank per process
+ * in this version, with --qps RC QPs to one peer process; answers ARP for its address, honours
+ * PFC, runs DCQCN per QP (lib/endpoint), and runs a point-to-point bandwidth test or a ring
+ * all-reduce over the 2 processes. Ranks synchronise on the wire only: a step's data ends in a
+ * WRITE with immediate, and the receiver waits for that immediate.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include <jansson.h>
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include "lib/endpoint/ep_qp.h"
+
+#define RG_BURST 32
+#define RG_MAX_QPS 16
+#define RG_NB_MBUF 8191
+#define RG_RXD 1024
+#define RG_TXD 1024
+#define RG_QPN_BASE 0x100
+
+enum rg_test {
+	RG_TEST_P2P,
+	RG_TEST_ALLREDUCE,
+};
+
+struct rg_opts {
+	uint8_t ip[4];
+	uint8_t peer_ip[4];
+	bool ip_set, peer_set;
+	uint64_t size;
+	unsigned int iters;
+	unsigned int warmup;
+	unsigned int n_qps;
+	uint32_t mtu;
+	enum rg_test test;
+	const char *json;
+	const char *dcqcn;
+	double line_mbps;
+	double limit_s;
+	uint8_t timeout;
+};
+
+struct rg_state {
+	struct rg_opts o;
+	uint16_t port;
+	struct rte_mempool *pool;
+	uint8_t mac[6];
+	uint8_t peer_mac[6];
+	bool peer_known;
+	unsigned int rank;		/* 0 for the lower IP */
+	struct ep_pfc pfc;
+	struct ep_qp qps[RG_MAX_QPS];
+	uint8_t *mr;			/* [data | scratch], each size bytes */
+	uint64_t *bitmap;
+	uint8_t *src;			/* p2p: what we send */
+	uint64_t tsc_hz;
+	uint64_t tsc0;
+	uint32_t *imm_seen;		/* per (iteration, step): completions received */
+	unsigned int n_imm;
+	uint64_t arp_replies_sent;
+	uint64_t tx_dropped;		/* frames the PMD did not take (recovered by go-back-N) */
+	uint64_t rx_other;
+};
+
+static volatile sig_atomic_t rg_stop;
+
+static void
+rg_on_signal(int sig)
+{
+	(void)sig;
+	rg_stop = 1;
+}
+
+static uint64_t
+rg_now_ns(const struct rg_state *st)
+{
+	uint64_t d = rte_rdtsc() - st->tsc0;
+
+	return (d / st->tsc_hz) * 1000000000ULL + (d % st->tsc_hz) * 1000000000ULL / st->tsc_hz;
+}
+
+static void
+rg_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: rocegen [EAL options] -- --ip A.B.C.D --peer-ip A.B.C.D [options]\n"
+		"  --ip ADDR            this rank's IPv4 address (rocegen answers ARP for it)\n"
+		"  --peer-ip ADDR       the peer process's address\n"
+		"  --test p2p|allreduce point-to-point bandwidth (both ways) or ring all-reduce\n"
+		"  --size N[K|M|G]      message / buffer size in bytes (default 64M)\n"
+		"  --iters N            timed iterations (default 5)\n"
+		"  --warmup N           untimed iterations first (default 1)\n"
+		"  --qps N              QPs (channels) to the peer, 1..%d (default 1)\n"
+		"  --mtu 1024|4096      path MTU (default 1024)\n"
+		"  --dcqcn nvidia|paper|off  congestion control (default nvidia)\n"
+		"  --line-rate-mbps R   line rate for DCQCN and PFC quanta (default 100000)\n"
+		"  --timeout T          retransmission timeout 4.096 us x 2^T (default 14)\n"
+		"  --time-limit S       give up after S seconds (default 120)\n"
+		"  --json FILE          write the table and per-QP counters as JSON\n"
+		"example (netns + veth): rocegen -l 0 --no-huge -m 512 --no-pci \\\n"
+		"    --vdev=net_af_packet0,iface=veth0 -- --ip 198.18.0.1 --peer-ip 198.18.0.2\n",
+		RG_MAX_QPS);
+}
+
+static int
+rg_parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s || v <= 0)
+		return -1;
+	if (*end == 'K' || *end == 'k')
+		v *= 1024, end++;
+	else if (*end == 'M' || *end == 'm')
+		v *= 1024 * 1024, end++;
+	else if (*end == 'G' || *end == 'g')
+		v *= 1024.0 * 1024 * 1024, end++;
+	if (*end != '\0' || v > 4.0 * 1024 * 1024 * 1024 - 1)
+		return -1;
+	*out = (uint64_t)v;
+	return 0;
+}
+
+static int
+rg_parse_uint(const char *opt, const char *s, unsigned long lo, unsigned long hi,
+	      unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v < lo || v > hi) {
+		fprintf(stderr, "rocegen: %s: must be an integer in %lu..%lu, got \"%s\"\n", opt, lo,
+			hi, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int
+rg_parse_args(int argc, char **argv, struct rg_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "ip", required_argument, NULL, 'i' },
+		{ "peer-ip", required_argument, NULL, 'p' },
+		{ "test", required_argument, NULL, 't' },
+		{ "size", required_argument, NULL, 's' },
+		{ "iters", required_argument, NULL, 'n' },
+		{ "warmup", required_argument, NULL, 'w' },
+		{ "qps", required_argument, NULL, 'q' },
+		{ "mtu", required_argument, NULL, 'm' },
+		{ "dcqcn", required_argument, NULL, 'd' },
+		{ "line-rate-mbps", required_argument, NULL, 'r' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "time-limit", required_argument, NULL, 'L' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	unsigned long v;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->size = 64ULL << 20;
+	o->iters = 5;
+	o->warmup = 1;
+	o->n_qps = 1;
+	o->mtu = 1024;
+	o->dcqcn = "nvidia";
+	o->line_mbps = 100000;
+	o->limit_s = 120;
+	o->timeout = 14;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+		case 'p':
+			if (inet_pton(AF_INET, optarg, c == 'i' ? o->ip : o->peer_ip) != 1) {
+				fprintf(stderr, "rocegen: --%s: not an IPv4 address: \"%s\"\n",
+					c == 'i' ? "ip" : "peer-ip", optarg);
+				return -1;
+			}
+			if (c == 'i')
+				o->ip_set = true;
+			else
+				o->peer_set = true;
+			break;
+		case 't':
+			if (strcmp(optarg, "p2p") == 0)
+				o->test = RG_TEST_P2P;
+			else if (strcmp(optarg, "allreduce") == 0)
+				o->test = RG_TEST_ALLREDUCE;
+			else {
+				fprintf(stderr, "rocegen: --test: p2p or allreduce, got \"%s\"\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case 's':
+			if (rg_parse_size(optarg, &o->size) != 0) {
+				fprintf(stderr, "rocegen: --size: bytes with an optional K/M/G suffix, "
+					"1..4G-1, got \"%s\"\n", optarg);
+				return -1;
+			}
+			break;
+		case 'n':
+		case 'w':
+			if (rg_parse_uint(c == 'n' ? "--iters" : "--warmup", optarg, c == 'n', 1000,
+					  &v) != 0)
+				return -1;
+			if (c == 'n')
+				o->iters = (unsigned int)v;
+			else
+				o->warmup = (unsigned int)v;
+			break;
+		case 'q':
+			if (rg_parse_uint("--qps", optarg, 1, RG_MAX_QPS, &v) != 0)
+				return -1;
+			o->n_qps = (unsigned int)v;
+			break;
+		case 'm':
+			if (rg_parse_uint("--mtu", optarg, 256, 4096, &v) != 0)
+				return -1;
+			if (v != 256 && v != 512 && v != 1024 && v != 2048 && v != 4096) {
+				fprintf(stderr, "rocegen: --mtu: 256, 512, 1024, 2048 or 4096, got %lu\n",
+					v);
+				return -1;
+			}
+			o->mtu = (uint32_t)v;
+			break;
+		case 'd':
+			if (strcmp(optarg, "nvidia") != 0 && strcmp(optarg, "paper") != 0 &&
+			    strcmp(optarg, "off") != 0) {
+				fprintf(stderr, "rocegen: --dcqcn: nvidia, paper or off, got \"%s\"\n",
+					optarg);
+				return -1;
+			}
+			o->dcqcn = optarg;
+			break;
+		case 'r':
+			if (rg_parse_uint("--line-rate-mbps", optarg, 1, 1000000, &v) != 0)
+				return -1;
+			o->line_mbps = (double)v;
+			break;
+		case 'T':
+			if (rg_parse_uint("--timeout", optarg, 1, 31, &v) != 0)
+				return -1;
+			o->timeout = (uint8_t)v;
+			break;
+		case 'L':
+			if (rg_parse_uint("--time-limit", optarg, 1, 86400, &v) != 0)
+				return -1;
+			o->limit_s = (double)v;
+			break;
+		case 'j':
+			o->json = optarg;
+			break;
+		case 'h':
+			rg_usage(stdout);
+			exit(0);
+		default:
+			rg_usage(stderr);
+			return -1;
+		}
+	}
+	if (!o->ip_set || !o->peer_set) {
+		fprintf(stderr, "rocegen: --ip and --peer-ip are required\n");
+		return -1;
+	}
+	if (o->size % (4ULL * 2 * o->n_qps) != 0) {
+		fprintf(stderr, "rocegen: --size: must be a multiple of %u (4-byte floats, 2 ranks, "
+			"%u QPs), got %" PRIu64 "\n", 8 * o->n_qps, o->n_qps, o->size);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+rg_port_setup(struct rg_state *st)
+{
+	struct rte_eth_conf conf;
+	struct rte_ether_addr addr;
+	struct rte_eth_dev_info info;
+	char name[RTE_ETH_NAME_MAX_LEN] = "?";
+	uint32_t room = st->o.mtu <= 1024 ? RTE_MBUF_DEFAULT_BUF_SIZE :
+		st->o.mtu + 256 + RTE_PKTMBUF_HEADROOM;
+	int rc;
+
+	if (rte_eth_dev_count_avail() == 0) {
+		fprintf(stderr, "rocegen: no DPDK port: add one with --vdev or -a\n");
+		return -1;
+	}
+	st->port = 0;
+	RTE_ETH_FOREACH_DEV(st->port)
+		break;
+	rte_eth_dev_get_name_by_port(st->port, name);
+	st->pool = rte_pktmbuf_pool_create("rg_pkts", RG_NB_MBUF, 256, 0, (uint16_t)room,
+					   (int)rte_socket_id());
+	if (st->pool == NULL) {
+		fprintf(stderr, "rocegen: cannot create the mbuf pool: %s\n",
+			rte_strerror(rte_errno));
+		return -1;
+	}
+	memset(&conf, 0, sizeof(conf));
+	rc = rte_eth_dev_info_get(st->port, &info);
+	if (rc == 0)
+		rc = rte_eth_dev_configure(st->port, 1, 1, &conf);
+	if (rc == 0)
+		rc = rte_eth_rx_queue_setup(st->port, 0, RG_RXD, rte_socket_id(), NULL, st->pool);
+	if (rc == 0)
+		rc = rte_eth_tx_queue_setup(st->port, 0, RG_TXD, rte_socket_id(), NULL);
+	if (rc == 0)
+		rc = rte_eth_dev_start(st->port);
+	if (rc != 0) {
+		fprintf(stderr, "rocegen: port %u (%s): setup failed: %s\n", st->port, name,
+			rte_strerror(-rc));
+		return -1;
+	}
+	rte_eth_promiscuous_enable(st->port);
+	rte_eth_macaddr_get(st->port, &addr);
+	memcpy(st->mac, addr.addr_bytes, 6);
+	printf("rocegen: port %u (%s, driver %s) MAC %02x:%02x:%02x:%02x:%02x:%02x\n", st->port,
+	       name, info.driver_name, st->mac[0], st->mac[1], st->mac[2], st->mac[3],
+	       st->mac[4], st->mac[5]);
+	return 0;
+}
+
+static void
+rg_send_frame(struct rg_state *st, const uint8_t *f, uint32_t len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(st->pool);
+	uint8_t *d;
+
+	if (m == NULL)
+		return;
+	d = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len);
+	if (d == NULL) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	memcpy(d, f, len);
+	if (rte_eth_tx_burst(st->port, 0, &m, 1) != 1) {
+		rte_pktmbuf_free(m);
+		st->tx_dropped++;
+	}
+}
+
+/* An ARP request (op 1) or reply (op 2) from us. */
+static void
+rg_send_arp(struct rg_state *st, uint16_t op, const uint8_t tha[6], const uint8_t tpa[4])
+{
+	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	uint8_t f[60];
+
+	memset(f, 0, sizeof(f));
+	memcpy(f, op == 1 ? bcast : tha, 6);
+	memcpy(f + 6, st->mac, 6);
+	f[12] = 0x08;
+	f[13] = 0x06;
+	f[15] = 1;		/* Ethernet */
+	f[16] = 0x08;		/* IPv4 */
+	f[18] = 6;
+	f[19] = 4;
+	f[21] = (uint8_t)op;
+	memcpy(f + 22, st->mac, 6);
+	memcpy(f + 28, st->o.ip, 4);
+	if (op == 2)
+		memcpy(f + 32, tha, 6);
+	memcpy(f + 38, tpa, 4);
+	rg_send_frame(st, f, sizeof(f));
+}
+
+static void
+rg_on_arp(struct rg_state *st, const uint8_t *f, uint32_t len, const struct roce_pkt *p)
+{
+	const uint8_t *a = f + p->l3_off;
+
+	if (p->l3_off + 28u > len || a[0] != 0 || a[1] != 1 || a[2] != 8 || a[3] != 0)
+		return;
+	if (memcmp(a + 14, st->o.peer_ip, 4) == 0 && !st->peer_known) {
+		memcpy(st->peer_mac, a + 8, 6);
+		st->peer_known = true;
+		printf("rocegen: peer %u.%u.%u.%u is at %02x:%02x:%02x:%02x:%02x:%02x\n",
+		       st->o.peer_ip[0], st->o.peer_ip[1], st->o.peer_ip[2], st->o.peer_ip[3],
+		       a[8], a[9], a[10], a[11], a[12], a[13]);
+	}
+	if (a[7] == 1 && memcmp(a + 24, st->o.ip, 4) == 0) {
+		rg_send_arp(st, 2, a + 8, a + 14);
+		st->arp_replies_sent++;
+	}
+}
+
+/* Receive a burst: ARP, PFC, and RoCE frames to our QPs. */
+static void
+rg_rx(struct rg_state *st, uint64_t now)
+{
+	struct rte_mbuf *pkts[RG_BURST];
+	struct roce_pkt p;
+	uint16_t n, i;
+
+	n = rte_eth_rx_burst(st->port, 0, pkts, RG_BURST);
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+		uint32_t len = rte_pktmbuf_data_len(m);
+		uint32_t q;
+
+		if (m->nb_segs != 1) {
+			st->rx_other++;
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		switch (roce_parse(f, len, ROCE_UDP_PORT, &p)) {
+		case ROCE_CLASS_ARP:
+			rg_on_arp(st, f, len, &p);
+			break;
+		case ROCE_CLASS_MAC_CONTROL:
+			ep_pfc_on_frame(&st->pfc, &p, now);
+			break;
+		case ROCE_CLASS_ROCEV2:
+			q = p.dest_qp - RG_QPN_BASE;
+			if (memcmp(p.dst_ip, st->o.ip, 4) == 0 && q < st->o.n_qps)
+				ep_qp_rx(&st->qps[q], f, len, &p, now);
+			else
+				st->rx_other++;
+			break;
+		default:
+			st->rx_other++;
+			break;
+		}
+		rte_pktmbuf_free(m);
+	}
+}
+
+/* Transmit what the QPs may send now, up to a burst each. */
+static void
+rg_tx(struct rg_state *st, uint64_t now)
+{
+	struct rte_mbuf *pkts[RG_BURST];
+	unsigned int q, n, i;
+	uint16_t sent;
+
+	for (q = 0; q < st->o.n_qps; q++) {
+		for (n = 0; n < RG_BURST; n++) {
+			struct rte_mbuf *m = rte_pktmbuf_alloc(st->pool);
+			int len;
+
+			if (m == NULL)
+				break;
+			len = ep_qp_tx(&st->qps[q], now, rte_pktmbuf_mtod(m, uint8_t *),
+				       rte_pktmbuf_tailroom(m));
+			if (len <= 0) {
+				rte_pktmbuf_free(m);
+				break;
+			}
+			rte_pktmbuf_append(m, (uint16_t)len);
+			pkts[n] = m;
+		}
+		if (n == 0)
+			continue;
+		sent = rte_eth_tx_burst(st->port, 0, pkts, (uint16_t)n);
+		for (i = sent; i < n; i++)
+			rte_pktmbuf_free(pkts[i]);
+		st->tx_dropped += n - sent;
+	}
+}
+
+static void
+rg_poll(struct rg_state *st)
+{
+	struct ep_cqe c;
+	uint64_t now = rg_now_ns(st);
+	unsigned int q;
+
+	rg_rx(st, now);
+	rg_tx(st, now);
+	for (q = 0; q < st->o.n_qps; q++) {
+		while (ep_qp_poll_rq(&st->qps[q], &c))
+			if (c.has_imm && c.imm < st->n_imm)
+				st->imm_seen[c.imm]++;
+		while (ep_qp_poll_sq(&st->qps[q], &c))
+			;
+	}
+}
+
+static bool
+rg_timed_out(const struct rg_state *st)
+{
+	return rg_stop || (double)rg_now_ns(st) / 1e9 > st->o.limit_s;
+}
+
+static int
+rg_resolve_peer(struct rg_state *st)
+{
+	uint64_t next = 0;
+
+	while (!st->peer_known) {
+		if (rg_timed_out(st)) {
+			fprintf(stderr, "rocegen: no ARP reply from the peer\n");
+			return -1;
+		}
+		if (rg_now_ns(st) >= next) {
+			rg_send_arp(st, 1, NULL, st->o.peer_ip);
+			next = rg_now_ns(st) + 100000000ULL;
+		}
+		rg_poll(st);
+	}
+	return 0;
+}
+
+static int
+rg_qps_init(struct rg_state *st)
+{
+	unsigned int q;
+
+	ep_pfc_init(&st->pfc, st->o.line_mbps);
+	for (q = 0; q < st->o.n_qps; q++) {
+		struct ep_qp_cfg c;
+
+		ep_qp_cfg_default(&c);
+		c.qpn = RG_QPN_BASE + q;
+		c.dest_qpn = RG_QPN_BASE + q;
+		c.mtu = st->o.mtu;
+		c.timeout = st->o.timeout;
+		c.window_bytes = 256 * 1024;
+		memcpy(c.src_mac, st->mac, 6);
+		memcpy(c.dst_mac, st->peer_mac, 6);
+		memcpy(c.src_ip, st->o.ip, 4);
+		memcpy(c.dst_ip, st->o.peer_ip, 4);
+		c.udp_sport = (uint16_t)(0xC000 | ((st->rank << 8) + q));
+		if (strcmp(st->o.dcqcn, "off") == 0) {
+			dcqcn_params_nvidia(&c.dcqcn, st->o.line_mbps);
+			c.dcqcn_enabled = false;
+		} else {
+			dcqcn_params_by_name(&c.dcqcn, st->o.dcqcn, st->o.line_mbps);
+		}
+		c.mr = st->mr;
+		c.mr_len = 2 * st->o.size;
+		c.placed_bitmap = st->bitmap;
+		if (ep_qp_init(&st->qps[q], &c, &st->pfc, rg_now_ns(st)) != 0) {
+			fprintf(stderr, "rocegen: QP %u: bad parameters\n", q);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Send [off, off + len) of buf to the peer's va, split over the QPs, the last with imm. */
+static int
+rg_post(struct rg_state *st, const uint8_t *buf, uint64_t len, uint64_t va, uint32_t imm)
+{
+	uint64_t per = len / st->o.n_qps;
+	unsigned int q;
+
+	for (q = 0; q < st->o.n_qps; q++) {
+		struct ep_wr wr = { .wr_id = imm, .op = EP_WR_WRITE_IMM, .local = buf + q * per,
+				    .len = (uint32_t)per, .remote_va = va + q * per, .imm = imm };
+		int rc;
+
+		while ((rc = ep_qp_post(&st->qps[q], &wr)) == -ENOSPC)
+			rg_poll(st);
+		if (rc != 0) {
+			fprintf(stderr, "rocegen: QP %u: post failed (%s)\n", q, strerror(-rc));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Wait until our WRs are acknowledged and the peer's step imm arrived on every QP. */
+static int
+rg_wait(struct rg_state *st, uint32_t imm)
+{
+	for (;;) {
+		bool idle = true;
+		unsigned int q;
+
+		for (q = 0; q < st->o.n_qps; q++) {
+			if (st->qps[q].state != EP_QP_RTS) {
+				fprintf(stderr, "rocegen: QP 0x%x in the error state (retries "
+					"exhausted)\n", st->qps[q].cfg.qpn);
+				return -1;
+			}
+			idle = idle && ep_qp_idle(&st->qps[q]);
+		}
+		if (idle && st->imm_seen[imm] >= st->o.n_qps)
+			return 0;
+		if (rg_timed_out(st)) {
+			fprintf(stderr, "rocegen: gave up waiting for step %u\n", imm);
+			return -1;
+		}
+		rg_poll(st);
+	}
+}
+
+static void
+rg_pattern(uint8_t *buf, uint64_t len, unsigned int rank)
+{
+	uint64_t i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = (uint8_t)(i * 131 + (i >> 12) + rank * 17 + 1);
+}
+
+/* One iteration; imm numbers its steps so the peer can tell them apart. */
+static int
+rg_iteration(struct rg_state *st, unsigned int it)
+{
+	uint64_t size = st->o.size, half = size / 2;
+	unsigned int r = st->rank;
+	float *data = (float *)st->mr;
+	float *scratch = (float *)(st->mr + size);
+	uint64_t i, n;
+
+	if (st->o.test == RG_TEST_P2P) {
+		if (rg_post(st, st->src, size, 0, it * 2) != 0)
+			return -1;
+		return rg_wait(st, it * 2);
+	}
+	/* ring all-reduce, R = 2: reduce-scatter (send chunk r, add the peer's chunk 1 - r) ... */
+	if (rg_post(st, st->mr + r * half, half, size + r * half, it * 2) != 0 ||
+	    rg_wait(st, it * 2) != 0)
+		return -1;
+	n = half / 4;
+	for (i = 0; i < n; i++)
+		data[(1 - r) * n + i] += scratch[(1 - r) * n + i];
+	/* ... then all-gather: send the reduced chunk 1 - r into the peer's data */
+	if (rg_post(st, st->mr + (1 - r) * half, half, (1 - r) * half, it * 2 + 1) != 0 ||
+	    rg_wait(st, it * 2 + 1) != 0)
+		return -1;
+	return 0;
+}
+
+static void
+rg_allreduce_init(struct rg_state *st)
+{
+	float *data = (float *)st->mr;
+	uint64_t i, n = st->o.size / 4;
+
+	for (i = 0; i < n; i++)
+		data[i] = (float)(st->rank + 1) + (float)(i % 7);
+}
+
+static int
+rg_verify(struct rg_state *st)
+{
+	uint64_t size = st->o.size, i, n = size / 4, placed;
+	int bad = 0;
+
+	if (st->o.test == RG_TEST_P2P) {
+		uint8_t *want = malloc(size);
+
+		if (want == NULL)
+			return -1;
+		rg_pattern(want, size, 1 - st->rank);
+		bad = memcmp(want, st->mr, size) != 0;
+		free(want);
+		placed = ep_bitmap_count(st->bitmap, 0, size);
+	} else {
+		const float *data = (const float *)st->mr;
+
+		/* after the first iteration: rank 0 had 1 + i%7, rank 1 had 2 + i%7; placed here:
+		 * the peer's reduce-scatter chunk in scratch and its all-gather chunk in data */
+		for (i = 0; i < n && !bad; i++)
+			bad = data[i] != 3.0f + 2.0f * (float)(i % 7);
+		placed = ep_bitmap_count(st->bitmap, 0, 2 * size);
+	}
+	printf("rocegen: verify: %s, %" PRIu64 " of %" PRIu64 " bytes placed\n",
+	       bad ? "DATA MISMATCH" : "data ok", placed,
+	       size);
+	return bad ? -1 : 0;
+}
+
+static void
+rg_report(struct rg_state *st, double time_us)
+{
+	double algbw = (double)st->o.size / (time_us * 1e3);	/* GB/s */
+	double factor = 1.0;	/* p2p; ring all-reduce: 2(R-1)/R = 1 for R = 2 */
+	unsigned int q, c;
+	json_t *root = json_object(), *rows = json_array(), *qps = json_array(), *row;
+
+	printf("#\n# %-12s %12s %6s %10s %10s %10s\n", "size", "count", "type", "time(us)",
+	       "algbw(GB/s)", "busbw(GB/s)");
+	printf("  %-12" PRIu64 " %12" PRIu64 " %6s %10.1f %10.3f %10.3f\n", st->o.size,
+	       st->o.test == RG_TEST_P2P ? st->o.size : st->o.size / 4,
+	       st->o.test == RG_TEST_P2P ? "uint8" : "float", time_us, algbw, algbw * factor);
+	row = json_pack("{s:I, s:f, s:f, s:f}", "size", (json_int_t)st->o.size, "time_us",
+			time_us, "algbw_gbps", algbw, "busbw_gbps", algbw * factor);
+	json_array_append_new(rows, row);
+	printf("# per-QP counters\n");
+	for (q = 0; q < st->o.n_qps; q++) {
+		const struct ep_qp *qp = &st->qps[q];
+		json_t *o = json_object();
+
+		printf("#  qp 0x%x -> 0x%x:", qp->cfg.qpn, qp->cfg.dest_qpn);
+		for (c = 0; c < EP_CTR_MAX; c++) {
+			if (qp->ctrs[c] != 0)
+				printf(" %s=%" PRIu64, ep_ctr_name(c), qp->ctrs[c]);
+			json_object_set_new(o, ep_ctr_name(c), json_integer((json_int_t)qp->ctrs[c]));
+		}
+		printf(" final_rate_mbps=%.1f\n", ep_qp_rate_mbps(qp));
+		json_object_set_new(o, "qpn", json_integer(qp->cfg.qpn));
+		json_object_set_new(o, "final_rate_mbps", json_real(ep_qp_rate_mbps(qp)));
+		json_array_append_new(qps, o);
+	}
+	printf("# port: tx_dropped_by_pmd=%" PRIu64 " rx_other=%" PRIu64 " pfc_rcvd=%" PRIu64
+	       " arp_replies=%" PRIu64 "\n", st->tx_dropped, st->rx_other, st->pfc.pfc_rcvd,
+	       st->arp_replies_sent);
+	json_object_set_new(root, "test",
+			    json_string(st->o.test == RG_TEST_P2P ? "p2p" : "allreduce"));
+	json_object_set_new(root, "ranks", json_integer(2));
+	json_object_set_new(root, "rank", json_integer(st->rank));
+	json_object_set_new(root, "results", rows);
+	json_object_set_new(root, "qps", qps);
+	json_object_set_new(root, "tx_dropped_by_pmd", json_integer((json_int_t)st->tx_dropped));
+	if (st->o.json != NULL && json_dump_file(root, st->o.json, JSON_INDENT(2)) != 0)
+		fprintf(stderr, "rocegen: %s: cannot write\n", st->o.json);
+	json_decref(root);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct rg_state *st;
+	unsigned int it, total;
+	uint64_t t0 = 0;
+	int rc, ret = 1;
+
+	rc = rte_eal_init(argc, argv);
+	if (rc < 0) {
+		fprintf(stderr, "rocegen: EAL initialisation failed: %s\n", rte_strerror(rte_errno));
+		return 1;
+	}
+	argc -= rc;
+	argv += rc;
+	st = calloc(1, sizeof(*st));
+	if (st == NULL || rg_parse_args(argc, argv, &st->o) != 0)
+		goto out;
+	signal(SIGINT, rg_on_signal);
+	signal(SIGTERM, rg_on_signal);
+	st->tsc_hz = rte_get_tsc_hz();
+	st->tsc0 = rte_rdtsc();
+	st->rank = memcmp(st->o.ip, st->o.peer_ip, 4) < 0 ? 0 : 1;
+	total = st->o.warmup + st->o.iters;
+	st->n_imm = 2 * total;
+	st->imm_seen = calloc(st->n_imm, sizeof(*st->imm_seen));
+	st->mr = calloc(1, 2 * st->o.size);
+	st->bitmap = calloc(2 * st->o.size / 64 + 1, sizeof(uint64_t));
+	st->src = malloc(st->o.size);
+	if (st->imm_seen == NULL || st->mr == NULL || st->bitmap == NULL || st->src == NULL) {
+		fprintf(stderr, "rocegen: out of memory for %" PRIu64 " byte buffers\n", st->o.size);
+		goto out;
+	}
+	rg_pattern(st->src, st->o.size, st->rank);
+	if (st->o.test == RG_TEST_ALLREDUCE)
+		rg_allreduce_init(st);
+	if (rg_port_setup(st) != 0 || rg_resolve_peer(st) != 0 || rg_qps_init(st) != 0)
+		goto out;
+	printf("rocegen: rank %u of 2, %s, %" PRIu64 " bytes, %u QP(s), MTU %u, DCQCN %s; "
+	       "running\n", st->rank, st->o.test == RG_TEST_P2P ? "p2p" : "allreduce",
+	       st->o.size, st->o.n_qps, st->o.mtu, st->o.dcqcn);
+	fflush(stdout);
+	for (it = 0; it < total; it++) {
+		if (it == st->o.warmup)
+			t0 = rg_now_ns(st);
+		if (rg_iteration(st, it) != 0)
+			goto report;
+		if (it == 0 && rg_verify(st) != 0)
+			goto report;
+	}
+	ret = 0;
+report:
+	if (ret == 0) {
+		rg_report(st, (double)(rg_now_ns(st) - t0) / 1e3 / st->o.iters);
+	} else {
+		rg_report(st, 0.001);
+		fprintf(stderr, "rocegen: FAILED\n");
+	}
+	/* keep answering for a moment so the peer's last ACKs and imms get out */
+	t0 = rg_now_ns(st);
+	while (rg_now_ns(st) - t0 < 300000000ULL && !rg_stop)
+		rg_poll(st);
+	rte_eth_dev_stop(st->port);
+out:
+	if (st != NULL) {
+		free(st->imm_seen);
+		free(st->mr);
+		free(st->bitmap);
+		free(st->src);
+		free(st);
+	}
+	rte_eal_cleanup();
+	return ret;
+}
