@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,9 @@ struct rg_opts {
 	double line_mbps;
 	double limit_s;
 	uint8_t timeout;
+	uint64_t window_bytes;
+	double rx_loss;			/* test aid: drop this fraction of received RoCE frames */
+	uint64_t seed;
 };
 
 struct rg_state {
@@ -73,6 +77,8 @@ struct rg_state {
 	uint64_t arp_replies_sent;
 	uint64_t tx_dropped;		/* frames the PMD did not take (recovered by go-back-N) */
 	uint64_t rx_other;
+	uint64_t rx_lost;		/* dropped on purpose (--rx-loss) */
+	uint64_t rng;
 };
 
 static volatile sig_atomic_t rg_stop;
@@ -109,6 +115,9 @@ rg_usage(FILE *f)
 		"  --line-rate-mbps R   line rate for DCQCN and PFC quanta (default 100000)\n"
 		"  --timeout T          retransmission timeout 4.096 us x 2^T (default 14)\n"
 		"  --time-limit S       give up after S seconds (default 120)\n"
+		"  --window-kb N        outstanding bytes per QP in KB (default 256)\n"
+		"  --rx-loss PCT        test aid: drop PCT %% of received RoCE frames (seeded)\n"
+		"  --seed N             seed for --rx-loss (default 1)\n"
 		"  --json FILE          write the table and per-QP counters as JSON\n"
 		"example (netns + veth): rocegen -l 0 --no-huge -m 512 --no-pci \\\n"
 		"    --vdev=net_af_packet0,iface=veth0 -- --ip 198.18.0.1 --peer-ip 198.18.0.2\n",
@@ -172,6 +181,9 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "time-limit", required_argument, NULL, 'L' },
 		{ "json", required_argument, NULL, 'j' },
+		{ "window-kb", required_argument, NULL, 'W' },
+		{ "rx-loss", required_argument, NULL, 'x' },
+		{ "seed", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -188,6 +200,8 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 	o->line_mbps = 100000;
 	o->limit_s = 120;
 	o->timeout = 14;
+	o->window_bytes = 256 * 1024;
+	o->seed = 1;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
@@ -271,6 +285,24 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 			break;
 		case 'j':
 			o->json = optarg;
+			break;
+		case 'x':
+			o->rx_loss = strtod(optarg, NULL) / 100.0;
+			if (!(o->rx_loss >= 0 && o->rx_loss <= 0.5)) {
+				fprintf(stderr, "rocegen: --rx-loss: percent in 0..50, got \"%s\"\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'S':
+			if (rg_parse_uint("--seed", optarg, 0, ULONG_MAX, &v) != 0)
+				return -1;
+			o->seed = v;
+			break;
+		case 'W':
+			if (rg_parse_uint("--window-kb", optarg, 1, 1 << 20, &v) != 0)
+				return -1;
+			o->window_bytes = (uint64_t)v * 1024;
 			break;
 		case 'h':
 			rg_usage(stdout);
@@ -407,6 +439,16 @@ rg_on_arp(struct rg_state *st, const uint8_t *f, uint32_t len, const struct roce
 	}
 }
 
+/* xorshift64*: uniform in [0, 1) */
+static double
+rg_rand01(struct rg_state *st)
+{
+	st->rng ^= st->rng >> 12;
+	st->rng ^= st->rng << 25;
+	st->rng ^= st->rng >> 27;
+	return (double)((st->rng * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
+}
+
 /* Receive a burst: ARP, PFC, and RoCE frames to our QPs. */
 static void
 rg_rx(struct rg_state *st, uint64_t now)
@@ -435,6 +477,10 @@ rg_rx(struct rg_state *st, uint64_t now)
 			ep_pfc_on_frame(&st->pfc, &p, now);
 			break;
 		case ROCE_CLASS_ROCEV2:
+			if (st->o.rx_loss > 0 && rg_rand01(st) < st->o.rx_loss) {
+				st->rx_lost++;
+				break;
+			}
 			q = p.dest_qp - RG_QPN_BASE;
 			if (memcmp(p.dst_ip, st->o.ip, 4) == 0 && q < st->o.n_qps)
 				ep_qp_rx(&st->qps[q], f, len, &p, now);
@@ -539,7 +585,7 @@ rg_qps_init(struct rg_state *st)
 		c.dest_qpn = RG_QPN_BASE + q;
 		c.mtu = st->o.mtu;
 		c.timeout = st->o.timeout;
-		c.window_bytes = 256 * 1024;
+		c.window_bytes = st->o.window_bytes;
 		memcpy(c.src_mac, st->mac, 6);
 		memcpy(c.dst_mac, st->peer_mac, 6);
 		memcpy(c.src_ip, st->o.ip, 4);
@@ -721,8 +767,8 @@ rg_report(struct rg_state *st, double time_us)
 		json_array_append_new(qps, o);
 	}
 	printf("# port: tx_dropped_by_pmd=%" PRIu64 " rx_other=%" PRIu64 " pfc_rcvd=%" PRIu64
-	       " arp_replies=%" PRIu64 "\n", st->tx_dropped, st->rx_other, st->pfc.pfc_rcvd,
-	       st->arp_replies_sent);
+	       " arp_replies=%" PRIu64 " rx_lost_on_purpose=%" PRIu64 "\n", st->tx_dropped,
+	       st->rx_other, st->pfc.pfc_rcvd, st->arp_replies_sent, st->rx_lost);
 	json_object_set_new(root, "test",
 			    json_string(st->o.test == RG_TEST_P2P ? "p2p" : "allreduce"));
 	json_object_set_new(root, "ranks", json_integer(2));
@@ -730,6 +776,7 @@ rg_report(struct rg_state *st, double time_us)
 	json_object_set_new(root, "results", rows);
 	json_object_set_new(root, "qps", qps);
 	json_object_set_new(root, "tx_dropped_by_pmd", json_integer((json_int_t)st->tx_dropped));
+	json_object_set_new(root, "rx_lost_on_purpose", json_integer((json_int_t)st->rx_lost));
 	if (st->o.json != NULL && json_dump_file(root, st->o.json, JSON_INDENT(2)) != 0)
 		fprintf(stderr, "rocegen: %s: cannot write\n", st->o.json);
 	json_decref(root);
@@ -757,6 +804,7 @@ main(int argc, char **argv)
 	signal(SIGTERM, rg_on_signal);
 	st->tsc_hz = rte_get_tsc_hz();
 	st->tsc0 = rte_rdtsc();
+	st->rng = st->o.seed * 0x9E3779B97F4A7C15ULL + 1;
 	st->rank = memcmp(st->o.ip, st->o.peer_ip, 4) < 0 ? 0 : 1;
 	total = st->o.warmup + st->o.iters;
 	st->n_imm = 2 * total;

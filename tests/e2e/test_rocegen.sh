@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# rocegen back to back: two network namespaces joined by one veth pair, one rocegen in each on
+# net_af_packet (no emulator between them). Asserts, for a 64 MB point-to-point exchange and a
+# 64 MB ring all-reduce over the 2 processes: both finish, every byte placed and checked, the
+# nccl-tests-shaped line and the JSON report a busbw. Then the all-reduce again with 1% loss
+# each way: go-back-N recovers, and the retransmission and NAK counters show it.
+# Exits 77 (skip, said loudly) only when the machine cannot make namespaces.
+set -u
+ROCEGEN=$1
+P=rg$$
+WORK=$(mktemp -d)
+NS_A=$P-a
+NS_B=$P-b
+
+cleanup() {
+	ip netns del "$NS_A" 2>/dev/null
+	ip netns del "$NS_B" 2>/dev/null
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+fail() {
+	echo "FAIL: $*"
+	for s in a b; do [ -f "$WORK/$s.out" ] && sed "s/^/  rocegen-$s| /" "$WORK/$s.out"; done
+	exit 1
+}
+
+if [ "$(id -u)" -ne 0 ] || ! ip netns add "$NS_A" 2>/dev/null; then
+	echo "SKIP: rocegen back-to-back needs root and network namespaces (ip netns); NOT TESTED"
+	exit 77
+fi
+ip netns add "$NS_B" || fail "cannot create namespace $NS_B"
+ip link add "${P}a" type veth peer name "${P}b" || fail "cannot create a veth pair"
+ip link set "${P}a" netns "$NS_A"
+ip link set "${P}b" netns "$NS_B"
+for s in a b; do
+	ns=$P-$s
+	# no addresses in the kernel: rocegen answers ARP itself; no IPv6 chatter
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+	ip netns exec "$ns" ip link set lo up
+	ip netns exec "$ns" ip link set "$P$s" up
+done
+
+# run NAME ARGS...: both rocegen at once, each on its own core; outputs in $WORK/{a,b}.out
+run() {
+	local name=$1 vdev_extra=$2
+	shift 2
+	ip netns exec "$NS_A" "$ROCEGEN" -l 0 --no-huge -m 512 --no-pci --file-prefix="${P}a" \
+		--vdev="net_af_packet0,iface=${P}a,framecnt=2048$vdev_extra" -- \
+		--ip 198.18.0.1 --peer-ip 198.18.0.2 --json "$WORK/a.json" "$@" \
+		>"$WORK/a.out" 2>&1 &
+	local pa=$!
+	ip netns exec "$NS_B" "$ROCEGEN" -l 1 --no-huge -m 512 --no-pci --file-prefix="${P}b" \
+		--vdev="net_af_packet0,iface=${P}b,framecnt=2048$vdev_extra" -- \
+		--ip 198.18.0.2 --peer-ip 198.18.0.1 --json "$WORK/b.json" "$@" \
+		>"$WORK/b.out" 2>&1 &
+	local pb=$!
+	wait $pa || { wait $pb; fail "$name: rocegen A exited non-zero"; }
+	wait $pb || fail "$name: rocegen B exited non-zero"
+	for s in a b; do
+		grep -q "verify: data ok, 67108864 of 67108864 bytes placed" "$WORK/$s.out" ||
+			fail "$name: rank $s did not place and verify every byte"
+	done
+	echo "ok: $name: both ranks done, 64 MB placed and checked"
+	grep -A1 "# size" "$WORK/a.out" | sed "s/^/  $name| /"
+	python3 - "$WORK/a.json" "$WORK/b.json" "$name" <<'PY' || fail "$name: JSON report"
+import json, sys
+name = sys.argv[3]
+for f in sys.argv[1:3]:
+    d = json.load(open(f))
+    r = d["results"][0]
+    assert r["size"] == 64 << 20, r
+    assert r["busbw_gbps"] > 0 and r["time_us"] > 0, r
+    q = d["qps"][0]
+    for k in ("tx_packets", "retransmitted_packets", "naks_received", "naks_sent", "timeouts",
+              "cnps_received", "cnps_sent", "paused_ns", "final_rate_mbps"):
+        assert k in q, k
+    print("  %s| %s: busbw %.3f GB/s, retransmitted %d, NAKs sent %d received %d, timeouts %d"
+          % (name, f.split("/")[-1], r["busbw_gbps"], q["retransmitted_packets"],
+             q["naks_sent"], q["naks_received"], q["timeouts"]))
+PY
+}
+
+run p2p "" --test p2p --size 64M --iters 2 --time-limit 100
+run allreduce "" --test allreduce --size 64M --iters 2 --time-limit 100
+
+# 1% loss each way: each rocegen drops 1% of the RoCE frames it receives (seeded; this
+# kernel may have no netem). Every lost data packet must be resent (go-back-N resends more).
+run allreduce-1pct-loss "" --test allreduce --size 64M --iters 1 --timeout 10 \
+	--time-limit 150 --rx-loss 1
+python3 - "$WORK/a.json" "$WORK/b.json" <<'PY' || fail "with 1% loss: go-back-N counters"
+import json, sys
+tot = {"retransmitted_packets": 0, "naks_received": 0, "timeouts": 0, "lost": 0}
+for f in sys.argv[1:]:
+    d = json.load(open(f))
+    q = d["qps"][0]
+    tot["lost"] += d["rx_lost_on_purpose"]
+    for k in ("retransmitted_packets", "naks_received", "timeouts"):
+        tot[k] += q[k]
+assert tot["lost"] > 1000, tot
+# ACKs are ~1/16 of the frames, so >= 80% of the losses were data packets, each resent at least once
+assert tot["retransmitted_packets"] >= 0.8 * tot["lost"], tot
+assert tot["naks_received"] + tot["timeouts"] > 0, tot
+print("ok: with 1%% loss each way: %s" % tot)
+PY
+echo "PASS"
