@@ -630,6 +630,21 @@ rg_post(struct rg_state *st, const uint8_t *buf, uint64_t len, uint64_t va, uint
 	return 0;
 }
 
+static void
+rg_dump_qps(const struct rg_state *st)
+{
+	unsigned int q;
+
+	for (q = 0; q < st->o.n_qps; q++) {
+		const struct ep_qp *qp = &st->qps[q];
+
+		fprintf(stderr, "rocegen: QP 0x%x: requester una %u nxt %u max %u (WRs %u..%u, "
+			"sending %u, retries %u); responder expects %u (NAK outstanding %d)\n",
+			qp->cfg.qpn, qp->snd_una, qp->snd_nxt, qp->snd_max, qp->wr_head,
+			qp->wr_tail, qp->wr_send, qp->retries, qp->epsn, qp->nak_outstanding);
+	}
+}
+
 /* Wait until our WRs are acknowledged and the peer's step imm arrived on every QP. */
 static int
 rg_wait(struct rg_state *st, uint32_t imm)
@@ -642,6 +657,7 @@ rg_wait(struct rg_state *st, uint32_t imm)
 			if (st->qps[q].state != EP_QP_RTS) {
 				fprintf(stderr, "rocegen: QP 0x%x in the error state (retries "
 					"exhausted)\n", st->qps[q].cfg.qpn);
+				rg_dump_qps(st);
 				return -1;
 			}
 			idle = idle && ep_qp_idle(&st->qps[q]);
@@ -650,6 +666,7 @@ rg_wait(struct rg_state *st, uint32_t imm)
 			return 0;
 		if (rg_timed_out(st)) {
 			fprintf(stderr, "rocegen: gave up waiting for step %u\n", imm);
+			rg_dump_qps(st);
 			return -1;
 		}
 		rg_poll(st);
@@ -685,8 +702,12 @@ rg_iteration(struct rg_state *st, unsigned int it)
 	    rg_wait(st, it * 2) != 0)
 		return -1;
 	n = half / 4;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		data[(1 - r) * n + i] += scratch[(1 - r) * n + i];
+		/* keep answering (ACKs, retransmissions) while computing: the peer's timer runs */
+		if ((i & 0xFFFF) == 0xFFFF)
+			rg_poll(st);
+	}
 	/* ... then all-gather: send the reduced chunk 1 - r into the peer's data */
 	if (rg_post(st, st->mr + (1 - r) * half, half, (1 - r) * half, it * 2 + 1) != 0 ||
 	    rg_wait(st, it * 2 + 1) != 0)
@@ -716,7 +737,10 @@ rg_verify(struct rg_state *st)
 		if (want == NULL)
 			return -1;
 		rg_pattern(want, size, 1 - st->rank);
-		bad = memcmp(want, st->mr, size) != 0;
+		for (i = 0; i < size && !bad; i += 256 * 1024) {
+			bad = memcmp(want + i, st->mr + i, RTE_MIN(size - i, (uint64_t)256 * 1024)) != 0;
+			rg_poll(st);
+		}
 		free(want);
 		placed = ep_bitmap_count(st->bitmap, 0, size);
 	} else {
@@ -724,8 +748,11 @@ rg_verify(struct rg_state *st)
 
 		/* after the first iteration: rank 0 had 1 + i%7, rank 1 had 2 + i%7; placed here:
 		 * the peer's reduce-scatter chunk in scratch and its all-gather chunk in data */
-		for (i = 0; i < n && !bad; i++)
+		for (i = 0; i < n && !bad; i++) {
 			bad = data[i] != 3.0f + 2.0f * (float)(i % 7);
+			if ((i & 0xFFFF) == 0xFFFF)
+				rg_poll(st);
+		}
 		placed = ep_bitmap_count(st->bitmap, 0, 2 * size);
 	}
 	printf("rocegen: verify: %s, %" PRIu64 " of %" PRIu64 " bytes placed\n",

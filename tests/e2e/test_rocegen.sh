@@ -85,7 +85,9 @@ run allreduce "" --test allreduce --size 64M --iters 2 --time-limit 100
 
 # 1% loss each way: each rocegen drops 1% of the RoCE frames it receives (seeded; this
 # kernel may have no netem). Every lost data packet must be resent (go-back-N resends more).
-run allreduce-1pct-loss "" --test allreduce --size 64M --iters 1 --timeout 10 \
+# A 64 KB window: with 1% loss a 256-packet go-back-N window almost never gets through whole,
+# and the af_packet rings (2048 frames) add tens of ms of queueing, so the timeout stays 67 ms.
+run allreduce-1pct-loss "" --test allreduce --size 64M --iters 1 --window-kb 64 \
 	--time-limit 150 --rx-loss 1
 python3 - "$WORK/a.json" "$WORK/b.json" <<'PY' || fail "with 1% loss: go-back-N counters"
 import json, sys

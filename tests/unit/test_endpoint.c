@@ -40,7 +40,25 @@ struct wire {
 	uint8_t *src;
 	uint8_t *dst;
 	uint64_t *bitmap;
+	uint32_t loss_ppm;		/* random loss of every frame, both ways */
+	uint64_t rng;
+	uint64_t lost;
 };
+
+static bool
+wire_rand_loss(struct wire *w)
+{
+	if (w->loss_ppm == 0)
+		return false;
+	w->rng ^= w->rng >> 12;
+	w->rng ^= w->rng << 25;
+	w->rng ^= w->rng >> 27;
+	if ((w->rng * 2685821657736338717ULL >> 32) % 1000000 < w->loss_ppm) {
+		w->lost++;
+		return true;
+	}
+	return false;
+}
 
 static uint8_t frame[8192];
 
@@ -134,6 +152,10 @@ wire_step(struct wire *w)
 				dcqcn_rp_on_bytes(&w->ref, &w->a.cfg.dcqcn, (uint64_t)len, w->now);
 			if (wire_drop(w, p.psn))
 				continue;
+		}
+		if (wire_rand_loss(w))
+			continue;
+		if (p.opcode <= ROCE_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE) {
 			if (w->now < w->ce_until_ns)
 				assert_int_equal(roce_set_ecn(frame, &p, 3), 0);
 		}
@@ -152,6 +174,8 @@ wire_step(struct wire *w)
 			if (w->ref_on)
 				dcqcn_rp_on_cnp(&w->ref, &w->a.cfg.dcqcn, w->now);
 		}
+		if (wire_rand_loss(w))
+			continue;
 		ep_qp_rx(&w->a, frame, (uint32_t)len, &p, w->now);
 	}
 	assert_true(len == 0);
@@ -472,6 +496,139 @@ test_pfc_pause(void **state)
 	wire_free(w);
 }
 
+/* 1% random loss of data and ACKs/NAKs: 4 messages of 1 MB complete, every byte placed */
+static void
+test_random_loss(void **state)
+{
+	unsigned int seed;
+
+	(void)state;
+	for (seed = 1; seed <= 20; seed++) {
+		struct wire *w = wire_new(1024, 0xFFF000, false, MB);
+		unsigned int k;
+
+		w->loss_ppm = 10000;
+		w->rng = seed * 0x9E3779B97F4A7C15ULL;
+		w->a.cfg.window_bytes = 256 * 1024;
+		for (k = 0; k < 4; k++) {
+			memset(w->bitmap, 0, (MB / 64 + 1) * sizeof(uint64_t));
+			w->b.ctrs[EP_CTR_RX_PLACED_BYTES] = 0;
+			wire_write(w, MB, 1000, w->now + 2000000000ULL);
+		}
+		print_message("seed %u: lost %lu, retx %lu, NAKs %lu, timeouts %lu\n", seed,
+			      (unsigned long)w->lost, (unsigned long)w->a.ctrs[EP_CTR_RETX_PKTS],
+			      (unsigned long)w->a.ctrs[EP_CTR_NAKS_RCVD],
+			      (unsigned long)w->a.ctrs[EP_CTR_TIMEOUTS]);
+		wire_free(w);
+	}
+}
+
+/* A FIFO link with a delay and a frame budget per step, as a veth between two pollers is. */
+#define LINK_SLOTS 8192
+struct link {
+	uint8_t (*frames)[1200];
+	uint16_t lens[LINK_SLOTS];
+	uint64_t due[LINK_SLOTS];
+	uint32_t head, tail;
+};
+
+static void
+link_push(struct link *l, const uint8_t *f, int len, uint64_t due)
+{
+	if (l->tail - l->head >= LINK_SLOTS)
+		return; /* ring overflow: a loss like any other */
+	memcpy(l->frames[l->tail % LINK_SLOTS], f, (size_t)len);
+	l->lens[l->tail % LINK_SLOTS] = (uint16_t)len;
+	l->due[l->tail % LINK_SLOTS] = due;
+	l->tail++;
+}
+
+static void
+link_deliver(struct wire *w, struct link *l, struct ep_qp *to, unsigned int budget)
+{
+	struct roce_pkt p;
+
+	while (l->head != l->tail && l->due[l->head % LINK_SLOTS] <= w->now && budget-- > 0) {
+		uint8_t *f = l->frames[l->head % LINK_SLOTS];
+		uint32_t len = l->lens[l->head % LINK_SLOTS];
+
+		l->head++;
+		if (wire_rand_loss(w))
+			continue;
+		assert_int_equal(roce_parse(f, len, ROCE_UDP_PORT, &p), ROCE_CLASS_ROCEV2);
+		ep_qp_rx(to, f, len, &p, w->now);
+	}
+}
+
+static void
+link_send(struct wire *w, struct link *l, struct ep_qp *from, unsigned int budget,
+	  uint64_t delay_ns)
+{
+	int len;
+
+	while (budget-- > 0 && (len = ep_qp_tx(from, w->now, frame, sizeof(frame))) > 0)
+		link_push(l, frame, len, w->now + delay_ns);
+}
+
+/* Both ways at once over delayed FIFO links with 1% loss: the case the app hits on veth. */
+static void
+test_bidir_delay_loss(void **state)
+{
+	unsigned int seed;
+
+	(void)state;
+	for (seed = 1; seed <= 10; seed++) {
+		struct wire *w = wire_new(1024, 0, false, 4 * MB);
+		struct link *ab = calloc(1, sizeof(*ab)), *ba = calloc(1, sizeof(*ba));
+		uint8_t *dst_a = calloc(1, 4 * MB);
+		struct ep_wr wa = { .wr_id = 1, .op = EP_WR_WRITE_IMM, .local = w->src,
+				    .len = 4 * MB };
+		struct ep_wr wb = wa;
+		struct ep_cqe c;
+		int done = 0;
+
+		ab->frames = malloc(LINK_SLOTS * sizeof(*ab->frames));
+		ba->frames = malloc(LINK_SLOTS * sizeof(*ba->frames));
+		w->a.cfg.mr = dst_a;
+		w->a.cfg.mr_len = 4 * MB;
+		w->a.cfg.placed_bitmap = NULL;
+		w->a.cfg.window_bytes = w->b.cfg.window_bytes = 256 * 1024;
+		w->a.cfg.timeout = w->b.cfg.timeout = 8; /* 1 ms */
+		w->a.cfg.rq_psn = 0;
+		w->b.cfg.sq_psn = 0;
+		w->loss_ppm = 10000;
+		w->rng = seed * 0x9E3779B97F4A7C15ULL;
+		assert_int_equal(ep_qp_post(&w->a, &wa), 0);
+		assert_int_equal(ep_qp_post(&w->b, &wb), 0);
+		while (done < 4 && w->now < 20000000000ULL) {
+			link_send(w, ab, &w->a, 4, 30000);
+			link_send(w, ba, &w->b, 4, 30000);
+			link_deliver(w, ab, &w->b, 4);
+			link_deliver(w, ba, &w->a, 4);
+			done += ep_qp_poll_sq(&w->a, &c) + ep_qp_poll_sq(&w->b, &c) +
+				ep_qp_poll_rq(&w->a, &c) + ep_qp_poll_rq(&w->b, &c);
+			assert_int_equal(w->a.state, EP_QP_RTS);
+			assert_int_equal(w->b.state, EP_QP_RTS);
+			w->now += 1000;
+		}
+		print_message("seed %u: done %d at %lu us, lost %lu, retx %lu/%lu, timeouts %lu/%lu\n",
+			      seed, done, (unsigned long)(w->now / 1000), (unsigned long)w->lost,
+			      (unsigned long)w->a.ctrs[EP_CTR_RETX_PKTS],
+			      (unsigned long)w->b.ctrs[EP_CTR_RETX_PKTS],
+			      (unsigned long)w->a.ctrs[EP_CTR_TIMEOUTS],
+			      (unsigned long)w->b.ctrs[EP_CTR_TIMEOUTS]);
+		assert_int_equal(done, 4);
+		assert_memory_equal(w->src, w->dst, 4 * MB);
+		assert_memory_equal(w->src, dst_a, 4 * MB);
+		free(ab->frames);
+		free(ba->frames);
+		free(ab);
+		free(ba);
+		free(dst_a);
+		wire_free(w);
+	}
+}
+
 int
 main(void)
 {
@@ -482,6 +639,8 @@ main(void)
 		cmocka_unit_test(test_retry_exhaustion),
 		cmocka_unit_test(test_dcqcn_cnp),
 		cmocka_unit_test(test_pfc_pause),
+		cmocka_unit_test(test_random_loss),
+		cmocka_unit_test(test_bidir_delay_loss),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
