@@ -788,7 +788,9 @@ rg_report(struct rg_state *st, double time_us)
 				printf(" %s=%" PRIu64, ep_ctr_name(c), qp->ctrs[c]);
 			json_object_set_new(o, ep_ctr_name(c), json_integer((json_int_t)qp->ctrs[c]));
 		}
-		printf(" final_rate_mbps=%.1f\n", ep_qp_rate_mbps(qp));
+		printf(" min_rate_mbps=%.1f final_rate_mbps=%.1f\n", qp->min_rate_mbps,
+		       ep_qp_rate_mbps(qp));
+		json_object_set_new(o, "min_rate_mbps", json_real(qp->min_rate_mbps));
 		json_object_set_new(o, "qpn", json_integer(qp->cfg.qpn));
 		json_object_set_new(o, "final_rate_mbps", json_real(ep_qp_rate_mbps(qp)));
 		json_array_append_new(qps, o);

@@ -113,6 +113,7 @@ ep_qp_init(struct ep_qp *qp, const struct ep_qp_cfg *cfg, struct ep_pfc *pfc, ui
 	qp->last_progress_ns = now_ns;
 	qp->next_send_ns = now_ns;
 	dcqcn_rp_init(&qp->rp, &cfg->dcqcn, now_ns);
+	qp->min_rate_mbps = cfg->dcqcn.line_rate_mbps;
 	return 0;
 }
 
@@ -553,8 +554,11 @@ ep_qp_rx(struct ep_qp *qp, const uint8_t *frame, uint32_t len, const struct roce
 	}
 	if (p->opcode == ROCE_OPCODE_CNP) {
 		qp->ctrs[EP_CTR_CNPS_RCVD]++;
-		if (qp->cfg.dcqcn_enabled)
+		if (qp->cfg.dcqcn_enabled) {
 			dcqcn_rp_on_cnp(&qp->rp, &qp->cfg.dcqcn, now_ns);
+			if (qp->rp.rc_mbps < qp->min_rate_mbps)
+				qp->min_rate_mbps = qp->rp.rc_mbps;
+		}
 		return;
 	}
 	if (p->transport != 0) {

@@ -198,6 +198,7 @@ struct ep_qp {
 	uint64_t rq_cq_overflow;
 	/* counters */
 	uint64_t ctrs[EP_CTR_MAX];
+	double min_rate_mbps;		/**< lowest DCQCN rate reached */
 	uint64_t pause_start_ns;	/**< UINT64_MAX when not paused */
 };
 
