@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * rocegen: a software RoCEv2 endpoint on one DPDK port (any PMD or vdev). One rank per process
- * in this version, with --qps RC QPs to one peer process; answers ARP for its address, honours
- * PFC, runs DCQCN per QP (lib/endpoint), and runs a point-to-point bandwidth test or a ring
- * all-reduce over the 2 processes. Ranks synchronise on the wire only: a step's data ends in a
- * WRITE with immediate, and the receiver waits for that immediate.
+ * rocegen: software RoCEv2 endpoints on one DPDK port (any PMD or vdev). A process hosts --ranks
+ * ranks (addresses --ip, --ip + 1, ...) of a ring over 2 processes: ranks 0..N-1 in the process
+ * with the lower address, N..2N-1 in the other. The ring's two wire hops (our last rank to the
+ * peer's first, the peer's last to our first) each use --qps RC QPs (lib/endpoint: go-back-N,
+ * DCQCN, PFC); hops between ranks of this process are memory copies, counted. It answers ARP for
+ * its addresses and runs a point-to-point bandwidth test or a ring all-reduce. Ranks synchronise
+ * on the wire only: a step's data ends in a WRITE with immediate, and the receiver waits for it.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -30,7 +32,9 @@
 #define RG_NB_MBUF 8191
 #define RG_RXD 1024
 #define RG_TXD 1024
-#define RG_QPN_BASE 0x100
+#define RG_QPN_SEND 0x100	/* our last rank -> the peer's first rank */
+#define RG_QPN_RECV 0x200	/* the peer's last rank -> our first rank */
+#define RG_MAX_RANKS 8
 
 enum rg_test {
 	RG_TEST_P2P,
@@ -45,6 +49,7 @@ struct rg_opts {
 	unsigned int iters;
 	unsigned int warmup;
 	unsigned int n_qps;
+	unsigned int n_ranks;		/* ranks in this process (the same in both) */
 	uint32_t mtu;
 	enum rg_test test;
 	const char *json;
@@ -64,10 +69,12 @@ struct rg_state {
 	uint8_t mac[6];
 	uint8_t peer_mac[6];
 	bool peer_known;
-	unsigned int rank;		/* 0 for the lower IP */
+	unsigned int proc;		/* 0 for the lower IP */
+	unsigned int n_ranks_total;	/* R */
 	struct ep_pfc pfc;
-	struct ep_qp qps[RG_MAX_QPS];
-	uint8_t *mr;			/* [data | scratch], each size bytes */
+	struct ep_qp qps[2 * RG_MAX_QPS];	/* send QPs, then receive QPs */
+	uint8_t *bufs[RG_MAX_RANKS];	/* per local rank: data (size); rank 0 also scratch (size) */
+	uint8_t *mr;			/* bufs[0]: where the peer writes */
 	uint64_t *bitmap;
 	uint8_t *src;			/* p2p: what we send */
 	uint64_t tsc_hz;
@@ -78,6 +85,7 @@ struct rg_state {
 	uint64_t tx_dropped;		/* frames the PMD did not take (recovered by go-back-N) */
 	uint64_t rx_other;
 	uint64_t rx_lost;		/* dropped on purpose (--rx-loss) */
+	uint64_t local_bytes;		/* moved between ranks of this process, not on the wire */
 	uint64_t rng;
 };
 
@@ -109,7 +117,8 @@ rg_usage(FILE *f)
 		"  --size N[K|M|G]      message / buffer size in bytes (default 64M)\n"
 		"  --iters N            timed iterations (default 5)\n"
 		"  --warmup N           untimed iterations first (default 1)\n"
-		"  --qps N              QPs (channels) to the peer, 1..%d (default 1)\n"
+		"  --qps N              QPs (channels) per wire hop, 1..%d (default 1)\n"
+		"  --ranks N            ranks in this process, 1..%d, the same in both (default 1)\n"
 		"  --mtu 1024|4096      path MTU (default 1024)\n"
 		"  --dcqcn nvidia|paper|off  congestion control (default nvidia)\n"
 		"  --line-rate-mbps R   line rate for DCQCN and PFC quanta (default 100000)\n"
@@ -121,7 +130,7 @@ rg_usage(FILE *f)
 		"  --json FILE          write the table and per-QP counters as JSON\n"
 		"example (netns + veth): rocegen -l 0 --no-huge -m 512 --no-pci \\\n"
 		"    --vdev=net_af_packet0,iface=veth0 -- --ip 198.18.0.1 --peer-ip 198.18.0.2\n",
-		RG_MAX_QPS);
+		RG_MAX_QPS, RG_MAX_RANKS);
 }
 
 static int
@@ -175,6 +184,7 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 		{ "iters", required_argument, NULL, 'n' },
 		{ "warmup", required_argument, NULL, 'w' },
 		{ "qps", required_argument, NULL, 'q' },
+		{ "ranks", required_argument, NULL, 'R' },
 		{ "mtu", required_argument, NULL, 'm' },
 		{ "dcqcn", required_argument, NULL, 'd' },
 		{ "line-rate-mbps", required_argument, NULL, 'r' },
@@ -195,6 +205,7 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 	o->iters = 5;
 	o->warmup = 1;
 	o->n_qps = 1;
+	o->n_ranks = 1;
 	o->mtu = 1024;
 	o->dcqcn = "nvidia";
 	o->line_mbps = 100000;
@@ -248,6 +259,11 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 			if (rg_parse_uint("--qps", optarg, 1, RG_MAX_QPS, &v) != 0)
 				return -1;
 			o->n_qps = (unsigned int)v;
+			break;
+		case 'R':
+			if (rg_parse_uint("--ranks", optarg, 1, RG_MAX_RANKS, &v) != 0)
+				return -1;
+			o->n_ranks = (unsigned int)v;
 			break;
 		case 'm':
 			if (rg_parse_uint("--mtu", optarg, 256, 4096, &v) != 0)
@@ -316,9 +332,15 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 		fprintf(stderr, "rocegen: --ip and --peer-ip are required\n");
 		return -1;
 	}
-	if (o->size % (4ULL * 2 * o->n_qps) != 0) {
-		fprintf(stderr, "rocegen: --size: must be a multiple of %u (4-byte floats, 2 ranks, "
-			"%u QPs), got %" PRIu64 "\n", 8 * o->n_qps, o->n_qps, o->size);
+	if (o->size % (4ULL * 2 * o->n_ranks * o->n_qps) != 0) {
+		fprintf(stderr, "rocegen: --size: must be a multiple of %u (4-byte floats, %u ranks, "
+			"%u QPs), got %" PRIu64 "\n", 8 * o->n_ranks * o->n_qps, 2 * o->n_ranks,
+			o->n_qps, o->size);
+		return -1;
+	}
+	if (o->ip[3] + o->n_ranks > 255 || o->peer_ip[3] + o->n_ranks > 255) {
+		fprintf(stderr, "rocegen: --ip, --peer-ip: the last byte + --ranks must stay below "
+			"255\n");
 		return -1;
 	}
 	return 0;
@@ -374,6 +396,20 @@ rg_port_setup(struct rg_state *st)
 	return 0;
 }
 
+/* Whether ip is one of base, base + 1, ..., base + n - 1. */
+static bool
+rg_ip_in(const uint8_t *ip, const uint8_t *base, unsigned int n)
+{
+	return memcmp(ip, base, 3) == 0 && ip[3] >= base[3] && ip[3] < base[3] + n;
+}
+
+static void
+rg_ip_of(uint8_t out[4], const uint8_t *base, unsigned int k)
+{
+	memcpy(out, base, 4);
+	out[3] = (uint8_t)(base[3] + k);
+}
+
 static void
 rg_send_frame(struct rg_state *st, const uint8_t *f, uint32_t len)
 {
@@ -396,7 +432,8 @@ rg_send_frame(struct rg_state *st, const uint8_t *f, uint32_t len)
 
 /* An ARP request (op 1) or reply (op 2) from us. */
 static void
-rg_send_arp(struct rg_state *st, uint16_t op, const uint8_t tha[6], const uint8_t tpa[4])
+rg_send_arp(struct rg_state *st, uint16_t op, const uint8_t tha[6], const uint8_t tpa[4],
+	    const uint8_t spa[4])
 {
 	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 	uint8_t f[60];
@@ -412,7 +449,7 @@ rg_send_arp(struct rg_state *st, uint16_t op, const uint8_t tha[6], const uint8_
 	f[19] = 4;
 	f[21] = (uint8_t)op;
 	memcpy(f + 22, st->mac, 6);
-	memcpy(f + 28, st->o.ip, 4);
+	memcpy(f + 28, spa, 4);
 	if (op == 2)
 		memcpy(f + 32, tha, 6);
 	memcpy(f + 38, tpa, 4);
@@ -426,15 +463,15 @@ rg_on_arp(struct rg_state *st, const uint8_t *f, uint32_t len, const struct roce
 
 	if (p->l3_off + 28u > len || a[0] != 0 || a[1] != 1 || a[2] != 8 || a[3] != 0)
 		return;
-	if (memcmp(a + 14, st->o.peer_ip, 4) == 0 && !st->peer_known) {
+	if (rg_ip_in(a + 14, st->o.peer_ip, st->o.n_ranks) && !st->peer_known) {
 		memcpy(st->peer_mac, a + 8, 6);
 		st->peer_known = true;
-		printf("rocegen: peer %u.%u.%u.%u is at %02x:%02x:%02x:%02x:%02x:%02x\n",
+		printf("rocegen: peer %u.%u.%u.%u+ is at %02x:%02x:%02x:%02x:%02x:%02x\n",
 		       st->o.peer_ip[0], st->o.peer_ip[1], st->o.peer_ip[2], st->o.peer_ip[3],
 		       a[8], a[9], a[10], a[11], a[12], a[13]);
 	}
-	if (a[7] == 1 && memcmp(a + 24, st->o.ip, 4) == 0) {
-		rg_send_arp(st, 2, a + 8, a + 14);
+	if (a[7] == 1 && rg_ip_in(a + 24, st->o.ip, st->o.n_ranks)) {
+		rg_send_arp(st, 2, a + 8, a + 14, a + 24);
 		st->arp_replies_sent++;
 	}
 }
@@ -481,11 +518,19 @@ rg_rx(struct rg_state *st, uint64_t now)
 				st->rx_lost++;
 				break;
 			}
-			q = p.dest_qp - RG_QPN_BASE;
-			if (memcmp(p.dst_ip, st->o.ip, 4) == 0 && q < st->o.n_qps)
-				ep_qp_rx(&st->qps[q], f, len, &p, now);
-			else
+			if (!rg_ip_in(p.dst_ip, st->o.ip, st->o.n_ranks)) {
 				st->rx_other++;
+				break;
+			}
+			if (p.dest_qp - RG_QPN_SEND < st->o.n_qps)
+				q = p.dest_qp - RG_QPN_SEND;
+			else if (p.dest_qp - RG_QPN_RECV < st->o.n_qps)
+				q = st->o.n_qps + p.dest_qp - RG_QPN_RECV;
+			else {
+				st->rx_other++;
+				break;
+			}
+			ep_qp_rx(&st->qps[q], f, len, &p, now);
 			break;
 		default:
 			st->rx_other++;
@@ -503,7 +548,7 @@ rg_tx(struct rg_state *st, uint64_t now)
 	unsigned int q, n, i;
 	uint16_t sent;
 
-	for (q = 0; q < st->o.n_qps; q++) {
+	for (q = 0; q < 2 * st->o.n_qps; q++) {
 		for (n = 0; n < RG_BURST; n++) {
 			struct rte_mbuf *m = rte_pktmbuf_alloc(st->pool);
 			int len;
@@ -537,7 +582,7 @@ rg_poll(struct rg_state *st)
 
 	rg_rx(st, now);
 	rg_tx(st, now);
-	for (q = 0; q < st->o.n_qps; q++) {
+	for (q = 0; q < 2 * st->o.n_qps; q++) {
 		while (ep_qp_poll_rq(&st->qps[q], &c))
 			if (c.has_imm && c.imm < st->n_imm)
 				st->imm_seen[c.imm]++;
@@ -563,7 +608,7 @@ rg_resolve_peer(struct rg_state *st)
 			return -1;
 		}
 		if (rg_now_ns(st) >= next) {
-			rg_send_arp(st, 1, NULL, st->o.peer_ip);
+			rg_send_arp(st, 1, NULL, st->o.peer_ip, st->o.ip);
 			next = rg_now_ns(st) + 100000000ULL;
 		}
 		rg_poll(st);
@@ -577,29 +622,33 @@ rg_qps_init(struct rg_state *st)
 	unsigned int q;
 
 	ep_pfc_init(&st->pfc, st->o.line_mbps);
-	for (q = 0; q < st->o.n_qps; q++) {
+	for (q = 0; q < 2 * st->o.n_qps; q++) {
+		bool send = q < st->o.n_qps;
+		unsigned int ch = q % st->o.n_qps;
 		struct ep_qp_cfg c;
 
 		ep_qp_cfg_default(&c);
-		c.qpn = RG_QPN_BASE + q;
-		c.dest_qpn = RG_QPN_BASE + q;
+		c.qpn = (send ? RG_QPN_SEND : RG_QPN_RECV) + ch;
+		c.dest_qpn = (send ? RG_QPN_RECV : RG_QPN_SEND) + ch;
 		c.mtu = st->o.mtu;
 		c.timeout = st->o.timeout;
 		c.window_bytes = st->o.window_bytes;
 		memcpy(c.src_mac, st->mac, 6);
 		memcpy(c.dst_mac, st->peer_mac, 6);
-		memcpy(c.src_ip, st->o.ip, 4);
-		memcpy(c.dst_ip, st->o.peer_ip, 4);
-		c.udp_sport = (uint16_t)(0xC000 | ((st->rank << 8) + q));
+		rg_ip_of(c.src_ip, st->o.ip, send ? st->o.n_ranks - 1 : 0);
+		rg_ip_of(c.dst_ip, st->o.peer_ip, send ? 0 : st->o.n_ranks - 1);
+		c.udp_sport = (uint16_t)(0xC000 | ((st->proc << 8) + q));
 		if (strcmp(st->o.dcqcn, "off") == 0) {
 			dcqcn_params_nvidia(&c.dcqcn, st->o.line_mbps);
 			c.dcqcn_enabled = false;
 		} else {
 			dcqcn_params_by_name(&c.dcqcn, st->o.dcqcn, st->o.line_mbps);
 		}
-		c.mr = st->mr;
-		c.mr_len = 2 * st->o.size;
-		c.placed_bitmap = st->bitmap;
+		if (!send) { /* the peer writes into our first rank's data and scratch */
+			c.mr = st->mr;
+			c.mr_len = 2 * st->o.size;
+			c.placed_bitmap = st->bitmap;
+		}
 		if (ep_qp_init(&st->qps[q], &c, &st->pfc, rg_now_ns(st)) != 0) {
 			fprintf(stderr, "rocegen: QP %u: bad parameters\n", q);
 			return -1;
@@ -635,7 +684,7 @@ rg_dump_qps(const struct rg_state *st)
 {
 	unsigned int q;
 
-	for (q = 0; q < st->o.n_qps; q++) {
+	for (q = 0; q < 2 * st->o.n_qps; q++) {
 		const struct ep_qp *qp = &st->qps[q];
 
 		fprintf(stderr, "rocegen: QP 0x%x: requester una %u nxt %u max %u (WRs %u..%u, "
@@ -653,14 +702,14 @@ rg_wait(struct rg_state *st, uint32_t imm)
 		bool idle = true;
 		unsigned int q;
 
-		for (q = 0; q < st->o.n_qps; q++) {
+		for (q = 0; q < 2 * st->o.n_qps; q++) {
 			if (st->qps[q].state != EP_QP_RTS) {
 				fprintf(stderr, "rocegen: QP 0x%x in the error state (retries "
 					"exhausted)\n", st->qps[q].cfg.qpn);
 				rg_dump_qps(st);
 				return -1;
 			}
-			idle = idle && ep_qp_idle(&st->qps[q]);
+			idle = idle && (q >= st->o.n_qps || ep_qp_idle(&st->qps[q]));
 		}
 		if (idle && st->imm_seen[imm] >= st->o.n_qps)
 			return 0;
@@ -682,53 +731,95 @@ rg_pattern(uint8_t *buf, uint64_t len, unsigned int rank)
 		buf[i] = (uint8_t)(i * 131 + (i >> 12) + rank * 17 + 1);
 }
 
-/* One iteration; imm numbers its steps so the peer can tell them apart. */
-static int
-rg_iteration(struct rg_state *st, unsigned int it)
+/* Steps of one iteration: imm = iteration * steps + step tells them apart on the wire. */
+static unsigned int
+rg_steps(const struct rg_state *st)
 {
-	uint64_t size = st->o.size, half = size / 2;
-	unsigned int r = st->rank;
-	float *data = (float *)st->mr;
-	float *scratch = (float *)(st->mr + size);
-	uint64_t i, n;
+	return st->o.test == RG_TEST_P2P ? 1 : 2 * (st->n_ranks_total - 1);
+}
 
-	if (st->o.test == RG_TEST_P2P) {
-		if (rg_post(st, st->src, size, 0, it * 2) != 0)
-			return -1;
-		return rg_wait(st, it * 2);
-	}
-	/* ring all-reduce, R = 2: reduce-scatter (send chunk r, add the peer's chunk 1 - r) ... */
-	if (rg_post(st, st->mr + r * half, half, size + r * half, it * 2) != 0 ||
-	    rg_wait(st, it * 2) != 0)
-		return -1;
-	n = half / 4;
+/* dst += src over n floats, answering the wire now and then (the peer's timers run). */
+static void
+rg_add(struct rg_state *st, float *dst, const float *src, uint64_t n)
+{
+	uint64_t i;
+
 	for (i = 0; i < n; i++) {
-		data[(1 - r) * n + i] += scratch[(1 - r) * n + i];
-		/* keep answering (ACKs, retransmissions) while computing: the peer's timer runs */
+		dst[i] += src[i];
 		if ((i & 0xFFFF) == 0xFFFF)
 			rg_poll(st);
 	}
-	/* ... then all-gather: send the reduced chunk 1 - r into the peer's data */
-	if (rg_post(st, st->mr + (1 - r) * half, half, (1 - r) * half, it * 2 + 1) != 0 ||
-	    rg_wait(st, it * 2 + 1) != 0)
-		return -1;
+}
+
+/*
+ * One iteration. Ring all-reduce over R ranks, step s of the reduce-scatter: rank g sends chunk
+ * (g - s) mod R to g + 1, which adds it into its own; step s of the all-gather: rank g sends
+ * chunk (g + 1 - s) mod R, which g + 1 copies. Our last rank's chunk goes on the wire (into the
+ * peer's first rank: its scratch, or its data in the all-gather); the other hops are in memory.
+ */
+static int
+rg_iteration(struct rg_state *st, unsigned int it)
+{
+	unsigned int R = st->n_ranks_total, nl = st->o.n_ranks, g0 = st->proc * nl;
+	unsigned int gl = g0 + nl - 1, step, s, k, cs, cr;
+	uint64_t size = st->o.size, csz = size / R, n = csz / 4;
+	uint32_t imm;
+	bool rs;
+
+	if (st->o.test == RG_TEST_P2P) {
+		if (rg_post(st, st->src, size, 0, it) != 0)
+			return -1;
+		return rg_wait(st, it);
+	}
+	for (step = 0; step < 2 * (R - 1); step++) {
+		rs = step < R - 1;
+		s = rs ? step : step - (R - 1);
+		imm = it * rg_steps(st) + step;
+		cs = rs ? (gl + R - s) % R : (gl + 1 + R - s) % R;
+		cr = rs ? (g0 + R - s - 1) % R : (g0 + R - s) % R;
+		if (rg_post(st, st->bufs[nl - 1] + cs * csz, csz, (rs ? size : 0) + cs * csz,
+			    imm) != 0)
+			return -1;
+		for (k = 0; k + 1 < nl; k++) {
+			unsigned int c = rs ? (g0 + k + R - s) % R : (g0 + k + 1 + R - s) % R;
+			float *src = (float *)st->bufs[k] + c * n;
+			float *dst = (float *)st->bufs[k + 1] + c * n;
+
+			if (rs)
+				rg_add(st, dst, src, n);
+			else
+				memcpy(dst, src, csz);
+			st->local_bytes += csz;
+		}
+		if (rg_wait(st, imm) != 0)
+			return -1;
+		if (rs)
+			rg_add(st, (float *)st->bufs[0] + cr * n,
+			       (const float *)(st->bufs[0] + size) + cr * n, n);
+	}
 	return 0;
 }
 
 static void
 rg_allreduce_init(struct rg_state *st)
 {
-	float *data = (float *)st->mr;
 	uint64_t i, n = st->o.size / 4;
+	unsigned int k;
 
-	for (i = 0; i < n; i++)
-		data[i] = (float)(st->rank + 1) + (float)(i % 7);
+	for (k = 0; k < st->o.n_ranks; k++) {
+		float *data = (float *)st->bufs[k];
+		unsigned int g = st->proc * st->o.n_ranks + k;
+
+		for (i = 0; i < n; i++)
+			data[i] = (float)(g + 1) + (float)(i % 7);
+	}
 }
 
 static int
 rg_verify(struct rg_state *st)
 {
-	uint64_t size = st->o.size, i, n = size / 4, placed;
+	unsigned int R = st->n_ranks_total, k;
+	uint64_t size = st->o.size, i, n = size / 4, placed, want_placed;
 	int bad = 0;
 
 	if (st->o.test == RG_TEST_P2P) {
@@ -736,36 +827,42 @@ rg_verify(struct rg_state *st)
 
 		if (want == NULL)
 			return -1;
-		rg_pattern(want, size, 1 - st->rank);
+		rg_pattern(want, size, 1 - st->proc);
 		for (i = 0; i < size && !bad; i += 256 * 1024) {
 			bad = memcmp(want + i, st->mr + i, RTE_MIN(size - i, (uint64_t)256 * 1024)) != 0;
 			rg_poll(st);
 		}
 		free(want);
 		placed = ep_bitmap_count(st->bitmap, 0, size);
+		want_placed = size;
 	} else {
-		const float *data = (const float *)st->mr;
+		/* after one all-reduce of (g + 1) + i % 7 over ranks g: R(R + 1)/2 + R (i % 7) */
+		for (k = 0; k < st->o.n_ranks && !bad; k++) {
+			const float *data = (const float *)st->bufs[k];
 
-		/* after the first iteration: rank 0 had 1 + i%7, rank 1 had 2 + i%7; placed here:
-		 * the peer's reduce-scatter chunk in scratch and its all-gather chunk in data */
-		for (i = 0; i < n && !bad; i++) {
-			bad = data[i] != 3.0f + 2.0f * (float)(i % 7);
-			if ((i & 0xFFFF) == 0xFFFF)
-				rg_poll(st);
+			for (i = 0; i < n && !bad; i++) {
+				bad = data[i] != (float)(R * (R + 1) / 2) + (float)R * (float)(i % 7);
+				if ((i & 0xFFFF) == 0xFFFF)
+					rg_poll(st);
+			}
 		}
+		/* from the wire, into our first rank: R - 1 chunks in scratch (reduce-scatter)
+		 * and R - 1 chunks in data (all-gather) */
 		placed = ep_bitmap_count(st->bitmap, 0, 2 * size);
+		want_placed = 2 * (R - 1) * (size / R);
 	}
 	printf("rocegen: verify: %s, %" PRIu64 " of %" PRIu64 " bytes placed\n",
-	       bad ? "DATA MISMATCH" : "data ok", placed,
-	       size);
-	return bad ? -1 : 0;
+	       bad ? "DATA MISMATCH" : "data ok", placed, want_placed);
+	return bad || placed != want_placed ? -1 : 0;
 }
 
 static void
 rg_report(struct rg_state *st, double time_us)
 {
 	double algbw = (double)st->o.size / (time_us * 1e3);	/* GB/s */
-	double factor = 1.0;	/* p2p; ring all-reduce: 2(R-1)/R = 1 for R = 2 */
+	unsigned int R = st->n_ranks_total;
+	/* p2p: 1; ring all-reduce: 2(R - 1)/R, as nccl-tests */
+	double factor = st->o.test == RG_TEST_P2P ? 1.0 : 2.0 * (R - 1) / R;
 	unsigned int q, c;
 	json_t *root = json_object(), *rows = json_array(), *qps = json_array(), *row;
 
@@ -778,7 +875,7 @@ rg_report(struct rg_state *st, double time_us)
 			time_us, "algbw_gbps", algbw, "busbw_gbps", algbw * factor);
 	json_array_append_new(rows, row);
 	printf("# per-QP counters\n");
-	for (q = 0; q < st->o.n_qps; q++) {
+	for (q = 0; q < 2 * st->o.n_qps; q++) {
 		const struct ep_qp *qp = &st->qps[q];
 		json_t *o = json_object();
 
@@ -795,13 +892,15 @@ rg_report(struct rg_state *st, double time_us)
 		json_object_set_new(o, "final_rate_mbps", json_real(ep_qp_rate_mbps(qp)));
 		json_array_append_new(qps, o);
 	}
+	printf("# in-process rank-to-rank bytes (not on the wire): %" PRIu64 "\n", st->local_bytes);
 	printf("# port: tx_dropped_by_pmd=%" PRIu64 " rx_other=%" PRIu64 " pfc_rcvd=%" PRIu64
 	       " arp_replies=%" PRIu64 " rx_lost_on_purpose=%" PRIu64 "\n", st->tx_dropped,
 	       st->rx_other, st->pfc.pfc_rcvd, st->arp_replies_sent, st->rx_lost);
 	json_object_set_new(root, "test",
 			    json_string(st->o.test == RG_TEST_P2P ? "p2p" : "allreduce"));
-	json_object_set_new(root, "ranks", json_integer(2));
-	json_object_set_new(root, "rank", json_integer(st->rank));
+	json_object_set_new(root, "ranks", json_integer(R));
+	json_object_set_new(root, "first_rank", json_integer(st->proc * st->o.n_ranks));
+	json_object_set_new(root, "local_bytes", json_integer((json_int_t)st->local_bytes));
 	json_object_set_new(root, "results", rows);
 	json_object_set_new(root, "qps", qps);
 	json_object_set_new(root, "tx_dropped_by_pmd", json_integer((json_int_t)st->tx_dropped));
@@ -834,25 +933,33 @@ main(int argc, char **argv)
 	st->tsc_hz = rte_get_tsc_hz();
 	st->tsc0 = rte_rdtsc();
 	st->rng = st->o.seed * 0x9E3779B97F4A7C15ULL + 1;
-	st->rank = memcmp(st->o.ip, st->o.peer_ip, 4) < 0 ? 0 : 1;
+	st->proc = memcmp(st->o.ip, st->o.peer_ip, 4) < 0 ? 0 : 1;
+	st->n_ranks_total = 2 * st->o.n_ranks;
 	total = st->o.warmup + st->o.iters;
-	st->n_imm = 2 * total;
+	st->n_imm = total * rg_steps(st);
 	st->imm_seen = calloc(st->n_imm, sizeof(*st->imm_seen));
-	st->mr = calloc(1, 2 * st->o.size);
+	for (it = 0; it < st->o.n_ranks; it++) {
+		st->bufs[it] = calloc(1, it == 0 ? 2 * st->o.size : st->o.size);
+		if (st->bufs[it] == NULL)
+			break;
+	}
+	st->mr = st->bufs[0];
 	st->bitmap = calloc(2 * st->o.size / 64 + 1, sizeof(uint64_t));
 	st->src = malloc(st->o.size);
-	if (st->imm_seen == NULL || st->mr == NULL || st->bitmap == NULL || st->src == NULL) {
+	if (st->imm_seen == NULL || it < st->o.n_ranks || st->bitmap == NULL || st->src == NULL) {
 		fprintf(stderr, "rocegen: out of memory for %" PRIu64 " byte buffers\n", st->o.size);
 		goto out;
 	}
-	rg_pattern(st->src, st->o.size, st->rank);
+	rg_pattern(st->src, st->o.size, st->proc);
 	if (st->o.test == RG_TEST_ALLREDUCE)
 		rg_allreduce_init(st);
 	if (rg_port_setup(st) != 0 || rg_resolve_peer(st) != 0 || rg_qps_init(st) != 0)
 		goto out;
-	printf("rocegen: rank %u of 2, %s, %" PRIu64 " bytes, %u QP(s), MTU %u, DCQCN %s; "
-	       "running\n", st->rank, st->o.test == RG_TEST_P2P ? "p2p" : "allreduce",
-	       st->o.size, st->o.n_qps, st->o.mtu, st->o.dcqcn);
+	printf("rocegen: ranks %u..%u of %u, %s, %" PRIu64 " bytes, %u QP(s) per wire hop, MTU %u, "
+	       "DCQCN %s; running\n", st->proc * st->o.n_ranks,
+	       st->proc * st->o.n_ranks + st->o.n_ranks - 1, st->n_ranks_total,
+	       st->o.test == RG_TEST_P2P ? "p2p" : "allreduce", st->o.size, st->o.n_qps, st->o.mtu,
+	       st->o.dcqcn);
 	fflush(stdout);
 	for (it = 0; it < total; it++) {
 		if (it == st->o.warmup)
@@ -878,7 +985,8 @@ report:
 out:
 	if (st != NULL) {
 		free(st->imm_seen);
-		free(st->mr);
+		for (it = 0; it < RG_MAX_RANKS; it++)
+			free(st->bufs[it]);
 		free(st->bitmap);
 		free(st->src);
 		free(st);

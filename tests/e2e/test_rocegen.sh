@@ -2,7 +2,8 @@
 # rocegen back to back: two network namespaces joined by one veth pair, one rocegen in each on
 # net_af_packet (no emulator between them). Asserts, for a 64 MB point-to-point exchange and a
 # 64 MB ring all-reduce over the 2 processes: both finish, every byte placed and checked, the
-# nccl-tests-shaped line and the JSON report a busbw. Then the all-reduce again with 1% loss
+# nccl-tests-shaped line and the JSON report a busbw; the all-reduce again over 4 ranks (2 per
+# process). Then the all-reduce again with 1% loss
 # each way: go-back-N recovers, and the retransmission and NAK counters show it. First, a small
 # captured exchange: ICRC of every frame, tshark dissection.
 # Exits 77 (skip, said loudly) only when the machine cannot make namespaces.
@@ -58,10 +59,10 @@ run() {
 	wait $pa || { wait $pb; fail "$name: rocegen A exited non-zero"; }
 	wait $pb || fail "$name: rocegen B exited non-zero"
 	for s in a b; do
-		grep -q "verify: data ok, 67108864 of 67108864 bytes placed" "$WORK/$s.out" ||
-			fail "$name: rank $s did not place and verify every byte"
+		grep -Eq "verify: data ok, ([0-9]+) of \1 bytes placed" "$WORK/$s.out" ||
+			fail "$name: process $s did not place and verify every byte"
 	done
-	echo "ok: $name: both ranks done, 64 MB placed and checked"
+	echo "ok: $name: both processes done, 64 MB, every byte placed and checked"
 	grep -A1 "# size" "$WORK/a.out" | sed "s/^/  $name| /"
 	python3 - "$WORK/a.json" "$WORK/b.json" "$name" <<'PY' || fail "$name: JSON report"
 import json, sys
@@ -71,13 +72,13 @@ for f in sys.argv[1:3]:
     r = d["results"][0]
     assert r["size"] == 64 << 20, r
     assert r["busbw_gbps"] > 0 and r["time_us"] > 0, r
-    q = d["qps"][0]
-    for k in ("tx_packets", "retransmitted_packets", "naks_received", "naks_sent", "timeouts",
-              "cnps_received", "cnps_sent", "paused_ns", "final_rate_mbps"):
-        assert k in q, k
-    print("  %s| %s: busbw %.3f GB/s, retransmitted %d, NAKs sent %d received %d, timeouts %d"
-          % (name, f.split("/")[-1], r["busbw_gbps"], q["retransmitted_packets"],
-             q["naks_sent"], q["naks_received"], q["timeouts"]))
+    keys = ("tx_packets", "retransmitted_packets", "naks_received", "naks_sent", "timeouts",
+            "cnps_received", "cnps_sent", "paused_ns", "final_rate_mbps")
+    q = {k: sum(x[k] for x in d["qps"]) for k in keys}
+    print("  %s| %s: %d ranks, busbw %.3f GB/s, retransmitted %d, NAKs sent %d received %d, "
+          "timeouts %d, in-process bytes %d"
+          % (name, f.split("/")[-1], d["ranks"], r["busbw_gbps"], q["retransmitted_packets"],
+             q["naks_sent"], q["naks_received"], q["timeouts"], d["local_bytes"]))
 PY
 }
 
@@ -139,6 +140,18 @@ fi
 
 run p2p "" --test p2p --size 64M --iters 2 --time-limit 100
 run allreduce "" --test allreduce --size 64M --iters 2 --time-limit 100
+# 4 ranks: 2 per process, the hops inside a process in memory (counted), 6 steps
+run allreduce-4ranks "" --test allreduce --ranks 2 --size 64M --iters 2 --time-limit 150
+python3 - "$WORK/a.json" <<'PY' || fail "4 ranks: JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["results"][0]
+assert d["ranks"] == 4, d["ranks"]
+# busbw = algbw x 2(R - 1)/R; in memory: 6 steps x 16 MB per iteration, 3 iterations
+assert abs(r["busbw_gbps"] - r["algbw_gbps"] * 1.5) < 1e-9 * r["busbw_gbps"] + 1e-12, r
+assert d["local_bytes"] == 3 * 6 * (16 << 20), d["local_bytes"]
+print("ok: 4 ranks: busbw = 1.5 x algbw, %d bytes moved inside each process" % d["local_bytes"])
+PY
 
 # 1% loss each way: each rocegen drops 1% of the RoCE frames it receives (seeded; this
 # kernel may have no netem). Every lost data packet must be resent (go-back-N resends more).
@@ -151,10 +164,10 @@ import json, sys
 tot = {"retransmitted_packets": 0, "naks_received": 0, "timeouts": 0, "lost": 0}
 for f in sys.argv[1:]:
     d = json.load(open(f))
-    q = d["qps"][0]
     tot["lost"] += d["rx_lost_on_purpose"]
-    for k in ("retransmitted_packets", "naks_received", "timeouts"):
-        tot[k] += q[k]
+    for q in d["qps"]:
+        for k in ("retransmitted_packets", "naks_received", "timeouts"):
+            tot[k] += q[k]
 assert tot["lost"] > 1000, tot
 # ACKs are ~1/16 of the frames, so >= 80% of the losses were data packets, each resent at least once
 assert tot["retransmitted_packets"] >= 0.8 * tot["lost"], tot
