@@ -71,6 +71,7 @@ struct rg_state {
 	bool peer_known;
 	unsigned int proc;		/* 0 for the lower IP */
 	unsigned int n_ranks_total;	/* R */
+	bool qps_ready;			/* RoCE frames before this are dropped (counted) */
 	struct ep_pfc pfc;
 	struct ep_qp qps[2 * RG_MAX_QPS];	/* send QPs, then receive QPs */
 	uint8_t *bufs[RG_MAX_RANKS];	/* per local rank: data (size); rank 0 also scratch (size) */
@@ -85,6 +86,7 @@ struct rg_state {
 	uint64_t tx_dropped;		/* frames the PMD did not take (recovered by go-back-N) */
 	uint64_t rx_other;
 	uint64_t rx_lost;		/* dropped on purpose (--rx-loss) */
+	uint64_t rx_early;		/* RoCE frames before our QPs were up */
 	uint64_t local_bytes;		/* moved between ranks of this process, not on the wire */
 	uint64_t rng;
 };
@@ -514,6 +516,10 @@ rg_rx(struct rg_state *st, uint64_t now)
 			ep_pfc_on_frame(&st->pfc, &p, now);
 			break;
 		case ROCE_CLASS_ROCEV2:
+			if (!st->qps_ready) {
+				st->rx_early++;
+				break;
+			}
 			if (st->o.rx_loss > 0 && rg_rand01(st) < st->o.rx_loss) {
 				st->rx_lost++;
 				break;
@@ -548,6 +554,8 @@ rg_tx(struct rg_state *st, uint64_t now)
 	unsigned int q, n, i;
 	uint16_t sent;
 
+	if (!st->qps_ready)
+		return;
 	for (q = 0; q < 2 * st->o.n_qps; q++) {
 		for (n = 0; n < RG_BURST; n++) {
 			struct rte_mbuf *m = rte_pktmbuf_alloc(st->pool);
@@ -582,7 +590,7 @@ rg_poll(struct rg_state *st)
 
 	rg_rx(st, now);
 	rg_tx(st, now);
-	for (q = 0; q < 2 * st->o.n_qps; q++) {
+	for (q = 0; q < 2 * st->o.n_qps && st->qps_ready; q++) {
 		while (ep_qp_poll_rq(&st->qps[q], &c))
 			if (c.has_imm && c.imm < st->n_imm)
 				st->imm_seen[c.imm]++;
@@ -654,6 +662,7 @@ rg_qps_init(struct rg_state *st)
 			return -1;
 		}
 	}
+	st->qps_ready = true;
 	return 0;
 }
 
@@ -894,8 +903,9 @@ rg_report(struct rg_state *st, double time_us)
 	}
 	printf("# in-process rank-to-rank bytes (not on the wire): %" PRIu64 "\n", st->local_bytes);
 	printf("# port: tx_dropped_by_pmd=%" PRIu64 " rx_other=%" PRIu64 " pfc_rcvd=%" PRIu64
-	       " arp_replies=%" PRIu64 " rx_lost_on_purpose=%" PRIu64 "\n", st->tx_dropped,
-	       st->rx_other, st->pfc.pfc_rcvd, st->arp_replies_sent, st->rx_lost);
+	       " arp_replies=%" PRIu64 " rx_lost_on_purpose=%" PRIu64 " rx_before_qps_up=%" PRIu64 "\n",
+	       st->tx_dropped, st->rx_other, st->pfc.pfc_rcvd, st->arp_replies_sent, st->rx_lost,
+	       st->rx_early);
 	json_object_set_new(root, "test",
 			    json_string(st->o.test == RG_TEST_P2P ? "p2p" : "allreduce"));
 	json_object_set_new(root, "ranks", json_integer(R));
