@@ -915,6 +915,8 @@ rg_report(struct rg_state *st, double time_us)
 	json_object_set_new(root, "qps", qps);
 	json_object_set_new(root, "tx_dropped_by_pmd", json_integer((json_int_t)st->tx_dropped));
 	json_object_set_new(root, "rx_lost_on_purpose", json_integer((json_int_t)st->rx_lost));
+	json_object_set_new(root, "pfc_received", json_integer((json_int_t)st->pfc.pfc_rcvd));
+	json_object_set_new(root, "pause_received", json_integer((json_int_t)st->pfc.pause_rcvd));
 	if (st->o.json != NULL && json_dump_file(root, st->o.json, JSON_INDENT(2)) != 0)
 		fprintf(stderr, "rocegen: %s: cannot write\n", st->o.json);
 	json_decref(root);

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Closed loop through rocemu: the netns lab with rocemu (ecn-200m.json: 200 Mb/s links, RED ECN
-# marking) between two rocegen exchanging 8 MB both ways. Asserts: both finish with every byte
+# Closed loop through rocemu: the netns lab with rocemu between two rocegen exchanging 8 MB both
+# ways. Mode "ecn" (ecn-200m.json: 200 Mb/s links, RED ECN marking): both finish with every byte
 # placed and checked, rocemu marked CE, each rocegen sent CNPs (paced) and received the peer's,
 # each sender's DCQCN rate fell to about half its line rate, and rocemu's conservation line is OK.
+# Mode "pfc" (pfc-200m.json: priority 3 lossless, PFC, no ECN): both finish, both were paused
+# by rocemu's PFC frames, and rocemu dropped nothing.
 # Exits 77 (skip, said loudly) only when the machine cannot make namespaces.
 set -u
 ROCEMU=$1
 ROCEGEN=$2
 SRC=$3
+MODE=${4:-ecn}
 export LAB_PREFIX=rl$$
 LAB="$SRC/scripts/lab/lab.sh"
 WORK=$(mktemp -d)
@@ -36,7 +39,7 @@ eval "$("$LAB" env)"
 
 # rocemu on core 0, both rocegen on core 1 (2-core machine)
 "$ROCEMU" -l 0 --no-huge --no-pci -m 1024 --file-prefix=rl_$$ $("$LAB" eal) -- \
-	--pipeline "$SRC/tests/e2e/ecn-200m.json" >"$WORK/rocemu.out" 2>&1 &
+	--pipeline "$SRC/tests/e2e/$MODE-200m.json" >"$WORK/rocemu.out" 2>&1 &
 ROCEMU_PID=$!
 for _ in $(seq 100); do
 	grep -q "^rocemu: running" "$WORK/rocemu.out" && break
@@ -66,6 +69,25 @@ for s in a b; do
 done
 echo "ok: both rocegen done through rocemu, 8 MB placed and checked each way"
 grep -q "^conservation: .*: OK$" "$WORK/rocemu.out" || fail "no OK conservation line"
+if [ "$MODE" = pfc ]; then
+	grep -q "^drops by reason: none" "$WORK/rocemu.out" || fail "rocemu dropped packets"
+	grep -q "^conservation: .* drops 0 " "$WORK/rocemu.out" || fail "rocemu dropped packets"
+	xoff=$(grep -o "pfc_tx_xoff=[0-9]*" "$WORK/rocemu.out" | awk -F= '{s += $2} END {print s + 0}')
+	[ "$xoff" -gt 0 ] || fail "rocemu sent no PFC XOFF"
+	echo "ok: rocemu sent $xoff PFC XOFF and dropped nothing"
+	python3 - "$WORK/a.json" "$WORK/b.json" <<'PY' || fail "PFC checks"
+import json, sys
+for f in sys.argv[1:]:
+    d = json.load(open(f))
+    paused = max(q["paused_ns"] for q in d["qps"])
+    assert d["pfc_received"] > 0 and paused > 0, (f, d["pfc_received"], paused)
+    print("ok: %s: %d PFC frames received, data paused %.1f ms"
+          % (f.split("/")[-1], d["pfc_received"], paused / 1e6))
+PY
+	grep -A1 "# size" "$WORK/a.out"
+	echo "PASS"
+	exit 0
+fi
 marked=$(grep -o "ecn_marked=[0-9]*" "$WORK/rocemu.out" | awk -F= '{s += $2} END {print s + 0}')
 [ "$marked" -gt 0 ] || fail "rocemu marked no packet CE"
 echo "ok: rocemu marked $marked packets CE, conservation OK"
