@@ -496,6 +496,54 @@ test_pfc_pause(void **state)
 	wire_free(w);
 }
 
+/* SEND (placed one after the other from offset 0) and single-packet WRITE ONLY, in one queue */
+static void
+test_send_and_write_only(void **state)
+{
+	struct wire *w = wire_new(1024, 100, false, 64 * 1024);
+	struct ep_wr wrs[] = {
+		{ .wr_id = 1, .op = EP_WR_SEND_IMM, .local = w->src, .len = 3000, .imm = 11 },
+		{ .wr_id = 2, .op = EP_WR_WRITE, .local = w->src + 5000, .len = 100,
+		  .remote_va = 8192 },
+		{ .wr_id = 3, .op = EP_WR_SEND, .local = w->src + 7000, .len = 10 },
+		{ .wr_id = 4, .op = EP_WR_WRITE_IMM, .local = w->src + 9000, .len = 1024,
+		  .remote_va = 16384, .imm = 44 },
+	};
+	static const uint8_t last_ops[] = { ROCE_OP_SEND_LAST_WITH_IMMEDIATE,
+		ROCE_OP_RDMA_WRITE_ONLY, ROCE_OP_SEND_ONLY,
+		ROCE_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE };
+	static const uint32_t lens[] = { 3000, 100, 10, 1024 };
+	struct ep_cqe c;
+	unsigned int i, n_rq = 0, n_sq = 0;
+
+	(void)state;
+	for (i = 0; i < 4; i++)
+		assert_int_equal(ep_qp_post(&w->a, &wrs[i]), 0);
+	for (i = 0; i < 100 && (n_rq < 4 || n_sq < 4); i++) {
+		wire_step(w);
+		while (ep_qp_poll_rq(&w->b, &c)) {
+			assert_int_equal(c.len, lens[n_rq]);
+			assert_int_equal(c.opcode, last_ops[n_rq]);
+			assert_int_equal(c.has_imm, n_rq == 0 || n_rq == 3);
+			if (c.has_imm)
+				assert_int_equal(c.imm, n_rq == 0 ? 11 : 44);
+			n_rq++;
+		}
+		while (ep_qp_poll_sq(&w->a, &c))
+			assert_int_equal(c.wr_id, ++n_sq);
+		w->now += 1000;
+	}
+	assert_int_equal(n_rq, 4);
+	assert_int_equal(n_sq, 4);
+	assert_int_equal(w->a.ctrs[EP_CTR_TX_DATA_PKTS], 3 + 1 + 1 + 1);
+	assert_memory_equal(w->dst, w->src, 3000);
+	assert_memory_equal(w->dst + 3000, w->src + 7000, 10);
+	assert_memory_equal(w->dst + 8192, w->src + 5000, 100);
+	assert_memory_equal(w->dst + 16384, w->src + 9000, 1024);
+	assert_int_equal(ep_bitmap_count(w->bitmap, 0, 64 * 1024), 3000 + 10 + 100 + 1024);
+	wire_free(w);
+}
+
 /* 1% random loss of data and ACKs/NAKs: 4 messages of 1 MB complete, every byte placed */
 static void
 test_random_loss(void **state)
@@ -639,6 +687,7 @@ main(void)
 		cmocka_unit_test(test_retry_exhaustion),
 		cmocka_unit_test(test_dcqcn_cnp),
 		cmocka_unit_test(test_pfc_pause),
+		cmocka_unit_test(test_send_and_write_only),
 		cmocka_unit_test(test_random_loss),
 		cmocka_unit_test(test_bidir_delay_loss),
 	};
