@@ -58,7 +58,7 @@ struct rg_opts {
 	double limit_s;
 	uint8_t timeout;
 	uint64_t window_bytes;
-	double rx_loss;			/* test aid: drop this fraction of received RoCE frames */
+	double rx_loss;			/* test aid: RoCE frames to drop */
 	uint64_t seed;
 };
 
@@ -74,7 +74,7 @@ struct rg_state {
 	bool qps_ready;			/* RoCE frames before this are dropped (counted) */
 	struct ep_pfc pfc;
 	struct ep_qp qps[2 * RG_MAX_QPS];	/* send QPs, then receive QPs */
-	uint8_t *bufs[RG_MAX_RANKS];	/* per local rank: data (size); rank 0 also scratch (size) */
+	uint8_t *bufs[RG_MAX_RANKS];	/* per local rank: data; rank 0: data + scratch */
 	uint8_t *mr;			/* bufs[0]: where the peer writes */
 	uint64_t *bitmap;
 	uint8_t *src;			/* p2p: what we send */
@@ -83,11 +83,11 @@ struct rg_state {
 	uint32_t *imm_seen;		/* per (iteration, step): completions received */
 	unsigned int n_imm;
 	uint64_t arp_replies_sent;
-	uint64_t tx_dropped;		/* frames the PMD did not take (recovered by go-back-N) */
+	uint64_t tx_dropped;		/* frames the PMD did not take (go-back-N resends) */
 	uint64_t rx_other;
 	uint64_t rx_lost;		/* dropped on purpose (--rx-loss) */
 	uint64_t rx_early;		/* RoCE frames before our QPs were up */
-	uint64_t local_bytes;		/* moved between ranks of this process, not on the wire */
+	uint64_t local_bytes;		/* moved between ranks of this process */
 	uint64_t rng;
 };
 
@@ -120,7 +120,8 @@ rg_usage(FILE *f)
 		"  --iters N            timed iterations (default 5)\n"
 		"  --warmup N           untimed iterations first (default 1)\n"
 		"  --qps N              QPs (channels) per wire hop, 1..%d (default 1)\n"
-		"  --ranks N            ranks in this process, 1..%d, the same in both (default 1)\n"
+		"  --ranks N            ranks in this process, 1..%d, the same in both\n"
+		"                       (default 1)\n"
 		"  --mtu 1024|4096      path MTU (default 1024)\n"
 		"  --dcqcn nvidia|paper|off  congestion control (default nvidia)\n"
 		"  --line-rate-mbps R   line rate for DCQCN and PFC quanta (default 100000)\n"
@@ -167,8 +168,8 @@ rg_parse_uint(const char *opt, const char *s, unsigned long lo, unsigned long hi
 	errno = 0;
 	v = strtoul(s, &end, 0);
 	if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v < lo || v > hi) {
-		fprintf(stderr, "rocegen: %s: must be an integer in %lu..%lu, got \"%s\"\n", opt, lo,
-			hi, s);
+		fprintf(stderr, "rocegen: %s: must be an integer in %lu..%lu, got \"%s\"\n",
+			opt, lo, hi, s);
 		return -1;
 	}
 	*out = v;
@@ -242,8 +243,8 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 			break;
 		case 's':
 			if (rg_parse_size(optarg, &o->size) != 0) {
-				fprintf(stderr, "rocegen: --size: bytes with an optional K/M/G suffix, "
-					"1..4G-1, got \"%s\"\n", optarg);
+				fprintf(stderr, "rocegen: --size: bytes with an optional K/M/G "
+					"suffix, 1..4G-1, got \"%s\"\n", optarg);
 				return -1;
 			}
 			break;
@@ -271,8 +272,8 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 			if (rg_parse_uint("--mtu", optarg, 256, 4096, &v) != 0)
 				return -1;
 			if (v != 256 && v != 512 && v != 1024 && v != 2048 && v != 4096) {
-				fprintf(stderr, "rocegen: --mtu: 256, 512, 1024, 2048 or 4096, got %lu\n",
-					v);
+				fprintf(stderr, "rocegen: --mtu: 256, 512, 1024, 2048 or 4096, "
+					"got %lu\n", v);
 				return -1;
 			}
 			o->mtu = (uint32_t)v;
@@ -280,8 +281,8 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 		case 'd':
 			if (strcmp(optarg, "nvidia") != 0 && strcmp(optarg, "paper") != 0 &&
 			    strcmp(optarg, "off") != 0) {
-				fprintf(stderr, "rocegen: --dcqcn: nvidia, paper or off, got \"%s\"\n",
-					optarg);
+				fprintf(stderr, "rocegen: --dcqcn: nvidia, paper or off, "
+					"got \"%s\"\n", optarg);
 				return -1;
 			}
 			o->dcqcn = optarg;
@@ -307,8 +308,8 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 		case 'x':
 			o->rx_loss = strtod(optarg, NULL) / 100.0;
 			if (!(o->rx_loss >= 0 && o->rx_loss <= 0.5)) {
-				fprintf(stderr, "rocegen: --rx-loss: percent in 0..50, got \"%s\"\n",
-					optarg);
+				fprintf(stderr, "rocegen: --rx-loss: percent in 0..50, "
+					"got \"%s\"\n", optarg);
 				return -1;
 			}
 			break;
@@ -335,9 +336,9 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 		return -1;
 	}
 	if (o->size % (4ULL * 2 * o->n_ranks * o->n_qps) != 0) {
-		fprintf(stderr, "rocegen: --size: must be a multiple of %u (4-byte floats, %u ranks, "
-			"%u QPs), got %" PRIu64 "\n", 8 * o->n_ranks * o->n_qps, 2 * o->n_ranks,
-			o->n_qps, o->size);
+		fprintf(stderr, "rocegen: --size: must be a multiple of %u (4-byte floats, "
+			"%u ranks, %u QPs), got %" PRIu64 "\n", 8 * o->n_ranks * o->n_qps,
+			2 * o->n_ranks, o->n_qps, o->size);
 		return -1;
 	}
 	if (o->ip[3] + o->n_ranks > 255 || o->peer_ip[3] + o->n_ranks > 255) {
@@ -838,7 +839,9 @@ rg_verify(struct rg_state *st)
 			return -1;
 		rg_pattern(want, size, 1 - st->proc);
 		for (i = 0; i < size && !bad; i += 256 * 1024) {
-			bad = memcmp(want + i, st->mr + i, RTE_MIN(size - i, (uint64_t)256 * 1024)) != 0;
+			uint64_t part = RTE_MIN(size - i, (uint64_t)256 * 1024);
+
+			bad = memcmp(want + i, st->mr + i, part) != 0;
 			rg_poll(st);
 		}
 		free(want);
@@ -850,7 +853,9 @@ rg_verify(struct rg_state *st)
 			const float *data = (const float *)st->bufs[k];
 
 			for (i = 0; i < n && !bad; i++) {
-				bad = data[i] != (float)(R * (R + 1) / 2) + (float)R * (float)(i % 7);
+				float want = (float)(R * (R + 1) / 2) + (float)R * (float)(i % 7);
+
+				bad = data[i] != want;
 				if ((i & 0xFFFF) == 0xFFFF)
 					rg_poll(st);
 			}
@@ -892,7 +897,8 @@ rg_report(struct rg_state *st, double time_us)
 		for (c = 0; c < EP_CTR_MAX; c++) {
 			if (qp->ctrs[c] != 0)
 				printf(" %s=%" PRIu64, ep_ctr_name(c), qp->ctrs[c]);
-			json_object_set_new(o, ep_ctr_name(c), json_integer((json_int_t)qp->ctrs[c]));
+			json_object_set_new(o, ep_ctr_name(c),
+					    json_integer((json_int_t)qp->ctrs[c]));
 		}
 		printf(" min_rate_mbps=%.1f final_rate_mbps=%.1f\n", qp->min_rate_mbps,
 		       ep_qp_rate_mbps(qp));
@@ -903,7 +909,8 @@ rg_report(struct rg_state *st, double time_us)
 	}
 	printf("# in-process rank-to-rank bytes (not on the wire): %" PRIu64 "\n", st->local_bytes);
 	printf("# port: tx_dropped_by_pmd=%" PRIu64 " rx_other=%" PRIu64 " pfc_rcvd=%" PRIu64
-	       " arp_replies=%" PRIu64 " rx_lost_on_purpose=%" PRIu64 " rx_before_qps_up=%" PRIu64 "\n",
+	       " arp_replies=%" PRIu64 " rx_lost_on_purpose=%" PRIu64
+	       " rx_before_qps_up=%" PRIu64 "\n",
 	       st->tx_dropped, st->rx_other, st->pfc.pfc_rcvd, st->arp_replies_sent, st->rx_lost,
 	       st->rx_early);
 	json_object_set_new(root, "test",
@@ -932,7 +939,8 @@ main(int argc, char **argv)
 
 	rc = rte_eal_init(argc, argv);
 	if (rc < 0) {
-		fprintf(stderr, "rocegen: EAL initialisation failed: %s\n", rte_strerror(rte_errno));
+		fprintf(stderr, "rocegen: EAL initialisation failed: %s\n",
+			rte_strerror(rte_errno));
 		return 1;
 	}
 	argc -= rc;
@@ -959,7 +967,8 @@ main(int argc, char **argv)
 	st->bitmap = calloc(2 * st->o.size / 64 + 1, sizeof(uint64_t));
 	st->src = malloc(st->o.size);
 	if (st->imm_seen == NULL || it < st->o.n_ranks || st->bitmap == NULL || st->src == NULL) {
-		fprintf(stderr, "rocegen: out of memory for %" PRIu64 " byte buffers\n", st->o.size);
+		fprintf(stderr, "rocegen: out of memory for %" PRIu64 " byte buffers\n",
+			st->o.size);
 		goto out;
 	}
 	rg_pattern(st->src, st->o.size, st->proc);

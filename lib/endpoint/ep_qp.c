@@ -281,7 +281,8 @@ ep_data_opcode(enum ep_wr_op op, uint32_t idx, uint32_t npkts)
 
 	if (npkts == 1) {
 		if (write)
-			return imm ? ROCE_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE : ROCE_OP_RDMA_WRITE_ONLY;
+			return imm ? ROCE_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE :
+				     ROCE_OP_RDMA_WRITE_ONLY;
 		return imm ? ROCE_OP_SEND_ONLY_WITH_IMMEDIATE : ROCE_OP_SEND_ONLY;
 	}
 	if (idx == 0)
@@ -353,7 +354,7 @@ ep_tx_data(struct ep_qp *qp, uint64_t now_ns, uint8_t *buf, uint32_t cap)
 	if (len <= 0)
 		return len;
 	if (ep_psn_diff(qp->snd_max, qp->snd_una) <= 0)
-		qp->last_progress_ns = now_ns; /* the timer starts with the first outstanding packet */
+		qp->last_progress_ns = now_ns; /* the timer starts with the first outstanding */
 	retx = ep_psn_diff(psn, qp->snd_max) < 0;
 	if (retx) {
 		qp->ctrs[EP_CTR_RETX_PKTS]++;
@@ -389,8 +390,9 @@ ep_qp_tx(struct ep_qp *qp, uint64_t now_ns, uint8_t *buf, uint32_t cap)
 	if ((qp->nak_pending || qp->ack_pending) &&
 	    ep_pfc_may_send(qp->pfc, qp->cfg.prio, now_ns)) {
 		if (qp->nak_pending) {
-			/* the NAK names the expected PSN and so acknowledges everything before it */
-			len = ep_tx_ack(qp, buf, cap, ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ_ERR, qp->epsn);
+			/* the NAK names the expected PSN: it acknowledges everything before it */
+			len = ep_tx_ack(qp, buf, cap, ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ_ERR,
+					qp->epsn);
 			qp->ctrs[EP_CTR_NAKS_SENT]++;
 		} else {
 			len = ep_tx_ack(qp, buf, cap, ROCE_AETH_ACK | ROCE_AETH_CREDIT_UNLIMITED,

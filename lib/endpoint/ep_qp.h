@@ -96,7 +96,7 @@ struct ep_qp_cfg {
 	uint32_t sq_psn;		/**< first PSN this QP sends */
 	uint32_t rq_psn;		/**< first PSN this QP expects */
 	uint32_t mtu;			/**< path MTU: 256..4096 */
-	uint32_t ackreq_every;		/**< AckReq every N packets (0: last of a message only) */
+	uint32_t ackreq_every;		/**< AckReq every N packets (0: off) */
 	uint64_t window_bytes;		/**< outstanding payload bytes allowed */
 	uint8_t timeout;		/**< retransmission timeout 4.096 us x 2^timeout, 1..31 */
 	uint8_t retry_cnt;		/**< retries after a timeout before the error state */
@@ -111,8 +111,8 @@ struct ep_qp_cfg {
 	uint8_t dst_ip[4];
 	uint16_t udp_sport;		/**< flow entropy, fixed per QP */
 	bool dcqcn_enabled;		/**< reaction point paces data at Rc */
-	struct dcqcn_params dcqcn;	/**< line_rate_mbps is also the pacing rate without DCQCN */
-	uint8_t *mr;			/**< responder memory: WRITEs at va, SENDs from recv_off */
+	struct dcqcn_params dcqcn;	/**< DCQCN parameters; line_rate_mbps also for PFC */
+	uint8_t *mr;			/**< responder memory: WRITEs at va, SENDs in order */
 	uint64_t mr_len;
 	uint64_t *placed_bitmap;	/**< optional: 1 bit per byte of mr */
 };
@@ -172,10 +172,10 @@ struct ep_qp {
 	uint32_t next_psn;		/**< PSN the next posted WR starts at */
 	uint32_t snd_una;		/**< oldest unacknowledged PSN */
 	uint32_t snd_nxt;		/**< next PSN to transmit */
-	uint32_t snd_max;		/**< one past the highest PSN ever sent (retransmission test) */
+	uint32_t snd_max;		/**< one past the highest PSN ever sent */
 	uint64_t outstanding_bytes;
 	uint32_t pkts_since_ackreq;
-	uint64_t last_progress_ns;	/**< last send from idle or last ACK that advanced snd_una */
+	uint64_t last_progress_ns;	/**< last ACK advancing snd_una */
 	uint32_t retries;
 	uint64_t next_send_ns;		/**< rate limiter */
 	struct dcqcn_rp rp;
@@ -189,7 +189,7 @@ struct ep_qp {
 	bool nak_pending;
 	uint32_t cnp_pending;
 	uint64_t last_cnp_ns;
-	uint64_t wr_va;			/**< where the next byte of the current message goes */
+	uint64_t wr_va;			/**< where the next byte of the message goes */
 	uint32_t msg_bytes;
 	bool in_msg;
 	uint64_t recv_off;		/**< SENDs are placed here in mr (wrapping) */

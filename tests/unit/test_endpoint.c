@@ -418,7 +418,8 @@ test_dcqcn_cnp(void **state)
 		if (w->now == 160000) {
 			/* the sending rate over 100 us follows Rc (it only rises here) */
 			measured = (double)w->a_tx_data_bytes_after * 8000.0 / 100000.0;
-			print_message("Rc %.1f Mb/s at 160 us, measured %.1f Mb/s over 60..160 us\n",
+			print_message("Rc %.1f Mb/s at 160 us, measured %.1f Mb/s over "
+				      "60..160 us\n",
 				      w->a.rp.rc_mbps, measured);
 			assert_true(measured <= w->a.rp.rc_mbps * 1.02 + 1000);
 			assert_true(measured >= w->a.rp.rc_mbps * 0.5);
@@ -659,7 +660,8 @@ test_bidir_delay_loss(void **state)
 			assert_int_equal(w->b.state, EP_QP_RTS);
 			w->now += 1000;
 		}
-		print_message("seed %u: done %d at %lu us, lost %lu, retx %lu/%lu, timeouts %lu/%lu\n",
+		print_message("seed %u: done %d at %lu us, lost %lu, retx %lu/%lu, "
+			      "timeouts %lu/%lu\n",
 			      seed, done, (unsigned long)(w->now / 1000), (unsigned long)w->lost,
 			      (unsigned long)w->a.ctrs[EP_CTR_RETX_PKTS],
 			      (unsigned long)w->b.ctrs[EP_CTR_RETX_PKTS],
