@@ -45,7 +45,9 @@ struct rg_opts {
 	uint8_t ip[4];
 	uint8_t peer_ip[4];
 	bool ip_set, peer_set;
-	uint64_t size;
+	uint64_t size;			/* largest size (-e); buffers are this big */
+	uint64_t min_size;		/* smallest size (-b) */
+	unsigned int factor;		/* -f */
 	unsigned int iters;
 	unsigned int warmup;
 	unsigned int n_qps;
@@ -72,6 +74,11 @@ struct rg_state {
 	unsigned int proc;		/* 0 for the lower IP */
 	unsigned int n_ranks_total;	/* R */
 	bool qps_ready;			/* RoCE frames before this are dropped (counted) */
+	uint64_t cur_size;		/* the size being run */
+	uint32_t imm_base;		/* first imm of the size being run */
+	unsigned int n_rows;
+	uint64_t row_sizes[64];
+	double row_us[64];
 	struct ep_pfc pfc;
 	struct ep_qp qps[2 * RG_MAX_QPS];	/* send QPs, then receive QPs */
 	uint8_t *bufs[RG_MAX_RANKS];	/* per local rank: data; rank 0: data + scratch */
@@ -117,6 +124,8 @@ rg_usage(FILE *f)
 		"  --peer-ip ADDR       the peer process's address\n"
 		"  --test p2p|allreduce point-to-point bandwidth (both ways) or ring all-reduce\n"
 		"  --size N[K|M|G]      message / buffer size in bytes (default 64M)\n"
+		"  -b N, -e N, -f F     size sweep from -b to -e bytes, times F each (like\n"
+		"                       nccl-tests; --size N is -b N -e N)\n"
 		"  --iters N            timed iterations (default 5)\n"
 		"  --warmup N           untimed iterations first (default 1)\n"
 		"  --qps N              QPs (channels) per wire hop, 1..%d (default 1)\n"
@@ -205,6 +214,7 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->size = 64ULL << 20;
+	o->factor = 2;
 	o->iters = 5;
 	o->warmup = 1;
 	o->n_qps = 1;
@@ -216,7 +226,7 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 	o->timeout = 14;
 	o->window_bytes = 256 * 1024;
 	o->seed = 1;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:e:f:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 		case 'p':
@@ -241,12 +251,21 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 				return -1;
 			}
 			break;
+		case 'b':
+		case 'e':
 		case 's':
-			if (rg_parse_size(optarg, &o->size) != 0) {
+			if (rg_parse_size(optarg, c == 'b' ? &o->min_size : &o->size) != 0) {
 				fprintf(stderr, "rocegen: --size: bytes with an optional K/M/G "
 					"suffix, 1..4G-1, got \"%s\"\n", optarg);
 				return -1;
 			}
+			if (c == 's')
+				o->min_size = o->size;
+			break;
+		case 'f':
+			if (rg_parse_uint("-f", optarg, 2, 16, &v) != 0)
+				return -1;
+			o->factor = (unsigned int)v;
 			break;
 		case 'n':
 		case 'w':
@@ -333,6 +352,14 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 	}
 	if (!o->ip_set || !o->peer_set) {
 		fprintf(stderr, "rocegen: --ip and --peer-ip are required\n");
+		return -1;
+	}
+	if (o->min_size == 0 || o->min_size > o->size)
+		o->min_size = o->size;
+	if (o->min_size % (4ULL * 2 * o->n_ranks * o->n_qps) != 0) {
+		fprintf(stderr, "rocegen: -b: must be a multiple of %u (4-byte floats, %u ranks, "
+			"%u QPs), got %" PRIu64 "\n", 8 * o->n_ranks * o->n_qps, 2 * o->n_ranks,
+			o->n_qps, o->min_size);
 		return -1;
 	}
 	if (o->size % (4ULL * 2 * o->n_ranks * o->n_qps) != 0) {
@@ -772,22 +799,23 @@ rg_iteration(struct rg_state *st, unsigned int it)
 {
 	unsigned int R = st->n_ranks_total, nl = st->o.n_ranks, g0 = st->proc * nl;
 	unsigned int gl = g0 + nl - 1, step, s, k, cs, cr;
-	uint64_t size = st->o.size, csz = size / R, n = csz / 4;
+	uint64_t size = st->cur_size, csz = size / R, n = csz / 4, scratch = st->o.size;
 	uint32_t imm;
 	bool rs;
 
 	if (st->o.test == RG_TEST_P2P) {
-		if (rg_post(st, st->src, size, 0, it) != 0)
+		imm = st->imm_base + it;
+		if (rg_post(st, st->src, size, 0, imm) != 0)
 			return -1;
-		return rg_wait(st, it);
+		return rg_wait(st, imm);
 	}
 	for (step = 0; step < 2 * (R - 1); step++) {
 		rs = step < R - 1;
 		s = rs ? step : step - (R - 1);
-		imm = it * rg_steps(st) + step;
+		imm = st->imm_base + it * rg_steps(st) + step;
 		cs = rs ? (gl + R - s) % R : (gl + 1 + R - s) % R;
 		cr = rs ? (g0 + R - s - 1) % R : (g0 + R - s) % R;
-		if (rg_post(st, st->bufs[nl - 1] + cs * csz, csz, (rs ? size : 0) + cs * csz,
+		if (rg_post(st, st->bufs[nl - 1] + cs * csz, csz, (rs ? scratch : 0) + cs * csz,
 			    imm) != 0)
 			return -1;
 		for (k = 0; k + 1 < nl; k++) {
@@ -805,7 +833,7 @@ rg_iteration(struct rg_state *st, unsigned int it)
 			return -1;
 		if (rs)
 			rg_add(st, (float *)st->bufs[0] + cr * n,
-			       (const float *)(st->bufs[0] + size) + cr * n, n);
+			       (const float *)(st->bufs[0] + scratch) + cr * n, n);
 	}
 	return 0;
 }
@@ -813,7 +841,7 @@ rg_iteration(struct rg_state *st, unsigned int it)
 static void
 rg_allreduce_init(struct rg_state *st)
 {
-	uint64_t i, n = st->o.size / 4;
+	uint64_t i, n = st->cur_size / 4;
 	unsigned int k;
 
 	for (k = 0; k < st->o.n_ranks; k++) {
@@ -829,7 +857,7 @@ static int
 rg_verify(struct rg_state *st)
 {
 	unsigned int R = st->n_ranks_total, k;
-	uint64_t size = st->o.size, i, n = size / 4, placed, want_placed;
+	uint64_t size = st->cur_size, i, n = size / 4, placed, want_placed;
 	int bad = 0;
 
 	if (st->o.test == RG_TEST_P2P) {
@@ -862,8 +890,14 @@ rg_verify(struct rg_state *st)
 		}
 		/* from the wire, into our first rank: R - 1 chunks in scratch (reduce-scatter)
 		 * and R - 1 chunks in data (all-gather) */
-		placed = ep_bitmap_count(st->bitmap, 0, 2 * size);
+		placed = ep_bitmap_count(st->bitmap, 0, 2 * st->o.size);
 		want_placed = 2 * (R - 1) * (size / R);
+	}
+	if (st->n_rows > 0) {
+		/* the peer may already be writing the next size: the bitmap counts the first */
+		printf("rocegen: verify %" PRIu64 " bytes: %s\n", size,
+		       bad ? "DATA MISMATCH" : "data ok");
+		return bad ? -1 : 0;
 	}
 	printf("rocegen: verify: %s, %" PRIu64 " of %" PRIu64 " bytes placed\n",
 	       bad ? "DATA MISMATCH" : "data ok", placed, want_placed);
@@ -871,10 +905,9 @@ rg_verify(struct rg_state *st)
 }
 
 static void
-rg_report(struct rg_state *st, double time_us)
+rg_report(struct rg_state *st)
 {
-	double algbw = (double)st->o.size / (time_us * 1e3);	/* GB/s */
-	unsigned int R = st->n_ranks_total;
+	unsigned int R = st->n_ranks_total, r;
 	/* p2p: 1; ring all-reduce: 2(R - 1)/R, as nccl-tests */
 	double factor = st->o.test == RG_TEST_P2P ? 1.0 : 2.0 * (R - 1) / R;
 	unsigned int q, c;
@@ -882,12 +915,17 @@ rg_report(struct rg_state *st, double time_us)
 
 	printf("#\n# %-12s %12s %6s %10s %10s %10s\n", "size", "count", "type", "time(us)",
 	       "algbw(GB/s)", "busbw(GB/s)");
-	printf("  %-12" PRIu64 " %12" PRIu64 " %6s %10.1f %10.3f %10.3f\n", st->o.size,
-	       st->o.test == RG_TEST_P2P ? st->o.size : st->o.size / 4,
-	       st->o.test == RG_TEST_P2P ? "uint8" : "float", time_us, algbw, algbw * factor);
-	row = json_pack("{s:I, s:f, s:f, s:f}", "size", (json_int_t)st->o.size, "time_us",
-			time_us, "algbw_gbps", algbw, "busbw_gbps", algbw * factor);
-	json_array_append_new(rows, row);
+	for (r = 0; r < st->n_rows; r++) {
+		uint64_t size = st->row_sizes[r];
+		double us = st->row_us[r], algbw = (double)size / (us * 1e3); /* GB/s */
+
+		printf("  %-12" PRIu64 " %12" PRIu64 " %6s %10.1f %10.3f %10.3f\n", size,
+		       st->o.test == RG_TEST_P2P ? size : size / 4,
+		       st->o.test == RG_TEST_P2P ? "uint8" : "float", us, algbw, algbw * factor);
+		row = json_pack("{s:I, s:f, s:f, s:f}", "size", (json_int_t)size, "time_us", us,
+				"algbw_gbps", algbw, "busbw_gbps", algbw * factor);
+		json_array_append_new(rows, row);
+	}
 	printf("# per-QP counters\n");
 	for (q = 0; q < 2 * st->o.n_qps; q++) {
 		const struct ep_qp *qp = &st->qps[q];
@@ -933,7 +971,7 @@ int
 main(int argc, char **argv)
 {
 	struct rg_state *st;
-	unsigned int it, total;
+	unsigned int it, total, k;
 	uint64_t t0 = 0;
 	int rc, ret = 1;
 
@@ -956,7 +994,9 @@ main(int argc, char **argv)
 	st->proc = memcmp(st->o.ip, st->o.peer_ip, 4) < 0 ? 0 : 1;
 	st->n_ranks_total = 2 * st->o.n_ranks;
 	total = st->o.warmup + st->o.iters;
-	st->n_imm = total * rg_steps(st);
+	for (st->cur_size = st->o.min_size, k = 0; st->cur_size <= st->o.size && k < 64; k++)
+		st->cur_size *= st->o.factor;
+	st->n_imm = k * total * rg_steps(st);
 	st->imm_seen = calloc(st->n_imm, sizeof(*st->imm_seen));
 	for (it = 0; it < st->o.n_ranks; it++) {
 		st->bufs[it] = calloc(1, it == 0 ? 2 * st->o.size : st->o.size);
@@ -972,8 +1012,6 @@ main(int argc, char **argv)
 		goto out;
 	}
 	rg_pattern(st->src, st->o.size, st->proc);
-	if (st->o.test == RG_TEST_ALLREDUCE)
-		rg_allreduce_init(st);
 	if (rg_port_setup(st) != 0 || rg_resolve_peer(st) != 0 || rg_qps_init(st) != 0)
 		goto out;
 	printf("rocegen: ranks %u..%u of %u, %s, %" PRIu64 " bytes, %u QP(s) per wire hop, MTU %u, "
@@ -982,22 +1020,26 @@ main(int argc, char **argv)
 	       st->o.test == RG_TEST_P2P ? "p2p" : "allreduce", st->o.size, st->o.n_qps, st->o.mtu,
 	       st->o.dcqcn);
 	fflush(stdout);
-	for (it = 0; it < total; it++) {
-		if (it == st->o.warmup)
-			t0 = rg_now_ns(st);
-		if (rg_iteration(st, it) != 0)
-			goto report;
-		if (it == 0 && rg_verify(st) != 0)
-			goto report;
+	for (st->cur_size = st->o.min_size; st->n_rows < k; st->cur_size *= st->o.factor) {
+		if (st->o.test == RG_TEST_ALLREDUCE)
+			rg_allreduce_init(st);
+		for (it = 0; it < total; it++) {
+			if (it == st->o.warmup)
+				t0 = rg_now_ns(st);
+			if (rg_iteration(st, it) != 0)
+				goto report;
+			if (it == 0 && rg_verify(st) != 0)
+				goto report;
+		}
+		st->row_sizes[st->n_rows] = st->cur_size;
+		st->row_us[st->n_rows++] = (double)(rg_now_ns(st) - t0) / 1e3 / st->o.iters;
+		st->imm_base += total * rg_steps(st);
 	}
 	ret = 0;
 report:
-	if (ret == 0) {
-		rg_report(st, (double)(rg_now_ns(st) - t0) / 1e3 / st->o.iters);
-	} else {
-		rg_report(st, 0.001);
+	rg_report(st);
+	if (ret != 0)
 		fprintf(stderr, "rocegen: FAILED\n");
-	}
 	/* keep answering for a moment so the peer's last ACKs and imms get out */
 	t0 = rg_now_ns(st);
 	while (rg_now_ns(st) - t0 < 300000000ULL && !rg_stop)
