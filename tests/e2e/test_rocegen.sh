@@ -139,10 +139,13 @@ else
 	echo "SKIP (part): tshark/dumpcap not installed: frame dissection NOT TESTED"
 fi
 
-run p2p "" --test p2p --size 64M --iters 2 --time-limit 100
-run allreduce "" --test allreduce --size 64M --iters 2 --time-limit 100
+# --timeout 16 (268 ms x 7 retries): a busy 2-core machine can deschedule a polling process for
+# hundreds of ms, and a peer that stops answering for longer than the retry budget is an error.
+run p2p "" --test p2p --size 64M --iters 2 --timeout 16 --time-limit 100
+run allreduce "" --test allreduce --size 64M --iters 2 --timeout 16 --time-limit 100
 # 4 ranks: 2 per process, the hops inside a process in memory (counted), 6 steps
-run allreduce-4ranks "" --test allreduce --ranks 2 --size 64M --iters 2 --time-limit 150
+run allreduce-4ranks "" --test allreduce --ranks 2 --size 64M --iters 2 --timeout 16 \
+	--time-limit 150
 python3 - "$WORK/a.json" <<'PY' || fail "4 ranks: JSON"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -155,7 +158,8 @@ print("ok: 4 ranks: busbw = 1.5 x algbw, %d bytes moved inside each process" % d
 PY
 
 # a size sweep like nccl-tests (-b 1M -e 64M -f 8: 1, 8 and 64 MB), each size checked
-run sweep "" --test allreduce --ranks 2 -b 1M -e 64M -f 8 --iters 1 --time-limit 150
+run sweep "" --test allreduce --ranks 2 -b 1M -e 64M -f 8 --iters 1 --timeout 16 \
+	--time-limit 150
 [ "$(grep -c "verify.*data ok" "$WORK/a.out")" -eq 3 ] || fail "sweep: 3 sizes not all checked"
 python3 -c 'import json, sys; assert [r["size"] for r in json.load(open(sys.argv[1]))["results"]] == [1 << 20, 8 << 20, 64 << 20]' "$WORK/a.json" || fail "sweep: rows"
 echo "ok: sweep: 3 sizes, each verified, 3 table rows"
@@ -163,9 +167,9 @@ echo "ok: sweep: 3 sizes, each verified, 3 table rows"
 # 1% loss each way: each rocegen drops 1% of the RoCE frames it receives (seeded; this
 # kernel may have no netem). Every lost data packet must be resent (go-back-N resends more).
 # A 64 KB window: with 1% loss a 256-packet go-back-N window almost never gets through whole,
-# and the af_packet rings (2048 frames) add tens of ms of queueing, so the timeout stays 67 ms.
-run allreduce-1pct-loss "" --test allreduce --size 64M --iters 1 --window-kb 64 \
-	--time-limit 150 --rx-loss 1
+# and the af_packet rings (2048 frames) add tens of ms of queueing; timeout 134 ms.
+run allreduce-1pct-loss "" --test allreduce --size 64M --iters 1 --window-kb 64 --timeout 15 \
+	--time-limit 200 --rx-loss 1
 python3 - "$WORK/a.json" "$WORK/b.json" <<'PY' || fail "with 1% loss: go-back-N counters"
 import json, sys
 tot = {"retransmitted_packets": 0, "naks_received": 0, "timeouts": 0, "lost": 0}

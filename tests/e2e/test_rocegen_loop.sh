@@ -49,7 +49,7 @@ done
 grep -q "^rocemu: running" "$WORK/rocemu.out" || fail "rocemu did not start within 10 s"
 
 # The lab's kernels own .1/.2; rocegen takes other addresses so the kernels stay out of it.
-ARGS=(--test p2p --size 8M --iters 2 --line-rate-mbps 1000 --time-limit 120)
+ARGS=(--test p2p --size 8M --iters 2 --line-rate-mbps 1000 --timeout 16 --time-limit 120)
 ip netns exec "$NS_A" "$ROCEGEN" -l 1 --no-huge -m 512 --no-pci --file-prefix=rla$$ \
 	--vdev=net_af_packet0,iface=eth0,framecnt=2048 -- --ip 198.18.0.11 --peer-ip 198.18.0.12 \
 	--json "$WORK/a.json" "${ARGS[@]}" >"$WORK/a.out" 2>&1 &
