@@ -18,7 +18,7 @@ void
 ep_pfc_init(struct ep_pfc *pfc, double link_mbps)
 {
 	memset(pfc, 0, sizeof(*pfc));
-	pfc->link_mbps = link_mbps;
+	pfc->link_mbps = link_mbps > 0 ? link_mbps : 100000.0; /* quanta need a link rate */
 }
 
 /* One quantum is 512 bit times: ns = quanta * 512 * 1000 / Mb/s. */

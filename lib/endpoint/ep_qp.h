@@ -80,7 +80,7 @@ struct ep_pfc {
 	uint64_t pause_rcvd;
 };
 
-/** Initialise for a link of @p link_mbps. */
+/** Initialise for a link of @p link_mbps (100 Gb/s if not > 0). */
 void ep_pfc_init(struct ep_pfc *pfc, double link_mbps);
 
 /** A parsed MAC control frame arrived at @p now_ns (ignored unless PAUSE or PFC). */
