@@ -384,7 +384,7 @@ rg_port_setup(struct rg_state *st)
 	struct rte_eth_dev_info info;
 	char name[RTE_ETH_NAME_MAX_LEN] = "?";
 	uint32_t room = st->o.mtu <= 1024 ? RTE_MBUF_DEFAULT_BUF_SIZE :
-		st->o.mtu + 256 + RTE_PKTMBUF_HEADROOM;
+		8192 + RTE_PKTMBUF_HEADROOM; /* af_packet framesz=8192 for 4 KB MTU */
 	int rc;
 
 	if (rte_eth_dev_count_avail() == 0) {
