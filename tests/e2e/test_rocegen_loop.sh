@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Closed loop through rocemu: the netns lab with rocemu between two rocegen exchanging 8 MB both
+# ways. Mode "ecn" (ecn-200m.json: 200 Mb/s links, RED ECN marking): both finish with every byte
+# placed and checked, rocemu marked CE, each rocegen sent CNPs (paced) and received the peer's,
+# each sender's DCQCN rate fell to about half its line rate, and rocemu's conservation line is OK.
+# Mode "pfc" (pfc-200m.json: priority 3 lossless, PFC, no ECN): both finish, both were paused
+# by rocemu's PFC frames, and rocemu dropped nothing.
+# Exits 77 (skip, said loudly) only when the machine cannot make namespaces.
+set -u
+ROCEMU=$1
+ROCEGEN=$2
+SRC=$3
+MODE=${4:-ecn}
+export LAB_PREFIX=rl$$
+LAB="$SRC/scripts/lab/lab.sh"
+WORK=$(mktemp -d)
+ROCEMU_PID=
+
+cleanup() {
+	[ -n "$ROCEMU_PID" ] && kill -INT "$ROCEMU_PID" 2>/dev/null && sleep 1
+	[ -n "$ROCEMU_PID" ] && kill -9 "$ROCEMU_PID" 2>/dev/null
+	"$LAB" down >/dev/null 2>&1
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+fail() {
+	echo "FAIL: $*"
+	for f in rocemu a b; do [ -f "$WORK/$f.out" ] && sed "s/^/  $f| /" "$WORK/$f.out"; done
+	exit 1
+}
+
+if [ "$(id -u)" -ne 0 ] || ! ip netns add "rl$$-probe" 2>/dev/null; then
+	echo "SKIP: closed loop needs root and network namespaces (ip netns); NOT TESTED"
+	exit 77
+fi
+ip netns del "rl$$-probe"
+eval "$("$LAB" env)"
+"$LAB" up >/dev/null || fail "lab setup"
+
+# rocemu on core 0, both rocegen on core 1 (2-core machine)
+"$ROCEMU" -l 0 --no-huge --no-pci -m 1024 --file-prefix=rl_$$ $("$LAB" eal) -- \
+	--pipeline "$SRC/tests/e2e/$MODE-200m.json" >"$WORK/rocemu.out" 2>&1 &
+ROCEMU_PID=$!
+for _ in $(seq 100); do
+	grep -q "^rocemu: running" "$WORK/rocemu.out" && break
+	kill -0 $ROCEMU_PID 2>/dev/null || fail "rocemu exited at start"
+	sleep 0.1
+done
+grep -q "^rocemu: running" "$WORK/rocemu.out" || fail "rocemu did not start within 10 s"
+
+# The lab's kernels own .1/.2; rocegen takes other addresses so the kernels stay out of it.
+ARGS=(--test p2p --size 8M --iters 2 --line-rate-mbps 1000 --timeout 16 --time-limit 120)
+ip netns exec "$NS_A" "$ROCEGEN" -l 1 --no-huge -m 512 --no-pci --file-prefix=rla$$ \
+	--vdev=net_af_packet0,iface=eth0,framecnt=2048 -- --ip 198.18.0.11 --peer-ip 198.18.0.12 \
+	--json "$WORK/a.json" "${ARGS[@]}" >"$WORK/a.out" 2>&1 &
+PA=$!
+ip netns exec "$NS_B" "$ROCEGEN" -l 1 --no-huge -m 512 --no-pci --file-prefix=rlb$$ \
+	--vdev=net_af_packet0,iface=eth0,framecnt=2048 -- --ip 198.18.0.12 --peer-ip 198.18.0.11 \
+	--json "$WORK/b.json" "${ARGS[@]}" >"$WORK/b.out" 2>&1 &
+PB=$!
+wait $PA || { wait $PB; fail "rocegen A exited non-zero"; }
+wait $PB || fail "rocegen B exited non-zero"
+kill -INT $ROCEMU_PID
+wait $ROCEMU_PID || fail "rocemu exited non-zero"
+ROCEMU_PID=
+for s in a b; do
+	grep -Eq "verify: data ok, ([0-9]+) of \1 bytes placed" "$WORK/$s.out" ||
+		fail "rank $s did not place and verify every byte"
+done
+echo "ok: both rocegen done through rocemu, 8 MB placed and checked each way"
+grep -q "^conservation: .*: OK$" "$WORK/rocemu.out" || fail "no OK conservation line"
+if [ "$MODE" = pfc ]; then
+	grep -q "^drops by reason: none" "$WORK/rocemu.out" || fail "rocemu dropped packets"
+	grep -q "^conservation: .* drops 0 " "$WORK/rocemu.out" || fail "rocemu dropped packets"
+	xoff=$(grep -o "pfc_tx_xoff=[0-9]*" "$WORK/rocemu.out" | awk -F= '{s += $2} END {print s + 0}')
+	[ "$xoff" -gt 0 ] || fail "rocemu sent no PFC XOFF"
+	echo "ok: rocemu sent $xoff PFC XOFF and dropped nothing"
+	python3 - "$WORK/a.json" "$WORK/b.json" <<'PY' || fail "PFC checks"
+import json, sys
+for f in sys.argv[1:]:
+    d = json.load(open(f))
+    paused = max(q["paused_ns"] for q in d["qps"])
+    assert d["pfc_received"] > 0 and paused > 0, (f, d["pfc_received"], paused)
+    print("ok: %s: %d PFC frames received, data paused %.1f ms"
+          % (f.split("/")[-1], d["pfc_received"], paused / 1e6))
+PY
+	grep -A1 "# size" "$WORK/a.out"
+	echo "PASS"
+	exit 0
+fi
+marked=$(grep -o "ecn_marked=[0-9]*" "$WORK/rocemu.out" | awk -F= '{s += $2} END {print s + 0}')
+[ "$marked" -gt 0 ] || fail "rocemu marked no packet CE"
+echo "ok: rocemu marked $marked packets CE, conservation OK"
+python3 - "$WORK/a.json" "$WORK/b.json" <<'PY' || fail "DCQCN checks"
+import json, sys
+def agg(f):
+    qps = json.load(open(f))["qps"]
+    d = {k: sum(q[k] for q in qps) for k in ("rx_ce_packets", "cnps_sent",
+                                              "cnps_suppressed_by_pacing", "cnps_received")}
+    d["min_rate_mbps"] = min(q["min_rate_mbps"] for q in qps)
+    d["final_rate_mbps"] = min(q["final_rate_mbps"] for q in qps)
+    return d
+a, b = (agg(f) for f in sys.argv[1:])
+for name, me, peer in (("A", a, b), ("B", b, a)):
+    assert me["rx_ce_packets"] > 0, (name, me)
+    assert me["cnps_sent"] > 0 and me["cnps_suppressed_by_pacing"] > 0, (name, me)
+    assert peer["cnps_received"] > 0, (name, peer)
+    # each CNP halves the rate (alpha ~ 1) and the byte counter recovers it within ~1 ms
+    assert me["min_rate_mbps"] < 600, (name, me["min_rate_mbps"])
+    print("ok: %s: CE received %d, CNPs sent %d (%d held back by pacing), CNPs received %d, "
+          "rate fell to %.1f Mb/s, final %.1f Mb/s"
+          % (name, me["rx_ce_packets"], me["cnps_sent"], me["cnps_suppressed_by_pacing"],
+             me["cnps_received"], me["min_rate_mbps"], me["final_rate_mbps"]))
+PY
+grep -A1 "# size" "$WORK/a.out"
+echo "PASS"
