@@ -68,7 +68,8 @@ emu_profile_phase(struct emu_profile *prof, unsigned int *cap, const json_t *ph,
 				a.key = key;
 				a.val = kv;
 				emu_json_path(a.path, sizeof(a.path), p2, key);
-				rc = emu_tm_set(emu_switch_tm(sw), port, key, kv, false, a.path, err);
+				rc = emu_switch_tm_set(sw, (uint16_t)port, key, kv, false, at_ns,
+						       a.path, err);
 				if (rc == 0)
 					rc = emu_profile_add(prof, cap, &a);
 				if (rc != 0)
@@ -239,7 +240,8 @@ emu_profile_free(struct emu_profile *prof)
 }
 
 unsigned int
-emu_profile_apply_due(struct emu_profile *prof, struct emu_switch *sw, uint64_t rel_ns)
+emu_profile_apply_due(struct emu_profile *prof, struct emu_switch *sw, uint64_t rel_ns,
+		      uint64_t now_ns)
 {
 	unsigned int n = 0;
 
@@ -248,8 +250,8 @@ emu_profile_apply_due(struct emu_profile *prof, struct emu_switch *sw, uint64_t 
 
 		/* Validated at load time: applying cannot fail. */
 		if (a->target == EMU_PROFILE_TM)
-			emu_tm_set(emu_switch_tm(sw), (uint16_t)a->index, a->key, a->val, true,
-				   a->path, NULL);
+			emu_switch_tm_set(sw, (uint16_t)a->index, a->key, a->val, true, now_ns,
+					  a->path, NULL);
 		else if (a->target == EMU_PROFILE_STAGE)
 			emu_switch_stage_set(sw, a->index, a->key, a->val, true, a->path, NULL);
 		else

@@ -51,9 +51,12 @@ int emu_profile_from_json(json_t *root, struct emu_switch *sw, struct emu_profil
 /** Free; accepts NULL. */
 void emu_profile_free(struct emu_profile *prof);
 
-/** Apply every action due at @p rel_ns (time since the profile's t0); returns how many. */
+/**
+ * Apply every action due at @p rel_ns (time since the profile's t0), which is @p now_ns on
+ * the switch's clock; returns how many.
+ */
 unsigned int emu_profile_apply_due(struct emu_profile *prof, struct emu_switch *sw,
-				   uint64_t rel_ns);
+				   uint64_t rel_ns, uint64_t now_ns);
 
 /** Time (relative) of the next action, or UINT64_MAX. */
 uint64_t emu_profile_next_ns(const struct emu_profile *prof);
