@@ -322,6 +322,105 @@ test_profile_pfc_storm_and_link(void **state)
 	emu_pipeline_free(pl);
 }
 
+static int
+profile_try(struct emu_switch *sw, const char *json, struct emu_profile **prof, struct emu_err *err)
+{
+	json_error_t jerr;
+	json_t *doc = json_loads(json, 0, &jerr);
+	int rc;
+
+	assert_non_null(doc);
+	*prof = NULL;
+	rc = emu_profile_from_json(doc, sw, prof, err);
+	json_decref(doc);
+	return rc;
+}
+
+static void
+test_profile_repeat(void **state)
+{
+	struct emu_pipeline *pl = test_pipeline(
+		"{\"ports\": [{\"name\": \"a\"}, {\"name\": \"b\"}],"
+		" \"ingress\": [{\"type\": \"forward\"}],"
+		" \"tm\": {\"ports\": [{\"port\": \"b\", \"rate_gbps\": 10}]}}");
+	struct emu_switch *sw = make_switch(pl);
+	static const uint64_t want_ns[11] = {
+		500000000, 1000000000, 1100000000, 1100000000, 1250000000, 1350000000,
+		1350000000, 1500000000, 1600000000, 1600000000, 2000000000
+	};
+	static const char *const want_key[11] = {
+		"rate_gbps", "link", "link", "rate_gbps", "link", "link", "rate_gbps", "link",
+		"link", "rate_gbps", "rate_gbps"
+	};
+	struct emu_profile *prof;
+	struct emu_err err;
+	unsigned int k;
+
+	(void)state;
+	assert_int_equal(profile_try(sw,
+		"{\"phases\": [{\"at_s\": 0.5, \"tm\": {\"b\": {\"rate_gbps\": 5}}},"
+		" {\"name\": \"flaps\", \"at_s\": 1, \"repeat\": 3, \"every_s\": 0.25, \"phases\": ["
+		"  {\"at_s\": 0, \"tm\": {\"b\": {\"link\": \"down\"}}},"
+		"  {\"at_s\": 0.1, \"tm\": {\"b\": {\"link\": \"up\", \"rate_gbps\": 1}}}]},"
+		" {\"at_s\": 2, \"tm\": {\"b\": {\"rate_gbps\": 100}}}]}", &prof, &err), 0);
+	assert_int_equal(prof->n_actions, 11);
+	for (k = 0; k < 11; k++) {
+		assert_int_equal(prof->actions[k].at_ns, want_ns[k]);
+		assert_string_equal(prof->actions[k].key, want_key[k]);
+	}
+	assert_string_equal(prof->actions[9].path, "phases[1].phases[1].tm.b.rate_gbps");
+	/* applied at the right virtual times */
+	emu_switch_set_profile(sw, prof, 0);
+	run_until(sw, 2, 1100000000 - 1, NULL);
+	assert_false(emu_tm_link_up(emu_switch_tm(sw), 1));
+	run_until(sw, 2, 1100000000, NULL);
+	assert_true(emu_tm_link_up(emu_switch_tm(sw), 1));
+	assert_int_equal(emu_tm_port_cfg(emu_switch_tm(sw), 1)->rate_bps, 1000000000);
+	run_until(sw, 2, 1500000000, NULL);
+	assert_false(emu_tm_link_up(emu_switch_tm(sw), 1));
+	run_until(sw, 2, UINT64_MAX - 1, NULL);
+	assert_true(emu_tm_link_up(emu_switch_tm(sw), 1));
+	assert_int_equal(emu_tm_port_cfg(emu_switch_tm(sw), 1)->rate_bps, 100000000000ULL);
+	assert_int_equal(emu_profile_next_ns(prof), UINT64_MAX);
+	emu_profile_free(prof);
+
+	/* Refused */
+	assert_int_not_equal(profile_try(sw,
+		"{\"phases\": [{\"at_s\": 1, \"repeat\": 3, \"every_s\": 0.25, \"phases\": ["
+		" {\"at_s\": 0.1}]}, {\"at_s\": 1.5}]}", &prof, &err), 0);
+	assert_string_equal(err.msg, "phases[1].at_s: phases must be in time order, got 1.5 after 1.6");
+	assert_int_not_equal(profile_try(sw,
+		"{\"phases\": [{\"at_s\": 1, \"repeat\": 3, \"every_s\": 0.25, \"phases\": ["
+		" {\"at_s\": 0.25}]}]}", &prof, &err), 0);
+	assert_string_equal(err.msg,
+			    "phases[0].phases[0].at_s: must be < the block's every_s (0.25), got 0.25");
+	assert_int_not_equal(profile_try(sw,
+		"{\"phases\": [{\"at_s\": 1, \"repeat\": 3, \"every_s\": 1, \"phases\": ["
+		" {\"at_s\": 0, \"repeat\": 2, \"every_s\": 0.1, \"phases\": []}]}]}", &prof, &err),
+		0);
+	assert_string_equal(err.msg, "phases[0].phases[0].repeat: repeat blocks do not nest");
+	assert_int_not_equal(profile_try(sw,
+		"{\"phases\": [{\"at_s\": 1, \"repeat\": 0, \"every_s\": 1, \"phases\": []}]}",
+		&prof, &err), 0);
+	assert_string_equal(err.msg, "phases[0].repeat: must be in [1, 1000000], got 0");
+	assert_int_not_equal(profile_try(sw,
+		"{\"phases\": [{\"at_s\": 1, \"repeat\": 2, \"every_s\": 1, \"phases\": []}]}",
+		&prof, &err), 0);
+	assert_string_equal(err.msg, "phases[0].phases: must have at least one phase");
+	assert_int_not_equal(profile_try(sw,
+		"{\"phases\": [{\"at_s\": 1, \"repeat\": 2, \"every_s\": 1, \"tm\": {}}]}", &prof,
+		&err), 0);
+	assert_string_equal(err.msg, "phases[0].tm: unknown key (known: name, at_s, repeat, "
+			    "every_s, phases)");
+	assert_int_not_equal(profile_try(sw,
+		"{\"phases\": [{\"at_s\": 1, \"repeat\": 2, \"every_s\": 1, \"phases\": ["
+		" {\"at_s\": 0, \"tm\": {\"b\": {\"link\": 1}}}]}]}", &prof, &err), 0);
+	assert_string_equal(err.msg, "phases[0].phases[0].tm.b.link: must be \"down\" or \"up\", "
+			    "got an integer");
+	emu_switch_free(sw);
+	emu_pipeline_free(pl);
+}
+
 static void
 test_mirror_emits(void **state)
 {
@@ -763,6 +862,7 @@ main(void)
 		cmocka_unit_test(test_learning_bridge),
 		cmocka_unit_test(test_profile_changes_rate),
 		cmocka_unit_test(test_profile_pfc_storm_and_link),
+		cmocka_unit_test(test_profile_repeat),
 		cmocka_unit_test(test_mirror_emits),
 		cmocka_unit_test(test_pfc_lossless_fan_in),
 		cmocka_unit_test(test_pfc_rx_consumed),
