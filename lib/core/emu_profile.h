@@ -7,6 +7,8 @@
  * Profiles: a scenario over time. A profile is a list of phases, each with a
  * start time relative to the start of the run; a phase changes TM parameters
  * (per port), stage parameters (by stage name) and incast sources (by name).
+ * A phases[] entry may also be a repeat block ({"at_s", "repeat": K, "every_s": T,
+ * "phases"}), expanded at load into K copies T apart (profiles/README.md).
  * Every value is validated against the switch when the profile is loaded, so
  * applying it on the worker cannot fail. The runner applies due phases between bursts.
  */

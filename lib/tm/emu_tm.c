@@ -1234,7 +1234,6 @@ emu_tm_set(struct emu_tm *tm, uint16_t port, const char *key, const json_t *val,
 	}
 	if (strcmp(key, "pfc_storm") == 0)
 		return emu_tm_storm_set(p, val, apply, now_ns, path, err);
-	return emu_err_set(err,
-			   "%s: unknown key (known: rate_gbps, delay_us, buffer_kb, link, pfc_storm)",
-			   path);
+	return emu_err_set(err, "%s: unknown key (known: rate_gbps, delay_us, buffer_kb, link, "
+			   "pfc_storm)", path);
 }

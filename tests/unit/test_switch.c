@@ -314,8 +314,8 @@ test_profile_pfc_storm_and_link(void **state)
 	assert_int_equal(n_data, 1);
 	assert_int_equal(data_deps[0], 251000); /* 1250 B on the wire at 10G */
 	emu_switch_conservation_line(sw, line, sizeof(line));
-	assert_string_equal(line,
-			    "conservation: rx 2 + created 10 = tx 11 + drops 1 + held 0 + consumed 0: OK");
+	assert_string_equal(line, "conservation: rx 2 + created 10 = tx 11 + drops 1 + held 0 + "
+				  "consumed 0: OK");
 	emu_profile_free(prof);
 	json_decref(doc);
 	emu_switch_free(sw);
@@ -359,7 +359,8 @@ test_profile_repeat(void **state)
 	(void)state;
 	assert_int_equal(profile_try(sw,
 		"{\"phases\": [{\"at_s\": 0.5, \"tm\": {\"b\": {\"rate_gbps\": 5}}},"
-		" {\"name\": \"flaps\", \"at_s\": 1, \"repeat\": 3, \"every_s\": 0.25, \"phases\": ["
+		" {\"name\": \"flaps\", \"at_s\": 1, \"repeat\": 3, \"every_s\": 0.25,"
+		"  \"phases\": ["
 		"  {\"at_s\": 0, \"tm\": {\"b\": {\"link\": \"down\"}}},"
 		"  {\"at_s\": 0.1, \"tm\": {\"b\": {\"link\": \"up\", \"rate_gbps\": 1}}}]},"
 		" {\"at_s\": 2, \"tm\": {\"b\": {\"rate_gbps\": 100}}}]}", &prof, &err), 0);
@@ -388,12 +389,13 @@ test_profile_repeat(void **state)
 	assert_int_not_equal(profile_try(sw,
 		"{\"phases\": [{\"at_s\": 1, \"repeat\": 3, \"every_s\": 0.25, \"phases\": ["
 		" {\"at_s\": 0.1}]}, {\"at_s\": 1.5}]}", &prof, &err), 0);
-	assert_string_equal(err.msg, "phases[1].at_s: phases must be in time order, got 1.5 after 1.6");
+	assert_string_equal(err.msg,
+			    "phases[1].at_s: phases must be in time order, got 1.5 after 1.6");
 	assert_int_not_equal(profile_try(sw,
 		"{\"phases\": [{\"at_s\": 1, \"repeat\": 3, \"every_s\": 0.25, \"phases\": ["
 		" {\"at_s\": 0.25}]}]}", &prof, &err), 0);
-	assert_string_equal(err.msg,
-			    "phases[0].phases[0].at_s: must be < the block's every_s (0.25), got 0.25");
+	assert_string_equal(err.msg, "phases[0].phases[0].at_s: must be < the block's every_s "
+				  "(0.25), got 0.25");
 	assert_int_not_equal(profile_try(sw,
 		"{\"phases\": [{\"at_s\": 1, \"repeat\": 3, \"every_s\": 1, \"phases\": ["
 		" {\"at_s\": 0, \"repeat\": 2, \"every_s\": 0.1, \"phases\": []}]}]}", &prof, &err),

@@ -151,7 +151,8 @@ test_delay_and_rate_change(void **state)
 	assert_int_equal(deps[0], 10000 + 4000 + 5000); /* 4 us at 2.5G */
 	json_decref(v);
 	v = json_integer(-5);
-	assert_int_not_equal(emu_tm_set(tm, 0, "rate_gbps", v, false, 0, &rng, "tm.p0.rate_gbps", &err), 0);
+	assert_int_not_equal(emu_tm_set(tm, 0, "rate_gbps", v, false, 0, &rng, "tm.p0.rate_gbps",
+					&err), 0);
 	assert_string_equal(err.msg, "tm.p0.rate_gbps: must be >= 1e-06, got -5");
 	json_decref(v);
 	emu_tm_free(tm);
