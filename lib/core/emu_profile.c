@@ -68,7 +68,8 @@ emu_profile_phase(struct emu_profile *prof, unsigned int *cap, const json_t *ph,
 				a.key = key;
 				a.val = kv;
 				emu_json_path(a.path, sizeof(a.path), p2, key);
-				rc = emu_tm_set(emu_switch_tm(sw), port, key, kv, false, a.path, err);
+				rc = emu_switch_tm_set(sw, (uint16_t)port, key, kv, false, at_ns,
+						       a.path, err);
 				if (rc == 0)
 					rc = emu_profile_add(prof, cap, &a);
 				if (rc != 0)
@@ -143,6 +144,109 @@ emu_profile_phase(struct emu_profile *prof, unsigned int *cap, const json_t *ph,
 	return 0;
 }
 
+/* A plain phase at @p base_ns + its at_s; @p limit_s (> 0 in a repeat block) bounds at_s. */
+static int
+emu_profile_plain(struct emu_profile *prof, unsigned int *cap, const json_t *ph, const char *path,
+		  uint64_t base_ns, double limit_s, double *last_s, struct emu_switch *sw,
+		  struct emu_err *err)
+{
+	double at_s;
+	int rc;
+
+	rc = emu_json_check_keys(ph, path, emu_phase_keys, err);
+	if (rc == 0 && json_object_get(ph, "name") != NULL &&
+	    !json_is_string(json_object_get(ph, "name")))
+		rc = emu_err_set(err, "%s.name: must be a string", path);
+	if (rc == 0)
+		rc = emu_json_get_num(ph, path, "at_s", true, 0, 0, false, EMU_PROFILE_MAX_S,
+				      &at_s, err);
+	if (rc != 0)
+		return rc;
+	if (limit_s > 0 && at_s >= limit_s)
+		return emu_err_set(err, "%s.at_s: must be < the block's every_s (%g), got %g", path,
+				   limit_s, at_s);
+	if (at_s < *last_s)
+		return emu_err_set(err, "%s.at_s: phases must be in time order, got %g after %g",
+				   path, at_s, *last_s);
+	*last_s = at_s;
+	return emu_profile_phase(prof, cap, ph, path, sw, base_ns + (uint64_t)llround(at_s * 1e9),
+				 err);
+}
+
+static const char *const emu_repeat_keys[] = { "name", "at_s", "repeat", "every_s", "phases",
+					       NULL };
+
+#define EMU_PROFILE_MAX_REPEAT 1000000
+#define EMU_PROFILE_MAX_ACTIONS (1u << 20)
+
+/* A repeat block: its phases (at_s relative to the block's at_s, each < every_s) K times,
+ * copy i shifted by i x every_s. */
+static int
+emu_profile_repeat(struct emu_profile *prof, unsigned int *cap, const json_t *blk,
+		   const char *path, double *last_s, struct emu_switch *sw, struct emu_err *err)
+{
+	char p1[EMU_JSON_PATH_LEN], p2[EMU_JSON_PATH_LEN];
+	double at_s, every_s, inner_last = -1;
+	uint64_t base_ns, every_ns;
+	const json_t *phases, *ph;
+	int64_t k, i;
+	size_t idx;
+	int rc;
+
+	rc = emu_json_check_keys(blk, path, emu_repeat_keys, err);
+	if (rc == 0 && json_object_get(blk, "name") != NULL &&
+	    !json_is_string(json_object_get(blk, "name")))
+		rc = emu_err_set(err, "%s.name: must be a string", path);
+	if (rc == 0)
+		rc = emu_json_get_num(blk, path, "at_s", true, 0, 0, false, EMU_PROFILE_MAX_S,
+				      &at_s, err);
+	if (rc == 0)
+		rc = emu_json_get_int(blk, path, "repeat", true, 0, 1, EMU_PROFILE_MAX_REPEAT, &k,
+				      err);
+	if (rc == 0)
+		rc = emu_json_get_num(blk, path, "every_s", true, 0, 0, true, EMU_PROFILE_MAX_S,
+				      &every_s, err);
+	if (rc != 0)
+		return rc;
+	if (at_s < *last_s)
+		return emu_err_set(err, "%s.at_s: phases must be in time order, got %g after %g",
+				   path, at_s, *last_s);
+	if (at_s + (double)(k - 1) * every_s > EMU_PROFILE_MAX_S)
+		return emu_err_set(err, "%s.repeat: the last copy would start at %g s, after %g s",
+				   path, at_s + (double)(k - 1) * every_s, EMU_PROFILE_MAX_S);
+	emu_json_path(p1, sizeof(p1), path, "phases");
+	phases = json_object_get(blk, "phases");
+	if (phases == NULL)
+		return emu_err_set(err, "%s: required key is missing", p1);
+	rc = emu_json_expect_array(phases, p1, err);
+	if (rc != 0)
+		return rc;
+	if (json_array_size(phases) == 0)
+		return emu_err_set(err, "%s: must have at least one phase", p1);
+	every_ns = (uint64_t)llround(every_s * 1e9);
+	for (i = 0; i < k; i++) {
+		base_ns = (uint64_t)llround(at_s * 1e9) + (uint64_t)i * every_ns;
+		inner_last = -1;
+		json_array_foreach(phases, idx, ph) {
+			emu_json_path_idx(p2, sizeof(p2), p1, idx);
+			rc = emu_json_expect_object(ph, p2, err);
+			if (rc != 0)
+				return rc;
+			if (json_object_get(ph, "repeat") != NULL)
+				return emu_err_set(err, "%s.repeat: repeat blocks do not nest", p2);
+			rc = emu_profile_plain(prof, cap, ph, p2, base_ns, every_s, &inner_last, sw,
+					       err);
+			if (rc != 0)
+				return rc;
+		}
+		if (prof->n_actions > EMU_PROFILE_MAX_ACTIONS)
+			return emu_err_set(err, "%s.repeat: expands to more than %u changes", path,
+					   EMU_PROFILE_MAX_ACTIONS);
+	}
+	*last_s = at_s + (double)(k - 1) * every_s + inner_last;
+	return 0;
+}
+
 int
 emu_profile_from_json(json_t *root, struct emu_switch *sw, struct emu_profile **out,
 		      struct emu_err *err)
@@ -151,7 +255,7 @@ emu_profile_from_json(json_t *root, struct emu_switch *sw, struct emu_profile **
 	char path[EMU_JSON_PATH_LEN];
 	const json_t *phases, *ph;
 	unsigned int cap = 0;
-	double at_s, last_s = -1;
+	double last_s = -1;
 	int64_t seed;
 	size_t idx;
 	int rc;
@@ -185,24 +289,10 @@ emu_profile_from_json(json_t *root, struct emu_switch *sw, struct emu_profile **
 	json_array_foreach(phases, idx, ph) {
 		emu_json_path_idx(path, sizeof(path), "phases", idx);
 		rc = emu_json_expect_object(ph, path, err);
-		if (rc == 0)
-			rc = emu_json_check_keys(ph, path, emu_phase_keys, err);
-		if (rc == 0 && json_object_get(ph, "name") != NULL &&
-		    !json_is_string(json_object_get(ph, "name")))
-			rc = emu_err_set(err, "%s.name: must be a string", path);
-		if (rc == 0)
-			rc = emu_json_get_num(ph, path, "at_s", true, 0, 0, false, EMU_PROFILE_MAX_S,
-					      &at_s, err);
-		if (rc != 0)
-			goto fail;
-		if (at_s < last_s) {
-			rc = emu_err_set(err, "%s.at_s: phases must be in time order, got %g after %g",
-					 path, at_s, last_s);
-			goto fail;
-		}
-		last_s = at_s;
-		rc = emu_profile_phase(prof, &cap, ph, path, sw, (uint64_t)llround(at_s * 1e9),
-				       err);
+		if (rc == 0 && json_object_get(ph, "repeat") != NULL)
+			rc = emu_profile_repeat(prof, &cap, ph, path, &last_s, sw, err);
+		else if (rc == 0)
+			rc = emu_profile_plain(prof, &cap, ph, path, 0, 0, &last_s, sw, err);
 		if (rc != 0)
 			goto fail;
 	}
@@ -239,7 +329,8 @@ emu_profile_free(struct emu_profile *prof)
 }
 
 unsigned int
-emu_profile_apply_due(struct emu_profile *prof, struct emu_switch *sw, uint64_t rel_ns)
+emu_profile_apply_due(struct emu_profile *prof, struct emu_switch *sw, uint64_t rel_ns,
+		      uint64_t now_ns)
 {
 	unsigned int n = 0;
 
@@ -248,8 +339,8 @@ emu_profile_apply_due(struct emu_profile *prof, struct emu_switch *sw, uint64_t 
 
 		/* Validated at load time: applying cannot fail. */
 		if (a->target == EMU_PROFILE_TM)
-			emu_tm_set(emu_switch_tm(sw), (uint16_t)a->index, a->key, a->val, true,
-				   a->path, NULL);
+			emu_switch_tm_set(sw, (uint16_t)a->index, a->key, a->val, true, now_ns,
+					  a->path, NULL);
 		else if (a->target == EMU_PROFILE_STAGE)
 			emu_switch_stage_set(sw, a->index, a->key, a->val, true, a->path, NULL);
 		else

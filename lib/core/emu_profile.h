@@ -7,6 +7,8 @@
  * Profiles: a scenario over time. A profile is a list of phases, each with a
  * start time relative to the start of the run; a phase changes TM parameters
  * (per port), stage parameters (by stage name) and incast sources (by name).
+ * A phases[] entry may also be a repeat block ({"at_s", "repeat": K, "every_s": T,
+ * "phases"}), expanded at load into K copies T apart (profiles/README.md).
  * Every value is validated against the switch when the profile is loaded, so
  * applying it on the worker cannot fail. The runner applies due phases between bursts.
  */
@@ -51,9 +53,12 @@ int emu_profile_from_json(json_t *root, struct emu_switch *sw, struct emu_profil
 /** Free; accepts NULL. */
 void emu_profile_free(struct emu_profile *prof);
 
-/** Apply every action due at @p rel_ns (time since the profile's t0); returns how many. */
+/**
+ * Apply every action due at @p rel_ns (time since the profile's t0), which is @p now_ns on
+ * the switch's clock; returns how many.
+ */
 unsigned int emu_profile_apply_due(struct emu_profile *prof, struct emu_switch *sw,
-				   uint64_t rel_ns);
+				   uint64_t rel_ns, uint64_t now_ns);
 
 /** Time (relative) of the next action, or UINT64_MAX. */
 uint64_t emu_profile_next_ns(const struct emu_profile *prof);

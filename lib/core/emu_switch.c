@@ -383,7 +383,7 @@ emu_switch_profile_tick(struct emu_switch *sw, uint64_t now_ns)
 			break;
 		if (t > 0 && !emu_switch_incast_gen(sw, t - 1))
 			return;
-		sw->ctr[EMU_RUN_CTR_PROFILE_CHANGES] += emu_profile_apply_due(sw->prof, sw, rel);
+		sw->ctr[EMU_RUN_CTR_PROFILE_CHANGES] += emu_profile_apply_due(sw->prof, sw, rel, t);
 	}
 	emu_switch_incast_gen(sw, now_ns);
 }
@@ -559,10 +559,10 @@ emu_switch_port_mac(uint16_t port, uint8_t mac[6])
 static void
 emu_switch_send_pfc(struct emu_switch *sw, uint64_t now_ns)
 {
-	struct emu_tm_pfc_frame frames[EMU_MAX_PORTS];
+	struct emu_tm_pfc_frame frames[2 * EMU_MAX_PORTS];
 	unsigned int i, n;
 
-	n = emu_tm_pfc_collect(sw->tm, now_ns, frames, EMU_MAX_PORTS);
+	n = emu_tm_pfc_collect(sw->tm, now_ns, frames, RTE_DIM(frames));
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = rte_pktmbuf_alloc(sw->pool);
 		struct emu_pkt_meta *meta;
@@ -1140,6 +1140,13 @@ struct emu_tm *
 emu_switch_tm(struct emu_switch *sw)
 {
 	return sw->tm;
+}
+
+int
+emu_switch_tm_set(struct emu_switch *sw, uint16_t port, const char *key, const json_t *val,
+		  bool apply, uint64_t now_ns, const char *path, struct emu_err *err)
+{
+	return emu_tm_set(sw->tm, port, key, val, apply, now_ns, &sw->tm_rng, path, err);
 }
 
 int

@@ -146,6 +146,10 @@ const struct emu_pipeline *emu_switch_pipeline(const struct emu_switch *sw);
 /** The TM, for the profile loader and tests. */
 struct emu_tm *emu_switch_tm(struct emu_switch *sw);
 
+/** A profile's TM change (emu_tm_set) at @p now_ns, with the switch's TM random stream. */
+int emu_switch_tm_set(struct emu_switch *sw, uint16_t port, const char *key, const json_t *val,
+		      bool apply, uint64_t now_ns, const char *path, struct emu_err *err);
+
 /** Index of the stage named @p name (its "name", or its type), or -1. */
 int emu_switch_stage_index(const struct emu_switch *sw, const char *name);
 

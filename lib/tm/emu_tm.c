@@ -55,6 +55,19 @@ struct emu_tm_port {
 	uint64_t xoff_ns[EMU_TM_N_PRIO];   /* closed XOFF intervals */
 	uint64_t refresh_ns[EMU_TM_N_PRIO]; /* re-send XOFF at this time */
 	uint16_t pfc_pending;              /* priorities whose state must be sent */
+	/* Profile-driven link state and PFC storm. */
+	bool link_up;
+	bool storm_on;
+	uint16_t storm_vector;
+	uint16_t storm_quanta;
+	uint64_t storm_pps;
+	uint64_t storm_t0_ns;  /* frame k of the storm is due at t0 + k * 1e9 / pps */
+	uint64_t storm_k;
+	uint64_t storm_next_ns;
+	/* PFC watchdog, per priority */
+	uint64_t wd_start_ns[EMU_TM_N_PRIO]; /* start of the current continuous pause */
+	uint64_t wd_last_ns[EMU_TM_N_PRIO];  /* last ignored frame while tripped */
+	bool wd_tripped[EMU_TM_N_PRIO];
 	uint64_t ctr[EMU_TM_CTR_MAX];
 };
 
@@ -132,7 +145,7 @@ static const char *const emu_tm_keys[] = { "ports", "buffer", NULL };
 static const char *const emu_tm_buffer_keys[] = { "total_kb", "mode", "alpha", "cell_bytes", NULL };
 static const char *const emu_tm_port_keys[] = {
 	"port", "rate_gbps", "buffer_kb", "queue_kb", "queue_pkts", "delay_us", "headroom_kb",
-	"scheduler", "weights", "lossless", "ecn", "pfc", NULL
+	"scheduler", "weights", "lossless", "ecn", "pfc", "pfc_watchdog_ms", NULL
 };
 static const char *const emu_tm_ecn_keys[] = { "kmin_kb", "kmax_kb", "pmax", "mark_at", NULL };
 static const char *const emu_tm_pfc_keys[] = { "xoff_kb", "xon_kb", "cable_m", "quanta", NULL };
@@ -274,7 +287,7 @@ emu_tm_port_parse(const json_t *o, const char *path, uint32_t mtu, struct emu_tm
 		  struct emu_err *err)
 {
 	char p[EMU_JSON_PATH_LEN];
-	double rate_gbps, delay_us;
+	double rate_gbps, delay_us, wd_ms;
 	int64_t buffer_kb, queue_kb, queue_pkts, headroom_kb, w;
 	const char *sched;
 	const json_t *v, *e;
@@ -297,9 +310,13 @@ emu_tm_port_parse(const json_t *o, const char *path, uint32_t mtu, struct emu_tm
 		rc = emu_json_get_num(o, path, "delay_us", false, (double)pc->delay_ns / 1e3, 0.0,
 				      false, EMU_TM_MAX_DELAY_US, &delay_us, err);
 	if (rc == 0)
+		rc = emu_json_get_num(o, path, "pfc_watchdog_ms", false, 0.0, 0.0, false, 100000.0,
+				      &wd_ms, err);
+	if (rc == 0)
 		rc = emu_json_get_str(o, path, "scheduler", false, "strict", &sched, err);
 	if (rc != 0)
 		return rc;
+	pc->pfc_watchdog_ns = (uint64_t)(wd_ms * 1e6 + 0.5);
 	pc->rate_bps = (uint64_t)(rate_gbps * 1e9 + 0.5);
 	if (pc->rate_bps < 1000)
 		return emu_err_set(err, "%s.rate_gbps: must be at least 1e-6 (1 kb/s), got %g",
@@ -509,6 +526,7 @@ emu_tm_create(const struct emu_tm_cfg *cfg, struct emu_err *err)
 		struct emu_tm_port *p = &tm->ports[i];
 
 		p->cfg = cfg->ports[i];
+		p->link_up = true;
 		for (q = 0; q < EMU_TM_N_Q; q++)
 			if (emu_tm_fifo_init(&p->q[q], q == EMU_TM_CTRL_Q ? EMU_TM_CTRL_SLOTS :
 						       p->cfg.queue_pkts) != 0)
@@ -591,6 +609,11 @@ emu_tm_enqueue(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t no
 	unsigned int q, reason = EMU_TM_CTR_MAX;
 	uint64_t cells;
 
+	if (!p->link_up) {
+		rte_pktmbuf_free(m);
+		p->ctr[EMU_TM_CTR_DROP_LINK_DOWN] += 1;
+		return false;
+	}
 	if (meta->flags & EMU_META_MACCTL) {
 		q = EMU_TM_CTRL_Q;
 		if (emu_tm_fifo_count(&p->q[q]) > p->q[q].mask)
@@ -851,6 +874,39 @@ emu_tm_dequeue(struct emu_tm *tm, uint16_t port, uint64_t now_ns, struct rte_mbu
 	return n;
 }
 
+/* PFC watchdog (rule in emu_tm.h): whether a frame with time @p t for priority @p q is
+ * honoured. */
+static bool
+emu_tm_watchdog(struct emu_tm_port *p, unsigned int q, uint16_t t, uint64_t now_ns)
+{
+	uint64_t w = p->cfg.pfc_watchdog_ns;
+
+	if (p->wd_tripped[q]) {
+		if (now_ns - p->wd_last_ns[q] < w) {
+			p->wd_last_ns[q] = now_ns;
+			p->ctr[EMU_TM_CTR_PFC_WATCHDOG_IGNORED] += 1;
+			return false;
+		}
+		p->wd_tripped[q] = false;
+	}
+	if (t == 0)
+		return true;
+	if (p->pause_until_ns[q] <= now_ns) {
+		p->wd_start_ns[q] = now_ns; /* a new continuous pause */
+		return true;
+	}
+	if (now_ns - p->wd_start_ns[q] < w)
+		return true;
+	/* Trip: end the running pause now and ignore this frame. */
+	p->paused_ns[q] += now_ns - p->pause_start_ns[q];
+	p->pause_start_ns[q] = now_ns;
+	p->pause_until_ns[q] = now_ns;
+	p->wd_tripped[q] = true;
+	p->wd_last_ns[q] = now_ns;
+	p->ctr[EMU_TM_CTR_PFC_WATCHDOG_TRIPS] += 1;
+	return false;
+}
+
 void
 emu_tm_pause_rx(struct emu_tm *tm, uint16_t port, uint64_t now_ns, uint16_t opcode,
 		uint16_t enable_vector, const uint16_t quanta[EMU_TM_N_PRIO], struct emu_rng *rng)
@@ -875,6 +931,8 @@ emu_tm_pause_rx(struct emu_tm *tm, uint16_t port, uint64_t now_ns, uint16_t opco
 			t = quanta[q];
 		else
 			continue;
+		if (p->cfg.pfc_watchdog_ns > 0 && !emu_tm_watchdog(p, q, t, now_ns))
+			continue;
 		/* Close the running interval; a new frame restarts the timer, 0 resumes now. */
 		if (p->pause_until_ns[q] > p->pause_start_ns[q])
 			p->paused_ns[q] += RTE_MIN(p->pause_until_ns[q], now_ns) -
@@ -895,7 +953,20 @@ emu_tm_pfc_collect(struct emu_tm *tm, uint64_t now_ns, struct emu_tm_pfc_frame *
 		struct emu_tm_pfc_frame *f;
 		uint64_t half_ns;
 
-		if (!p->cfg.pfc.enabled)
+		if (p->storm_on && p->storm_next_ns <= now_ns && n < max) {
+			f = &out[n++];
+			memset(f, 0, sizeof(*f));
+			f->port = (uint16_t)i;
+			f->vector = p->storm_vector;
+			for (q = 0; q < EMU_TM_N_PRIO; q++)
+				if (p->storm_vector & (1u << q))
+					f->quanta[q] = p->storm_quanta;
+			p->ctr[EMU_TM_CTR_PFC_STORM_TX] += 1;
+			p->storm_k += 1;
+			p->storm_next_ns = p->storm_t0_ns +
+					   p->storm_k * 1000000000ULL / p->storm_pps;
+		}
+		if (!p->cfg.pfc.enabled || n == max)
 			continue;
 		/* Refresh XOFF at half the pause time while still above XON. */
 		for (q = 0; q < EMU_TM_N_PRIO; q++)
@@ -943,6 +1014,8 @@ emu_tm_next_event_ns(const struct emu_tm *tm)
 		if (emu_tm_fifo_count(&p->wire) <= p->wire.mask &&
 		    emu_tm_pick(p, &start_ns, &start_ps, false) >= 0)
 			next = RTE_MIN(next, start_ns + (start_ps != 0));
+		if (p->storm_on)
+			next = RTE_MIN(next, p->storm_next_ns);
 		if (p->cfg.pfc.enabled)
 			for (q = 0; q < EMU_TM_N_PRIO; q++)
 				if (p->xoff[q])
@@ -1014,11 +1087,105 @@ emu_tm_port_cfg(const struct emu_tm *tm, uint16_t port)
 	return &tm->ports[port].cfg;
 }
 
+bool
+emu_tm_link_up(const struct emu_tm *tm, uint16_t port)
+{
+	return tm->ports[port].link_up;
+}
+
+/* The link went down at @p now_ns: drop what waits in the port's queues (frames already
+ * serialised, in the delay line, still arrive). */
+static void
+emu_tm_flush(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_ns)
+{
+	unsigned int q;
+
+	for (q = 0; q < EMU_TM_N_Q; q++) {
+		while (emu_tm_fifo_count(&p->q[q]) > 0) {
+			struct rte_mbuf *m = p->q[q].slots[p->q[q].head++ & p->q[q].mask];
+			struct emu_pkt_meta *meta = emu_meta(m);
+			uint32_t len = rte_pktmbuf_pkt_len(m);
+
+			p->q_bytes[q] -= len;
+			if (q != EMU_TM_CTRL_Q) {
+				uint64_t cells = emu_tm_cells(&tm->buf, len);
+				struct emu_tm_port *in = NULL;
+
+				if (meta->in_port < tm->n_ports &&
+				    (tm->ports[meta->in_port].cfg.lossless_mask & (1u << q)))
+					in = &tm->ports[meta->in_port];
+				if (meta->flags & EMU_META_HEADROOM) {
+					in->hr_cells[q] -= cells;
+				} else {
+					tm->used_cells -= cells;
+					p->q_cells[q] -= cells;
+					p->port_cells -= cells;
+				}
+				p->port_pkts -= 1;
+				if (in != NULL)
+					emu_tm_ingress_release(in, q, len, now_ns);
+				p->deficit[q] = 0;
+			}
+			rte_pktmbuf_free(m);
+			p->ctr[EMU_TM_CTR_DROP_LINK_DOWN] += 1;
+		}
+	}
+}
+
+static const char *const emu_tm_storm_keys[] = { "priorities", "quanta", "rate_pps", NULL };
+
+static int
+emu_tm_storm_set(struct emu_tm_port *p, const json_t *val, bool apply, uint64_t now_ns,
+		 const char *path, struct emu_err *err)
+{
+	int64_t quanta, pps;
+	const json_t *v;
+	uint8_t mask;
+	char pp[EMU_JSON_PATH_LEN];
+	int rc;
+
+	if (json_is_false(val)) {
+		if (apply)
+			p->storm_on = false;
+		return 0;
+	}
+	if (!json_is_object(val))
+		return emu_err_set(err, "%s: must be an object or false, got %s", path,
+				   emu_json_type_name(val));
+	rc = emu_json_check_keys(val, path, emu_tm_storm_keys, err);
+	if (rc == 0)
+		rc = emu_json_get_int(val, path, "quanta", false, 0xFFFF, 0, 0xFFFF, &quanta, err);
+	if (rc == 0)
+		rc = emu_json_get_int(val, path, "rate_pps", true, 0, 1, 10000000, &pps, err);
+	if (rc != 0)
+		return rc;
+	v = json_object_get(val, "priorities");
+	emu_json_path(pp, sizeof(pp), path, "priorities");
+	if (v == NULL)
+		return emu_err_set(err, "%s: required key is missing", pp);
+	rc = emu_tm_prio_list(v, pp, &mask, err);
+	if (rc != 0)
+		return rc;
+	if (mask == 0)
+		return emu_err_set(err, "%s: must list at least one priority", pp);
+	if (apply) {
+		p->storm_on = true;
+		p->storm_vector = mask;
+		p->storm_quanta = (uint16_t)quanta;
+		p->storm_pps = (uint64_t)pps;
+		p->storm_t0_ns = now_ns;
+		p->storm_k = 0;
+		p->storm_next_ns = now_ns;
+	}
+	return 0;
+}
+
 int
 emu_tm_set(struct emu_tm *tm, uint16_t port, const char *key, const json_t *val, bool apply,
-	   const char *path, struct emu_err *err)
+	   uint64_t now_ns, struct emu_rng *rng, const char *path, struct emu_err *err)
 {
 	struct emu_tm_port *p = &tm->ports[port];
+	const char *s;
 	double x;
 	int64_t i;
 	int rc;
@@ -1045,5 +1212,28 @@ emu_tm_set(struct emu_tm *tm, uint16_t port, const char *key, const json_t *val,
 		}
 		return rc;
 	}
-	return emu_err_set(err, "%s: unknown key (known: rate_gbps, delay_us, buffer_kb)", path);
+	if (strcmp(key, "link") == 0) {
+		s = json_string_value(val);
+		if (s == NULL)
+			return emu_err_set(err, "%s: must be \"down\" or \"up\", got %s", path,
+					   emu_json_type_name(val));
+		if (strcmp(s, "down") != 0 && strcmp(s, "up") != 0)
+			return emu_err_set(err, "%s: must be \"down\" or \"up\", got \"%s\"", path,
+					   s);
+		if (!apply)
+			return 0;
+		if (strcmp(s, "up") == 0) {
+			p->link_up = true;
+		} else if (p->link_up) {
+			/* what could start before the link went down has started */
+			emu_tm_port_advance(tm, p, now_ns, rng);
+			p->link_up = false;
+			emu_tm_flush(tm, p, now_ns);
+		}
+		return 0;
+	}
+	if (strcmp(key, "pfc_storm") == 0)
+		return emu_tm_storm_set(p, val, apply, now_ns, path, err);
+	return emu_err_set(err, "%s: unknown key (known: rate_gbps, delay_us, buffer_kb, link, "
+			   "pfc_storm)", path);
 }

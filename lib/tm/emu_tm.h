@@ -58,6 +58,7 @@
 	_(DROP_QUEUE_FULL, "drop_queue_full") \
 	_(DROP_BUFFER_FULL, "drop_buffer_full") \
 	_(DROP_HEADROOM_OVERFLOW, "drop_headroom_overflow") \
+	_(DROP_LINK_DOWN, "drop_link_down") \
 	_(HEADROOM_PKTS, "headroom_pkts") \
 	_(MAX_QUEUE_BYTES, "max_queue_bytes") \
 	_(BUSY_NS, "busy_ns") \
@@ -68,7 +69,10 @@
 	_(PAUSE_RX, "pause_rx") \
 	_(PFC_TX_XOFF, "pfc_tx_xoff") \
 	_(PFC_TX_XON, "pfc_tx_xon") \
-	_(PFC_QUANTA_SENT, "pfc_quanta_sent")
+	_(PFC_QUANTA_SENT, "pfc_quanta_sent") \
+	_(PFC_STORM_TX, "pfc_storm_tx") \
+	_(PFC_WATCHDOG_TRIPS, "pfc_watchdog_trips") \
+	_(PFC_WATCHDOG_IGNORED, "pfc_watchdog_ignored")
 
 enum emu_tm_ctr {
 #define EMU_TM_CTR_ENUM(e, s) EMU_TM_CTR_##e,
@@ -108,6 +112,7 @@ struct emu_tm_port_cfg {
 	uint32_t queue_pkts;  /**< packets the port's queues may hold together (power of two) */
 	uint64_t delay_ns;    /**< propagation delay added after serialisation */
 	uint64_t headroom_bytes; /**< per lossless priority of this ingress port */
+	uint64_t pfc_watchdog_ns; /**< PFC watchdog time (0: off), see emu_tm_pause_rx */
 	uint8_t scheduler;    /**< enum emu_tm_sched */
 	uint8_t lossless_mask; /**< bit n: priority n is lossless */
 	uint16_t weights[EMU_TM_N_PRIO]; /**< DWRR weights */
@@ -186,6 +191,13 @@ uint16_t emu_tm_dequeue(struct emu_tm *tm, uint16_t port, uint64_t now_ns, struc
 /**
  * A PAUSE (opcode 0x0001: all priorities, quanta[0]) or PFC (0x0101) frame arrived on
  * @p port at @p now_ns: pause (or resume, time 0) that port's egress queues.
+ *
+ * PFC watchdog (port's pfc_watchdog_ns = W > 0), per priority: a pause frame with a
+ * non-zero time that arrives while the priority is still paused, W or more after the
+ * frame that started its continuous pause, trips the watchdog: the frame is ignored, the
+ * running pause ends at that instant (pfc_watchdog_trips counts 1). While tripped, every
+ * frame for that priority is ignored (pfc_watchdog_ignored); the first frame that comes
+ * W or more after the last ignored one restores the watchdog and is honoured.
  */
 void emu_tm_pause_rx(struct emu_tm *tm, uint16_t port, uint64_t now_ns, uint16_t opcode,
 		     uint16_t enable_vector, const uint16_t quanta[EMU_TM_N_PRIO],
@@ -199,8 +211,9 @@ struct emu_tm_pfc_frame {
 };
 
 /**
- * Collect the PFC frames due at @p now_ns (new XOFF, refreshes, XON) into @p out;
- * returns how many (at most one per port).
+ * Collect the PFC frames due at @p now_ns (new XOFF, refreshes, XON, and PFC storm
+ * frames) into @p out; returns how many (at most two per port: one of the TM's own, one
+ * of a storm).
  */
 unsigned int emu_tm_pfc_collect(struct emu_tm *tm, uint64_t now_ns, struct emu_tm_pfc_frame *out,
 				unsigned int max);
@@ -241,11 +254,15 @@ void emu_tm_buffer_use(const struct emu_tm *tm, uint64_t *used_bytes, uint64_t *
 const struct emu_tm_port_cfg *emu_tm_port_cfg(const struct emu_tm *tm, uint16_t port);
 
 /**
- * Profile change of port @p port's @p key ("rate_gbps", "delay_us", "buffer_kb"):
- * validate only when !apply. @p path names the value in messages.
+ * Profile change of port @p port's @p key ("rate_gbps", "delay_us", "buffer_kb", "link",
+ * "pfc_storm") at @p now_ns: validate only when !apply. @p path names the value in
+ * messages. @p rng serves the ECN draws of the packets that start before a link goes down.
  */
 int emu_tm_set(struct emu_tm *tm, uint16_t port, const char *key, const json_t *val, bool apply,
-	       const char *path, struct emu_err *err);
+	       uint64_t now_ns, struct emu_rng *rng, const char *path, struct emu_err *err);
+
+/** Whether port @p port's link is up. */
+bool emu_tm_link_up(const struct emu_tm *tm, uint16_t port);
 
 /** Wire time of a frame of @p len bytes at @p rate_bps, in picoseconds. */
 static inline uint64_t

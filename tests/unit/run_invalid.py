@@ -15,6 +15,8 @@ import sys
 PROFILE_PIPELINES = {
     "lossy-gilbert.json": "impair-lab.json",
     "psn-targeted-drop.json": "impair-lab.json",
+    "pfc-storm.json": "dcqcn-lab.json",
+    "long-rtt-30ms.json": "long-rtt.json",
 }
 
 

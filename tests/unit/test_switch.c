@@ -237,6 +237,192 @@ test_profile_changes_rate(void **state)
 	emu_pipeline_free(pl);
 }
 
+/* Transmit what port 1 releases up to @p until; PFC frames are checked and counted, the
+ * departure times of the others are recorded. */
+static void
+storm_run(struct emu_switch *sw, uint64_t until, unsigned int *n_pfc, uint64_t *pfc_deps,
+	  uint64_t *data_deps, unsigned int *n_data)
+{
+	struct rte_mbuf **pkts;
+	uint64_t t;
+	uint16_t n, k;
+
+	while ((t = emu_switch_next_event_ns(sw)) <= until) {
+		n = emu_switch_tx_prepare(sw, 1, t, &pkts);
+		for (k = 0; k < n; k++) {
+			const uint8_t *b = rte_pktmbuf_mtod(pkts[k], const uint8_t *);
+
+			if (b[12] == 0x88 && b[13] == 0x08) {
+				assert_int_equal(rte_pktmbuf_pkt_len(pkts[k]), 60);
+				assert_int_equal(b[14] << 8 | b[15], 0x0101);
+				assert_int_equal(b[16] << 8 | b[17], 1u << 3); /* vector */
+				assert_int_equal(b[18 + 6] << 8 | b[18 + 7], 1000); /* quanta[3] */
+				assert_int_equal(b[18] << 8 | b[19], 0);
+				assert_true(*n_pfc < 16);
+				pfc_deps[(*n_pfc)++] = emu_meta(pkts[k])->ts_ns;
+			} else {
+				data_deps[(*n_data)++] = emu_meta(pkts[k])->ts_ns;
+			}
+			rte_pktmbuf_free(pkts[k]);
+		}
+		emu_switch_tx_done(sw, 1, n);
+	}
+}
+
+static void
+test_profile_pfc_storm_and_link(void **state)
+{
+	struct emu_pipeline *pl = test_pipeline(
+		"{\"ports\": [{\"name\": \"a\"}, {\"name\": \"b\"}],"
+		" \"ingress\": [{\"type\": \"forward\"}],"
+		" \"tm\": {\"ports\": [{\"port\": \"b\", \"rate_gbps\": 10}]}}");
+	struct emu_switch *sw = make_switch(pl);
+	json_error_t jerr;
+	json_t *doc = json_loads(
+		"{\"phases\": ["
+		" {\"at_s\": 0, \"tm\": {\"b\": {\"pfc_storm\": {\"priorities\": [3],"
+		"  \"quanta\": 1000, \"rate_pps\": 100000}}}},"
+		" {\"at_s\": 0.0001, \"tm\": {\"b\": {\"pfc_storm\": false, \"link\": \"down\"}}},"
+		" {\"at_s\": 0.0002, \"tm\": {\"b\": {\"link\": \"up\"}}}]}", 0, &jerr);
+	uint64_t pfc_deps[16], data_deps[4];
+	unsigned int n_pfc = 0, n_data = 0, k;
+	struct emu_profile *prof = NULL;
+	struct emu_err err;
+	struct rte_mbuf *m;
+	char line[256];
+
+	(void)state;
+	assert_non_null(doc);
+	assert_int_equal(emu_profile_from_json(doc, sw, &prof, &err), 0);
+	emu_switch_set_profile(sw, prof, 0);
+	/* 10 storm frames, due every 10 us from 0; 60 B take 67.2 ns at 10G. The storm stops at
+	 * 100 us, before its 11th frame. */
+	storm_run(sw, 150000, &n_pfc, pfc_deps, data_deps, &n_data);
+	assert_int_equal(n_pfc, 10);
+	for (k = 0; k < n_pfc; k++)
+		assert_int_equal(pfc_deps[k], 10000ULL * k + 68);
+	assert_int_equal(emu_tm_port_ctrs(emu_switch_tm(sw), 1)[EMU_TM_CTR_PFC_STORM_TX], 10);
+	/* The link is down from 100 us to 200 us: a frame at 150 us is dropped. */
+	m = test_frame(pool, mac_b, mac_a, 1226, 0);
+	emu_switch_rx(sw, 0, &m, 1, 150000);
+	storm_run(sw, 250000, &n_pfc, pfc_deps, data_deps, &n_data);
+	assert_int_equal(emu_tm_port_ctrs(emu_switch_tm(sw), 1)[EMU_TM_CTR_DROP_LINK_DOWN], 1);
+	m = test_frame(pool, mac_b, mac_a, 1226, 1);
+	emu_switch_rx(sw, 0, &m, 1, 250000);
+	storm_run(sw, UINT64_MAX - 1, &n_pfc, pfc_deps, data_deps, &n_data);
+	assert_int_equal(n_pfc, 10);
+	assert_int_equal(n_data, 1);
+	assert_int_equal(data_deps[0], 251000); /* 1250 B on the wire at 10G */
+	emu_switch_conservation_line(sw, line, sizeof(line));
+	assert_string_equal(line, "conservation: rx 2 + created 10 = tx 11 + drops 1 + held 0 + "
+				  "consumed 0: OK");
+	emu_profile_free(prof);
+	json_decref(doc);
+	emu_switch_free(sw);
+	emu_pipeline_free(pl);
+}
+
+static int
+profile_try(struct emu_switch *sw, const char *json, struct emu_profile **prof, struct emu_err *err)
+{
+	json_error_t jerr;
+	json_t *doc = json_loads(json, 0, &jerr);
+	int rc;
+
+	assert_non_null(doc);
+	*prof = NULL;
+	rc = emu_profile_from_json(doc, sw, prof, err);
+	json_decref(doc);
+	return rc;
+}
+
+static void
+test_profile_repeat(void **state)
+{
+	struct emu_pipeline *pl = test_pipeline(
+		"{\"ports\": [{\"name\": \"a\"}, {\"name\": \"b\"}],"
+		" \"ingress\": [{\"type\": \"forward\"}],"
+		" \"tm\": {\"ports\": [{\"port\": \"b\", \"rate_gbps\": 10}]}}");
+	struct emu_switch *sw = make_switch(pl);
+	static const uint64_t want_ns[11] = {
+		500000000, 1000000000, 1100000000, 1100000000, 1250000000, 1350000000,
+		1350000000, 1500000000, 1600000000, 1600000000, 2000000000
+	};
+	static const char *const want_key[11] = {
+		"rate_gbps", "link", "link", "rate_gbps", "link", "link", "rate_gbps", "link",
+		"link", "rate_gbps", "rate_gbps"
+	};
+	struct emu_profile *prof;
+	struct emu_err err;
+	unsigned int k;
+
+	(void)state;
+	assert_int_equal(profile_try(sw,
+		"{\"phases\": [{\"at_s\": 0.5, \"tm\": {\"b\": {\"rate_gbps\": 5}}},"
+		" {\"name\": \"flaps\", \"at_s\": 1, \"repeat\": 3, \"every_s\": 0.25,"
+		"  \"phases\": ["
+		"  {\"at_s\": 0, \"tm\": {\"b\": {\"link\": \"down\"}}},"
+		"  {\"at_s\": 0.1, \"tm\": {\"b\": {\"link\": \"up\", \"rate_gbps\": 1}}}]},"
+		" {\"at_s\": 2, \"tm\": {\"b\": {\"rate_gbps\": 100}}}]}", &prof, &err), 0);
+	assert_int_equal(prof->n_actions, 11);
+	for (k = 0; k < 11; k++) {
+		assert_int_equal(prof->actions[k].at_ns, want_ns[k]);
+		assert_string_equal(prof->actions[k].key, want_key[k]);
+	}
+	assert_string_equal(prof->actions[9].path, "phases[1].phases[1].tm.b.rate_gbps");
+	/* applied at the right virtual times */
+	emu_switch_set_profile(sw, prof, 0);
+	run_until(sw, 2, 1100000000 - 1, NULL);
+	assert_false(emu_tm_link_up(emu_switch_tm(sw), 1));
+	run_until(sw, 2, 1100000000, NULL);
+	assert_true(emu_tm_link_up(emu_switch_tm(sw), 1));
+	assert_int_equal(emu_tm_port_cfg(emu_switch_tm(sw), 1)->rate_bps, 1000000000);
+	run_until(sw, 2, 1500000000, NULL);
+	assert_false(emu_tm_link_up(emu_switch_tm(sw), 1));
+	run_until(sw, 2, UINT64_MAX - 1, NULL);
+	assert_true(emu_tm_link_up(emu_switch_tm(sw), 1));
+	assert_int_equal(emu_tm_port_cfg(emu_switch_tm(sw), 1)->rate_bps, 100000000000ULL);
+	assert_int_equal(emu_profile_next_ns(prof), UINT64_MAX);
+	emu_profile_free(prof);
+
+	/* Refused */
+	assert_int_not_equal(profile_try(sw,
+		"{\"phases\": [{\"at_s\": 1, \"repeat\": 3, \"every_s\": 0.25, \"phases\": ["
+		" {\"at_s\": 0.1}]}, {\"at_s\": 1.5}]}", &prof, &err), 0);
+	assert_string_equal(err.msg,
+			    "phases[1].at_s: phases must be in time order, got 1.5 after 1.6");
+	assert_int_not_equal(profile_try(sw,
+		"{\"phases\": [{\"at_s\": 1, \"repeat\": 3, \"every_s\": 0.25, \"phases\": ["
+		" {\"at_s\": 0.25}]}]}", &prof, &err), 0);
+	assert_string_equal(err.msg, "phases[0].phases[0].at_s: must be < the block's every_s "
+				  "(0.25), got 0.25");
+	assert_int_not_equal(profile_try(sw,
+		"{\"phases\": [{\"at_s\": 1, \"repeat\": 3, \"every_s\": 1, \"phases\": ["
+		" {\"at_s\": 0, \"repeat\": 2, \"every_s\": 0.1, \"phases\": []}]}]}", &prof, &err),
+		0);
+	assert_string_equal(err.msg, "phases[0].phases[0].repeat: repeat blocks do not nest");
+	assert_int_not_equal(profile_try(sw,
+		"{\"phases\": [{\"at_s\": 1, \"repeat\": 0, \"every_s\": 1, \"phases\": []}]}",
+		&prof, &err), 0);
+	assert_string_equal(err.msg, "phases[0].repeat: must be in [1, 1000000], got 0");
+	assert_int_not_equal(profile_try(sw,
+		"{\"phases\": [{\"at_s\": 1, \"repeat\": 2, \"every_s\": 1, \"phases\": []}]}",
+		&prof, &err), 0);
+	assert_string_equal(err.msg, "phases[0].phases: must have at least one phase");
+	assert_int_not_equal(profile_try(sw,
+		"{\"phases\": [{\"at_s\": 1, \"repeat\": 2, \"every_s\": 1, \"tm\": {}}]}", &prof,
+		&err), 0);
+	assert_string_equal(err.msg, "phases[0].tm: unknown key (known: name, at_s, repeat, "
+			    "every_s, phases)");
+	assert_int_not_equal(profile_try(sw,
+		"{\"phases\": [{\"at_s\": 1, \"repeat\": 2, \"every_s\": 1, \"phases\": ["
+		" {\"at_s\": 0, \"tm\": {\"b\": {\"link\": 1}}}]}]}", &prof, &err), 0);
+	assert_string_equal(err.msg, "phases[0].phases[0].tm.b.link: must be \"down\" or \"up\", "
+			    "got an integer");
+	emu_switch_free(sw);
+	emu_pipeline_free(pl);
+}
+
 static void
 test_mirror_emits(void **state)
 {
@@ -677,6 +863,8 @@ main(void)
 		cmocka_unit_test(test_discard_held_counts),
 		cmocka_unit_test(test_learning_bridge),
 		cmocka_unit_test(test_profile_changes_rate),
+		cmocka_unit_test(test_profile_pfc_storm_and_link),
+		cmocka_unit_test(test_profile_repeat),
 		cmocka_unit_test(test_mirror_emits),
 		cmocka_unit_test(test_pfc_lossless_fan_in),
 		cmocka_unit_test(test_pfc_rx_consumed),

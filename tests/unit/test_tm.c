@@ -144,14 +144,15 @@ test_delay_and_rate_change(void **state)
 	emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 1226, 0), 0, &rng); /* 1250 B on the wire */
 	assert_int_equal(drain(tm, UINT64_MAX - 1, deps, seqs, 4), 1);
 	assert_int_equal(deps[0], 1000 + 5000); /* 1 us at 10G plus 5 us of cable */
-	assert_int_equal(emu_tm_set(tm, 0, "rate_gbps", v, false, "x", &err), 0);
-	assert_int_equal(emu_tm_set(tm, 0, "rate_gbps", v, true, "x", &err), 0);
+	assert_int_equal(emu_tm_set(tm, 0, "rate_gbps", v, false, 0, &rng, "x", &err), 0);
+	assert_int_equal(emu_tm_set(tm, 0, "rate_gbps", v, true, 10000, &rng, "x", &err), 0);
 	emu_tm_enqueue(tm, 0, test_frame(pool, mac_b, mac_a, 1226, 1), 10000, &rng);
 	assert_int_equal(drain(tm, UINT64_MAX - 1, deps, seqs, 4), 1);
 	assert_int_equal(deps[0], 10000 + 4000 + 5000); /* 4 us at 2.5G */
 	json_decref(v);
 	v = json_integer(-5);
-	assert_int_not_equal(emu_tm_set(tm, 0, "rate_gbps", v, false, "tm.p0.rate_gbps", &err), 0);
+	assert_int_not_equal(emu_tm_set(tm, 0, "rate_gbps", v, false, 0, &rng, "tm.p0.rate_gbps",
+					&err), 0);
 	assert_string_equal(err.msg, "tm.p0.rate_gbps: must be >= 1e-06, got -5");
 	json_decref(v);
 	emu_tm_free(tm);
@@ -667,6 +668,202 @@ test_ecn_enqueue_vs_dequeue(void **state)
 	ecn_enq = false;
 }
 
+/* ---- Link events, PFC storm, PFC watchdog ---- */
+
+static void
+link_set(struct emu_tm *tm, uint16_t port, const char *state, uint64_t t)
+{
+	json_t *v = json_string(state);
+	struct emu_err err;
+
+	assert_int_equal(emu_tm_set(tm, port, "link", v, false, t, &rng, "x", &err), 0);
+	assert_int_equal(emu_tm_set(tm, port, "link", v, true, t, &rng, "x", &err), 0);
+	json_decref(v);
+}
+
+static void
+test_link_down_up(void **state)
+{
+	struct emu_tm *tm = tm_ports(2, pfc_small);
+	struct emu_tm_pfc_frame f[4];
+	struct emu_tm_prio_stats ps;
+	const uint64_t *c = emu_tm_port_ctrs(tm, 1);
+	struct emu_err err;
+	uint32_t seqs[8];
+	uint64_t deps[8];
+	unsigned int i;
+	json_t *v;
+
+	(void)state;
+	/* 12 lossless frames from port 0 to port 1 at t = 0: XOFF on port 0. */
+	for (i = 0; i < 12; i++)
+		assert_true(emu_tm_enqueue(tm, 1, frame_prio(LEN_1US, i, 3, 0), 0, &rng));
+	assert_int_equal(emu_tm_pfc_collect(tm, 0, f, 4), 1);
+	assert_int_equal(f[0].quanta[3], 100);
+	/* Down at 1500: frames 0 and 1 started (at 0 and 1000), the other 10 are dropped. */
+	link_set(tm, 1, "down", 1500);
+	assert_false(emu_tm_link_up(tm, 1));
+	assert_int_equal(c[EMU_TM_CTR_DROP_LINK_DOWN], 10);
+	emu_tm_prio_stats(tm, 0, 3, 1500, &ps);
+	assert_int_equal(ps.ingress_bytes, 0);
+	assert_false(ps.xoff);
+	assert_int_equal(emu_tm_pfc_collect(tm, 1500, f, 4), 1); /* XON */
+	assert_int_equal(f[0].quanta[3], 0);
+	/* While down, every frame for the port is dropped at enqueue, control frames too. */
+	assert_false(emu_tm_enqueue(tm, 1, frame_prio(LEN_1US, 20, 0, 0), 2000, &rng));
+	assert_false(emu_tm_enqueue(tm, 1, frame_prio(LEN_1US, 21, 3, 0), 2500, &rng));
+	assert_int_equal(c[EMU_TM_CTR_DROP_LINK_DOWN], 12);
+	assert_int_equal(drain_port(tm, 1, seqs, deps, 8), 2);
+	assert_int_equal(seqs[0], 0);
+	assert_int_equal(deps[0], 1000);
+	assert_int_equal(seqs[1], 1);
+	assert_int_equal(deps[1], 2000);
+	/* Up at 5000: frames flow again. */
+	link_set(tm, 1, "up", 5000);
+	assert_true(emu_tm_link_up(tm, 1));
+	assert_true(emu_tm_enqueue(tm, 1, frame_prio(LEN_1US, 30, 0, 0), 5000, &rng));
+	assert_int_equal(drain_port(tm, 1, seqs, deps, 8), 1);
+	assert_int_equal(seqs[0], 30);
+	assert_int_equal(deps[0], 6000);
+	assert_int_equal(c[EMU_TM_CTR_DROP_LINK_DOWN], 12);
+	assert_int_equal(c[EMU_TM_CTR_ENQ_PKTS], 13);
+	assert_int_equal(c[EMU_TM_CTR_DEQ_PKTS], 3);
+	assert_int_equal(emu_tm_held(tm), 0);
+	/* Validation */
+	v = json_string("sideways");
+	assert_int_not_equal(emu_tm_set(tm, 1, "link", v, false, 0, &rng, "phases[0].tm.p1.link",
+					&err), 0);
+	assert_string_equal(err.msg,
+			    "phases[0].tm.p1.link: must be \"down\" or \"up\", got \"sideways\"");
+	json_decref(v);
+	v = json_false();
+	assert_int_not_equal(emu_tm_set(tm, 1, "link", v, false, 0, &rng, "l", &err), 0);
+	assert_string_equal(err.msg, "l: must be \"down\" or \"up\", got a boolean");
+	json_decref(v);
+	emu_tm_free(tm);
+}
+
+static void
+storm_set(struct emu_tm *tm, const char *json, uint64_t t, struct emu_err *err, int want)
+{
+	json_t *v = json_loads(json, JSON_DECODE_ANY, NULL);
+
+	assert_non_null(v);
+	assert_int_equal(emu_tm_set(tm, 0, "pfc_storm", v, false, t, &rng, "s", err) == 0,
+			 want == 0);
+	if (want == 0)
+		assert_int_equal(emu_tm_set(tm, 0, "pfc_storm", v, true, t, &rng, "s", err), 0);
+	json_decref(v);
+}
+
+static void
+test_pfc_storm(void **state)
+{
+	struct emu_tm *tm = tm_ports(1, NULL);
+	struct emu_tm_pfc_frame f[4];
+	struct emu_err err;
+	uint64_t t, times[16];
+	unsigned int n, k = 0;
+
+	(void)state;
+	/* 3 frames per second from t = 1000: due at 1000 + floor(k * 1e9 / 3). */
+	storm_set(tm, "{\"priorities\": [3, 5], \"quanta\": 4000, \"rate_pps\": 3}", 1000, &err,
+		  0);
+	while ((t = emu_tm_next_event_ns(tm)) <= 1000001000ULL) {
+		n = emu_tm_pfc_collect(tm, t, f, 4);
+		assert_int_equal(n, 1);
+		assert_true(k < 16);
+		times[k++] = t;
+		assert_int_equal(f[0].port, 0);
+		assert_int_equal(f[0].vector, (1u << 3) | (1u << 5));
+		assert_int_equal(f[0].quanta[3], 4000);
+		assert_int_equal(f[0].quanta[5], 4000);
+		assert_int_equal(f[0].quanta[0], 0);
+	}
+	assert_int_equal(k, 4);
+	assert_int_equal(times[0], 1000);
+	assert_int_equal(times[1], 1000 + 333333333);
+	assert_int_equal(times[2], 1000 + 666666666);
+	assert_int_equal(times[3], 1000 + 1000000000);
+	assert_int_equal(emu_tm_port_ctrs(tm, 0)[EMU_TM_CTR_PFC_STORM_TX], 4);
+	/* A new storm restarts at its own time; false stops it. */
+	storm_set(tm, "{\"priorities\": [0], \"rate_pps\": 1000000}", 2000000000ULL, &err, 0);
+	for (k = 0; (t = emu_tm_next_event_ns(tm)) < 2000005000ULL; k++) {
+		assert_int_equal(t, 2000000000ULL + 1000 * k);
+		assert_int_equal(emu_tm_pfc_collect(tm, t, f, 4), 1);
+		assert_int_equal(f[0].quanta[0], 0xFFFF);
+	}
+	assert_int_equal(k, 5);
+	storm_set(tm, "false", 2000005000ULL, &err, 0);
+	assert_int_equal(emu_tm_next_event_ns(tm), UINT64_MAX);
+	assert_int_equal(emu_tm_pfc_collect(tm, 2000005000ULL, f, 4), 0);
+	assert_int_equal(emu_tm_port_ctrs(tm, 0)[EMU_TM_CTR_PFC_STORM_TX], 9);
+	/* Validation */
+	storm_set(tm, "true", 0, &err, -1);
+	assert_string_equal(err.msg, "s: must be an object or false, got a boolean");
+	storm_set(tm, "{\"priorities\": [3]}", 0, &err, -1);
+	assert_string_equal(err.msg, "s.rate_pps: required key is missing");
+	storm_set(tm, "{\"priorities\": [], \"rate_pps\": 5}", 0, &err, -1);
+	assert_string_equal(err.msg, "s.priorities: must list at least one priority");
+	storm_set(tm, "{\"priorities\": [8], \"rate_pps\": 5}", 0, &err, -1);
+	storm_set(tm, "{\"priorities\": [1], \"rate_pps\": 0}", 0, &err, -1);
+	storm_set(tm, "{\"priorities\": [1], \"rate_pps\": 5, \"pps\": 1}", 0, &err, -1);
+	emu_tm_free(tm);
+}
+
+static void
+wd_10us(struct emu_tm_cfg *cfg)
+{
+	cfg->ports[0].pfc_watchdog_ns = 10000;
+}
+
+static void
+test_pfc_watchdog(void **state)
+{
+	struct emu_tm *tm = tm_ports(1, wd_10us);
+	const uint64_t *c = emu_tm_port_ctrs(tm, 0);
+	uint16_t quanta[8] = { 0 };
+	struct emu_tm_prio_stats ps;
+	uint32_t seqs[8];
+	uint64_t deps[8], t;
+
+	(void)state;
+	quanta[3] = 100; /* 6263 ns */
+	/* A storm of pauses every 2 us from t = 0; a priority 3 frame waits from t = 0. */
+	emu_tm_pause_rx(tm, 0, 0, EMU_TM_MACCTL_OPCODE_PFC, 1u << 3, quanta, &rng);
+	assert_true(emu_tm_enqueue(tm, 0, frame_prio(LEN_1US, 0, 3, 0), 0, &rng));
+	for (t = 2000; t <= 8000; t += 2000)
+		emu_tm_pause_rx(tm, 0, t, EMU_TM_MACCTL_OPCODE_PFC, 1u << 3, quanta, &rng);
+	assert_int_equal(c[EMU_TM_CTR_PFC_WATCHDOG_TRIPS], 0);
+	/* 10 us after the pause began: the frame trips the watchdog, the pause ends now. */
+	emu_tm_pause_rx(tm, 0, 10000, EMU_TM_MACCTL_OPCODE_PFC, 1u << 3, quanta, &rng);
+	assert_int_equal(c[EMU_TM_CTR_PFC_WATCHDOG_TRIPS], 1);
+	emu_tm_prio_stats(tm, 0, 3, 10000, &ps);
+	assert_false(ps.paused);
+	assert_int_equal(ps.paused_ns, 10000);
+	/* Further pauses are ignored. */
+	emu_tm_pause_rx(tm, 0, 12000, EMU_TM_MACCTL_OPCODE_PFC, 1u << 3, quanta, &rng);
+	assert_true(emu_tm_enqueue(tm, 0, frame_prio(LEN_1US, 1, 3, 0), 12000, &rng));
+	emu_tm_pause_rx(tm, 0, 14000, EMU_TM_MACCTL_OPCODE_PFC, 1u << 3, quanta, &rng);
+	assert_int_equal(c[EMU_TM_CTR_PFC_WATCHDOG_IGNORED], 2);
+	assert_int_equal(c[EMU_TM_CTR_PFC_RX], 8);
+	/* 9.999 us after the last ignored one: still ignored (and restarts the quiet time). */
+	emu_tm_pause_rx(tm, 0, 23999, EMU_TM_MACCTL_OPCODE_PFC, 1u << 3, quanta, &rng);
+	assert_int_equal(c[EMU_TM_CTR_PFC_WATCHDOG_IGNORED], 3);
+	/* 10 us of quiet: honoured again. */
+	emu_tm_pause_rx(tm, 0, 33999, EMU_TM_MACCTL_OPCODE_PFC, 1u << 3, quanta, &rng);
+	assert_int_equal(c[EMU_TM_CTR_PFC_WATCHDOG_IGNORED], 3);
+	assert_true(emu_tm_enqueue(tm, 0, frame_prio(LEN_1US, 2, 3, 0), 33999, &rng));
+	assert_int_equal(drain_port(tm, 0, seqs, deps, 8), 3);
+	assert_int_equal(deps[0], 11000); /* started when the watchdog tripped */
+	assert_int_equal(deps[1], 13000); /* not paused by the frame at 12000 */
+	assert_int_equal(deps[2], 33999 + 6263 + 1000);
+	emu_tm_prio_stats(tm, 0, 3, 100000, &ps);
+	assert_int_equal(ps.paused_ns, 10000 + 6263);
+	assert_int_equal(c[EMU_TM_CTR_PFC_WATCHDOG_TRIPS], 1);
+	emu_tm_free(tm);
+}
+
 int
 main(void)
 {
@@ -685,6 +882,9 @@ main(void)
 		cmocka_unit_test(test_buffer_dynamic),
 		cmocka_unit_test(test_ecn_red_ramp),
 		cmocka_unit_test(test_ecn_enqueue_vs_dequeue),
+		cmocka_unit_test(test_link_down_up),
+		cmocka_unit_test(test_pfc_storm),
+		cmocka_unit_test(test_pfc_watchdog),
 	};
 
 	emu_rng_seed(&rng, 1, 1);
