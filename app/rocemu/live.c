@@ -41,6 +41,14 @@ struct live_state {
 };
 
 static volatile sig_atomic_t live_signals;
+static volatile sig_atomic_t live_reload;
+
+static void
+live_on_sighup(int sig)
+{
+	(void)sig;
+	live_reload = 1;
+}
 
 static void
 live_on_signal(int sig)
@@ -73,6 +81,9 @@ live_usage(FILE *f)
 		"  --duration S          stop after S seconds (default: until SIGINT/SIGTERM)\n"
 		"  --drain S             at stop, let the switch empty for up to S s (default 1)\n"
 		"  --seed N              RNG seed (overrides the profile's)\n"
+		"  SIGHUP                reload --profile FILE: validated first; a bad file is refused\n"
+		"                        and the running profile stays; a good one starts its timeline\n"
+		"                        at the moment it is taken, without stopping the switch\n"
 		"  --help                this text\n"
 		"\n"
 		"Ports: the pipeline's ports[] map to DPDK ports by \"dev\" (device name such as\n"
@@ -307,6 +318,43 @@ live_worker(void *arg)
 	return 0;
 }
 
+/* SIGHUP: load the profile file again and hand it to the switch without stopping it. */
+static void
+live_reload_profile(struct live_state *st, const char *file)
+{
+	struct emu_profile *np = NULL, *old = NULL;
+	struct emu_err err;
+	uint64_t deadline;
+
+	if (file == NULL) {
+		printf("rocemu: SIGHUP: no --profile to reload\n");
+		return;
+	}
+	if (emu_profile_load(file, st->ctx.sw, &np, &err) != 0) {
+		printf("rocemu: profile reload refused, the running profile stays: %s (in %s)\n",
+		       err.msg, file);
+		return;
+	}
+	emu_switch_offer_profile(st->ctx.sw, np);
+	deadline = live_now_ns(st) + 2000000000ULL;
+	while (!emu_switch_profile_taken(st->ctx.sw, &old)) {
+		if (st->inline_main)
+			live_poll(st, true);
+		else
+			usleep(100);
+		if (live_now_ns(st) > deadline) {
+			/* The worker is wedged: keep the offer, it will be taken later; the
+			 * new profile is then owned by the switch until exit. */
+			printf("rocemu: profile reload from %s pending (worker busy)\n", file);
+			return;
+		}
+	}
+	emu_profile_free(old);
+	st->ctx.prof = np;
+	printf("rocemu: profile reloaded from %s (%u changes, time zero now)\n", file,
+	       np->n_actions);
+}
+
 static double
 live_elapsed_s(const struct live_state *st)
 {
@@ -412,6 +460,7 @@ app_live_main(int argc, char **argv)
 		       "(give -l 0-1 for a dedicated worker)\n");
 	signal(SIGINT, live_on_signal);
 	signal(SIGTERM, live_on_signal);
+	signal(SIGHUP, live_on_sighup);
 	st->tsc_hz = rte_get_tsc_hz();
 	clock_gettime(CLOCK_REALTIME, &ts);
 	st->wall0_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
@@ -432,6 +481,11 @@ app_live_main(int argc, char **argv)
 			usleep(10000);
 		}
 		emu_switch_service(st->ctx.sw, false);
+		if (live_reload) {
+			live_reload = 0;
+			live_reload_profile(st, o.profile);
+			fflush(stdout);
+		}
 		t = live_elapsed_s(st);
 		if (o.stats_interval_s > 0 && t >= next_stats) {
 			emu_switch_print_interval(st->ctx.sw, stdout, t);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_branch_prediction.h>
 #include <rte_malloc.h>
 
 #include "lib/proto/roce_build.h"
@@ -86,6 +87,8 @@ struct emu_switch {
 	struct emu_emit emit;
 	struct emu_profile *prof;
 	uint64_t prof_t0_ns;
+	struct emu_profile *pending_prof; /* offered by another lcore, taken by the owner */
+	struct emu_profile *retired_prof; /* the one it replaced, for the offerer to free */
 	uint64_t last_now_ns;
 	struct emu_port_stats last_interval[EMU_MAX_PORTS];
 	double last_interval_s;
@@ -287,6 +290,22 @@ emu_switch_free(struct emu_switch *sw)
 }
 
 void
+emu_switch_offer_profile(struct emu_switch *sw, struct emu_profile *prof)
+{
+	__atomic_store_n(&sw->pending_prof, prof, __ATOMIC_RELEASE);
+}
+
+bool
+emu_switch_profile_taken(const struct emu_switch *sw, struct emu_profile **retired)
+{
+	if (__atomic_load_n(&sw->pending_prof, __ATOMIC_ACQUIRE) != NULL)
+		return false;
+	*retired = ((struct emu_switch *)(uintptr_t)sw)->retired_prof;
+	((struct emu_switch *)(uintptr_t)sw)->retired_prof = NULL;
+	return true;
+}
+
+void
 emu_switch_set_profile(struct emu_switch *sw, struct emu_profile *prof, uint64_t t0_ns)
 {
 	unsigned int i;
@@ -372,8 +391,16 @@ emu_switch_incast_gen(struct emu_switch *sw, uint64_t until_ns)
 static void
 emu_switch_profile_tick(struct emu_switch *sw, uint64_t now_ns)
 {
+	struct emu_profile *np = __atomic_load_n(&sw->pending_prof, __ATOMIC_ACQUIRE);
 	uint64_t rel, t;
 
+	if (unlikely(np != NULL)) {
+		/* A reloaded profile starts now; the old one goes back to whoever offered it. */
+		sw->retired_prof = sw->prof;
+		sw->prof = np;
+		sw->prof_t0_ns = now_ns;
+		__atomic_store_n(&sw->pending_prof, NULL, __ATOMIC_RELEASE);
+	}
 	while (sw->prof != NULL && now_ns >= sw->prof_t0_ns) {
 		rel = emu_profile_next_ns(sw->prof);
 		if (rel == UINT64_MAX)

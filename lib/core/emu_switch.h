@@ -93,6 +93,15 @@ void emu_switch_free(struct emu_switch *sw);
 /** Attach a profile (NULL detaches) and set time zero of its timeline to @p t0_ns. */
 void emu_switch_set_profile(struct emu_switch *sw, struct emu_profile *prof, uint64_t t0_ns);
 
+/**
+ * From another lcore: offer @p prof (loaded and validated against this switch) to replace the
+ * running profile; the owner takes it between bursts and starts its timeline then.
+ */
+void emu_switch_offer_profile(struct emu_switch *sw, struct emu_profile *prof);
+
+/** Whether the offered profile was taken; then *@p retired is the one it replaced (to free). */
+bool emu_switch_profile_taken(const struct emu_switch *sw, struct emu_profile **retired);
+
 /** Take a received burst on port @p port at @p now_ns; the switch owns the mbufs afterwards. */
 void emu_switch_rx(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
 		   uint64_t now_ns);
