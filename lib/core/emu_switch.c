@@ -604,8 +604,12 @@ emu_switch_send_pfc(struct emu_switch *sw, uint64_t now_ns)
 			continue;
 		}
 		emu_switch_port_mac(frames[i].port, mac);
-		len = roce_build_pfc((uint8_t *)buf, EMU_TM_MIN_FRAME_BYTES, mac, frames[i].vector,
-				     frames[i].quanta);
+		if (frames[i].pause)
+			len = roce_build_pause((uint8_t *)buf, EMU_TM_MIN_FRAME_BYTES, mac,
+					       frames[i].quanta[0]);
+		else
+			len = roce_build_pfc((uint8_t *)buf, EMU_TM_MIN_FRAME_BYTES, mac,
+					     frames[i].vector, frames[i].quanta);
 		RTE_VERIFY(len == EMU_TM_MIN_FRAME_BYTES);
 		meta = emu_meta(m);
 		memset(meta, 0, sizeof(*meta));

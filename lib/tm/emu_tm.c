@@ -59,6 +59,7 @@ struct emu_tm_port {
 	bool link_up;
 	bool storm_on;
 	uint16_t storm_vector;
+	bool storm_pause;      /* 802.3x PAUSE frames instead of PFC */
 	uint16_t storm_quanta;
 	uint64_t storm_pps;
 	uint64_t storm_t0_ns;  /* frame k of the storm is due at t0 + k * 1e9 / pps */
@@ -958,9 +959,12 @@ emu_tm_pfc_collect(struct emu_tm *tm, uint64_t now_ns, struct emu_tm_pfc_frame *
 			memset(f, 0, sizeof(*f));
 			f->port = (uint16_t)i;
 			f->vector = p->storm_vector;
+			f->pause = p->storm_pause;
 			for (q = 0; q < EMU_TM_N_PRIO; q++)
 				if (p->storm_vector & (1u << q))
 					f->quanta[q] = p->storm_quanta;
+			if (f->pause)
+				f->quanta[0] = p->storm_quanta;
 			p->ctr[EMU_TM_CTR_PFC_STORM_TX] += 1;
 			p->storm_k += 1;
 			p->storm_next_ns = p->storm_t0_ns +
@@ -1132,7 +1136,8 @@ emu_tm_flush(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_ns)
 	}
 }
 
-static const char *const emu_tm_storm_keys[] = { "priorities", "quanta", "rate_pps", NULL };
+static const char *const emu_tm_storm_keys[] = { "priorities", "quanta", "rate_pps", "pause",
+						 NULL };
 
 static int
 emu_tm_storm_set(struct emu_tm_port *p, const json_t *val, bool apply, uint64_t now_ns,
@@ -1140,7 +1145,8 @@ emu_tm_storm_set(struct emu_tm_port *p, const json_t *val, bool apply, uint64_t 
 {
 	int64_t quanta, pps;
 	const json_t *v;
-	uint8_t mask;
+	uint8_t mask = 0;
+	bool pause;
 	char pp[EMU_JSON_PATH_LEN];
 	int rc;
 
@@ -1157,20 +1163,30 @@ emu_tm_storm_set(struct emu_tm_port *p, const json_t *val, bool apply, uint64_t 
 		rc = emu_json_get_int(val, path, "quanta", false, 0xFFFF, 0, 0xFFFF, &quanta, err);
 	if (rc == 0)
 		rc = emu_json_get_int(val, path, "rate_pps", true, 0, 1, 10000000, &pps, err);
+	if (rc == 0)
+		rc = emu_json_get_bool(val, path, "pause", false, false, &pause, err);
 	if (rc != 0)
 		return rc;
 	v = json_object_get(val, "priorities");
 	emu_json_path(pp, sizeof(pp), path, "priorities");
-	if (v == NULL)
-		return emu_err_set(err, "%s: required key is missing", pp);
-	rc = emu_tm_prio_list(v, pp, &mask, err);
-	if (rc != 0)
-		return rc;
-	if (mask == 0)
-		return emu_err_set(err, "%s: must list at least one priority", pp);
+	if (pause) {
+		/* 802.3x PAUSE stops every priority: a priority list would be meaningless. */
+		if (v != NULL)
+			return emu_err_set(err, "%s: not used with \"pause\": true (PAUSE stops all "
+					   "priorities)", pp);
+	} else {
+		if (v == NULL)
+			return emu_err_set(err, "%s: required key is missing", pp);
+		rc = emu_tm_prio_list(v, pp, &mask, err);
+		if (rc != 0)
+			return rc;
+		if (mask == 0)
+			return emu_err_set(err, "%s: must list at least one priority", pp);
+	}
 	if (apply) {
 		p->storm_on = true;
 		p->storm_vector = mask;
+		p->storm_pause = pause;
 		p->storm_quanta = (uint16_t)quanta;
 		p->storm_pps = (uint64_t)pps;
 		p->storm_t0_ns = now_ns;

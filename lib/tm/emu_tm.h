@@ -208,6 +208,7 @@ struct emu_tm_pfc_frame {
 	uint16_t port;   /**< out of this (ingress) port */
 	uint16_t vector; /**< class-enable vector */
 	uint16_t quanta[EMU_TM_N_PRIO];
+	bool pause;      /**< an 802.3x PAUSE (time in quanta[0]) instead of PFC */
 };
 
 /**

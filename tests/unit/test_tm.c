@@ -798,6 +798,20 @@ test_pfc_storm(void **state)
 	assert_int_equal(emu_tm_next_event_ns(tm), UINT64_MAX);
 	assert_int_equal(emu_tm_pfc_collect(tm, 2000005000ULL, f, 4), 0);
 	assert_int_equal(emu_tm_port_ctrs(tm, 0)[EMU_TM_CTR_PFC_STORM_TX], 9);
+	/* An 802.3x PAUSE storm: every frame a PAUSE with the time in quanta[0]. */
+	storm_set(tm, "{\"pause\": true, \"quanta\": 100, \"rate_pps\": 1000}", 3000000000ULL,
+		  &err, 0);
+	for (k = 0; (t = emu_tm_next_event_ns(tm)) < 3000000000ULL + 3000000; k++) {
+		assert_int_equal(t, 3000000000ULL + 1000000 * k);
+		assert_int_equal(emu_tm_pfc_collect(tm, t, f, 4), 1);
+		assert_true(f[0].pause);
+		assert_int_equal(f[0].quanta[0], 100);
+	}
+	assert_int_equal(k, 3);
+	storm_set(tm, "false", 3000000000ULL + 3000000, &err, 0);
+	storm_set(tm, "{\"pause\": true, \"priorities\": [3], \"rate_pps\": 1}", 0, &err, -1);
+	assert_string_equal(err.msg, "s.priorities: not used with \"pause\": true (PAUSE stops all "
+			    "priorities)");
 	/* Validation */
 	storm_set(tm, "true", 0, &err, -1);
 	assert_string_equal(err.msg, "s: must be an object or false, got a boolean");
