@@ -112,7 +112,7 @@ struct emu_tm_port_cfg {
 	uint32_t queue_pkts;  /**< packets the port's queues may hold together (power of two) */
 	uint64_t delay_ns;    /**< propagation delay added after serialisation */
 	uint64_t headroom_bytes; /**< per lossless priority of this ingress port */
-	uint64_t pfc_watchdog_ns; /**< PFC watchdog time (0: off), see emu_tm_pause_rx */
+	uint64_t pfc_watchdog_ns; /**< PFC watchdog period, 0 = off; see emu_tm_pause_rx */
 	uint8_t scheduler;    /**< enum emu_tm_sched */
 	uint8_t lossless_mask; /**< bit n: priority n is lossless */
 	uint16_t weights[EMU_TM_N_PRIO]; /**< DWRR weights */
