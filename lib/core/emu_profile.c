@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_common.h>
+
 #include "emu_json.h"
 #include "emu_profile.h"
 #include "emu_switch.h"
@@ -29,111 +31,81 @@ emu_profile_add(struct emu_profile *prof, unsigned int *cap, const struct emu_pr
 	return 0;
 }
 
+/* Index of port @p name of the pipeline, or -1. */
+static int
+emu_profile_port_index(const struct emu_switch *sw, const char *name)
+{
+	const struct emu_pipeline *pl = emu_switch_pipeline(sw);
+	unsigned int port;
+
+	for (port = 0; port < pl->n_ports; port++)
+		if (strcmp(pl->port_names[port], name) == 0)
+			return (int)port;
+	return -1;
+}
+
+/* Validate (!@p apply) or apply action @p a; @p t_ns is the time the setter is given. */
+static int
+emu_profile_set(struct emu_switch *sw, const struct emu_profile_action *a, bool apply,
+		uint64_t t_ns, struct emu_err *err)
+{
+	if (a->target == EMU_PROFILE_TM)
+		return emu_switch_tm_set(sw, (uint16_t)a->index, a->key, a->val, apply, t_ns,
+					 a->path, err);
+	if (a->target == EMU_PROFILE_STAGE)
+		return emu_switch_stage_set(sw, a->index, a->key, a->val, apply, a->path, err);
+	return emu_switch_incast_set(sw, a->index, a->key, a->val, apply, t_ns, a->path, err);
+}
+
+/* The three kinds of target a phase may change, by the phase key that holds them. */
+static const struct {
+	const char *key;
+	enum emu_profile_target target;
+	const char *noun;
+	int (*index)(const struct emu_switch *sw, const char *name);
+} emu_profile_targets[] = {
+	{ "tm", EMU_PROFILE_TM, "port", emu_profile_port_index },
+	{ "stages", EMU_PROFILE_STAGE, "stage", emu_switch_stage_index },
+	{ "incast", EMU_PROFILE_INCAST, "incast source", emu_switch_incast_index },
+};
+
 static int
 emu_profile_phase(struct emu_profile *prof, unsigned int *cap, const json_t *ph, const char *path,
 		  struct emu_switch *sw, uint64_t at_ns, struct emu_err *err)
 {
-	const struct emu_pipeline *pl = emu_switch_pipeline(sw);
 	struct emu_profile_action a;
 	char p1[EMU_JSON_PATH_LEN], p2[EMU_JSON_PATH_LEN];
 	const char *name, *key;
-	json_t *obj, *val;
-	unsigned int port;
+	json_t *obj, *val, *kv;
+	unsigned int t;
 	int rc, idx;
 
 	memset(&a, 0, sizeof(a));
 	a.at_ns = at_ns;
-	obj = json_object_get(ph, "tm");
-	if (obj != NULL) {
-		emu_json_path(p1, sizeof(p1), path, "tm");
+	for (t = 0; t < RTE_DIM(emu_profile_targets); t++) {
+		obj = json_object_get(ph, emu_profile_targets[t].key);
+		if (obj == NULL)
+			continue;
+		emu_json_path(p1, sizeof(p1), path, emu_profile_targets[t].key);
 		rc = emu_json_expect_object(obj, p1, err);
 		if (rc != 0)
 			return rc;
 		json_object_foreach(obj, name, val) {
-			json_t *kv;
-
 			emu_json_path(p2, sizeof(p2), p1, name);
-			for (port = 0; port < pl->n_ports; port++)
-				if (strcmp(pl->port_names[port], name) == 0)
-					break;
-			if (port == pl->n_ports)
-				return emu_err_set(err, "%s: no port named \"%s\" in the pipeline", p2,
-						   name);
-			rc = emu_json_expect_object(val, p2, err);
-			if (rc != 0)
-				return rc;
-			json_object_foreach(val, key, kv) {
-				a.target = EMU_PROFILE_TM;
-				a.index = (int)port;
-				a.key = key;
-				a.val = kv;
-				emu_json_path(a.path, sizeof(a.path), p2, key);
-				rc = emu_switch_tm_set(sw, (uint16_t)port, key, kv, false, at_ns,
-						       a.path, err);
-				if (rc == 0)
-					rc = emu_profile_add(prof, cap, &a);
-				if (rc != 0)
-					return rc;
-			}
-		}
-	}
-	obj = json_object_get(ph, "stages");
-	if (obj != NULL) {
-		emu_json_path(p1, sizeof(p1), path, "stages");
-		rc = emu_json_expect_object(obj, p1, err);
-		if (rc != 0)
-			return rc;
-		json_object_foreach(obj, name, val) {
-			json_t *kv;
-
-			emu_json_path(p2, sizeof(p2), p1, name);
-			idx = emu_switch_stage_index(sw, name);
+			idx = emu_profile_targets[t].index(sw, name);
 			if (idx < 0)
-				return emu_err_set(err, "%s: no stage named \"%s\" in the pipeline",
-						   p2, name);
+				return emu_err_set(err, "%s: no %s named \"%s\" in the pipeline", p2,
+						   emu_profile_targets[t].noun, name);
 			rc = emu_json_expect_object(val, p2, err);
 			if (rc != 0)
 				return rc;
 			json_object_foreach(val, key, kv) {
-				a.target = EMU_PROFILE_STAGE;
+				a.target = emu_profile_targets[t].target;
 				a.index = idx;
 				a.key = key;
 				a.val = kv;
 				emu_json_path(a.path, sizeof(a.path), p2, key);
-				rc = emu_switch_stage_set(sw, idx, key, kv, false, a.path, err);
-				if (rc == 0)
-					rc = emu_profile_add(prof, cap, &a);
-				if (rc != 0)
-					return rc;
-			}
-		}
-	}
-	obj = json_object_get(ph, "incast");
-	if (obj != NULL) {
-		emu_json_path(p1, sizeof(p1), path, "incast");
-		rc = emu_json_expect_object(obj, p1, err);
-		if (rc != 0)
-			return rc;
-		json_object_foreach(obj, name, val) {
-			json_t *kv;
-
-			emu_json_path(p2, sizeof(p2), p1, name);
-			idx = emu_switch_incast_index(sw, name);
-			if (idx < 0)
-				return emu_err_set(err,
-						   "%s: no incast source named \"%s\" in the "
-						   "pipeline", p2, name);
-			rc = emu_json_expect_object(val, p2, err);
-			if (rc != 0)
-				return rc;
-			json_object_foreach(val, key, kv) {
-				a.target = EMU_PROFILE_INCAST;
-				a.index = idx;
-				a.key = key;
-				a.val = kv;
-				emu_json_path(a.path, sizeof(a.path), p2, key);
-				rc = emu_switch_incast_set(sw, idx, key, kv, false, at_ns, a.path,
-							   err);
+				rc = emu_profile_set(sw, &a, false, at_ns, err);
 				if (rc == 0)
 					rc = emu_profile_add(prof, cap, &a);
 				if (rc != 0)
@@ -338,14 +310,8 @@ emu_profile_apply_due(struct emu_profile *prof, struct emu_switch *sw, uint64_t 
 		const struct emu_profile_action *a = &prof->actions[prof->next++];
 
 		/* Validated at load time: applying cannot fail. */
-		if (a->target == EMU_PROFILE_TM)
-			emu_switch_tm_set(sw, (uint16_t)a->index, a->key, a->val, true, now_ns,
-					  a->path, NULL);
-		else if (a->target == EMU_PROFILE_STAGE)
-			emu_switch_stage_set(sw, a->index, a->key, a->val, true, a->path, NULL);
-		else
-			emu_switch_incast_set(sw, a->index, a->key, a->val, true, a->at_ns,
-					      a->path, NULL);
+		emu_profile_set(sw, a, true, a->target == EMU_PROFILE_INCAST ? a->at_ns : now_ns,
+				NULL);
 		n++;
 	}
 	return n;

@@ -795,6 +795,30 @@ emu_tm_ingress_release(struct emu_tm_port *in, unsigned int q, uint32_t len, uin
 	}
 }
 
+/* A packet of queue @p q (not the control queue) left it at @p now_ns: give back its buffer
+ * cells (shared or headroom) and its ingress bytes, which may end an XOFF. */
+static void
+emu_tm_unaccount(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q,
+		 const struct emu_pkt_meta *meta, uint32_t len, uint64_t now_ns)
+{
+	uint64_t cells = emu_tm_cells(&tm->buf, len);
+	struct emu_tm_port *in = NULL;
+
+	if (meta->in_port < tm->n_ports &&
+	    (tm->ports[meta->in_port].cfg.lossless_mask & (1u << q)))
+		in = &tm->ports[meta->in_port];
+	if (meta->flags & EMU_META_HEADROOM) {
+		in->hr_cells[q] -= cells;
+	} else {
+		tm->used_cells -= cells;
+		p->q_cells[q] -= cells;
+		p->port_cells -= cells;
+	}
+	p->port_pkts -= 1;
+	if (in != NULL)
+		emu_tm_ingress_release(in, q, len, now_ns);
+}
+
 /* Start serialising every queued packet whose start time has come. */
 static void
 emu_tm_port_advance(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_ns,
@@ -821,22 +845,7 @@ emu_tm_port_advance(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_ns,
 		p->q[q].head++;
 		p->q_bytes[q] -= len;
 		if (q != EMU_TM_CTRL_Q) {
-			uint64_t cells = emu_tm_cells(&tm->buf, len);
-			struct emu_tm_port *in = NULL;
-
-			if (meta->in_port < tm->n_ports &&
-			    (tm->ports[meta->in_port].cfg.lossless_mask & (1u << q)))
-				in = &tm->ports[meta->in_port];
-			if (meta->flags & EMU_META_HEADROOM) {
-				in->hr_cells[q] -= cells;
-			} else {
-				tm->used_cells -= cells;
-				p->q_cells[q] -= cells;
-				p->port_cells -= cells;
-			}
-			p->port_pkts -= 1;
-			if (in != NULL)
-				emu_tm_ingress_release(in, (unsigned int)q, len, start_ns);
+			emu_tm_unaccount(tm, p, (unsigned int)q, meta, len, start_ns);
 			/* the queue length the packet leaves behind */
 			if (p->cfg.ecn.enabled && !p->cfg.ecn.at_enqueue)
 				emu_tm_ecn(p, m, p->q_bytes[q], rng);
@@ -1112,22 +1121,7 @@ emu_tm_flush(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_ns)
 
 			p->q_bytes[q] -= len;
 			if (q != EMU_TM_CTRL_Q) {
-				uint64_t cells = emu_tm_cells(&tm->buf, len);
-				struct emu_tm_port *in = NULL;
-
-				if (meta->in_port < tm->n_ports &&
-				    (tm->ports[meta->in_port].cfg.lossless_mask & (1u << q)))
-					in = &tm->ports[meta->in_port];
-				if (meta->flags & EMU_META_HEADROOM) {
-					in->hr_cells[q] -= cells;
-				} else {
-					tm->used_cells -= cells;
-					p->q_cells[q] -= cells;
-					p->port_cells -= cells;
-				}
-				p->port_pkts -= 1;
-				if (in != NULL)
-					emu_tm_ingress_release(in, q, len, now_ns);
+				emu_tm_unaccount(tm, p, q, meta, len, now_ns);
 				p->deficit[q] = 0;
 			}
 			rte_pktmbuf_free(m);
