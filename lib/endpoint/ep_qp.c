@@ -117,6 +117,13 @@ ep_qp_init(struct ep_qp *qp, const struct ep_qp_cfg *cfg, struct ep_pfc *pfc, ui
 	return 0;
 }
 
+void
+ep_qp_set_dst_mac(struct ep_qp *qp, const uint8_t mac[6])
+{
+	memcpy(qp->cfg.dst_mac, mac, 6);
+	memcpy(qp->hp.dst_mac, mac, 6);
+}
+
 static struct ep_wr_slot *
 ep_slot(struct ep_qp *qp, uint32_t i)
 {

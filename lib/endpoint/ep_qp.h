@@ -206,6 +206,9 @@ struct ep_qp {
 int ep_qp_init(struct ep_qp *qp, const struct ep_qp_cfg *cfg, struct ep_pfc *pfc,
 	       uint64_t now_ns);
 
+/** Set the peer's MAC address (learned by ARP after the QP was set up). */
+void ep_qp_set_dst_mac(struct ep_qp *qp, const uint8_t mac[6]);
+
 /** Post a work request; returns 0, -ENOSPC (queue full), -EINVAL (zero length), -EIO (error). */
 int ep_qp_post(struct ep_qp *qp, const struct ep_wr *wr);
 
