@@ -1,12 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * rocegen: software RoCEv2 endpoints on one DPDK port (any PMD or vdev). A process hosts --ranks
- * ranks (addresses --ip, --ip + 1, ...) of a ring over 2 processes: ranks 0..N-1 in the process
- * with the lower address, N..2N-1 in the other. The ring's two wire hops (our last rank to the
- * peer's first, the peer's last to our first) each use --qps RC QPs (lib/endpoint: go-back-N,
- * DCQCN, PFC); hops between ranks of this process are memory copies, counted. It answers ARP for
- * its addresses and runs a point-to-point bandwidth test or a ring all-reduce. Ranks synchronise
- * on the wire only: a step's data ends in a WRITE with immediate, and the receiver waits for it.
+ * rocegen: software RoCEv2 endpoints on one DPDK port (any PMD or vdev), standing in for the
+ * RDMA NICs of GPU servers running NCCL.
+ *
+ * P processes (--hosts, or --ip/--peer-ip for two) each host --ranks ranks; rank k of process p
+ * has address hosts[p] + k and global number p x ranks + k. A collective is a schedule of
+ * transfers in steps (rg_sched.c). A transfer between ranks of different processes is an RDMA
+ * WRITE (the last segment with immediate, as NCCL's proxy does) split over --qps RC QPs
+ * (lib/endpoint: go-back-N, timeouts, DCQCN, PFC); between ranks of one process it is a memory
+ * copy, counted (NVLink inside a real node). Ranks synchronise on the wire only: a step ends
+ * when the rank's writes are acknowledged and every write due to it has arrived (counted by
+ * immediate); an iteration ends with a barrier (a 4-byte write with immediate from every process
+ * to every other), which also is the start-up handshake. QPs exist before a process sends or
+ * answers any ARP, so no peer can reach it before it is ready.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -26,34 +32,36 @@
 #include <rte_mbuf.h>
 
 #include "lib/endpoint/ep_qp.h"
+#include "rg_sched.h"
 
 #define RG_BURST 32
-#define RG_MAX_QPS 16
+#define RG_MAX_QPS 16		/* channels (QPs) per pair of ranks */
+#define RG_MAX_PROCS 16
+#define RG_MAX_LOCAL 8		/* ranks per process */
 #define RG_NB_MBUF 8191
 #define RG_RXD 1024
 #define RG_TXD 1024
-#define RG_QPN_SEND 0x100	/* our last rank -> the peer's first rank */
-#define RG_QPN_RECV 0x200	/* the peer's last rank -> our first rank */
-#define RG_MAX_RANKS 8
-
-enum rg_test {
-	RG_TEST_P2P,
-	RG_TEST_ALLREDUCE,
-};
+#define RG_QPN_BASE 0x1000
+#define RG_IMM_SLOTS 4096	/* completions counted per immediate, keyed imm mod this */
+#define RG_MAX_ROWS 64
+#define RG_BURST_NS 20000	/* port shaper: credit an idle port may build up */
 
 struct rg_opts {
 	uint8_t ip[4];
-	uint8_t peer_ip[4];
-	bool ip_set, peer_set;
+	uint8_t hosts[RG_MAX_PROCS][4];
+	unsigned int n_procs;
+	bool ip_set, peer_set, hosts_set;
 	uint64_t size;			/* largest size (-e); buffers are this big */
 	uint64_t min_size;		/* smallest size (-b) */
 	unsigned int factor;		/* -f */
 	unsigned int iters;
 	unsigned int warmup;
 	unsigned int n_qps;
-	unsigned int n_ranks;		/* ranks in this process (the same in both) */
+	unsigned int n_ranks;		/* ranks in each process */
+	unsigned int root;
 	uint32_t mtu;
-	enum rg_test test;
+	enum rg_coll coll;
+	enum rg_algo algo;
 	const char *json;
 	const char *dcqcn;
 	double line_mbps;
@@ -64,37 +72,57 @@ struct rg_opts {
 	uint64_t seed;
 };
 
+/* One QP of this process: the requester of a connection src -> dst (a rank of ours to a remote
+ * rank) or its responder (remote to ours). Channel n_qps is the control connection between
+ * the first ranks of two processes (barriers). */
+struct rg_qp {
+	struct ep_qp qp;
+	unsigned int peer_proc;
+	bool requester;
+};
+
+struct rg_imm {
+	uint32_t imm;
+	uint32_t count;
+};
+
 struct rg_state {
 	struct rg_opts o;
 	uint16_t port;
 	struct rte_mempool *pool;
 	uint8_t mac[6];
-	uint8_t peer_mac[6];
-	bool peer_known;
-	unsigned int proc;		/* 0 for the lower IP */
-	unsigned int n_ranks_total;	/* R */
-	bool qps_ready;			/* RoCE frames before this are dropped (counted) */
-	uint64_t cur_size;		/* the size being run */
-	uint32_t imm_base;		/* first imm of the size being run */
+	uint8_t peer_mac[RG_MAX_PROCS][6];
+	bool peer_known[RG_MAX_PROCS];
+	unsigned int proc;		/* this process's index in hosts */
+	unsigned int R;			/* ranks in all */
+	struct rg_sched sched;		/* the size being run */
+	struct rg_sched sched_max;	/* the largest size: buffer sizes, connections */
+	uint32_t imm;			/* the next immediate (step or barrier) */
 	unsigned int n_rows;
-	uint64_t row_sizes[64];
-	double row_us[64];
+	uint64_t row_sizes[RG_MAX_ROWS];
+	double row_us[RG_MAX_ROWS];
 	struct ep_pfc pfc;
-	struct ep_qp qps[2 * RG_MAX_QPS];	/* send QPs, then receive QPs */
-	uint8_t *bufs[RG_MAX_RANKS];	/* per local rank: data; rank 0: data + scratch */
-	uint8_t *mr;			/* bufs[0]: where the peer writes */
-	uint64_t *bitmap;
-	uint8_t *src;			/* p2p: what we send */
+	struct rg_qp *qps;
+	unsigned int n_qp;
+	int32_t *qp_of;			/* (QPN - base) -> index in qps, or -1 */
+	uint32_t qp_of_len;
+	unsigned int tx_next;		/* round robin start */
+	uint8_t *data[RG_MAX_LOCAL];
+	uint8_t *land[RG_MAX_LOCAL];
+	uint64_t *bitmap[RG_MAX_LOCAL];
+	uint8_t ctrl_src[64], ctrl_land[64];
 	uint64_t tsc_hz;
 	uint64_t tsc0;
-	uint32_t *imm_seen;		/* per (iteration, step): completions received */
-	unsigned int n_imm;
+	uint64_t port_next_ns;		/* port shaper at --line-rate-mbps */
+	struct rg_imm seen[RG_IMM_SLOTS];
+	uint64_t imm_unexpected;	/* a completion whose immediate collides (a bug) */
 	uint64_t arp_replies_sent;
 	uint64_t tx_dropped;		/* frames the PMD did not take (go-back-N resends) */
 	uint64_t rx_other;
 	uint64_t rx_lost;		/* dropped on purpose (--rx-loss) */
 	uint64_t rx_early;		/* RoCE frames before our QPs were up */
 	uint64_t local_bytes;		/* moved between ranks of this process */
+	uint64_t wire_bytes;		/* posted to the wire (first transmissions) */
 	uint64_t rng;
 };
 
@@ -119,21 +147,30 @@ static void
 rg_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: rocegen [EAL options] -- --ip A.B.C.D --peer-ip A.B.C.D [options]\n"
-		"  --ip ADDR            this rank's IPv4 address (rocegen answers ARP for it)\n"
-		"  --peer-ip ADDR       the peer process's address\n"
-		"  --test p2p|allreduce point-to-point bandwidth (both ways) or ring all-reduce\n"
+		"usage: rocegen [EAL options] -- --ip A.B.C.D (--peer-ip A.B.C.D | --hosts LIST)\n"
+		"               [options]\n"
+		"  --ip ADDR            this process's first rank address (it answers ARP for its\n"
+		"                       ranks' addresses ADDR, ADDR + 1, ...)\n"
+		"  --peer-ip ADDR       two processes: the other one's first address (the lower\n"
+		"                       address holds ranks 0..N-1)\n"
+		"  --hosts A,B,...      P processes, 2..%d: every process's first address in rank\n"
+		"                       order (--ip must be one of them); the same list everywhere\n"
+		"  --test NAME          p2p | allreduce | allgather | reducescatter | broadcast |\n"
+		"                       alltoall | incast (default allreduce)\n"
+		"  --algo ring|tree     all-reduce algorithm: ring, or NCCL's double binary tree\n"
+		"  --root N             broadcast / incast root rank (default 0)\n"
 		"  --size N[K|M|G]      message / buffer size in bytes (default 64M)\n"
 		"  -b N, -e N, -f F     size sweep from -b to -e bytes, times F each (like\n"
-		"                       nccl-tests; --size N is -b N -e N)\n"
+		"                       nccl-tests; --size N is -b N -e N); sizes are rounded down\n"
+		"                       to a multiple of 64 x ranks bytes\n"
 		"  --iters N            timed iterations (default 5)\n"
 		"  --warmup N           untimed iterations first (default 1)\n"
-		"  --qps N              QPs (channels) per wire hop, 1..%d (default 1)\n"
-		"  --ranks N            ranks in this process, 1..%d, the same in both\n"
-		"                       (default 1)\n"
-		"  --mtu 1024|4096      path MTU (default 1024)\n"
+		"  --qps N              QPs (channels) per pair of ranks, 1..%d (default 1)\n"
+		"  --ranks N            ranks in each process, 1..%d (default 1)\n"
+		"  --mtu 1024|4096      path MTU (default 1024; 256..4096 accepted)\n"
 		"  --dcqcn nvidia|paper|off  congestion control (default nvidia)\n"
-		"  --line-rate-mbps R   line rate for DCQCN and PFC quanta (default 100000)\n"
+		"  --line-rate-mbps R   the port's line rate: the port is paced at it, and DCQCN\n"
+		"                       and PFC quanta use it (default 100000)\n"
 		"  --timeout T          retransmission timeout 4.096 us x 2^T (default 14)\n"
 		"  --time-limit S       give up after S seconds (default 120)\n"
 		"  --window-kb N        outstanding bytes per QP in KB (default 256)\n"
@@ -142,7 +179,7 @@ rg_usage(FILE *f)
 		"  --json FILE          write the table and per-QP counters as JSON\n"
 		"example (netns + veth): rocegen -l 0 --no-huge -m 512 --no-pci \\\n"
 		"    --vdev=net_af_packet0,iface=veth0 -- --ip 198.18.0.1 --peer-ip 198.18.0.2\n",
-		RG_MAX_QPS, RG_MAX_RANKS);
+		RG_MAX_PROCS, RG_MAX_QPS, RG_MAX_LOCAL);
 }
 
 static int
@@ -186,12 +223,52 @@ rg_parse_uint(const char *opt, const char *s, unsigned long lo, unsigned long hi
 }
 
 static int
+rg_parse_hosts(const char *arg, struct rg_opts *o)
+{
+	char buf[RG_MAX_PROCS * 16 + 1], *tok, *save = NULL;
+	unsigned int i, j;
+
+	if (strlen(arg) >= sizeof(buf)) {
+		fprintf(stderr, "rocegen: --hosts: at most %d addresses\n", RG_MAX_PROCS);
+		return -1;
+	}
+	strcpy(buf, arg);
+	o->n_procs = 0;
+	for (tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+		if (o->n_procs == RG_MAX_PROCS) {
+			fprintf(stderr, "rocegen: --hosts: at most %d addresses\n", RG_MAX_PROCS);
+			return -1;
+		}
+		if (inet_pton(AF_INET, tok, o->hosts[o->n_procs]) != 1) {
+			fprintf(stderr, "rocegen: --hosts: not an IPv4 address: \"%s\"\n", tok);
+			return -1;
+		}
+		o->n_procs++;
+	}
+	if (o->n_procs < 2) {
+		fprintf(stderr, "rocegen: --hosts: at least two addresses, comma-separated\n");
+		return -1;
+	}
+	for (i = 0; i < o->n_procs; i++)
+		for (j = 0; j < i; j++)
+			if (memcmp(o->hosts[i], o->hosts[j], 4) == 0) {
+				fprintf(stderr, "rocegen: --hosts: %s is listed twice\n", arg);
+				return -1;
+			}
+	o->hosts_set = true;
+	return 0;
+}
+
+static int
 rg_parse_args(int argc, char **argv, struct rg_opts *o)
 {
 	static const struct option longopts[] = {
 		{ "ip", required_argument, NULL, 'i' },
 		{ "peer-ip", required_argument, NULL, 'p' },
+		{ "hosts", required_argument, NULL, 'H' },
 		{ "test", required_argument, NULL, 't' },
+		{ "algo", required_argument, NULL, 'a' },
+		{ "root", required_argument, NULL, 'o' },
 		{ "size", required_argument, NULL, 's' },
 		{ "iters", required_argument, NULL, 'n' },
 		{ "warmup", required_argument, NULL, 'w' },
@@ -209,7 +286,9 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	uint8_t peer[4];
 	unsigned long v;
+	unsigned int i;
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -220,6 +299,8 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 	o->n_qps = 1;
 	o->n_ranks = 1;
 	o->mtu = 1024;
+	o->coll = RG_COLL_ALLREDUCE;
+	o->algo = RG_ALGO_RING;
 	o->dcqcn = "nvidia";
 	o->line_mbps = 100000;
 	o->limit_s = 120;
@@ -230,7 +311,7 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 		switch (c) {
 		case 'i':
 		case 'p':
-			if (inet_pton(AF_INET, optarg, c == 'i' ? o->ip : o->peer_ip) != 1) {
+			if (inet_pton(AF_INET, optarg, c == 'i' ? o->ip : peer) != 1) {
 				fprintf(stderr, "rocegen: --%s: not an IPv4 address: \"%s\"\n",
 					c == 'i' ? "ip" : "peer-ip", optarg);
 				return -1;
@@ -240,16 +321,33 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 			else
 				o->peer_set = true;
 			break;
+		case 'H':
+			if (rg_parse_hosts(optarg, o) != 0)
+				return -1;
+			break;
 		case 't':
-			if (strcmp(optarg, "p2p") == 0)
-				o->test = RG_TEST_P2P;
-			else if (strcmp(optarg, "allreduce") == 0)
-				o->test = RG_TEST_ALLREDUCE;
-			else {
-				fprintf(stderr, "rocegen: --test: p2p or allreduce, got \"%s\"\n",
+			if (rg_coll_by_name(optarg) < 0) {
+				fprintf(stderr, "rocegen: --test: p2p, allreduce, allgather, "
+					"reducescatter, broadcast, alltoall or incast, got \"%s\"\n",
 					optarg);
 				return -1;
 			}
+			o->coll = (enum rg_coll)rg_coll_by_name(optarg);
+			break;
+		case 'a':
+			if (strcmp(optarg, "ring") == 0)
+				o->algo = RG_ALGO_RING;
+			else if (strcmp(optarg, "tree") == 0)
+				o->algo = RG_ALGO_TREE;
+			else {
+				fprintf(stderr, "rocegen: --algo: ring or tree, got \"%s\"\n", optarg);
+				return -1;
+			}
+			break;
+		case 'o':
+			if (rg_parse_uint("--root", optarg, 0, RG_MAX_RANKS - 1, &v) != 0)
+				return -1;
+			o->root = (unsigned int)v;
 			break;
 		case 'b':
 		case 'e':
@@ -283,7 +381,7 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 			o->n_qps = (unsigned int)v;
 			break;
 		case 'R':
-			if (rg_parse_uint("--ranks", optarg, 1, RG_MAX_RANKS, &v) != 0)
+			if (rg_parse_uint("--ranks", optarg, 1, RG_MAX_LOCAL, &v) != 0)
 				return -1;
 			o->n_ranks = (unsigned int)v;
 			break;
@@ -350,27 +448,48 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 			return -1;
 		}
 	}
-	if (!o->ip_set || !o->peer_set) {
-		fprintf(stderr, "rocegen: --ip and --peer-ip are required\n");
+	if (optind < argc) {
+		fprintf(stderr, "rocegen: unexpected argument \"%s\"\n", argv[optind]);
+		return -1;
+	}
+	if (!o->ip_set || o->peer_set == o->hosts_set) {
+		fprintf(stderr, "rocegen: --ip and one of --peer-ip or --hosts are required\n");
+		return -1;
+	}
+	if (o->peer_set) {	/* two processes, the lower address first */
+		bool low = memcmp(o->ip, peer, 4) < 0;
+
+		memcpy(o->hosts[0], low ? o->ip : peer, 4);
+		memcpy(o->hosts[1], low ? peer : o->ip, 4);
+		o->n_procs = 2;
+	}
+	for (i = 0; i < o->n_procs; i++) {
+		if (o->hosts[i][3] + o->n_ranks > 255) {
+			fprintf(stderr, "rocegen: --ranks: the last byte of every process's address "
+				"+ --ranks must stay below 255\n");
+			return -1;
+		}
+	}
+	if (o->n_procs * o->n_ranks > RG_MAX_RANKS) {
+		fprintf(stderr, "rocegen: %u processes x %u ranks: at most %d ranks in all\n",
+			o->n_procs, o->n_ranks, RG_MAX_RANKS);
+		return -1;
+	}
+	if (o->root >= o->n_procs * o->n_ranks) {
+		fprintf(stderr, "rocegen: --root: must be below the %u ranks\n",
+			o->n_procs * o->n_ranks);
+		return -1;
+	}
+	if (o->coll == RG_COLL_P2P && o->n_procs % 2 != 0) {
+		fprintf(stderr, "rocegen: --test p2p pairs process p with p + P/2: needs an even "
+			"number of processes\n");
 		return -1;
 	}
 	if (o->min_size == 0 || o->min_size > o->size)
 		o->min_size = o->size;
-	if (o->min_size % (4ULL * 2 * o->n_ranks * o->n_qps) != 0) {
-		fprintf(stderr, "rocegen: -b: must be a multiple of %u (4-byte floats, %u ranks, "
-			"%u QPs), got %" PRIu64 "\n", 8 * o->n_ranks * o->n_qps, 2 * o->n_ranks,
-			o->n_qps, o->min_size);
-		return -1;
-	}
-	if (o->size % (4ULL * 2 * o->n_ranks * o->n_qps) != 0) {
-		fprintf(stderr, "rocegen: --size: must be a multiple of %u (4-byte floats, "
-			"%u ranks, %u QPs), got %" PRIu64 "\n", 8 * o->n_ranks * o->n_qps,
-			2 * o->n_ranks, o->n_qps, o->size);
-		return -1;
-	}
-	if (o->ip[3] + o->n_ranks > 255 || o->peer_ip[3] + o->n_ranks > 255) {
-		fprintf(stderr, "rocegen: --ip, --peer-ip: the last byte + --ranks must stay below "
-			"255\n");
+	if (rg_sched_round(o->min_size, o->n_procs * o->n_ranks) == 0) {
+		fprintf(stderr, "rocegen: -b/--size: at least %u bytes (64 per rank), got %" PRIu64
+			"\n", 64 * o->n_procs * o->n_ranks, o->min_size);
 		return -1;
 	}
 	return 0;
@@ -426,18 +545,32 @@ rg_port_setup(struct rg_state *st)
 	return 0;
 }
 
-/* Whether ip is one of base, base + 1, ..., base + n - 1. */
-static bool
-rg_ip_in(const uint8_t *ip, const uint8_t *base, unsigned int n)
+/* The process whose ranks include ip, or -1. */
+static int
+rg_proc_of_ip(const struct rg_state *st, const uint8_t *ip)
 {
-	return memcmp(ip, base, 3) == 0 && ip[3] >= base[3] && ip[3] < base[3] + n;
+	unsigned int p;
+
+	for (p = 0; p < st->o.n_procs; p++) {
+		const uint8_t *b = st->o.hosts[p];
+
+		if (memcmp(ip, b, 3) == 0 && ip[3] >= b[3] && ip[3] < b[3] + st->o.n_ranks)
+			return (int)p;
+	}
+	return -1;
 }
 
 static void
-rg_ip_of(uint8_t out[4], const uint8_t *base, unsigned int k)
+rg_rank_ip(const struct rg_state *st, unsigned int g, uint8_t out[4])
 {
-	memcpy(out, base, 4);
-	out[3] = (uint8_t)(base[3] + k);
+	memcpy(out, st->o.hosts[g / st->o.n_ranks], 4);
+	out[3] = (uint8_t)(out[3] + g % st->o.n_ranks);
+}
+
+static bool
+rg_is_local(const struct rg_state *st, unsigned int g)
+{
+	return g / st->o.n_ranks == st->proc;
 }
 
 static void
@@ -490,17 +623,24 @@ static void
 rg_on_arp(struct rg_state *st, const uint8_t *f, uint32_t len, const struct roce_pkt *p)
 {
 	const uint8_t *a = f + p->l3_off;
+	int sp, tp;
 
 	if (p->l3_off + 28u > len || a[0] != 0 || a[1] != 1 || a[2] != 8 || a[3] != 0)
 		return;
-	if (rg_ip_in(a + 14, st->o.peer_ip, st->o.n_ranks) && !st->peer_known) {
-		memcpy(st->peer_mac, a + 8, 6);
-		st->peer_known = true;
-		printf("rocegen: peer %u.%u.%u.%u+ is at %02x:%02x:%02x:%02x:%02x:%02x\n",
-		       st->o.peer_ip[0], st->o.peer_ip[1], st->o.peer_ip[2], st->o.peer_ip[3],
-		       a[8], a[9], a[10], a[11], a[12], a[13]);
+	sp = rg_proc_of_ip(st, a + 14);
+	if (sp >= 0 && (unsigned int)sp != st->proc && !st->peer_known[sp]) {
+		unsigned int q;
+
+		memcpy(st->peer_mac[sp], a + 8, 6);
+		st->peer_known[sp] = true;
+		for (q = 0; q < st->n_qp; q++)
+			if (st->qps[q].peer_proc == (unsigned int)sp)
+				ep_qp_set_dst_mac(&st->qps[q].qp, a + 8);
+		printf("rocegen: process %d (%u.%u.%u.%u+) is at %02x:%02x:%02x:%02x:%02x:%02x\n",
+		       sp, a[14], a[15], a[16], a[17], a[8], a[9], a[10], a[11], a[12], a[13]);
 	}
-	if (a[7] == 1 && rg_ip_in(a + 24, st->o.ip, st->o.n_ranks)) {
+	tp = rg_proc_of_ip(st, a + 24);
+	if (a[7] == 1 && tp >= 0 && (unsigned int)tp == st->proc) {
 		rg_send_arp(st, 2, a + 8, a + 14, a + 24);
 		st->arp_replies_sent++;
 	}
@@ -516,6 +656,38 @@ rg_rand01(struct rg_state *st)
 	return (double)((st->rng * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
 }
 
+/* A connection's QPN: requester side even, responder odd; channel n_qps is control. */
+static uint32_t
+rg_qpn(const struct rg_state *st, unsigned int src, unsigned int dst, unsigned int ch,
+       bool responder)
+{
+	return RG_QPN_BASE +
+	       2 * (((uint32_t)src * st->R + dst) * (st->o.n_qps + 1) + ch) + responder;
+}
+
+static struct ep_qp *
+rg_qp_lookup(struct rg_state *st, uint32_t qpn)
+{
+	uint32_t k = qpn - RG_QPN_BASE;
+
+	if (qpn < RG_QPN_BASE || k >= st->qp_of_len || st->qp_of[k] < 0)
+		return NULL;
+	return &st->qps[st->qp_of[k]].qp;
+}
+
+static void
+rg_imm_arrived(struct rg_state *st, uint32_t imm)
+{
+	struct rg_imm *e = &st->seen[imm % RG_IMM_SLOTS];
+
+	if (e->count != 0 && e->imm != imm) {
+		st->imm_unexpected++;
+		return;
+	}
+	e->imm = imm;
+	e->count++;
+}
+
 /* Receive a burst: ARP, PFC, and RoCE frames to our QPs. */
 static void
 rg_rx(struct rg_state *st, uint64_t now)
@@ -529,7 +701,7 @@ rg_rx(struct rg_state *st, uint64_t now)
 		struct rte_mbuf *m = pkts[i];
 		const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
 		uint32_t len = rte_pktmbuf_data_len(m);
-		uint32_t q;
+		struct ep_qp *qp;
 
 		if (m->nb_segs != 1) {
 			st->rx_other++;
@@ -544,7 +716,7 @@ rg_rx(struct rg_state *st, uint64_t now)
 			ep_pfc_on_frame(&st->pfc, &p, now);
 			break;
 		case ROCE_CLASS_ROCEV2:
-			if (!st->qps_ready) {
+			if (st->qps == NULL) {
 				st->rx_early++;
 				break;
 			}
@@ -552,19 +724,12 @@ rg_rx(struct rg_state *st, uint64_t now)
 				st->rx_lost++;
 				break;
 			}
-			if (!rg_ip_in(p.dst_ip, st->o.ip, st->o.n_ranks)) {
+			qp = rg_qp_lookup(st, p.dest_qp);
+			if (rg_proc_of_ip(st, p.dst_ip) != (int)st->proc || qp == NULL) {
 				st->rx_other++;
 				break;
 			}
-			if (p.dest_qp - RG_QPN_SEND < st->o.n_qps)
-				q = p.dest_qp - RG_QPN_SEND;
-			else if (p.dest_qp - RG_QPN_RECV < st->o.n_qps)
-				q = st->o.n_qps + p.dest_qp - RG_QPN_RECV;
-			else {
-				st->rx_other++;
-				break;
-			}
-			ep_qp_rx(&st->qps[q], f, len, &p, now);
+			ep_qp_rx(qp, f, len, &p, now);
 			break;
 		default:
 			st->rx_other++;
@@ -574,24 +739,28 @@ rg_rx(struct rg_state *st, uint64_t now)
 	}
 }
 
-/* Transmit what the QPs may send now, up to a burst each. */
+/* Transmit what the QPs may send now, up to a burst each, the port paced at its line rate. */
 static void
 rg_tx(struct rg_state *st, uint64_t now)
 {
 	struct rte_mbuf *pkts[RG_BURST];
-	unsigned int q, n, i;
+	unsigned int k, q, n, i;
 	uint16_t sent;
 
-	if (!st->qps_ready)
-		return;
-	for (q = 0; q < 2 * st->o.n_qps; q++) {
+	for (k = 0; k < st->n_qp; k++) {
+		q = (st->tx_next + k) % st->n_qp;
+		if (!st->peer_known[st->qps[q].peer_proc])
+			continue;	/* its frames (ACKs too) wait for the peer's MAC */
 		for (n = 0; n < RG_BURST; n++) {
-			struct rte_mbuf *m = rte_pktmbuf_alloc(st->pool);
+			struct rte_mbuf *m;
 			int len;
 
+			if (st->port_next_ns > now + RG_BURST_NS)
+				break;
+			m = rte_pktmbuf_alloc(st->pool);
 			if (m == NULL)
 				break;
-			len = ep_qp_tx(&st->qps[q], now, rte_pktmbuf_mtod(m, uint8_t *),
+			len = ep_qp_tx(&st->qps[q].qp, now, rte_pktmbuf_mtod(m, uint8_t *),
 				       rte_pktmbuf_tailroom(m));
 			if (len <= 0) {
 				rte_pktmbuf_free(m);
@@ -599,6 +768,8 @@ rg_tx(struct rg_state *st, uint64_t now)
 			}
 			rte_pktmbuf_append(m, (uint16_t)len);
 			pkts[n] = m;
+			st->port_next_ns = RTE_MAX(st->port_next_ns, now) +
+				(uint64_t)((len + EP_FRAME_OVERHEAD) * 8000.0 / st->o.line_mbps);
 		}
 		if (n == 0)
 			continue;
@@ -607,6 +778,8 @@ rg_tx(struct rg_state *st, uint64_t now)
 			rte_pktmbuf_free(pkts[i]);
 		st->tx_dropped += n - sent;
 	}
+	if (st->n_qp > 0)
+		st->tx_next = (st->tx_next + 1) % st->n_qp;
 }
 
 static void
@@ -618,12 +791,17 @@ rg_poll(struct rg_state *st)
 
 	rg_rx(st, now);
 	rg_tx(st, now);
-	for (q = 0; q < 2 * st->o.n_qps && st->qps_ready; q++) {
-		while (ep_qp_poll_rq(&st->qps[q], &c))
-			if (c.has_imm && c.imm < st->n_imm)
-				st->imm_seen[c.imm]++;
-		while (ep_qp_poll_sq(&st->qps[q], &c))
-			;
+	for (q = 0; q < st->n_qp; q++) {
+		struct ep_qp *qp = &st->qps[q].qp;
+
+		if (st->qps[q].requester) {
+			while (ep_qp_poll_sq(qp, &c))
+				;
+		} else {
+			while (ep_qp_poll_rq(qp, &c))
+				if (c.has_imm)
+					rg_imm_arrived(st, c.imm);
+		}
 	}
 }
 
@@ -633,87 +811,129 @@ rg_timed_out(const struct rg_state *st)
 	return rg_stop || (double)rg_now_ns(st) / 1e9 > st->o.limit_s;
 }
 
+/* ARP for every other process until all answered (our QPs are up: answering is safe). */
 static int
-rg_resolve_peer(struct rg_state *st)
+rg_resolve_peers(struct rg_state *st)
 {
 	uint64_t next = 0;
+	unsigned int p, missing;
 
-	while (!st->peer_known) {
+	for (;;) {
+		missing = 0;
+		for (p = 0; p < st->o.n_procs; p++)
+			missing += p != st->proc && !st->peer_known[p];
+		if (missing == 0)
+			return 0;
 		if (rg_timed_out(st)) {
-			fprintf(stderr, "rocegen: no ARP reply from the peer\n");
+			for (p = 0; p < st->o.n_procs; p++)
+				if (p != st->proc && !st->peer_known[p])
+					fprintf(stderr, "rocegen: no ARP reply from process %u "
+						"(%u.%u.%u.%u)\n", p, st->o.hosts[p][0],
+						st->o.hosts[p][1], st->o.hosts[p][2],
+						st->o.hosts[p][3]);
 			return -1;
 		}
 		if (rg_now_ns(st) >= next) {
-			rg_send_arp(st, 1, NULL, st->o.peer_ip, st->o.ip);
+			for (p = 0; p < st->o.n_procs; p++)
+				if (p != st->proc && !st->peer_known[p])
+					rg_send_arp(st, 1, NULL, st->o.hosts[p], st->o.hosts[st->proc]);
 			next = rg_now_ns(st) + 100000000ULL;
 		}
 		rg_poll(st);
 	}
+}
+
+static int
+rg_qp_add(struct rg_state *st, unsigned int src, unsigned int dst, unsigned int ch,
+	  bool requester)
+{
+	unsigned int lr = (requester ? src : dst) % st->o.n_ranks;
+	unsigned int peer = requester ? dst : src;
+	bool ctrl = ch == st->o.n_qps;
+	uint32_t qpn = rg_qpn(st, src, dst, ch, !requester);
+	struct rg_qp *q = &st->qps[st->n_qp];
+	struct ep_qp_cfg c;
+
+	ep_qp_cfg_default(&c);
+	c.qpn = qpn;
+	c.dest_qpn = rg_qpn(st, src, dst, ch, requester);
+	c.mtu = st->o.mtu;
+	c.timeout = st->o.timeout;
+	c.window_bytes = st->o.window_bytes;
+	memcpy(c.src_mac, st->mac, 6);
+	rg_rank_ip(st, requester ? src : dst, c.src_ip);
+	rg_rank_ip(st, peer, c.dst_ip);
+	/* flow entropy per QP, as NICs derive it from the QPN */
+	c.udp_sport = (uint16_t)(0xC000 | ((qpn * 2654435761u) >> 18));
+	if (strcmp(st->o.dcqcn, "off") == 0) {
+		dcqcn_params_nvidia(&c.dcqcn, st->o.line_mbps);
+		c.dcqcn_enabled = false;
+	} else {
+		dcqcn_params_by_name(&c.dcqcn, st->o.dcqcn, st->o.line_mbps);
+	}
+	if (!requester) {
+		c.mr = ctrl ? st->ctrl_land : st->land[lr];
+		c.mr_len = ctrl ? sizeof(st->ctrl_land) : st->sched_max.land_len[dst];
+		c.placed_bitmap = ctrl ? NULL : st->bitmap[lr];
+	}
+	if (ep_qp_init(&q->qp, &c, &st->pfc, rg_now_ns(st)) != 0) {
+		fprintf(stderr, "rocegen: QP 0x%x: bad parameters\n", qpn);
+		return -1;
+	}
+	q->peer_proc = peer / st->o.n_ranks;
+	q->requester = requester;
+	st->qp_of[qpn - RG_QPN_BASE] = (int32_t)st->n_qp++;
 	return 0;
 }
 
+/* QPs for every pair of ranks the collective connects across processes, plus control QPs
+ * between our first rank and every other process's. */
 static int
 rg_qps_init(struct rg_state *st)
 {
-	unsigned int q;
+	unsigned int R = st->R, nq = st->o.n_qps, src, dst, ch, p, me = st->proc * st->o.n_ranks;
+	uint8_t *pairs = calloc((size_t)R * R, 1);
+	uint32_t k, max_qps = 2 * (st->o.n_procs - 1);
+	int rc = 0;
 
+	if (pairs == NULL)
+		return -1;
+	for (k = 0; k < st->sched_max.n; k++) {
+		const struct rg_xfer *x = &st->sched_max.x[k];
+
+		if (!pairs[x->src * R + x->dst] &&
+		    rg_is_local(st, x->src) != rg_is_local(st, x->dst))
+			max_qps += nq;
+		pairs[x->src * R + x->dst] = 1;
+	}
+	st->qp_of_len = 2 * R * R * (nq + 1);
+	st->qp_of = malloc(st->qp_of_len * sizeof(*st->qp_of));
+	st->qps = calloc(max_qps, sizeof(*st->qps));
+	if (st->qp_of == NULL || st->qps == NULL) {
+		free(pairs);
+		fprintf(stderr, "rocegen: out of memory for %u QPs\n", max_qps);
+		return -1;
+	}
+	memset(st->qp_of, 0xff, st->qp_of_len * sizeof(*st->qp_of));
 	ep_pfc_init(&st->pfc, st->o.line_mbps);
-	for (q = 0; q < 2 * st->o.n_qps; q++) {
-		bool send = q < st->o.n_qps;
-		unsigned int ch = q % st->o.n_qps;
-		struct ep_qp_cfg c;
+	for (src = 0; src < R && rc == 0; src++)
+		for (dst = 0; dst < R && rc == 0; dst++) {
+			bool ls = rg_is_local(st, src), ld = rg_is_local(st, dst);
 
-		ep_qp_cfg_default(&c);
-		c.qpn = (send ? RG_QPN_SEND : RG_QPN_RECV) + ch;
-		c.dest_qpn = (send ? RG_QPN_RECV : RG_QPN_SEND) + ch;
-		c.mtu = st->o.mtu;
-		c.timeout = st->o.timeout;
-		c.window_bytes = st->o.window_bytes;
-		memcpy(c.src_mac, st->mac, 6);
-		memcpy(c.dst_mac, st->peer_mac, 6);
-		rg_ip_of(c.src_ip, st->o.ip, send ? st->o.n_ranks - 1 : 0);
-		rg_ip_of(c.dst_ip, st->o.peer_ip, send ? 0 : st->o.n_ranks - 1);
-		c.udp_sport = (uint16_t)(0xC000 | ((st->proc << 8) + q));
-		if (strcmp(st->o.dcqcn, "off") == 0) {
-			dcqcn_params_nvidia(&c.dcqcn, st->o.line_mbps);
-			c.dcqcn_enabled = false;
-		} else {
-			dcqcn_params_by_name(&c.dcqcn, st->o.dcqcn, st->o.line_mbps);
+			if (!pairs[src * R + dst] || ls == ld)
+				continue;
+			for (ch = 0; ch < nq && rc == 0; ch++)
+				rc = rg_qp_add(st, src, dst, ch, ls);
 		}
-		if (!send) { /* the peer writes into our first rank's data and scratch */
-			c.mr = st->mr;
-			c.mr_len = 2 * st->o.size;
-			c.placed_bitmap = st->bitmap;
-		}
-		if (ep_qp_init(&st->qps[q], &c, &st->pfc, rg_now_ns(st)) != 0) {
-			fprintf(stderr, "rocegen: QP %u: bad parameters\n", q);
-			return -1;
-		}
+	for (p = 0; p < st->o.n_procs && rc == 0; p++) {
+		if (p == st->proc)
+			continue;
+		rc = rg_qp_add(st, me, p * st->o.n_ranks, nq, true);
+		if (rc == 0)
+			rc = rg_qp_add(st, p * st->o.n_ranks, me, nq, false);
 	}
-	st->qps_ready = true;
-	return 0;
-}
-
-/* Send [off, off + len) of buf to the peer's va, split over the QPs, the last with imm. */
-static int
-rg_post(struct rg_state *st, const uint8_t *buf, uint64_t len, uint64_t va, uint32_t imm)
-{
-	uint64_t per = len / st->o.n_qps;
-	unsigned int q;
-
-	for (q = 0; q < st->o.n_qps; q++) {
-		struct ep_wr wr = { .wr_id = imm, .op = EP_WR_WRITE_IMM, .local = buf + q * per,
-				    .len = (uint32_t)per, .remote_va = va + q * per, .imm = imm };
-		int rc;
-
-		while ((rc = ep_qp_post(&st->qps[q], &wr)) == -ENOSPC)
-			rg_poll(st);
-		if (rc != 0) {
-			fprintf(stderr, "rocegen: QP %u: post failed (%s)\n", q, strerror(-rc));
-			return -1;
-		}
-	}
-	return 0;
+	free(pairs);
+	return rc;
 }
 
 static void
@@ -721,9 +941,11 @@ rg_dump_qps(const struct rg_state *st)
 {
 	unsigned int q;
 
-	for (q = 0; q < 2 * st->o.n_qps; q++) {
-		const struct ep_qp *qp = &st->qps[q];
+	for (q = 0; q < st->n_qp; q++) {
+		const struct ep_qp *qp = &st->qps[q].qp;
 
+		if (ep_qp_idle(qp) && qp->ctrs[EP_CTR_RX_PKTS] == 0)
+			continue;
 		fprintf(stderr, "rocegen: QP 0x%x: requester una %u nxt %u max %u (WRs %u..%u, "
 			"sending %u, retries %u); responder expects %u (NAK outstanding %d)\n",
 			qp->cfg.qpn, qp->snd_una, qp->snd_nxt, qp->snd_max, qp->wr_head,
@@ -731,27 +953,62 @@ rg_dump_qps(const struct rg_state *st)
 	}
 }
 
-/* Wait until our WRs are acknowledged and the peer's step imm arrived on every QP. */
 static int
-rg_wait(struct rg_state *st, uint32_t imm)
+rg_post(struct rg_state *st, struct ep_qp *qp, const uint8_t *buf, uint64_t len, uint64_t va,
+	uint32_t imm)
 {
+	struct ep_wr wr = { .wr_id = imm, .op = EP_WR_WRITE_IMM, .local = buf,
+			    .len = (uint32_t)len, .remote_va = va, .imm = imm };
+	int rc;
+
+	while ((rc = ep_qp_post(qp, &wr)) == -ENOSPC)
+		rg_poll(st);
+	if (rc != 0) {
+		fprintf(stderr, "rocegen: QP 0x%x: post failed (%s)\n", qp->cfg.qpn,
+			strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+/* Wait until our writes are acknowledged and @p expected completions with @p imm arrived. */
+static int
+rg_wait(struct rg_state *st, uint32_t imm, uint32_t expected, const char *what)
+{
+	struct rg_imm *e = &st->seen[imm % RG_IMM_SLOTS];
+
 	for (;;) {
 		bool idle = true;
+		uint32_t got;
 		unsigned int q;
 
-		for (q = 0; q < 2 * st->o.n_qps; q++) {
-			if (st->qps[q].state != EP_QP_RTS) {
+		for (q = 0; q < st->n_qp; q++) {
+			const struct ep_qp *qp = &st->qps[q].qp;
+
+			if (qp->state != EP_QP_RTS) {
 				fprintf(stderr, "rocegen: QP 0x%x in the error state (retries "
-					"exhausted)\n", st->qps[q].cfg.qpn);
+					"exhausted)\n", qp->cfg.qpn);
 				rg_dump_qps(st);
 				return -1;
 			}
-			idle = idle && (q >= st->o.n_qps || ep_qp_idle(&st->qps[q]));
+			idle = idle && (!st->qps[q].requester || ep_qp_idle(qp));
 		}
-		if (idle && st->imm_seen[imm] >= st->o.n_qps)
+		got = e->imm == imm ? e->count : 0;
+		if (idle && got >= expected) {
+			if (got > expected)
+				st->imm_unexpected += got - expected;
+			e->count = 0;
 			return 0;
+		}
+		if (st->imm_unexpected != 0) {
+			fprintf(stderr, "rocegen: %" PRIu64 " completions with an unexpected "
+				"immediate (processes running different schedules?)\n",
+				st->imm_unexpected);
+			return -1;
+		}
 		if (rg_timed_out(st)) {
-			fprintf(stderr, "rocegen: gave up waiting for step %u\n", imm);
+			fprintf(stderr, "rocegen: gave up waiting for %s (immediate %u: %u of %u "
+				"arrived)\n", what, imm, got, expected);
 			rg_dump_qps(st);
 			return -1;
 		}
@@ -759,23 +1016,25 @@ rg_wait(struct rg_state *st, uint32_t imm)
 	}
 }
 
-static void
-rg_pattern(uint8_t *buf, uint64_t len, unsigned int rank)
+/* A barrier over all processes: a 4-byte write with immediate to every other process. */
+static int
+rg_barrier(struct rg_state *st, const char *what)
 {
-	uint64_t i;
+	uint32_t imm = st->imm++;
+	unsigned int q;
 
-	for (i = 0; i < len; i++)
-		buf[i] = (uint8_t)(i * 131 + (i >> 12) + rank * 17 + 1);
+	for (q = 0; q < st->n_qp; q++) {
+		struct ep_qp *qp = &st->qps[q].qp;
+
+		if (st->qps[q].requester && (qp->cfg.qpn - RG_QPN_BASE) / 2 %
+		    (st->o.n_qps + 1) == st->o.n_qps &&
+		    rg_post(st, qp, st->ctrl_src, 4, 4 * st->proc, imm) != 0)
+			return -1;
+	}
+	return rg_wait(st, imm, st->o.n_procs - 1, what);
 }
 
-/* Steps of one iteration: imm = iteration * steps + step tells them apart on the wire. */
-static unsigned int
-rg_steps(const struct rg_state *st)
-{
-	return st->o.test == RG_TEST_P2P ? 1 : 2 * (st->n_ranks_total - 1);
-}
-
-/* dst += src over n floats, answering the wire now and then (the peer's timers run). */
+/* dst += src over n floats, answering the wire now and then (the peers' timers run). */
 static void
 rg_add(struct rg_state *st, float *dst, const float *src, uint64_t n)
 {
@@ -788,174 +1047,216 @@ rg_add(struct rg_state *st, float *dst, const float *src, uint64_t n)
 	}
 }
 
-/*
- * One iteration. Ring all-reduce over R ranks, step s of the reduce-scatter: rank g sends chunk
- * (g - s) mod R to g + 1, which adds it into its own; step s of the all-gather: rank g sends
- * chunk (g + 1 - s) mod R, which g + 1 copies. Our last rank's chunk goes on the wire (into the
- * peer's first rank: its scratch, or its data in the all-gather); the other hops are in memory.
- */
-static int
-rg_iteration(struct rg_state *st, unsigned int it)
+/* Piece q of n_qps of a transfer of len bytes: [*off, *off + *plen), 4-byte aligned. */
+static void
+rg_piece(uint64_t len, unsigned int q, unsigned int nq, uint64_t *off, uint64_t *plen)
 {
-	unsigned int R = st->n_ranks_total, nl = st->o.n_ranks, g0 = st->proc * nl;
-	unsigned int gl = g0 + nl - 1, step, s, k, cs, cr;
-	uint64_t size = st->cur_size, csz = size / R, n = csz / 4, scratch = st->o.size;
-	uint32_t imm;
-	bool rs;
+	uint64_t n = len / 4;
 
-	if (st->o.test == RG_TEST_P2P) {
-		imm = st->imm_base + it;
-		if (rg_post(st, st->src, size, 0, imm) != 0)
-			return -1;
-		return rg_wait(st, imm);
-	}
-	for (step = 0; step < 2 * (R - 1); step++) {
-		rs = step < R - 1;
-		s = rs ? step : step - (R - 1);
-		imm = st->imm_base + it * rg_steps(st) + step;
-		cs = rs ? (gl + R - s) % R : (gl + 1 + R - s) % R;
-		cr = rs ? (g0 + R - s - 1) % R : (g0 + R - s) % R;
-		if (rg_post(st, st->bufs[nl - 1] + cs * csz, csz, (rs ? scratch : 0) + cs * csz,
-			    imm) != 0)
-			return -1;
-		for (k = 0; k + 1 < nl; k++) {
-			unsigned int c = rs ? (g0 + k + R - s) % R : (g0 + k + 1 + R - s) % R;
-			float *src = (float *)st->bufs[k] + c * n;
-			float *dst = (float *)st->bufs[k + 1] + c * n;
+	*off = n * q / nq * 4;
+	*plen = n * (q + 1) / nq * 4 - *off;
+}
 
-			if (rs)
-				rg_add(st, dst, src, n);
-			else
-				memcpy(dst, src, csz);
-			st->local_bytes += csz;
+/* One step: post our transfers (copies for local destinations), wait, apply what landed. */
+static int
+rg_step(struct rg_state *st, unsigned int s)
+{
+	const struct rg_sched *sc = &st->sched;
+	unsigned int nl = st->o.n_ranks, nq = st->o.n_qps, q;
+	uint32_t imm = st->imm++, k, expected = 0;
+	char what[64];
+
+	for (k = sc->step_first[s]; k < sc->step_first[s + 1]; k++) {
+		const struct rg_xfer *x = &sc->x[k];
+		bool ls = rg_is_local(st, x->src), ld = rg_is_local(st, x->dst);
+		uint64_t off, plen;
+
+		if (ls && ld) {
+			memcpy(st->land[x->dst % nl] + x->land_off, st->data[x->src % nl] + x->src_off,
+			       x->len);
+			st->local_bytes += x->len;
+			continue;
 		}
-		if (rg_wait(st, imm) != 0)
-			return -1;
-		if (rs)
-			rg_add(st, (float *)st->bufs[0] + cr * n,
-			       (const float *)(st->bufs[0] + scratch) + cr * n, n);
+		for (q = 0; q < nq; q++) {
+			rg_piece(x->len, q, nq, &off, &plen);
+			if (plen == 0)
+				continue;
+			if (ld) {
+				expected++;
+				continue;
+			}
+			if (!ls)
+				continue;
+			if (rg_post(st, rg_qp_lookup(st, rg_qpn(st, x->src, x->dst, q, false)),
+				    st->data[x->src % nl] + x->src_off + off, plen,
+				    x->land_off + off, imm) != 0)
+				return -1;
+			st->wire_bytes += plen;
+		}
+	}
+	snprintf(what, sizeof(what), "step %u of %s", s, rg_coll_name(sc->coll));
+	if (rg_wait(st, imm, expected, what) != 0)
+		return -1;
+	for (k = sc->step_first[s]; k < sc->step_first[s + 1]; k++) {
+		const struct rg_xfer *x = &sc->x[k];
+		uint8_t *d, *l;
+
+		if (!rg_is_local(st, x->dst) || x->kind == RG_LAND)
+			continue;
+		d = st->data[x->dst % nl] + x->dst_off;
+		l = st->land[x->dst % nl] + x->land_off;
+		if (x->kind == RG_COPY)
+			memcpy(d, l, x->len);
+		else
+			rg_add(st, (float *)d, (const float *)l, x->len / 4);
 	}
 	return 0;
 }
 
 static void
-rg_allreduce_init(struct rg_state *st)
+rg_data_init(struct rg_state *st)
 {
-	uint64_t i, n = st->cur_size / 4;
+	const struct rg_sched *sc = &st->sched;
+	uint64_t i, n = sc->size / 4;
 	unsigned int k;
 
 	for (k = 0; k < st->o.n_ranks; k++) {
-		float *data = (float *)st->bufs[k];
+		float *d = (float *)st->data[k];
 		unsigned int g = st->proc * st->o.n_ranks + k;
 
 		for (i = 0; i < n; i++)
-			data[i] = (float)(g + 1) + (float)(i % 7);
+			d[i] = rg_init_value(sc->coll, st->R, sc->root, sc->size, g, i);
 	}
 }
 
+/* Bytes the wire must have placed into our ranks in one iteration. */
+static uint64_t
+rg_wire_in(const struct rg_state *st)
+{
+	const struct rg_sched *sc = &st->sched;
+	uint64_t sum = 0;
+	uint32_t k;
+
+	for (k = 0; k < sc->n; k++)
+		if (rg_is_local(st, sc->x[k].dst) && !rg_is_local(st, sc->x[k].src))
+			sum += sc->x[k].len;
+	return sum;
+}
+
+/* Clear the landing bitmaps at the end of an iteration: no peer writes to us again before our
+ * barrier message, so the next iteration's first write finds them clear. */
+static void
+rg_bitmap_clear(struct rg_state *st)
+{
+	unsigned int k;
+
+	for (k = 0; k < st->o.n_ranks; k++)
+		memset(st->bitmap[k], 0, (st->sched_max.land_len[st->proc * st->o.n_ranks + k] /
+					  64 + 1) * sizeof(uint64_t));
+}
+
+/* After the first iteration of a size: every rank's result, and every byte from the wire
+ * placed (the landing bitmaps: wire writes never overlap within an iteration). */
 static int
 rg_verify(struct rg_state *st)
 {
-	unsigned int R = st->n_ranks_total, k;
-	uint64_t size = st->cur_size, i, n = size / 4, placed, want_placed;
-	int bad = 0;
+	const struct rg_sched *sc = &st->sched;
+	uint64_t placed = 0, want = rg_wire_in(st), bad = 0, first;
+	unsigned int k;
 
-	if (st->o.test == RG_TEST_P2P) {
-		uint8_t *want = malloc(size);
+	for (k = 0; k < st->o.n_ranks; k++) {
+		unsigned int g = st->proc * st->o.n_ranks + k;
+		uint64_t b = rg_sched_verify(sc, g, (const float *)st->data[k],
+					     (const float *)st->land[k], &first);
 
-		if (want == NULL)
-			return -1;
-		rg_pattern(want, size, 1 - st->proc);
-		for (i = 0; i < size && !bad; i += 256 * 1024) {
-			uint64_t part = RTE_MIN(size - i, (uint64_t)256 * 1024);
-
-			bad = memcmp(want + i, st->mr + i, part) != 0;
-			rg_poll(st);
-		}
-		free(want);
-		placed = ep_bitmap_count(st->bitmap, 0, size);
-		want_placed = size;
-	} else {
-		/* after one all-reduce of (g + 1) + i % 7 over ranks g: R(R + 1)/2 + R (i % 7) */
-		for (k = 0; k < st->o.n_ranks && !bad; k++) {
-			const float *data = (const float *)st->bufs[k];
-
-			for (i = 0; i < n && !bad; i++) {
-				float want = (float)(R * (R + 1) / 2) + (float)R * (float)(i % 7);
-
-				bad = data[i] != want;
-				if ((i & 0xFFFF) == 0xFFFF)
-					rg_poll(st);
-			}
-		}
-		/* from the wire, into our first rank: R - 1 chunks in scratch (reduce-scatter)
-		 * and R - 1 chunks in data (all-gather) */
-		placed = ep_bitmap_count(st->bitmap, 0, 2 * st->o.size);
-		want_placed = 2 * (R - 1) * (size / R);
+		rg_poll(st);
+		if (b != 0)
+			fprintf(stderr, "rocegen: rank %u: %" PRIu64 " floats wrong (first at "
+				"float %" PRIu64 ")\n", g, b, first);
+		bad += b;
+		placed += ep_bitmap_count(st->bitmap[k], 0, sc->land_len[g]);
 	}
-	if (st->n_rows > 0) {
-		/* the peer may already be writing the next size: the bitmap counts the first */
-		printf("rocegen: verify %" PRIu64 " bytes: %s\n", size,
-		       bad ? "DATA MISMATCH" : "data ok");
-		return bad ? -1 : 0;
-	}
-	printf("rocegen: verify: %s, %" PRIu64 " of %" PRIu64 " bytes placed\n",
-	       bad ? "DATA MISMATCH" : "data ok", placed, want_placed);
-	return bad || placed != want_placed ? -1 : 0;
+	printf("rocegen: verify %" PRIu64 " bytes: %s, %" PRIu64 " of %" PRIu64
+	       " bytes placed from the wire\n", sc->size, bad ? "DATA MISMATCH" : "data ok",
+	       placed, want);
+	return bad != 0 || placed != want ? -1 : 0;
 }
 
 static void
 rg_report(struct rg_state *st)
 {
-	unsigned int R = st->n_ranks_total, r;
-	/* p2p: 1; ring all-reduce: 2(R - 1)/R, as nccl-tests */
-	double factor = st->o.test == RG_TEST_P2P ? 1.0 : 2.0 * (R - 1) / R;
-	unsigned int q, c;
+	const enum rg_coll coll = st->o.coll;
+	double factor = rg_busbw_factor(coll, st->R);
+	unsigned int q, c, r, shown = 0;
+	uint64_t tot[EP_CTR_MAX] = { 0 };
 	json_t *root = json_object(), *rows = json_array(), *qps = json_array(), *row;
 
-	printf("#\n# %-12s %12s %6s %10s %10s %10s\n", "size", "count", "type", "time(us)",
-	       "algbw(GB/s)", "busbw(GB/s)");
+	printf("#\n# %s%s over %u ranks (%u processes x %u), %u QP(s) per pair, MTU %u\n",
+	       rg_coll_name(coll), coll == RG_COLL_ALLREDUCE ?
+	       (st->o.algo == RG_ALGO_TREE ? " (tree)" : " (ring)") : "", st->R,
+	       st->o.n_procs, st->o.n_ranks, st->o.n_qps, st->o.mtu);
+	printf("# %12s %12s %6s %6s %10s %11s %11s\n", "size(B)", "count", "type", "redop",
+	       "time(us)", "algbw(GB/s)", "busbw(GB/s)");
 	for (r = 0; r < st->n_rows; r++) {
 		uint64_t size = st->row_sizes[r];
 		double us = st->row_us[r], algbw = (double)size / (us * 1e3); /* GB/s */
 
-		printf("  %-12" PRIu64 " %12" PRIu64 " %6s %10.1f %10.3f %10.3f\n", size,
-		       st->o.test == RG_TEST_P2P ? size : size / 4,
-		       st->o.test == RG_TEST_P2P ? "uint8" : "float", us, algbw, algbw * factor);
+		printf("  %12" PRIu64 " %12" PRIu64 " %6s %6s %10.1f %11.3f %11.3f\n", size,
+		       size / 4, "float", rg_coll_reduces(coll) ? "sum" : "none", us, algbw,
+		       algbw * factor);
 		row = json_pack("{s:I, s:f, s:f, s:f}", "size", (json_int_t)size, "time_us", us,
 				"algbw_gbps", algbw, "busbw_gbps", algbw * factor);
 		json_array_append_new(rows, row);
 	}
-	printf("# per-QP counters\n");
-	for (q = 0; q < 2 * st->o.n_qps; q++) {
-		const struct ep_qp *qp = &st->qps[q];
+	printf("# per-QP counters (QPs that carried traffic)\n");
+	for (q = 0; q < st->n_qp; q++) {
+		const struct ep_qp *qp = &st->qps[q].qp;
 		json_t *o = json_object();
 
-		printf("#  qp 0x%x -> 0x%x:", qp->cfg.qpn, qp->cfg.dest_qpn);
 		for (c = 0; c < EP_CTR_MAX; c++) {
-			if (qp->ctrs[c] != 0)
-				printf(" %s=%" PRIu64, ep_ctr_name(c), qp->ctrs[c]);
+			tot[c] += qp->ctrs[c];
 			json_object_set_new(o, ep_ctr_name(c),
 					    json_integer((json_int_t)qp->ctrs[c]));
 		}
-		printf(" min_rate_mbps=%.1f final_rate_mbps=%.1f\n", qp->min_rate_mbps,
-		       ep_qp_rate_mbps(qp));
 		json_object_set_new(o, "min_rate_mbps", json_real(qp->min_rate_mbps));
 		json_object_set_new(o, "qpn", json_integer(qp->cfg.qpn));
+		json_object_set_new(o, "dest_qpn", json_integer(qp->cfg.dest_qpn));
+		json_object_set_new(o, "requester", json_boolean(st->qps[q].requester));
 		json_object_set_new(o, "final_rate_mbps", json_real(ep_qp_rate_mbps(qp)));
 		json_array_append_new(qps, o);
+		if (qp->ctrs[EP_CTR_TX_DATA_PKTS] == 0 && qp->ctrs[EP_CTR_CNPS_SENT] == 0)
+			continue;
+		if (shown++ >= 32)
+			continue;
+		printf("#  qp 0x%x -> 0x%x:", qp->cfg.qpn, qp->cfg.dest_qpn);
+		for (c = 0; c < EP_CTR_MAX; c++)
+			if (qp->ctrs[c] != 0)
+				printf(" %s=%" PRIu64, ep_ctr_name(c), qp->ctrs[c]);
+		printf(" min_rate_mbps=%.1f final_rate_mbps=%.1f\n", qp->min_rate_mbps,
+		       ep_qp_rate_mbps(qp));
 	}
-	printf("# in-process rank-to-rank bytes (not on the wire): %" PRIu64 "\n", st->local_bytes);
+	if (shown > 32)
+		printf("#  (%u more in the JSON)\n", shown - 32);
+	printf("#  all %u QPs:", st->n_qp);
+	for (c = 0; c < EP_CTR_MAX; c++)
+		if (tot[c] != 0)
+			printf(" %s=%" PRIu64, ep_ctr_name(c), tot[c]);
+	printf("\n# in-process rank-to-rank bytes (not on the wire): %" PRIu64 "\n", st->local_bytes);
 	printf("# port: tx_dropped_by_pmd=%" PRIu64 " rx_other=%" PRIu64 " pfc_rcvd=%" PRIu64
 	       " arp_replies=%" PRIu64 " rx_lost_on_purpose=%" PRIu64
 	       " rx_before_qps_up=%" PRIu64 "\n",
 	       st->tx_dropped, st->rx_other, st->pfc.pfc_rcvd, st->arp_replies_sent, st->rx_lost,
 	       st->rx_early);
-	json_object_set_new(root, "test",
-			    json_string(st->o.test == RG_TEST_P2P ? "p2p" : "allreduce"));
-	json_object_set_new(root, "ranks", json_integer(R));
+	json_object_set_new(root, "test", json_string(rg_coll_name(coll)));
+	json_object_set_new(root, "algo", json_string(st->o.algo == RG_ALGO_TREE &&
+						      coll == RG_COLL_ALLREDUCE ? "tree" : "ring"));
+	json_object_set_new(root, "ranks", json_integer(st->R));
+	json_object_set_new(root, "processes", json_integer(st->o.n_procs));
+	json_object_set_new(root, "process", json_integer(st->proc));
 	json_object_set_new(root, "first_rank", json_integer(st->proc * st->o.n_ranks));
+	json_object_set_new(root, "busbw_factor", json_real(factor));
 	json_object_set_new(root, "local_bytes", json_integer((json_int_t)st->local_bytes));
+	json_object_set_new(root, "wire_bytes_posted", json_integer((json_int_t)st->wire_bytes));
 	json_object_set_new(root, "results", rows);
 	json_object_set_new(root, "qps", qps);
 	json_object_set_new(root, "tx_dropped_by_pmd", json_integer((json_int_t)st->tx_dropped));
@@ -967,12 +1268,77 @@ rg_report(struct rg_state *st)
 	json_decref(root);
 }
 
+/* Buffers for the largest size: data, landing area and its bitmap per local rank. */
+static int
+rg_alloc(struct rg_state *st)
+{
+	unsigned int k;
+
+	for (k = 0; k < st->o.n_ranks; k++) {
+		unsigned int g = st->proc * st->o.n_ranks + k;
+		uint64_t land = st->sched_max.land_len[g];
+
+		st->data[k] = calloc(1, st->sched_max.size);
+		st->land[k] = calloc(1, land + 64);
+		st->bitmap[k] = calloc(land / 64 + 1, sizeof(uint64_t));
+		if (st->data[k] == NULL || st->land[k] == NULL || st->bitmap[k] == NULL) {
+			fprintf(stderr, "rocegen: out of memory for rank %u's buffers (%" PRIu64
+				" + %" PRIu64 " bytes)\n", g, st->sched_max.size, land);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+rg_run(struct rg_state *st)
+{
+	unsigned int total = st->o.warmup + st->o.iters, it, s;
+	uint64_t size, t_iter, timed;
+
+	if (rg_barrier(st, "the start-up handshake (every process up)") != 0)
+		return -1;
+	printf("rocegen: all %u processes up\n", st->o.n_procs);
+	fflush(stdout);
+	for (size = st->o.min_size; size <= st->o.size && st->n_rows < RG_MAX_ROWS;
+	     size *= st->o.factor) {
+		rg_sched_free(&st->sched);
+		if (rg_sched_build(&st->sched, st->o.coll, st->o.algo, st->R, st->o.root,
+				   size) != 0) {
+			fprintf(stderr, "rocegen: cannot build the schedule for %" PRIu64 " bytes\n",
+				size);
+			return -1;
+		}
+		rg_data_init(st);
+		timed = 0;
+		for (it = 0; it < total; it++) {
+			t_iter = rg_now_ns(st);
+			for (s = 0; s < st->sched.n_steps; s++)
+				if (rg_step(st, s) != 0)
+					return -1;
+			if (it >= st->o.warmup)
+				timed += rg_now_ns(st) - t_iter;
+			if (it == 0 && rg_verify(st) != 0)
+				return -1;
+			rg_bitmap_clear(st);
+			t_iter = rg_now_ns(st);
+			if (rg_barrier(st, "the end-of-iteration barrier") != 0)
+				return -1;
+			if (it >= st->o.warmup)
+				timed += rg_now_ns(st) - t_iter;
+		}
+		st->row_sizes[st->n_rows] = st->sched.size;
+		st->row_us[st->n_rows++] = (double)timed / 1e3 / st->o.iters;
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	struct rg_state *st;
-	unsigned int it, total, k;
-	uint64_t t0 = 0;
+	unsigned int p, k;
+	uint64_t t0;
 	int rc, ret = 1;
 
 	rc = rte_eal_init(argc, argv);
@@ -991,67 +1357,52 @@ main(int argc, char **argv)
 	st->tsc_hz = rte_get_tsc_hz();
 	st->tsc0 = rte_rdtsc();
 	st->rng = st->o.seed * 0x9E3779B97F4A7C15ULL + 1;
-	st->proc = memcmp(st->o.ip, st->o.peer_ip, 4) < 0 ? 0 : 1;
-	st->n_ranks_total = 2 * st->o.n_ranks;
-	total = st->o.warmup + st->o.iters;
-	for (st->cur_size = st->o.min_size, k = 0; st->cur_size <= st->o.size && k < 64; k++)
-		st->cur_size *= st->o.factor;
-	st->n_imm = k * total * rg_steps(st);
-	st->imm_seen = calloc(st->n_imm, sizeof(*st->imm_seen));
-	for (it = 0; it < st->o.n_ranks; it++) {
-		st->bufs[it] = calloc(1, it == 0 ? 2 * st->o.size : st->o.size);
-		if (st->bufs[it] == NULL)
-			break;
-	}
-	st->mr = st->bufs[0];
-	st->bitmap = calloc(2 * st->o.size / 64 + 1, sizeof(uint64_t));
-	st->src = malloc(st->o.size);
-	if (st->imm_seen == NULL || it < st->o.n_ranks || st->bitmap == NULL || st->src == NULL) {
-		fprintf(stderr, "rocegen: out of memory for %" PRIu64 " byte buffers\n",
-			st->o.size);
+	st->proc = RG_MAX_PROCS;
+	for (p = 0; p < st->o.n_procs; p++)
+		if (memcmp(st->o.ip, st->o.hosts[p], 4) == 0)
+			st->proc = p;
+	if (st->proc == RG_MAX_PROCS) {
+		fprintf(stderr, "rocegen: --ip is not in --hosts\n");
 		goto out;
 	}
-	rg_pattern(st->src, st->o.size, st->proc);
-	if (rg_port_setup(st) != 0 || rg_resolve_peer(st) != 0 || rg_qps_init(st) != 0)
+	st->R = st->o.n_procs * st->o.n_ranks;
+	memset(st->ctrl_src, 0xC7, sizeof(st->ctrl_src));
+	if (rg_sched_build(&st->sched_max, st->o.coll, st->o.algo, st->R, st->o.root,
+			   st->o.size) != 0) {
+		fprintf(stderr, "rocegen: cannot build the %s schedule over %u ranks\n",
+			rg_coll_name(st->o.coll), st->R);
 		goto out;
-	printf("rocegen: ranks %u..%u of %u, %s, %" PRIu64 " bytes, %u QP(s) per wire hop, MTU %u, "
-	       "DCQCN %s; running\n", st->proc * st->o.n_ranks,
-	       st->proc * st->o.n_ranks + st->o.n_ranks - 1, st->n_ranks_total,
-	       st->o.test == RG_TEST_P2P ? "p2p" : "allreduce", st->o.size, st->o.n_qps, st->o.mtu,
-	       st->o.dcqcn);
+	}
+	if (rg_alloc(st) != 0 || rg_port_setup(st) != 0 || rg_qps_init(st) != 0 ||
+	    rg_resolve_peers(st) != 0)
+		goto out;
+	printf("rocegen: process %u of %u, ranks %u..%u of %u, %s%s, up to %" PRIu64 " bytes, "
+	       "%u QP(s) per pair (%u QPs here), MTU %u, DCQCN %s; running\n", st->proc,
+	       st->o.n_procs, st->proc * st->o.n_ranks, st->proc * st->o.n_ranks + st->o.n_ranks - 1,
+	       st->R, rg_coll_name(st->o.coll),
+	       st->o.coll == RG_COLL_ALLREDUCE && st->o.algo == RG_ALGO_TREE ? " (tree)" : "",
+	       st->sched_max.size, st->o.n_qps, st->n_qp, st->o.mtu, st->o.dcqcn);
 	fflush(stdout);
-	for (st->cur_size = st->o.min_size; st->n_rows < k; st->cur_size *= st->o.factor) {
-		if (st->o.test == RG_TEST_ALLREDUCE)
-			rg_allreduce_init(st);
-		for (it = 0; it < total; it++) {
-			if (it == st->o.warmup)
-				t0 = rg_now_ns(st);
-			if (rg_iteration(st, it) != 0)
-				goto report;
-			if (it == 0 && rg_verify(st) != 0)
-				goto report;
-		}
-		st->row_sizes[st->n_rows] = st->cur_size;
-		st->row_us[st->n_rows++] = (double)(rg_now_ns(st) - t0) / 1e3 / st->o.iters;
-		st->imm_base += total * rg_steps(st);
-	}
-	ret = 0;
-report:
+	ret = rg_run(st) == 0 ? 0 : 1;
 	rg_report(st);
 	if (ret != 0)
 		fprintf(stderr, "rocegen: FAILED\n");
-	/* keep answering for a moment so the peer's last ACKs and imms get out */
+	/* keep answering for a moment so the peers' last ACKs and barrier writes get out */
 	t0 = rg_now_ns(st);
 	while (rg_now_ns(st) - t0 < 300000000ULL && !rg_stop)
 		rg_poll(st);
 	rte_eth_dev_stop(st->port);
 out:
 	if (st != NULL) {
-		free(st->imm_seen);
-		for (it = 0; it < RG_MAX_RANKS; it++)
-			free(st->bufs[it]);
-		free(st->bitmap);
-		free(st->src);
+		rg_sched_free(&st->sched);
+		rg_sched_free(&st->sched_max);
+		for (k = 0; k < RG_MAX_LOCAL; k++) {
+			free(st->data[k]);
+			free(st->land[k]);
+			free(st->bitmap[k]);
+		}
+		free(st->qps);
+		free(st->qp_of);
 		free(st);
 	}
 	rte_eal_cleanup();
