@@ -64,7 +64,7 @@ kill -INT $ROCEMU_PID
 wait $ROCEMU_PID || fail "rocemu exited non-zero"
 ROCEMU_PID=
 for s in a b; do
-	grep -Eq "verify: data ok, ([0-9]+) of \1 bytes placed" "$WORK/$s.out" ||
+	grep -Eq "verify [0-9]+ bytes: data ok, ([0-9]+) of \1 bytes placed" "$WORK/$s.out" ||
 		fail "rank $s did not place and verify every byte"
 done
 echo "ok: both rocegen done through rocemu, 8 MB placed and checked each way"
