@@ -464,11 +464,23 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 		o->n_procs = 2;
 	}
 	for (i = 0; i < o->n_procs; i++) {
+		unsigned int j;
+
 		if (o->hosts[i][3] + o->n_ranks > 255) {
 			fprintf(stderr, "rocegen: --ranks: the last byte of every process's address "
 				"+ --ranks must stay below 255\n");
 			return -1;
 		}
+		for (j = 0; j < i; j++)
+			if (memcmp(o->hosts[i], o->hosts[j], 3) == 0 &&
+			    abs((int)o->hosts[i][3] - (int)o->hosts[j][3]) < (int)o->n_ranks) {
+				fprintf(stderr, "rocegen: with --ranks %u, process %u's addresses "
+					"(%u.%u.%u.%u + 0..%u) overlap process %u's: space them at "
+					"least %u apart\n", o->n_ranks, i, o->hosts[i][0],
+					o->hosts[i][1], o->hosts[i][2], o->hosts[i][3],
+					o->n_ranks - 1, j, o->n_ranks);
+				return -1;
+			}
 	}
 	if (o->n_procs * o->n_ranks > RG_MAX_RANKS) {
 		fprintf(stderr, "rocegen: %u processes x %u ranks: at most %d ranks in all\n",

@@ -47,12 +47,12 @@ run() {
 	shift 2
 	ip netns exec "$NS_A" "$ROCEGEN" -l 0 --no-huge -m 512 --no-pci --file-prefix="${P}a" \
 		--vdev="net_af_packet0,iface=${P}a,framecnt=2048$vdev_extra" -- \
-		--ip 198.18.0.1 --peer-ip 198.18.0.2 --json "$WORK/a.json" "$@" \
+		--ip 198.18.0.1 --peer-ip 198.18.0.11 --json "$WORK/a.json" "$@" \
 		>"$WORK/a.out" 2>&1 &
 	local pa=$!
 	ip netns exec "$NS_B" "$ROCEGEN" -l 1 --no-huge -m 512 --no-pci --file-prefix="${P}b" \
 		--vdev="net_af_packet0,iface=${P}b,framecnt=2048$vdev_extra" -- \
-		--ip 198.18.0.2 --peer-ip 198.18.0.1 --json "$WORK/b.json" "$@" \
+		--ip 198.18.0.11 --peer-ip 198.18.0.1 --json "$WORK/b.json" "$@" \
 		>"$WORK/b.out" 2>&1 &
 	local pb=$!
 	wait $pa || { wait $pb; fail "$name: rocegen A exited non-zero"; }
@@ -92,11 +92,11 @@ if command -v dumpcap >/dev/null && command -v tshark >/dev/null; then
 	for _ in $(seq 50); do [ -s "$WORK/small.pcap" ] && break; sleep 0.1; done
 	sleep 0.5
 	ip netns exec "$NS_A" "$ROCEGEN" -l 0 --no-huge -m 512 --no-pci --file-prefix="${P}sa" \
-		--vdev="net_af_packet0,iface=${P}a" -- --ip 198.18.0.1 --peer-ip 198.18.0.2 \
+		--vdev="net_af_packet0,iface=${P}a" -- --ip 198.18.0.1 --peer-ip 198.18.0.11 \
 		--size 256K --iters 1 --warmup 0 >"$WORK/a.out" 2>&1 &
 	pa=$!
 	ip netns exec "$NS_B" "$ROCEGEN" -l 1 --no-huge -m 512 --no-pci --file-prefix="${P}sb" \
-		--vdev="net_af_packet0,iface=${P}b" -- --ip 198.18.0.2 --peer-ip 198.18.0.1 \
+		--vdev="net_af_packet0,iface=${P}b" -- --ip 198.18.0.11 --peer-ip 198.18.0.1 \
 		--size 256K --iters 1 --warmup 0 >"$WORK/b.out" 2>&1
 	wait $pa || fail "small run: rocegen A"
 	sleep 0.5

@@ -5,6 +5,10 @@
 # each sender's DCQCN rate fell to about half its line rate, and rocemu's conservation line is OK.
 # Mode "pfc" (pfc-200m.json: priority 3 lossless, PFC, no ECN): both finish, both were paused
 # by rocemu's PFC frames, and rocemu dropped nothing.
+# Mode "incast" (pipelines/dcqcn-lab.json with incast-8to1-1g.json: the link to B at 1 Gb/s and
+# an 8:1 incast of virtual senders into it from 0.5 s to 2.5 s): a ring all-reduce runs through
+# it for about 4 s and completes; rocemu marked A's frames CE, B sent CNPs, A received them, A's
+# DCQCN rate fell below 60% of its line rate during the incast and rose again after it.
 # Exits 77 (skip, said loudly) only when the machine cannot make namespaces.
 set -u
 ROCEMU=$1
@@ -38,8 +42,17 @@ eval "$("$LAB" env)"
 "$LAB" up >/dev/null || fail "lab setup"
 
 # rocemu on core 0, both rocegen on core 1 (2-core machine)
+if [ "$MODE" = incast ]; then
+	EMU_ARGS=(--pipeline "$SRC/pipelines/dcqcn-lab.json" --profile
+		"$SRC/tests/e2e/incast-8to1-1g.json")
+	ARGS=(--test allreduce --size 4M --iters 25 --line-rate-mbps 1000 --timeout 16
+		--time-limit 120)
+else
+	EMU_ARGS=(--pipeline "$SRC/tests/e2e/$MODE-200m.json")
+	ARGS=(--test p2p --size 8M --iters 2 --line-rate-mbps 1000 --timeout 16 --time-limit 120)
+fi
 "$ROCEMU" -l 0 --no-huge --no-pci -m 1024 --file-prefix=rl_$$ $("$LAB" eal) -- \
-	--pipeline "$SRC/tests/e2e/$MODE-200m.json" >"$WORK/rocemu.out" 2>&1 &
+	"${EMU_ARGS[@]}" >"$WORK/rocemu.out" 2>&1 &
 ROCEMU_PID=$!
 for _ in $(seq 100); do
 	grep -q "^rocemu: running" "$WORK/rocemu.out" && break
@@ -49,7 +62,6 @@ done
 grep -q "^rocemu: running" "$WORK/rocemu.out" || fail "rocemu did not start within 10 s"
 
 # The lab's kernels own .1/.2; rocegen takes other addresses so the kernels stay out of it.
-ARGS=(--test p2p --size 8M --iters 2 --line-rate-mbps 1000 --timeout 16 --time-limit 120)
 ip netns exec "$NS_A" "$ROCEGEN" -l 1 --no-huge -m 512 --no-pci --file-prefix=rla$$ \
 	--vdev=net_af_packet0,iface=eth0,framecnt=2048 -- --ip 198.18.0.11 --peer-ip 198.18.0.12 \
 	--json "$WORK/a.json" "${ARGS[@]}" >"$WORK/a.out" 2>&1 &
@@ -67,7 +79,7 @@ for s in a b; do
 	grep -Eq "verify [0-9]+ bytes: data ok, ([0-9]+) of \1 bytes placed" "$WORK/$s.out" ||
 		fail "rank $s did not place and verify every byte"
 done
-echo "ok: both rocegen done through rocemu, 8 MB placed and checked each way"
+echo "ok: both rocegen done through rocemu, every byte placed and checked"
 grep -q "^conservation: .*: OK$" "$WORK/rocemu.out" || fail "no OK conservation line"
 if [ "$MODE" = pfc ]; then
 	grep -q "^drops by reason: none" "$WORK/rocemu.out" || fail "rocemu dropped packets"
@@ -84,11 +96,39 @@ for f in sys.argv[1:]:
     print("ok: %s: %d PFC frames received, data paused %.1f ms"
           % (f.split("/")[-1], d["pfc_received"], paused / 1e6))
 PY
-	grep -A1 "# size" "$WORK/a.out"
+	grep -A2 "size(B)" "$WORK/a.out"
 	echo "PASS"
 	exit 0
 fi
 marked=$(grep -o "ecn_marked=[0-9]*" "$WORK/rocemu.out" | awk -F= '{s += $2} END {print s + 0}')
+if [ "$MODE" = incast ]; then
+	[ "$marked" -gt 0 ] || fail "rocemu marked no packet CE"
+	python3 - "$WORK/a.json" "$WORK/b.json" <<'PY' || fail "incast DCQCN checks"
+import json, sys
+def agg(f):
+    d = json.load(open(f))
+    qps = [q for q in d["qps"] if q["requester"] and q["tx_data_packets"] > 1000]
+    rq = [q for q in d["qps"] if not q["requester"]]
+    return {"ce": sum(q["rx_ce_packets"] for q in rq), "cnps_sent": sum(q["cnps_sent"] for q in rq),
+            "cnps_rcvd": sum(q["cnps_received"] for q in qps),
+            "min": min(q["min_rate_mbps"] for q in qps),
+            "final": min(q["final_rate_mbps"] for q in qps)}
+a, b = (agg(f) for f in sys.argv[1:])
+# only A -> B crosses the congested port p1
+assert b["ce"] > 0 and b["cnps_sent"] > 0, b
+assert a["cnps_rcvd"] > 0, a
+assert a["min"] < 600, a
+assert a["final"] > a["min"] and a["final"] >= 900, a
+print("ok: B received %d CE-marked frames and sent %d CNPs; A received %d, its rate fell to "
+      "%.1f Mb/s in the incast and was %.1f Mb/s at the end" % (b["ce"], b["cnps_sent"],
+      a["cnps_rcvd"], a["min"], a["final"]))
+PY
+	grep -q "^conservation: .*: OK$" "$WORK/rocemu.out" || fail "no OK conservation line"
+	echo "ok: rocemu marked $marked packets CE, conservation OK"
+	grep -A2 "size(B)" "$WORK/a.out"
+	echo "PASS"
+	exit 0
+fi
 [ "$marked" -gt 0 ] || fail "rocemu marked no packet CE"
 echo "ok: rocemu marked $marked packets CE, conservation OK"
 python3 - "$WORK/a.json" "$WORK/b.json" <<'PY' || fail "DCQCN checks"
@@ -112,5 +152,5 @@ for name, me, peer in (("A", a, b), ("B", b, a)):
           % (name, me["rx_ce_packets"], me["cnps_sent"], me["cnps_suppressed_by_pacing"],
              me["cnps_received"], me["min_rate_mbps"], me["final_rate_mbps"]))
 PY
-grep -A1 "# size" "$WORK/a.out"
+grep -A2 "size(B)" "$WORK/a.out"
 echo "PASS"

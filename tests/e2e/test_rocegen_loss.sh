@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# 1% random loss inserted by rocemu: the netns lab with rocemu (tests/e2e/loss-1pct.json: an
+# impair stage dropping 1% of the RoCE data packets each way and 1% of the ACKs, seeded) between
+# two rocegen running a ring all-reduce of 16 MB over 4 ranks (2 per process). The collective
+# completes through go-back-N with every byte placed and checked, and the retransmission
+# counters match the drops: for each direction, the sender's data packets = rocemu's drops of
+# them + what the receiver got (nothing lost anywhere else), and every dropped data packet was
+# sent again (retransmitted >= dropped; go-back-N resends the rest of the window too), each
+# gap gave at most one NAK, and NAKs + timeouts account for every loss episode.
+# Exits 77 (skip, said loudly) only when the machine cannot make namespaces.
+set -u
+ROCEMU=$1
+ROCEGEN=$2
+SRC=$3
+export LAB_PREFIX=rx$$
+LAB="$SRC/scripts/lab/lab.sh"
+WORK=$(mktemp -d)
+ROCEMU_PID=
+
+cleanup() {
+	[ -n "$ROCEMU_PID" ] && kill -INT "$ROCEMU_PID" 2>/dev/null && sleep 1
+	[ -n "$ROCEMU_PID" ] && kill -9 "$ROCEMU_PID" 2>/dev/null
+	"$LAB" down >/dev/null 2>&1
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+fail() {
+	echo "FAIL: $*"
+	for f in rocemu a b; do [ -f "$WORK/$f.out" ] && sed "s/^/  $f| /" "$WORK/$f.out"; done
+	exit 1
+}
+
+if [ "$(id -u)" -ne 0 ] || ! ip netns add "rx$$-probe" 2>/dev/null; then
+	echo "SKIP: loss through rocemu needs root and network namespaces (ip netns); NOT TESTED"
+	exit 77
+fi
+ip netns del "rx$$-probe"
+eval "$("$LAB" env)"
+"$LAB" up >/dev/null || fail "lab setup"
+
+"$ROCEMU" -l 0 --no-huge --no-pci -m 1024 --file-prefix=rx_$$ $("$LAB" eal) -- \
+	--pipeline "$SRC/tests/e2e/loss-1pct.json" --seed 7 --stats "$WORK/stats.json" \
+	>"$WORK/rocemu.out" 2>&1 &
+ROCEMU_PID=$!
+for _ in $(seq 100); do
+	grep -q "^rocemu: running" "$WORK/rocemu.out" && break
+	kill -0 $ROCEMU_PID 2>/dev/null || fail "rocemu exited at start"
+	sleep 0.1
+done
+grep -q "^rocemu: running" "$WORK/rocemu.out" || fail "rocemu did not start within 10 s"
+
+# The lab's kernels own .1/.2; rocegen's ranks take .11-.12 (A) and .21-.22 (B). A 64 KB window:
+# with 1% loss a 256-packet go-back-N window almost never gets through whole.
+ARGS=(--test allreduce --ranks 2 --size 16M --iters 1 --window-kb 64 --timeout 15
+	--time-limit 200)
+ip netns exec "$NS_A" "$ROCEGEN" -l 1 --no-huge -m 512 --no-pci --file-prefix=rxa$$ \
+	--vdev=net_af_packet0,iface=eth0,framecnt=2048 -- --ip 198.18.0.11 --peer-ip 198.18.0.21 \
+	--json "$WORK/a.json" "${ARGS[@]}" >"$WORK/a.out" 2>&1 &
+PA=$!
+ip netns exec "$NS_B" "$ROCEGEN" -l 1 --no-huge -m 512 --no-pci --file-prefix=rxb$$ \
+	--vdev=net_af_packet0,iface=eth0,framecnt=2048 -- --ip 198.18.0.21 --peer-ip 198.18.0.11 \
+	--json "$WORK/b.json" "${ARGS[@]}" >"$WORK/b.out" 2>&1 &
+PB=$!
+wait $PA || { wait $PB; fail "rocegen A exited non-zero"; }
+wait $PB || fail "rocegen B exited non-zero"
+sleep 0.5
+kill -INT $ROCEMU_PID
+wait $ROCEMU_PID || fail "rocemu exited non-zero"
+ROCEMU_PID=
+for s in a b; do
+	grep -Eq "verify [0-9]+ bytes: data ok, ([0-9]+) of \1 bytes placed" "$WORK/$s.out" ||
+		fail "rank $s did not place and verify every byte"
+done
+echo "ok: the all-reduce completed through 1% loss, every byte placed and checked"
+grep -q "^conservation: .*: OK$" "$WORK/rocemu.out" || fail "no OK conservation line"
+python3 - "$WORK/stats.json" "$WORK/a.json" "$WORK/b.json" <<'PY' || fail "drops vs retransmissions"
+import json, sys
+st = json.load(open(sys.argv[1]))
+ctr = next(s["counters"] for s in st["stages"] if s["name"] == "loss")
+a, b = (json.load(open(f)) for f in sys.argv[2:])
+def tot(d, k, requester):
+    return sum(q[k] for q in d["qps"] if q["requester"] == requester)
+for name, snd, rcv, ev in (("A -> B", a, b, "data_from_a"), ("B -> A", b, a, "data_from_b")):
+    dropped = ctr["drop_" + ev]
+    sent = tot(snd, "tx_data_packets", True)
+    got = tot(rcv, "rx_packets", False)
+    retx = tot(snd, "retransmitted_packets", True)
+    naks_sent = tot(rcv, "naks_sent", False)
+    naks, tmo = tot(snd, "naks_received", True), tot(snd, "timeouts", True)
+    assert dropped > 100, (name, dropped)
+    assert ctr[ev + "_matched"] == sent, (name, "rocemu saw", ctr[ev + "_matched"], "sent", sent)
+    assert sent == dropped + got, (name, sent, dropped, got)
+    assert retx >= dropped, (name, retx, dropped)
+    assert 0 < naks_sent <= dropped, (name, naks_sent, dropped)
+    assert naks + tmo > 0, (name, naks, tmo)
+    print("ok: %s: %d data packets sent = %d dropped by rocemu + %d received; %d retransmitted "
+          "(>= dropped), %d NAKs sent for %d drops, %d received, %d timeouts"
+          % (name, sent, dropped, got, retx, naks_sent, dropped, naks, tmo))
+print("ok: rocemu dropped %d of %d ACKs" % (ctr["drop_acks"], ctr["acks_matched"]))
+PY
+[ $? -eq 0 ] || exit 1
+grep -A2 "size(B)" "$WORK/a.out"
+echo "PASS"
