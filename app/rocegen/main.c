@@ -44,7 +44,8 @@
 #define RG_QPN_BASE 0x1000
 #define RG_IMM_SLOTS 4096	/* completions counted per immediate, keyed imm mod this */
 #define RG_MAX_ROWS 64
-#define RG_BURST_NS 20000	/* port shaper: credit an idle port may build up */
+#define RG_BURST_NS 50000	/* port shaper: credit an idle port may build up */
+#define RG_TXQ 256		/* frames kept when the PMD's TX ring is full */
 
 struct rg_opts {
 	uint8_t ip[4];
@@ -114,6 +115,9 @@ struct rg_state {
 	uint64_t tsc_hz;
 	uint64_t tsc0;
 	uint64_t port_next_ns;		/* port shaper at --line-rate-mbps */
+	struct rte_mbuf *txq[RG_TXQ];	/* built frames the PMD did not take yet, in order */
+	unsigned int txq_n;
+	uint64_t tx_deferred;		/* frames that waited in txq (PMD busy) */
 	struct rg_imm seen[RG_IMM_SLOTS];
 	uint64_t imm_unexpected;	/* a completion whose immediate collides (a bug) */
 	uint64_t arp_replies_sent;
@@ -585,6 +589,8 @@ rg_is_local(const struct rg_state *st, unsigned int g)
 	return g / st->o.n_ranks == st->proc;
 }
 
+static bool rg_tx_flush(struct rg_state *st, struct rte_mbuf **pkts, unsigned int n);
+
 static void
 rg_send_frame(struct rg_state *st, const uint8_t *f, uint32_t len)
 {
@@ -599,10 +605,7 @@ rg_send_frame(struct rg_state *st, const uint8_t *f, uint32_t len)
 		return;
 	}
 	memcpy(d, f, len);
-	if (rte_eth_tx_burst(st->port, 0, &m, 1) != 1) {
-		rte_pktmbuf_free(m);
-		st->tx_dropped++;
-	}
+	rg_tx_flush(st, &m, 1);
 }
 
 /* An ARP request (op 1) or reply (op 2) from us. */
@@ -751,14 +754,43 @@ rg_rx(struct rg_state *st, uint64_t now)
 	}
 }
 
+/* Hand frames to the PMD; what it does not take stays in txq, in order, for the next poll
+ * (a QP counts a frame as sent once built: dropping it would cost a go-back-N round or a
+ * retransmission timeout). Returns true when txq is empty. */
+static bool
+rg_tx_flush(struct rg_state *st, struct rte_mbuf **pkts, unsigned int n)
+{
+	unsigned int room = RG_TXQ - st->txq_n, i;
+	uint16_t sent;
+
+	if (n > room) {		/* cannot happen: callers build at most RG_BURST into room */
+		for (i = room; i < n; i++)
+			rte_pktmbuf_free(pkts[i]);
+		st->tx_dropped += n - room;
+		n = room;
+	}
+	memcpy(st->txq + st->txq_n, pkts, n * sizeof(*pkts));
+	st->txq_n += n;
+	if (st->txq_n == 0)
+		return true;
+	sent = rte_eth_tx_burst(st->port, 0, st->txq, (uint16_t)st->txq_n);
+	if (sent < st->txq_n) {
+		memmove(st->txq, st->txq + sent, (st->txq_n - sent) * sizeof(*st->txq));
+		st->tx_deferred += st->txq_n - sent;
+	}
+	st->txq_n -= sent;
+	return st->txq_n == 0;
+}
+
 /* Transmit what the QPs may send now, up to a burst each, the port paced at its line rate. */
 static void
 rg_tx(struct rg_state *st, uint64_t now)
 {
 	struct rte_mbuf *pkts[RG_BURST];
-	unsigned int k, q, n, i;
-	uint16_t sent;
+	unsigned int k, q, n;
 
+	if (!rg_tx_flush(st, NULL, 0))
+		return;
 	for (k = 0; k < st->n_qp; k++) {
 		q = (st->tx_next + k) % st->n_qp;
 		if (!st->peer_known[st->qps[q].peer_proc])
@@ -783,12 +815,8 @@ rg_tx(struct rg_state *st, uint64_t now)
 			st->port_next_ns = RTE_MAX(st->port_next_ns, now) +
 				(uint64_t)((len + EP_FRAME_OVERHEAD) * 8000.0 / st->o.line_mbps);
 		}
-		if (n == 0)
-			continue;
-		sent = rte_eth_tx_burst(st->port, 0, pkts, (uint16_t)n);
-		for (i = sent; i < n; i++)
-			rte_pktmbuf_free(pkts[i]);
-		st->tx_dropped += n - sent;
+		if (n > 0 && !rg_tx_flush(st, pkts, n))
+			break;	/* the PMD is full: the rest waits for the next poll */
 	}
 	if (st->n_qp > 0)
 		st->tx_next = (st->tx_next + 1) % st->n_qp;
@@ -1254,10 +1282,12 @@ rg_report(struct rg_state *st)
 		if (tot[c] != 0)
 			printf(" %s=%" PRIu64, ep_ctr_name(c), tot[c]);
 	printf("\n# in-process rank-to-rank bytes (not on the wire): %" PRIu64 "\n", st->local_bytes);
-	printf("# port: tx_dropped_by_pmd=%" PRIu64 " rx_other=%" PRIu64 " pfc_rcvd=%" PRIu64
+	printf("# port: tx_dropped_by_pmd=%" PRIu64 " tx_deferred=%" PRIu64 " rx_other=%" PRIu64
+	       " pfc_rcvd=%" PRIu64
 	       " arp_replies=%" PRIu64 " rx_lost_on_purpose=%" PRIu64
 	       " rx_before_qps_up=%" PRIu64 "\n",
-	       st->tx_dropped, st->rx_other, st->pfc.pfc_rcvd, st->arp_replies_sent, st->rx_lost,
+	       st->tx_dropped, st->tx_deferred, st->rx_other, st->pfc.pfc_rcvd,
+	       st->arp_replies_sent, st->rx_lost,
 	       st->rx_early);
 	json_object_set_new(root, "test", json_string(rg_coll_name(coll)));
 	json_object_set_new(root, "algo", json_string(st->o.algo == RG_ALGO_TREE &&
@@ -1272,6 +1302,7 @@ rg_report(struct rg_state *st)
 	json_object_set_new(root, "results", rows);
 	json_object_set_new(root, "qps", qps);
 	json_object_set_new(root, "tx_dropped_by_pmd", json_integer((json_int_t)st->tx_dropped));
+	json_object_set_new(root, "tx_deferred", json_integer((json_int_t)st->tx_deferred));
 	json_object_set_new(root, "rx_lost_on_purpose", json_integer((json_int_t)st->rx_lost));
 	json_object_set_new(root, "pfc_received", json_integer((json_int_t)st->pfc.pfc_rcvd));
 	json_object_set_new(root, "pause_received", json_integer((json_int_t)st->pfc.pause_rcvd));
@@ -1364,6 +1395,8 @@ main(int argc, char **argv)
 	st = calloc(1, sizeof(*st));
 	if (st == NULL || rg_parse_args(argc, argv, &st->o) != 0)
 		goto out;
+	/* line-buffered: a log redirected to a file keeps every line written before a crash */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGINT, rg_on_signal);
 	signal(SIGTERM, rg_on_signal);
 	st->tsc_hz = rte_get_tsc_hz();
@@ -1403,6 +1436,8 @@ main(int argc, char **argv)
 	t0 = rg_now_ns(st);
 	while (rg_now_ns(st) - t0 < 300000000ULL && !rg_stop)
 		rg_poll(st);
+	rte_pktmbuf_free_bulk(st->txq, st->txq_n);
+	st->txq_n = 0;
 	rte_eth_dev_stop(st->port);
 out:
 	if (st != NULL) {

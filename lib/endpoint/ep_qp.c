@@ -375,11 +375,14 @@ ep_tx_data(struct ep_qp *qp, uint64_t now_ns, uint8_t *buf, uint32_t cap)
 	qp->ctrs[EP_CTR_TX_DATA_PKTS]++;
 	qp->ctrs[EP_CTR_TX_PAYLOAD_BYTES] += plen;
 	if (qp->cfg.dcqcn_enabled) {
-		/* pace at Rc, with up to 64 KB of credit so a polling loop can send bursts */
+		/* pace at Rc, with up to 64 KB or 50 us of credit (whichever is longer) so that a
+		 * software polling loop that comes back every few tens of us can still reach Rc */
 		double rate = qp->rp.rc_mbps;
 
 		gap_ns = (uint64_t)((double)(len + EP_FRAME_OVERHEAD) * 8000.0 / rate);
 		floor_ns = (uint64_t)(65536.0 * 8000.0 / rate);
+		if (floor_ns < 50000)
+			floor_ns = 50000;
 		if (qp->next_send_ns + floor_ns < now_ns)
 			qp->next_send_ns = now_ns - floor_ns;
 		qp->next_send_ns += gap_ns;
