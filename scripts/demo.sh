@@ -1,47 +1,73 @@
 #!/usr/bin/env bash
-# The demo: the one-machine lab with traffic crossing rocemu.
+# The demo: the one-machine lab with a ring all-reduce crossing rocemu.
 #
 # Installs what is missing (apt-get), builds, creates two network namespaces joined through
 # rocemu (net_af_packet on veth) and runs rocemu as the lossless RoCE switch of
 # pipelines/dcqcn-lab.json with an incast profile (profiles/demo-incast.json: the link to B
-# drops to 10 Gb/s and 8 virtual senders load it 2:1). Then: ping and ARP, a UDP burst each way
-# (non-RoCE traffic passes untouched), and a RoCE RDMA WRITE stream from A to B, with B acting
-# as a DCQCN notification point (CNPs for CE-marked frames). rocemu marks ECN, sends PFC back
-# towards A, and the summary shows what happened: per-port, per-stage and per-queue counters,
-# ECN marks, CNPs, PFC frames and the conservation line. Idempotent; tears the lab down on
-# exit, also on failure.
+# drops to 10 Gb/s and 8 virtual senders load it 2:1 in bursts). Then: ping and ARP, a UDP burst
+# each way (non-RoCE traffic passes untouched), and a ring all-reduce between two rocegen
+# processes, one per namespace (software RoCE RC endpoints with DCQCN and PFC, on
+# net_af_packet over the namespace's veth end). rocemu marks ECN on the congested port,
+# rocegen's notification points answer with CNPs, rocemu's PFC pauses the senders. At the end
+# rocegen's nccl-tests tables (both processes) are printed next to rocemu's summary (ECN, PFC,
+# drops, conservation), followed by checks: the demo exits non-zero, saying why, when the
+# all-reduce fails, rocemu's conservation check fails, or (for a pipeline that configures
+# them) no CE mark, no CNP or no PFC frame happened. Idempotent; tears the lab down on exit,
+# also on failure.
 #
-#   scripts/demo.sh [--pipeline FILE] [--profile FILE] [--count N]
+#   scripts/demo.sh [--pipeline FILE] [--profile FILE] [--size N[K|M|G]] [--iters N]
+#                   [--line-rate-mbps R]
+# Environment: BUILD (build directory, default build), LAB_PREFIX (default remu: names the
+# namespaces, veths and DPDK file prefixes, so a demo can run next to other labs).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
 PIPELINE=$ROOT/pipelines/dcqcn-lab.json
 PROFILE=$ROOT/profiles/demo-incast.json
-COUNT=100000
+SIZE=32M
+ITERS=3
+LINE_MBPS=100000
+usage() {
+	echo "usage: scripts/demo.sh [--pipeline FILE] [--profile FILE] [--size N[K|M|G]] [--iters N]" \
+		"[--line-rate-mbps R]" >&2
+	exit 2
+}
 while [ $# -gt 0 ]; do
+	[ $# -ge 2 ] || usage
 	case "$1" in
-	--pipeline) PIPELINE=$(realpath "$2"); shift 2 ;;
-	--profile) PROFILE=$(realpath "$2"); shift 2 ;;
-	--count) COUNT=$2; shift 2 ;;
-	*) echo "usage: scripts/demo.sh [--pipeline FILE] [--profile FILE] [--count N]" >&2; exit 2 ;;
+	--pipeline) PIPELINE=$(realpath "$2") || exit 2; shift 2 ;;
+	--profile) PROFILE=$(realpath "$2") || exit 2; shift 2 ;;
+	--size) SIZE=$2; shift 2 ;;
+	--iters) ITERS=$2; shift 2 ;;
+	--line-rate-mbps) LINE_MBPS=$2; shift 2 ;;
+	*) usage ;;
 	esac
 done
 
 . scripts/deps.sh
 rocemu_install_deps || exit 1
 BUILD=${BUILD:-build}
+case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 [ -f "$BUILD/build.ninja" ] || meson setup "$BUILD" >/dev/null || exit 1
 ninja -C "$BUILD" >/dev/null || { echo "demo: build failed (run ninja -C $BUILD)"; exit 1; }
-ROCEMU=$ROOT/$BUILD/app/rocemu/rocemu
+ROCEMU=$BUILD/app/rocemu/rocemu
+ROCEGEN=$BUILD/app/rocegen/rocegen
 
-export LAB_PREFIX=remu
+export LAB_PREFIX=${LAB_PREFIX:-remu}
 LAB=$ROOT/scripts/lab/lab.sh
-WORK=$ROOT/$BUILD/demo
+WORK=$BUILD/demo
+rm -rf "$WORK"
 mkdir -p "$WORK"
 ROCEMU_PID=
+GEN_PIDS=()
 cleanup() {
+	local p
+	for p in "${GEN_PIDS[@]}"; do kill -INT "$p" 2>/dev/null; done
 	[ -n "$ROCEMU_PID" ] && kill -INT "$ROCEMU_PID" 2>/dev/null && wait "$ROCEMU_PID"
 	"$LAB" down >/dev/null 2>&1
+	# DPDK leaves /var/run/dpdk/PREFIX behind even after a clean exit
+	rm -rf "/var/run/dpdk/${LAB_PREFIX}_emu" "/var/run/dpdk/${LAB_PREFIX}_a" \
+		"/var/run/dpdk/${LAB_PREFIX}_b"
 }
 trap cleanup EXIT
 eval "$("$LAB" env)"
@@ -51,15 +77,18 @@ echo
 echo "== rocemu between $NS_A and $NS_B: $(basename "$PIPELINE")${PROFILE:+ with $(basename "$PROFILE")}"
 args=(--pipeline "$PIPELINE" --stats-interval 1 --stats "$WORK/stats.json")
 [ -n "$PROFILE" ] && args+=(--profile "$PROFILE")
-# --no-pci: never touch this machine's own NICs; -l 0-1: main lcore + one worker.
-(cd "$WORK" && exec "$ROCEMU" -l 0-1 --no-huge --no-pci -m 1024 --file-prefix=remu_demo \
+# 2 cores: rocemu alone on lcore 0 (its main lcore runs the switch and the stats), both
+# rocegen on lcore 1. --no-pci: never touch this machine's own NICs.
+(cd "$WORK" && exec "$ROCEMU" -l 0 --no-huge --no-pci -m 1024 --file-prefix="${LAB_PREFIX}_emu" \
 	--log-level=lib.eal:warning $("$LAB" eal) -- "${args[@]}") >"$WORK/rocemu.out" 2>&1 &
 ROCEMU_PID=$!
 for _ in $(seq 100); do
 	grep -q "^rocemu: running" "$WORK/rocemu.out" && break
-	kill -0 $ROCEMU_PID 2>/dev/null || { cat "$WORK/rocemu.out"; exit 1; }
+	kill -0 $ROCEMU_PID 2>/dev/null || { cat "$WORK/rocemu.out"; ROCEMU_PID=; exit 1; }
 	sleep 0.1
 done
+grep -q "^rocemu: running" "$WORK/rocemu.out" ||
+	{ cat "$WORK/rocemu.out"; echo "demo: FAILED: rocemu did not start within 10 s"; exit 1; }
 grep "^rocemu:" "$WORK/rocemu.out"
 
 echo
@@ -77,48 +106,42 @@ wait $RB; wait $RA
 sed 's/^/B: /' "$WORK/recv_b"; sed 's/^/A: /' "$WORK/recv_a"
 
 echo
-echo "== traffic: RoCE RDMA WRITE from A (QP 0x101) to B (QP 0x201), through the incast"
-ip netns exec "$NS_B" python3 scripts/lab/roce_peer.py respond eth0 "$MAC_B" "$MAC_A" \
-	"$IP_B" "$IP_A" 0x101 25 >"$WORK/responder" &
-RR=$!
-for _ in $(seq 50); do grep -q ready "$WORK/responder" && break; sleep 0.1; done
-ip netns exec "$NS_A" timeout 60 python3 scripts/lab/roce_peer.py send eth0 "$MAC_A" "$MAC_B" \
-	"$IP_A" "$IP_B" 0x201 "$COUNT" 1024 | sed 's/^/A: /'
-kill -INT $RR 2>/dev/null; wait $RR 2>/dev/null
-sed 's/^/B: /' "$WORK/responder"
+echo "== traffic: ring all-reduce of $SIZE x $ITERS iterations (+1 warm-up) between rocegen in" \
+	"$NS_A and $NS_B"
+# The lab's kernels own .1/.2; rocegen takes other addresses so the kernels stay out of it.
+# Each rocegen is one DPDK process on the namespace's veth end (net_af_packet, 1024 B MTU).
+GEN_ARGS=(--test allreduce --size "$SIZE" --iters "$ITERS" --line-rate-mbps "$LINE_MBPS"
+	--time-limit 100)
+t0=$(date +%s.%N)
+ip netns exec "$NS_A" "$ROCEGEN" -l 1 --no-huge -m 512 --no-pci --file-prefix="${LAB_PREFIX}_a" \
+	--vdev=net_af_packet0,iface=eth0,framecnt=2048 -- --ip 198.18.0.11 --peer-ip 198.18.0.12 \
+	--json "$WORK/a.json" "${GEN_ARGS[@]}" >"$WORK/a.out" 2>&1 &
+GEN_PIDS+=($!)
+ip netns exec "$NS_B" "$ROCEGEN" -l 1 --no-huge -m 512 --no-pci --file-prefix="${LAB_PREFIX}_b" \
+	--vdev=net_af_packet0,iface=eth0,framecnt=2048 -- --ip 198.18.0.12 --peer-ip 198.18.0.11 \
+	--json "$WORK/b.json" "${GEN_ARGS[@]}" >"$WORK/b.out" 2>&1 &
+GEN_PIDS+=($!)
+rc_a=0 rc_b=0
+wait "${GEN_PIDS[0]}" || rc_a=$?
+wait "${GEN_PIDS[1]}" || rc_b=$?
+GEN_PIDS=()
+echo "both rocegen done after $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s" \
+	"(exit A $rc_a, B $rc_b)"
 sleep 1
 
 kill -INT $ROCEMU_PID
-wait $ROCEMU_PID
+rc_e=0
+wait $ROCEMU_PID || rc_e=$?
 ROCEMU_PID=
 echo
-echo "== rocemu (per-interval lines, then the summary)"
-grep -v "^rocemu: port\|^rocemu: running\|^EAL\|^TELEMETRY\|Frame size" "$WORK/rocemu.out"
+echo "== rocemu, one line per second"
+grep "^t=" "$WORK/rocemu.out"
 echo
-echo "== what the switch did"
-python3 - "$WORK/stats.json" <<'PY'
-import json, sys
-s = json.load(open(sys.argv[1]))
-tm = {t["port"]: t["counters"] for t in s["tm"]}
-def c(port, key):
-    return tm.get(port, {}).get(key, 0)
-print("ECN: %d frames CE-marked on p1 (towards B)" % c("p1", "ecn_marked"))
-print("PFC: %d XOFF + %d XON frames sent out of p0 (towards A)"
-      % (c("p0", "pfc_tx_xoff"), c("p0", "pfc_tx_xon")))
-drops = ["tm.%s.%s=%d" % (p, k, v) for p in tm for k, v in tm[p].items()
-         if k.startswith("drop_") and v]
-drops += ["%s.%s=%d" % (st["name"], k, v) for st in s["stages"]
-          for k, v in st["counters"].items() if k.startswith("drop_") and v]
-print("drops: %s" % (", ".join(drops) or "none"))
-for x in s.get("incast", []):
-    k = x["counters"]
-    if x.get("enabled") or k["generated"]:
-        print("incast %s into %s priority %s: %d virtual frames generated, %d absorbed after "
-              "taking link time, %d dropped by the TM, %d ECN-marked"
-              % (x["name"], x["port"], x["priority"], k["generated"], k["absorbed"],
-                 k["tm_dropped"], k["ecn_marked"]))
-print("conservation: %s" % ("OK" if s["conservation"]["ok"] else "MISMATCH"))
-PY
-echo "(CNPs: B's line above says how many it sent for CE-marked frames, A's how many arrived)"
-echo "stats JSON: $WORK/stats.json"
-grep -q "^conservation: .*: OK$" "$WORK/rocemu.out"
+echo "== rocegen's nccl-tests tables (left) | rocemu's summary (right)"
+rc=0
+python3 scripts/lab/demo_report.py "$WORK" "$PIPELINE" "$PROFILE" "$rc_a" "$rc_b" || rc=1
+[ $rc_e -eq 0 ] || { echo "demo: FAILED: rocemu exited with $rc_e"; rc=1; }
+echo
+echo "full outputs: $WORK/{a,b}.out (rocegen, per-QP counters), $WORK/rocemu.out (per-port," \
+	"per-stage, per-queue counters), $WORK/{a,b,stats}.json"
+exit $rc
