@@ -41,7 +41,7 @@ def rocegen_column(tag, ns_ip, out, js, rc):
     for line in out:
         if line.startswith("rocegen: verify"):
             col.append(line.replace("rocegen: ", "", 1))
-        elif line.startswith("# size"):
+        elif "size(B)" in line:
             table = True
             col.append(line)
         elif line.startswith("# per-QP"):
@@ -180,7 +180,7 @@ def main():
             fails.append(bad)
 
     for tag, rc, out in (("A", rc_a, work + "/a.out"), ("B", rc_b, work + "/b.out")):
-        verified = any(re.match(r"rocegen: verify: data ok, (\d+) of \1 bytes placed", l)
+        verified = any(re.match(r"rocegen: verify \d+ bytes: data ok, (\d+) of \1 bytes placed", l)
                        for l in text(out))
         check(rc == 0 and verified, "all-reduce done in %s, every byte placed and checked" % tag,
               "the all-reduce did not complete in %s (exit %d%s; see %s)"

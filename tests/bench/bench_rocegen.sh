@@ -85,7 +85,7 @@ run_pair() {
 	wait $pa || ra=$?
 	wait $pb || rb=$?
 	for s in a b; do
-		if ! grep -Eq "verify: data ok, ([0-9]+) of \1 bytes placed" "$work/$name.$s.out" ||
+		if ! grep -Eq "verify [0-9]+ bytes: data ok, ([0-9]+) of \1 bytes placed" "$work/$name.$s.out" ||
 			[ $ra -ne 0 ] || [ $rb -ne 0 ]; then
 			echo "bench_rocegen: FAILED: rocegen pair $name (exit $ra/$rb), process $s:" >&2
 			grep "^rocegen: \|^  [0-9]\|# port" "$work/$name.$s.out" >&2
