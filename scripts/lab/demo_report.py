@@ -14,7 +14,7 @@ import re
 import sys
 import textwrap
 
-LEFT = 71    # rocegen's table header is 70 columns
+LEFT = 71    # the verify line and TABLE_FMT fit in 70 columns
 RIGHT = 60
 
 
@@ -34,20 +34,26 @@ def text(path):
         return []
 
 
+# rocegen's table narrowed to the left column (GB/s for algbw and busbw)
+TABLE_FMT = "%10s %9s %5s %5s %10s %6s %6s"
+
+
 def rocegen_column(tag, ns_ip, out, js, rc):
     """The process's own table lines (verbatim), then its counters in three lines."""
     col = ["rocegen %s (%s), exit %d" % (tag, ns_ip, rc), "-" * (LEFT - 1)]
     table = False
     for line in out:
         if line.startswith("rocegen: verify"):
-            col.append(line.replace("rocegen: ", "", 1))
+            col.append(line.replace("rocegen: ", "", 1).replace(" from the wire", ""))
         elif "size(B)" in line:
             table = True
-            col.append(line)
+            col.append(TABLE_FMT % ("size(B)", "count", "type", "redop", "time(us)",
+                                    "algbw", "busbw"))
         elif line.startswith("# per-QP"):
             table = False
         elif table and line.strip() and not line.startswith("#"):
-            col.append(line)
+            f = line.split()
+            col.append(TABLE_FMT % tuple(f[:7]) if len(f) >= 7 else line)
     if js is None:
         col.append("(no JSON: rocegen stopped before its report; last lines:)")
         col += [l[:LEFT - 1] for l in out[-4:]]
