@@ -44,7 +44,8 @@
 #define RG_QPN_BASE 0x1000
 #define RG_IMM_SLOTS 4096	/* completions counted per immediate, keyed imm mod this */
 #define RG_MAX_ROWS 64
-#define RG_BURST_NS 50000	/* port shaper: credit an idle port may build up */
+#define RG_BURST_NS 50000	/* port shaper: credit an idle port may build up, at least */
+#define RG_BURST_BYTES 65536	/* ... and at least this many bytes' worth (as ep_qp's pacer) */
 #define RG_TXQ 256		/* frames kept when the PMD's TX ring is full */
 #define RG_TXQ_STALL_NS 200000000u	/* ... for at most this long */
 
@@ -117,6 +118,7 @@ struct rg_state {
 	uint64_t tsc0;
 	uint64_t ns_mult;		/* 2^32 x 1e9 / tsc_hz */
 	uint64_t port_next_ns;		/* port shaper at --line-rate-mbps */
+	uint64_t port_credit_ns;	/* how far ahead of now port_next_ns may run */
 	struct rte_mbuf *txq[RG_TXQ];	/* built frames the PMD did not take yet, in order */
 	unsigned int txq_n;
 	uint64_t tx_deferred;		/* frames that waited in txq (PMD busy) */
@@ -774,8 +776,10 @@ rg_tx_flush(struct rg_state *st, struct rte_mbuf **pkts, unsigned int n)
 		st->tx_dropped += n - room;
 		n = room;
 	}
-	memcpy(st->txq + st->txq_n, pkts, n * sizeof(*pkts));
-	st->txq_n += n;
+	if (n > 0) {
+		memcpy(st->txq + st->txq_n, pkts, n * sizeof(*pkts));
+		st->txq_n += n;
+	}
 	if (st->txq_n == 0)
 		return true;
 	sent = rte_eth_tx_burst(st->port, 0, st->txq, (uint16_t)st->txq_n);
@@ -816,7 +820,7 @@ rg_tx(struct rg_state *st, uint64_t now)
 			struct rte_mbuf *m;
 			int len;
 
-			if (st->port_next_ns > now + RG_BURST_NS)
+			if (st->port_next_ns > now + st->port_credit_ns)
 				break;
 			m = rte_pktmbuf_alloc(st->pool);
 			if (m == NULL)
@@ -1432,6 +1436,9 @@ main(int argc, char **argv)
 		goto out;
 	}
 	st->R = st->o.n_procs * st->o.n_ranks;
+	/* a polling loop comes back every few tens of us: the port may send a burst that long */
+	st->port_credit_ns = RTE_MAX((uint64_t)RG_BURST_NS,
+				     (uint64_t)(RG_BURST_BYTES * 8000.0 / st->o.line_mbps));
 	memset(st->ctrl_src, 0xC7, sizeof(st->ctrl_src));
 	if (rg_sched_build(&st->sched_max, st->o.coll, st->o.algo, st->R, st->o.root,
 			   st->o.size) != 0) {

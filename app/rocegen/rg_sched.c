@@ -300,7 +300,8 @@ rg_sched_build(struct rg_sched *s, enum rg_coll coll, enum rg_algo algo, unsigne
 	}
 	if (rc != 0)
 		goto fail;
-	qsort(s->x, s->n, sizeof(*s->x), rg_xfer_cmp);
+	if (s->n > 0)	/* one rank: nothing to move */
+		qsort(s->x, s->n, sizeof(*s->x), rg_xfer_cmp);
 	s->step_first = calloc(s->n_steps + 1, sizeof(*s->step_first));
 	if (s->step_first == NULL) {
 		rc = -ENOMEM;

@@ -7,7 +7,7 @@
 # by rocemu's PFC frames, and rocemu dropped nothing.
 # Mode "incast" (pipelines/dcqcn-lab.json with incast-8to1-1g.json: the link to B at 1 Gb/s and
 # an 8:1 incast of virtual senders into it from 0.5 s to 2.5 s): a ring all-reduce runs through
-# it for about 4 s and completes; rocemu marked A's frames CE, B sent CNPs, A received them, A's
+# it (50 iterations: 8-25 s here, covering the incast) and completes; rocemu marked A's frames CE, B sent CNPs, A received them, A's
 # DCQCN rate fell below 60% of its line rate during the incast and rose again after it.
 # Exits 77 (skip, said loudly) only when the machine cannot make namespaces.
 set -u
@@ -45,7 +45,7 @@ eval "$("$LAB" env)"
 if [ "$MODE" = incast ]; then
 	EMU_ARGS=(--pipeline "$SRC/pipelines/dcqcn-lab.json" --profile
 		"$SRC/tests/e2e/incast-8to1-1g.json")
-	ARGS=(--test allreduce --size 4M --iters 25 --line-rate-mbps 1000 --timeout 16
+	ARGS=(--test allreduce --size 4M --iters 50 --line-rate-mbps 1000 --timeout 16
 		--time-limit 120)
 else
 	EMU_ARGS=(--pipeline "$SRC/tests/e2e/$MODE-200m.json")
