@@ -127,6 +127,14 @@ struct emu_stage_ops {
 	/** Optional: profile change of @p key to @p val; validate only when !apply. */
 	int (*set)(void *priv, const char *key, const json_t *val, bool apply, const char *path,
 		   struct emu_err *err);
+	/**
+	 * With set: the current value of @p key as a new JSON reference that set() accepts and
+	 * that brings the key fully back to its present state (profiles restore it when a
+	 * phase's duration_s ends); NULL when @p key is unknown. For a key whose set() takes an
+	 * object of independent members (impair events), set() changes only the members given.
+	 * Control path only: it allocates.
+	 */
+	json_t *(*get)(const void *priv, const char *key);
 	/** Optional: non-worker work (file writing). @p final flushes everything. */
 	void (*service)(void *priv, bool final);
 	/** Optional: packets the stage holds right now (delay lines, reorder buffers). */

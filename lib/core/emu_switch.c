@@ -1180,6 +1180,26 @@ emu_switch_tm_set(struct emu_switch *sw, uint16_t port, const char *key, const j
 	return emu_tm_set(sw->tm, port, key, val, apply, now_ns, &sw->tm_rng, path, err);
 }
 
+json_t *
+emu_switch_tm_get(const struct emu_switch *sw, uint16_t port, const char *key)
+{
+	return emu_tm_get(sw->tm, port, key);
+}
+
+json_t *
+emu_switch_stage_get(const struct emu_switch *sw, int idx, const char *key)
+{
+	const struct emu_stage_inst *st = &sw->stages[idx];
+
+	return st->ops->get == NULL ? NULL : st->ops->get(st->priv, key);
+}
+
+json_t *
+emu_switch_incast_get(const struct emu_switch *sw, int idx, const char *key)
+{
+	return emu_incast_get(&sw->incast[idx].s, key);
+}
+
 int
 emu_switch_stage_index(const struct emu_switch *sw, const char *name)
 {

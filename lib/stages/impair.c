@@ -612,6 +612,24 @@ impair_set(void *priv, const char *key, const json_t *val, bool apply, const cha
 	return 0;
 }
 
+static json_t *
+impair_get(const void *priv, const char *key)
+{
+	const struct impair_priv *ip = priv;
+	const struct impair_event *ev;
+	unsigned int e;
+
+	for (e = 0; e < ip->n_events; e++) {
+		ev = &ip->events[e];
+		if (strcmp(ev->name, key) != 0)
+			continue;
+		if (ev->model == IMPAIR_MODEL_BERNOULLI || ev->model == IMPAIR_MODEL_GILBERT)
+			return json_pack("{s:b, s:f}", "enabled", ev->enabled, "p", ev->p);
+		return json_pack("{s:b}", "enabled", ev->enabled);
+	}
+	return NULL;
+}
+
 static void
 impair_summary(const void *priv, char *buf, size_t len)
 {
@@ -634,5 +652,6 @@ const struct emu_stage_ops emu_stage_impair = {
 	.process = impair_process,
 	.free = impair_free,
 	.set = impair_set,
+	.get = impair_get,
 	.summary = impair_summary,
 };
