@@ -87,6 +87,7 @@ struct emu_stage_env {
 	const char *const *port_names;
 	unsigned int stage_index;   /**< unique within the switch, for naming DPDK objects */
 	bool egress;                /**< true when in the egress list */
+	bool out_port_known;        /**< packets have their egress port: egress, or after forward */
 	bool check_only;            /**< validating only (rocemu check): open no files */
 	uint32_t max_frame_bytes;   /**< largest frame any port can carry (MTU + L2 headers) */
 };

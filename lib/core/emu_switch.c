@@ -169,6 +169,10 @@ emu_switch_add_stages(struct emu_switch *sw, const char *list_key, bool egress, 
 		env.port_names = sw->pl->port_names;
 		env.stage_index = sw->n_stages - 1;
 		env.egress = egress;
+		env.out_port_known = egress;
+		for (i = 0; i + 1 < sw->n_stages && !egress; i++)
+			if (strcmp(sw->stages[i].ops->type, "forward") == 0)
+				env.out_port_known = true;
 		env.check_only = sw->pl->check_only;
 		env.max_frame_bytes = sw->pl->max_mtu + 14 + 8;
 		rc = st->ops->init(st->priv, o, &env, err);

@@ -103,11 +103,13 @@ delay_rule_parse(struct delay_rule *r, const json_t *o, const char *path,
 	emu_json_path(p1, sizeof(p1), path, "match");
 	v = json_object_get(o, "match");
 	if (v != NULL) {
-		rc = emu_match_parse(v, p1, env->port_names, env->n_ports, &r->match, err);
+		rc = emu_match_parse(v, p1, env->port_names, env->n_ports, env->out_port_known,
+				     &r->match, err);
 	} else {
 		json_t *empty = json_object();
 
-		rc = emu_match_parse(empty, p1, env->port_names, env->n_ports, &r->match, err);
+		rc = emu_match_parse(empty, p1, env->port_names, env->n_ports, false, &r->match,
+				     err);
 		json_decref(empty);
 	}
 	if (rc == 0)
@@ -303,8 +305,8 @@ delay_chunk(struct delay_priv *dp, struct rte_mbuf **pkts, uint16_t n, struct em
 
 		delays[i] = 0;
 		for (r = 0; r < dp->n_rules; r++) {
-			if (!emu_match_test(&dp->rules[r].match, p, meta->in_port, meta->prio, 0,
-					    ctx->now_ns))
+			if (!emu_match_test(&dp->rules[r].match, p, meta->in_port, meta->out_port,
+					    meta->prio, 0, ctx->now_ns))
 				continue;
 			delays[i] = (uint64_t)llround(delay_sample(dp, &dp->rules[r], ctx->rng,
 								   &clamped));

@@ -342,7 +342,8 @@ impair_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, stru
 			v = json_object(); /* empty: every packet */
 		else
 			json_incref((json_t *)(uintptr_t)v);
-		rc = emu_match_parse(v, p3, env->port_names, env->n_ports, &ev->match, err);
+		rc = emu_match_parse(v, p3, env->port_names, env->n_ports, env->out_port_known,
+				     &ev->match, err);
 		json_decref((json_t *)(uintptr_t)v);
 		if (rc != 0)
 			return rc;
@@ -515,8 +516,8 @@ impair_chunk(struct impair_priv *ip, struct rte_mbuf **pkts, uint16_t n, struct 
 			struct impair_event *ev = &ip->events[e];
 
 			if (!ev->enabled ||
-			    !emu_match_test(&ev->match, p, meta->in_port, meta->prio, iteration,
-					    ctx->now_ns))
+			    !emu_match_test(&ev->match, p, meta->in_port, meta->out_port, meta->prio,
+					    iteration, ctx->now_ns))
 				continue;
 			ctr[e * IMPAIR_EV_CTRS + IMPAIR_EV_MATCHED]++;
 			if (impair_loss_step(ev, ctx->rng))
