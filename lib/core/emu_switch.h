@@ -125,7 +125,10 @@ uint64_t emu_switch_held(const struct emu_switch *sw);
 /** Non-worker work of the stages (capture files). @p final flushes and closes. */
 void emu_switch_service(struct emu_switch *sw, bool final);
 
-/** Discard held packets, counting them as drop_discarded_at_exit. */
+/**
+ * Discard held packets (TM, TX staging, stages' delay lines), counting them as
+ * drop_discarded_at_exit.
+ */
 void emu_switch_discard_held(struct emu_switch *sw);
 
 struct emu_conservation {
