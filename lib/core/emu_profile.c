@@ -414,6 +414,11 @@ emu_profile_replay(struct emu_profile *prof, struct emu_switch *sw, struct emu_e
 		}
 		if (a->restore) {
 			/* Only the timed phase holding the key ends now: overlaps were refused. */
+			if (s->saved == NULL) {
+				rc = emu_err_setrc(err, -EINVAL, "%s: internal error: nothing to put "
+						   "back", a->path);
+				break;
+			}
 			if (json_array_append(prof->restore_vals, s->saved) != 0) {
 				rc = emu_err_setrc(err, -ENOMEM, "%s: out of memory", a->path);
 				break;
