@@ -254,6 +254,18 @@ emu_incast_sched_advance(struct emu_incast_sched *s)
 	emu_incast_sched_update(s);
 }
 
+json_t *
+emu_incast_get(const struct emu_incast_sched *s, const char *key)
+{
+	if (strcmp(key, "enabled") == 0)
+		return json_boolean(s->cfg.enabled);
+	if (strcmp(key, "senders") == 0)
+		return json_integer((json_int_t)s->cfg.senders);
+	if (strcmp(key, "rate_gbps") == 0)
+		return json_real((double)s->cfg.rate_bps / 1e9);
+	return NULL;
+}
+
 int
 emu_incast_set(struct emu_incast_sched *s, const char *key, const json_t *val, bool apply,
 	       uint64_t now_ns, const char *path, struct emu_err *err)

@@ -104,4 +104,7 @@ void emu_incast_sched_advance(struct emu_incast_sched *s);
 int emu_incast_set(struct emu_incast_sched *s, const char *key, const json_t *val, bool apply,
 		   uint64_t now_ns, const char *path, struct emu_err *err);
 
+/** The current value of @p key (as emu_incast_set() takes it), a new reference; NULL if unknown. */
+json_t *emu_incast_get(const struct emu_incast_sched *s, const char *key);
+
 #endif

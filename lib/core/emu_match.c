@@ -9,7 +9,7 @@
 #include "emu_json.h"
 #include "emu_match.h"
 
-const char *const emu_match_keys[] = { "ports", "src_ip", "dst_ip", "udp_sport", "opcode",
+const char *const emu_match_keys[] = { "ports", "out_ports", "direction", "src_ip", "dst_ip", "udp_sport", "opcode",
 				       "dest_qp", "psn", "ackreq", "priority", "ecn", "iteration",
 				       "every_nth", "nth", "from_s", "until_s", NULL };
 
@@ -128,16 +128,89 @@ emu_match_psn_parse(const json_t *v, const char *path, struct emu_match *m, stru
 	return 0;
 }
 
+/* Index of port @p name, or -1. */
+static int
+emu_match_port(const char *const *port_names, unsigned int n_ports, const char *name)
+{
+	unsigned int port;
+
+	for (port = 0; port < n_ports && port < 32; port++)
+		if (strcmp(port_names[port], name) == 0)
+			return (int)port;
+	return -1;
+}
+
+/* An array of port names at @p path into a mask. */
+static int
+emu_match_ports_parse(const json_t *v, const char *path, const char *const *port_names,
+		      unsigned int n_ports, uint32_t *mask, struct emu_err *err)
+{
+	char p2[EMU_JSON_PATH_LEN];
+	const json_t *e;
+	size_t idx;
+	int rc, port;
+
+	rc = emu_json_expect_array(v, path, err);
+	if (rc != 0)
+		return rc;
+	if (json_array_size(v) == 0)
+		return emu_err_set(err, "%s: must name at least one port", path);
+	json_array_foreach(v, idx, e) {
+		emu_json_path_idx(p2, sizeof(p2), path, idx);
+		if (!json_is_string(e))
+			return emu_err_set(err, "%s: must be a port name, got %s", p2,
+					   emu_json_type_name(e));
+		port = emu_match_port(port_names, n_ports, json_string_value(e));
+		if (port < 0)
+			return emu_err_set(err, "%s: no port named \"%s\"", p2,
+					   json_string_value(e));
+		*mask |= 1u << port;
+	}
+	return 0;
+}
+
+/* "direction": "A->B": ingress port A, egress port B. */
+static int
+emu_match_direction_parse(const json_t *v, const char *path, const char *const *port_names,
+			  unsigned int n_ports, struct emu_match *m, struct emu_err *err)
+{
+	char buf[80], *arrow;
+	int a, b;
+
+	if (!json_is_string(v))
+		return emu_err_set(err, "%s: must be a string \"IN->OUT\" (two port names), got %s",
+				   path, emu_json_type_name(v));
+	snprintf(buf, sizeof(buf), "%s", json_string_value(v));
+	arrow = strstr(buf, "->");
+	if (strlen(json_string_value(v)) >= sizeof(buf) || arrow == NULL)
+		return emu_err_set(err, "%s: must be \"IN->OUT\" (two port names), got \"%s\"",
+				   path, json_string_value(v));
+	*arrow = '\0';
+	a = emu_match_port(port_names, n_ports, buf);
+	if (a < 0)
+		return emu_err_set(err, "%s: no port named \"%s\" (before \"->\")", path, buf);
+	b = emu_match_port(port_names, n_ports, arrow + 2);
+	if (b < 0)
+		return emu_err_set(err, "%s: no port named \"%s\" (after \"->\")", path,
+				   arrow + 2);
+	if (a == b)
+		return emu_err_set(err, "%s: a frame never leaves by the port it came in on, got "
+				   "\"%s\"", path, json_string_value(v));
+	m->port_mask = 1u << a;
+	m->out_port_mask = 1u << b;
+	m->flags |= EMU_MATCH_PORTS | EMU_MATCH_OUT_PORTS;
+	return 0;
+}
+
 int
 emu_match_parse(const json_t *obj, const char *path, const char *const *port_names,
-		unsigned int n_ports, struct emu_match *m, struct emu_err *err)
+		unsigned int n_ports, bool out_port_known, struct emu_match *m,
+		struct emu_err *err)
 {
-	char p1[EMU_JSON_PATH_LEN], p2[EMU_JSON_PATH_LEN];
-	const json_t *v, *e;
+	char p1[EMU_JSON_PATH_LEN];
+	const json_t *v;
 	double from_s, until_s;
 	int64_t x;
-	size_t idx;
-	unsigned int port;
 	int rc;
 
 	memset(m, 0, sizeof(*m));
@@ -149,25 +222,35 @@ emu_match_parse(const json_t *obj, const char *path, const char *const *port_nam
 	v = json_object_get(obj, "ports");
 	if (v != NULL) {
 		emu_json_path(p1, sizeof(p1), path, "ports");
-		rc = emu_json_expect_array(v, p1, err);
+		rc = emu_match_ports_parse(v, p1, port_names, n_ports, &m->port_mask, err);
 		if (rc != 0)
 			return rc;
-		if (json_array_size(v) == 0)
-			return emu_err_set(err, "%s: must name at least one port", p1);
-		json_array_foreach(v, idx, e) {
-			emu_json_path_idx(p2, sizeof(p2), p1, idx);
-			if (!json_is_string(e))
-				return emu_err_set(err, "%s: must be a port name, got %s", p2,
-						   emu_json_type_name(e));
-			for (port = 0; port < n_ports; port++)
-				if (strcmp(port_names[port], json_string_value(e)) == 0)
-					break;
-			if (port == n_ports || port >= 32)
-				return emu_err_set(err, "%s: no port named \"%s\"", p2,
-						   json_string_value(e));
-			m->port_mask |= 1u << port;
-		}
 		m->flags |= EMU_MATCH_PORTS;
+	}
+	v = json_object_get(obj, "out_ports");
+	if (v != NULL) {
+		emu_json_path(p1, sizeof(p1), path, "out_ports");
+		rc = emu_match_ports_parse(v, p1, port_names, n_ports, &m->out_port_mask, err);
+		if (rc != 0)
+			return rc;
+		m->flags |= EMU_MATCH_OUT_PORTS;
+	}
+	v = json_object_get(obj, "direction");
+	if (v != NULL) {
+		emu_json_path(p1, sizeof(p1), path, "direction");
+		if (m->flags & (EMU_MATCH_PORTS | EMU_MATCH_OUT_PORTS))
+			return emu_err_set(err, "%s: not with \"ports\" or \"out_ports\" (it sets "
+					   "both)", p1);
+		rc = emu_match_direction_parse(v, p1, port_names, n_ports, m, err);
+		if (rc != 0)
+			return rc;
+	}
+	if ((m->flags & EMU_MATCH_OUT_PORTS) && !out_port_known) {
+		emu_json_path(p1, sizeof(p1), path,
+			      json_object_get(obj, "direction") != NULL ? "direction" : "out_ports");
+		return emu_err_set(err, "%s: the egress port is chosen by \"forward\": place this "
+				   "stage after forward in the ingress list, or in the egress list",
+				   p1);
 	}
 	v = json_object_get(obj, "src_ip");
 	if (v != NULL) {
@@ -312,8 +395,8 @@ emu_match_psn_in(uint32_t psn, uint32_t lo, uint32_t hi)
 }
 
 bool
-emu_match_test(struct emu_match *m, const struct roce_pkt *p, uint16_t in_port, uint8_t prio,
-	       uint32_t iteration, uint64_t now_ns)
+emu_match_test(struct emu_match *m, const struct roce_pkt *p, uint16_t in_port, uint16_t out_port,
+	       uint8_t prio, uint32_t iteration, uint64_t now_ns)
 {
 	uint32_t f = m->flags;
 
@@ -322,6 +405,9 @@ emu_match_test(struct emu_match *m, const struct roce_pkt *p, uint16_t in_port, 
 		m->t0_ns = now_ns;
 	}
 	if ((f & EMU_MATCH_PORTS) && (in_port >= 32 || !(m->port_mask & (1u << in_port))))
+		return false;
+	if ((f & EMU_MATCH_OUT_PORTS) &&
+	    (out_port >= 32 || !(m->out_port_mask & (1u << out_port))))
 		return false;
 	if ((f & EMU_MATCH_PRIORITY) && prio != m->priority)
 		return false;

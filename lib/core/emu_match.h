@@ -6,12 +6,14 @@
  * @file
  * Match expressions shared by the impairment stages: a JSON object whose conditions are ANDed.
  *
- *   {"ports": ["p0"], "src_ip": "10.0.0.0/24", "dst_ip": "fd00::2", "udp_sport": 49152,
+ *   {"ports": ["p0"], "out_ports": ["p1"] | "direction": "p0->p1", "src_ip": "10.0.0.0/24", "dst_ip": "fd00::2", "udp_sport": 49152,
  *    "opcode": "data" | 0x0a, "dest_qp": 69, "psn": 17 | [10, 20], "ackreq": true,
  *    "priority": 3, "ecn": 2, "iteration": 2, "every_nth": 100, "nth": 5,
  *    "from_s": 1.5, "until_s": 2.0}
  *
- * Conditions on packet fields are checked first; "iteration" needs the packet's transmission
+ * "ports" are ingress ports, "out_ports" egress ports (as chosen by forward: a stage that uses
+ * them must come after forward, see emu_match_parse()); "direction": "A->B" is short for
+ * "ports": ["A"], "out_ports": ["B"]. Conditions on packet fields are checked first; "iteration" needs the packet's transmission
  * iteration from an emu_iter table; then the time window, relative to the first packet the
  * match was asked about (time zero; see emu_match_test()); counting conditions ("every_nth",
  * "nth") count only packets that passed all the others.
@@ -52,6 +54,7 @@ enum emu_match_opclass {
 #define EMU_MATCH_ECN 0x0400u
 #define EMU_MATCH_ITERATION 0x0800u
 #define EMU_MATCH_TIME 0x1000u
+#define EMU_MATCH_OUT_PORTS 0x2000u
 /** Conditions that only RoCE packets can satisfy. */
 #define EMU_MATCH_NEEDS_ROCE (EMU_MATCH_OPCODE | EMU_MATCH_OPCLASS | EMU_MATCH_DEST_QP | \
 			      EMU_MATCH_PSN | EMU_MATCH_ACKREQ | EMU_MATCH_ITERATION)
@@ -67,6 +70,7 @@ struct emu_match_prefix {
 struct emu_match {
 	uint32_t flags;               /**< EMU_MATCH_* present */
 	uint32_t port_mask;           /**< ingress ports */
+	uint32_t out_port_mask;       /**< egress ports */
 	struct emu_match_prefix src, dst;
 	uint16_t udp_sport;
 	uint8_t opcode;
@@ -89,22 +93,26 @@ extern const char *const emu_match_keys[];
 
 /**
  * Parse match object @p obj (at JSON path @p path) into @p m. Port names are resolved against
- * @p port_names. Returns 0, or -EINVAL with @p err filled (path first).
+ * @p port_names. @p out_port_known: the stage sees packets whose egress port is decided (an
+ * egress stage, or an ingress stage after forward); otherwise "out_ports" and "direction" are
+ * refused. Returns 0, or -EINVAL with @p err filled (path first).
  */
 int emu_match_parse(const json_t *obj, const char *path, const char *const *port_names,
-		    unsigned int n_ports, struct emu_match *m, struct emu_err *err);
+		    unsigned int n_ports, bool out_port_known, struct emu_match *m,
+		    struct emu_err *err);
 
 /** The class of @p opcode that @p cls names (with the AETH of @p p for ACK/NAK). */
 bool emu_match_opclass_has(uint8_t cls, const struct roce_pkt *p);
 
 /**
- * Does a packet match? @p p is the parse result (NULL if unparsed), @p in_port and @p prio come
- * from the packet's metadata, @p iteration from emu_iter_track() (0: not a tracked packet),
+ * Does a packet match? @p p is the parse result (NULL if unparsed), @p in_port, @p out_port
+ * and @p prio come from the packet's metadata (an out_port that is not one port, e.g. a flood,
+ * matches no "out_ports"), @p iteration from emu_iter_track() (0: not a tracked packet),
  * @p now_ns the burst time. Updates the counting state: call once per packet, in order.
  * Time zero is the @p now_ns of the first call.
  */
 bool emu_match_test(struct emu_match *m, const struct roce_pkt *p, uint16_t in_port,
-		    uint8_t prio, uint32_t iteration, uint64_t now_ns);
+		    uint16_t out_port, uint8_t prio, uint32_t iteration, uint64_t now_ns);
 
 /** Forget the counting state and time zero (a new run). */
 void emu_match_reset(struct emu_match *m);

@@ -11,7 +11,8 @@
 #include "emu_switch.h"
 
 static const char *const emu_profile_keys[] = { "description", "seed", "phases", NULL };
-static const char *const emu_phase_keys[] = { "name", "at_s", "tm", "stages", "incast", NULL };
+static const char *const emu_phase_keys[] = { "name", "at_s", "duration_s", "tm", "stages",
+					      "incast", NULL };
 
 #define EMU_PROFILE_MAX_S 1e6
 
@@ -27,7 +28,9 @@ emu_profile_add(struct emu_profile *prof, unsigned int *cap, const struct emu_pr
 		prof->actions = n;
 		*cap = ncap;
 	}
-	prof->actions[prof->n_actions++] = *a;
+	prof->actions[prof->n_actions] = *a;
+	prof->actions[prof->n_actions].seq = prof->n_actions;
+	prof->n_actions++;
 	return 0;
 }
 
@@ -69,9 +72,11 @@ static const struct {
 	{ "incast", EMU_PROFILE_INCAST, "incast source", emu_switch_incast_index },
 };
 
+/* The changes of phase @p ph at @p at_ns; with @p end_ns != UINT64_MAX each also gets a restore
+ * action at @p end_ns (its value is filled by emu_profile_replay()). */
 static int
 emu_profile_phase(struct emu_profile *prof, unsigned int *cap, const json_t *ph, const char *path,
-		  struct emu_switch *sw, uint64_t at_ns, struct emu_err *err)
+		  struct emu_switch *sw, uint64_t at_ns, uint64_t end_ns, struct emu_err *err)
 {
 	struct emu_profile_action a;
 	char p1[EMU_JSON_PATH_LEN], p2[EMU_JSON_PATH_LEN];
@@ -81,7 +86,6 @@ emu_profile_phase(struct emu_profile *prof, unsigned int *cap, const json_t *ph,
 	int rc, idx;
 
 	memset(&a, 0, sizeof(a));
-	a.at_ns = at_ns;
 	for (t = 0; t < RTE_DIM(emu_profile_targets); t++) {
 		obj = json_object_get(ph, emu_profile_targets[t].key);
 		if (obj == NULL)
@@ -104,10 +108,19 @@ emu_profile_phase(struct emu_profile *prof, unsigned int *cap, const json_t *ph,
 				a.index = idx;
 				a.key = key;
 				a.val = kv;
+				a.at_ns = at_ns;
+				a.end_ns = end_ns;
+				a.restore = false;
 				emu_json_path(a.path, sizeof(a.path), p2, key);
 				rc = emu_profile_set(sw, &a, false, at_ns, err);
 				if (rc == 0)
 					rc = emu_profile_add(prof, cap, &a);
+				if (rc == 0 && end_ns != UINT64_MAX) {
+					a.at_ns = end_ns;
+					a.val = NULL;
+					a.restore = true;
+					rc = emu_profile_add(prof, cap, &a);
+				}
 				if (rc != 0)
 					return rc;
 			}
@@ -122,7 +135,8 @@ emu_profile_plain(struct emu_profile *prof, unsigned int *cap, const json_t *ph,
 		  uint64_t base_ns, double limit_s, double *last_s, struct emu_switch *sw,
 		  struct emu_err *err)
 {
-	double at_s;
+	uint64_t at_ns, end_ns = UINT64_MAX;
+	double at_s, duration_s;
 	int rc;
 
 	rc = emu_json_check_keys(ph, path, emu_phase_keys, err);
@@ -141,8 +155,18 @@ emu_profile_plain(struct emu_profile *prof, unsigned int *cap, const json_t *ph,
 		return emu_err_set(err, "%s.at_s: phases must be in time order, got %g after %g",
 				   path, at_s, *last_s);
 	*last_s = at_s;
-	return emu_profile_phase(prof, cap, ph, path, sw, base_ns + (uint64_t)llround(at_s * 1e9),
-				 err);
+	at_ns = base_ns + (uint64_t)llround(at_s * 1e9);
+	if (json_object_get(ph, "duration_s") != NULL) {
+		rc = emu_json_get_num(ph, path, "duration_s", true, 0, 0, true, EMU_PROFILE_MAX_S,
+				      &duration_s, err);
+		if (rc != 0)
+			return rc;
+		if (llround(duration_s * 1e9) == 0)
+			return emu_err_set(err, "%s.duration_s: must be at least 1 ns (1e-09), got %g",
+					   path, duration_s);
+		end_ns = at_ns + (uint64_t)llround(duration_s * 1e9);
+	}
+	return emu_profile_phase(prof, cap, ph, path, sw, at_ns, end_ns, err);
 }
 
 static const char *const emu_repeat_keys[] = { "name", "at_s", "repeat", "every_s", "phases",
@@ -219,6 +243,224 @@ emu_profile_repeat(struct emu_profile *prof, unsigned int *cap, const json_t *bl
 	return 0;
 }
 
+/* Time order; at one instant restores first (a phase starting when another ends wins), then
+ * creation order. */
+static int
+emu_profile_action_cmp(const void *x, const void *y)
+{
+	const struct emu_profile_action *a = x, *b = y;
+
+	if (a->at_ns != b->at_ns)
+		return a->at_ns < b->at_ns ? -1 : 1;
+	if (a->restore != b->restore)
+		return a->restore ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* One key's value during the load-time replay. */
+struct emu_profile_shadow {
+	enum emu_profile_target target;
+	int index;
+	const char *key;
+	json_t *cur;        /* value in force (owned) */
+	json_t *saved;      /* value before the timed phase that holds the key (owned), or NULL */
+	uint64_t held_until; /* end of that phase; 0 when none holds the key */
+	const char *held_by; /* that phase's path for the key */
+};
+
+struct emu_profile_replay {
+	struct emu_profile_shadow *keys;
+	unsigned int n, cap;
+};
+
+static void
+emu_profile_replay_free(struct emu_profile_replay *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < r->n; i++) {
+		json_decref(r->keys[i].cur);
+		json_decref(r->keys[i].saved);
+	}
+	free(r->keys);
+}
+
+/* The shadow of @p a's key, created with the switch's value at load time on first use. */
+static struct emu_profile_shadow *
+emu_profile_shadow(struct emu_profile_replay *r, struct emu_switch *sw, enum emu_profile_target t,
+		   int index, const char *key)
+{
+	struct emu_profile_shadow *s;
+	unsigned int i;
+	json_t *v;
+
+	for (i = 0; i < r->n; i++)
+		if (r->keys[i].target == t && r->keys[i].index == index &&
+		    strcmp(r->keys[i].key, key) == 0)
+			return &r->keys[i];
+	if (t == EMU_PROFILE_TM)
+		v = emu_switch_tm_get(sw, (uint16_t)index, key);
+	else if (t == EMU_PROFILE_STAGE)
+		v = emu_switch_stage_get(sw, index, key);
+	else
+		v = emu_switch_incast_get(sw, index, key);
+	if (v == NULL)
+		return NULL;
+	if (r->n == r->cap) {
+		unsigned int ncap = r->cap ? r->cap * 2 : 16;
+
+		s = realloc(r->keys, ncap * sizeof(*s));
+		if (s == NULL) {
+			json_decref(v);
+			return NULL;
+		}
+		r->keys = s;
+		r->cap = ncap;
+	}
+	s = &r->keys[r->n++];
+	memset(s, 0, sizeof(*s));
+	s->target = t;
+	s->index = index;
+	s->key = key;
+	s->cur = v;
+	return s;
+}
+
+/* The value after setting @p val over @p cur: stage keys that take objects (impair events)
+ * change only the members given; everything else is replaced. New reference. */
+static json_t *
+emu_profile_merge(enum emu_profile_target t, json_t *cur, json_t *val)
+{
+	json_t *m;
+
+	if (t != EMU_PROFILE_STAGE || !json_is_object(cur) || !json_is_object(val))
+		return json_incref(val);
+	m = json_deep_copy(cur);
+	if (m != NULL && json_object_update(m, val) != 0) {
+		json_decref(m);
+		m = NULL;
+	}
+	return m;
+}
+
+/* The delay line of TM port @p port must carry its delay at its rate (both as replayed). */
+static int
+emu_profile_delay_check(struct emu_profile_replay *r, struct emu_switch *sw,
+			const struct emu_profile_action *a, struct emu_err *err)
+{
+	const struct emu_pipeline *pl = emu_switch_pipeline(sw);
+	struct emu_profile_shadow *rate, *delay;
+	char path[EMU_JSON_PATH_LEN + 48];
+
+	/* looked up again: creating delay's entry may move rate's */
+	rate = emu_profile_shadow(r, sw, EMU_PROFILE_TM, a->index, "rate_gbps");
+	delay = emu_profile_shadow(r, sw, EMU_PROFILE_TM, a->index, "delay_us");
+	rate = emu_profile_shadow(r, sw, EMU_PROFILE_TM, a->index, "rate_gbps");
+	if (rate == NULL || delay == NULL)
+		return emu_err_setrc(err, -ENOMEM, "%s: out of memory", a->path);
+	snprintf(path, sizeof(path), "%s%s", a->path,
+		 a->restore ? " (put back when its duration_s ends)" : "");
+	/* the same rounding as emu_tm_set() */
+	return emu_tm_delay_fits(&pl->tm.ports[a->index],
+				 (uint64_t)(json_number_value(rate->cur) * 1e9 + 0.5),
+				 (uint64_t)(json_number_value(delay->cur) * 1e3 + 0.5), path, err);
+}
+
+/* Check the ports whose rate or delay changed at the instant just replayed (@p last). */
+static int
+emu_profile_delay_checks(struct emu_profile_replay *r, struct emu_switch *sw,
+			 const struct emu_profile_action **last, struct emu_err *err)
+{
+	unsigned int port;
+	int rc = 0;
+
+	for (port = 0; port < EMU_MAX_PORTS; port++) {
+		if (last[port] != NULL && rc == 0)
+			rc = emu_profile_delay_check(r, sw, last[port], err);
+		last[port] = NULL;
+	}
+	return rc;
+}
+
+/*
+ * Replay the sorted actions from the switch's current values: fill every restore action with
+ * the value its key had just before the timed phase, refuse a change to a key a timed phase
+ * still holds, and refuse a TM delay (or rate) the port's delay line was not sized for (as
+ * they stand after each instant: one phase may change both).
+ */
+static int
+emu_profile_replay(struct emu_profile *prof, struct emu_switch *sw, struct emu_err *err)
+{
+	const struct emu_profile_action *delay_changed[EMU_MAX_PORTS] = { NULL };
+	struct emu_profile_replay r = { 0 };
+	struct emu_profile_shadow *s;
+	unsigned int i;
+	json_t *v;
+	int rc = 0;
+
+	for (i = 0; i < prof->n_actions && rc == 0; i++) {
+		struct emu_profile_action *a = &prof->actions[i];
+
+		if (i > 0 && a->at_ns != prof->actions[i - 1].at_ns) {
+			rc = emu_profile_delay_checks(&r, sw, delay_changed, err);
+			if (rc != 0)
+				break;
+		}
+		s = emu_profile_shadow(&r, sw, a->target, a->index, a->key);
+		if (s == NULL) {
+			rc = emu_err_setrc(err, -ENOMEM, "%s: cannot read the current value",
+					   a->path);
+			break;
+		}
+		if (a->restore) {
+			/* Only the timed phase holding the key ends now: overlaps were refused. */
+			if (s->saved == NULL) {
+				rc = emu_err_setrc(err, -EINVAL, "%s: internal error: nothing to put "
+						   "back", a->path);
+				break;
+			}
+			if (json_array_append(prof->restore_vals, s->saved) != 0) {
+				rc = emu_err_setrc(err, -ENOMEM, "%s: out of memory", a->path);
+				break;
+			}
+			a->val = s->saved;
+			json_decref(s->cur);
+			s->cur = s->saved;
+			s->saved = NULL;
+			s->held_until = 0;
+			rc = emu_profile_set(sw, a, false, a->at_ns, err);
+		} else {
+			if (s->held_until > a->at_ns) {
+				rc = emu_err_set(err, "%s: set at %.9g s while %s holds it until %.9g s "
+						 "(its phase's duration_s); a timed phase's keys must "
+						 "not change before it ends", a->path,
+						 (double)a->at_ns / 1e9, s->held_by,
+						 (double)s->held_until / 1e9);
+				break;
+			}
+			if (a->end_ns != UINT64_MAX) {
+				s->saved = json_incref(s->cur);
+				s->held_until = a->end_ns;
+				s->held_by = a->path;
+			}
+			v = emu_profile_merge(a->target, s->cur, a->val);
+			if (v == NULL) {
+				rc = emu_err_setrc(err, -ENOMEM, "%s: out of memory", a->path);
+				break;
+			}
+			json_decref(s->cur);
+			s->cur = v;
+		}
+		if (a->target == EMU_PROFILE_TM &&
+		    (strcmp(a->key, "rate_gbps") == 0 || strcmp(a->key, "delay_us") == 0))
+			delay_changed[a->index] = a;
+	}
+	if (rc == 0)
+		rc = emu_profile_delay_checks(&r, sw, delay_changed, err);
+	emu_profile_replay_free(&r);
+	return rc;
+}
+
 int
 emu_profile_from_json(json_t *root, struct emu_switch *sw, struct emu_profile **out,
 		      struct emu_err *err)
@@ -236,6 +478,11 @@ emu_profile_from_json(json_t *root, struct emu_switch *sw, struct emu_profile **
 	if (prof == NULL)
 		return emu_err_setrc(err, -ENOMEM, "out of memory");
 	prof->root = json_incref(root);
+	prof->restore_vals = json_array();
+	if (prof->restore_vals == NULL) {
+		rc = emu_err_setrc(err, -ENOMEM, "out of memory");
+		goto fail;
+	}
 	rc = emu_json_expect_object(root, "", err);
 	if (rc == 0)
 		rc = emu_json_check_keys(root, "", emu_profile_keys, err);
@@ -268,6 +515,10 @@ emu_profile_from_json(json_t *root, struct emu_switch *sw, struct emu_profile **
 		if (rc != 0)
 			goto fail;
 	}
+	qsort(prof->actions, prof->n_actions, sizeof(*prof->actions), emu_profile_action_cmp);
+	rc = emu_profile_replay(prof, sw, err);
+	if (rc != 0)
+		goto fail;
 	*out = prof;
 	return 0;
 fail:
@@ -296,6 +547,7 @@ emu_profile_free(struct emu_profile *prof)
 	if (prof == NULL)
 		return;
 	free(prof->actions);
+	json_decref(prof->restore_vals);
 	json_decref(prof->root);
 	free(prof);
 }

@@ -11,6 +11,16 @@
  * "phases"}), expanded at load into K copies T apart (profiles/README.md).
  * Every value is validated against the switch when the profile is loaded, so
  * applying it on the worker cannot fail. The runner applies due phases between bursts.
+ *
+ * A phase with "duration_s" D sets its keys at at_s and puts each back at at_s + D. The value
+ * put back is computed when the profile loads, not read on the worker: the loader replays
+ * every change in time order from the switch's values at load time (read through the get
+ * functions of the TM, the stages and the incast sources) and records, for every key of a
+ * timed phase, the value in force just before it, as a "restore" action at at_s + D. So the
+ * worker allocates nothing and a restore is applied like any other change. A key that a timed
+ * phase holds must not be set by any other change before the phase ends (refused at load
+ * with the later change's path): there is never more than one value to go back to. At one
+ * instant, restores come before the changes of the phases that start then.
  */
 
 #include <stdbool.h>
@@ -29,16 +39,20 @@ struct emu_profile_action {
 	enum emu_profile_target target;
 	int index; /**< TM port index, stage index or incast source index */
 	const char *key;
-	json_t *val; /**< borrowed from the document */
-	char path[160];
+	json_t *val; /**< borrowed from the document (or the profile's restore values) */
+	uint64_t end_ns;  /**< phase with duration_s: time its keys go back; else UINT64_MAX */
+	uint32_t seq;     /**< order of creation: keeps the sort stable */
+	bool restore;     /**< puts the key back at the end of a timed phase (at_ns = its end) */
+	char path[160];   /**< the value's JSON path (a restore: the timed phase's key) */
 };
 
 struct emu_profile {
 	json_t *root;
+	json_t *restore_vals; /**< owns the values of the restore actions */
 	bool has_seed;
 	uint64_t seed;
 	unsigned int n_actions;
-	struct emu_profile_action *actions; /**< sorted by at_ns (stable) */
+	struct emu_profile_action *actions; /**< sorted by at_ns, restores first, then creation */
 	unsigned int next;                  /**< first action not yet applied */
 };
 

@@ -87,6 +87,7 @@ struct emu_stage_env {
 	const char *const *port_names;
 	unsigned int stage_index;   /**< unique within the switch, for naming DPDK objects */
 	bool egress;                /**< true when in the egress list */
+	bool out_port_known;        /**< packets have their egress port: egress, or after forward */
 	bool check_only;            /**< validating only (rocemu check): open no files */
 	uint32_t max_frame_bytes;   /**< largest frame any port can carry (MTU + L2 headers) */
 };
@@ -127,6 +128,14 @@ struct emu_stage_ops {
 	/** Optional: profile change of @p key to @p val; validate only when !apply. */
 	int (*set)(void *priv, const char *key, const json_t *val, bool apply, const char *path,
 		   struct emu_err *err);
+	/**
+	 * With set: the current value of @p key as a new JSON reference that set() accepts and
+	 * that brings the key fully back to its present state (profiles restore it when a
+	 * phase's duration_s ends); NULL when @p key is unknown. For a key whose set() takes an
+	 * object of independent members (impair events), set() changes only the members given.
+	 * Control path only: it allocates.
+	 */
+	json_t *(*get)(const void *priv, const char *key);
 	/** Optional: non-worker work (file writing). @p final flushes everything. */
 	void (*service)(void *priv, bool final);
 	/** Optional: packets the stage holds right now (delay lines, reorder buffers). */

@@ -169,6 +169,10 @@ emu_switch_add_stages(struct emu_switch *sw, const char *list_key, bool egress, 
 		env.port_names = sw->pl->port_names;
 		env.stage_index = sw->n_stages - 1;
 		env.egress = egress;
+		env.out_port_known = egress;
+		for (i = 0; i + 1 < sw->n_stages && !egress; i++)
+			if (strcmp(sw->stages[i].ops->type, "forward") == 0)
+				env.out_port_known = true;
 		env.check_only = sw->pl->check_only;
 		env.max_frame_bytes = sw->pl->max_mtu + 14 + 8;
 		rc = st->ops->init(st->priv, o, &env, err);
@@ -822,8 +826,30 @@ void
 emu_switch_discard_held(struct emu_switch *sw)
 {
 	struct rte_mbuf *burst[EMU_BURST];
+	struct emu_burst_ctx ctx;
 	unsigned int i;
 	uint16_t n;
+
+	/* Stages that hold packets (delay lines) hand them all over as if their clock ran out;
+	 * their own counters stay as they were (the scratch counters are thrown away). */
+	for (i = 0; i < sw->n_stages; i++) {
+		struct emu_stage_inst *st = &sw->stages[i];
+
+		if (st->ops->release == NULL)
+			continue;
+		memset(&ctx, 0, sizeof(ctx));
+		ctx.now_ns = UINT64_MAX;
+		ctx.rng = &st->rng;
+		ctx.emit = &sw->emit;
+		ctx.ctr = calloc(st->ops->n_ctr ? st->ops->n_ctr : 1, sizeof(*ctx.ctr));
+		if (ctx.ctr == NULL)
+			continue; /* still held: the conservation line says so */
+		while ((n = st->ops->release(st->priv, burst, EMU_BURST, &ctx)) > 0) {
+			sw->ctr[EMU_RUN_CTR_DROP_DISCARDED_AT_EXIT] += n;
+			rte_pktmbuf_free_bulk(burst, n);
+		}
+		free(ctx.ctr);
+	}
 
 	for (i = 0; i < sw->n_ports; i++) {
 		sw->ctr[EMU_RUN_CTR_DROP_DISCARDED_AT_EXIT] += sw->tx[i].n;
@@ -1178,6 +1204,26 @@ emu_switch_tm_set(struct emu_switch *sw, uint16_t port, const char *key, const j
 		  bool apply, uint64_t now_ns, const char *path, struct emu_err *err)
 {
 	return emu_tm_set(sw->tm, port, key, val, apply, now_ns, &sw->tm_rng, path, err);
+}
+
+json_t *
+emu_switch_tm_get(const struct emu_switch *sw, uint16_t port, const char *key)
+{
+	return emu_tm_get(sw->tm, port, key);
+}
+
+json_t *
+emu_switch_stage_get(const struct emu_switch *sw, int idx, const char *key)
+{
+	const struct emu_stage_inst *st = &sw->stages[idx];
+
+	return st->ops->get == NULL ? NULL : st->ops->get(st->priv, key);
+}
+
+json_t *
+emu_switch_incast_get(const struct emu_switch *sw, int idx, const char *key)
+{
+	return emu_incast_get(&sw->incast[idx].s, key);
 }
 
 int

@@ -125,7 +125,10 @@ uint64_t emu_switch_held(const struct emu_switch *sw);
 /** Non-worker work of the stages (capture files). @p final flushes and closes. */
 void emu_switch_service(struct emu_switch *sw, bool final);
 
-/** Discard held packets, counting them as drop_discarded_at_exit. */
+/**
+ * Discard held packets (TM, TX staging, stages' delay lines), counting them as
+ * drop_discarded_at_exit.
+ */
 void emu_switch_discard_held(struct emu_switch *sw);
 
 struct emu_conservation {
@@ -158,6 +161,15 @@ struct emu_tm *emu_switch_tm(struct emu_switch *sw);
 /** A profile's TM change (emu_tm_set) at @p now_ns, with the switch's TM random stream. */
 int emu_switch_tm_set(struct emu_switch *sw, uint16_t port, const char *key, const json_t *val,
 		      bool apply, uint64_t now_ns, const char *path, struct emu_err *err);
+
+/**
+ * The current value of a key a profile can change (TM port @p index, stage @p index or incast
+ * source @p index), as a new JSON reference the
+ * matching set function takes; NULL when the key is unknown or the stage has no get op.
+ */
+json_t *emu_switch_tm_get(const struct emu_switch *sw, uint16_t port, const char *key);
+json_t *emu_switch_stage_get(const struct emu_switch *sw, int idx, const char *key);
+json_t *emu_switch_incast_get(const struct emu_switch *sw, int idx, const char *key);
 
 /** Index of the stage named @p name (its "name", or its type), or -1. */
 int emu_switch_stage_index(const struct emu_switch *sw, const char *name);

@@ -125,6 +125,14 @@ capture_set(void *priv, const char *key, const json_t *val, bool apply, const ch
 	return 0;
 }
 
+static json_t *
+capture_get(const void *priv, const char *key)
+{
+	const struct capture_priv *cp = priv;
+
+	return strcmp(key, "enabled") == 0 ? json_boolean(cp->enabled) : NULL;
+}
+
 static void
 capture_service(void *priv, bool final)
 {
@@ -163,6 +171,7 @@ const struct emu_stage_ops emu_stage_capture = {
 	.process = capture_process,
 	.free = capture_free,
 	.set = capture_set,
+	.get = capture_get,
 	.service = capture_service,
 	.summary = capture_summary,
 };

@@ -17,8 +17,8 @@
  *   due = max(now + delay, last due on that port)
  * With "reorder": true, due = now + delay and jitter may reorder. Ties leave in arrival order.
  *
- * Held packets wait in a binary min-heap on (due, arrival sequence) of mbuf pointers, sized at
- * init (max_held_pkts): no allocation per packet. The runner asks next_due_ns() when to wake up
+ * Held packets wait in a binary min-heap on (due, arrival sequence) of mbuf pointers
+ * (lib/core/emu_heldq.h), sized at init (max_held_pkts): no allocation per packet. The runner asks next_due_ns() when to wake up
  * and release() for the due packets before each rx/tx (see emu_stage.h); they continue through
  * the ingress stages after this one. Put the stage after forward (the out port orders them).
  */
@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "lib/core/emu_cdf.h"
+#include "lib/core/emu_heldq.h"
 #include "lib/core/emu_json.h"
 #include "lib/core/emu_match.h"
 #include "stages.h"
@@ -75,20 +76,12 @@ struct delay_rule {
 	unsigned int n_tab;
 };
 
-struct delay_held {
-	uint64_t due_ns;
-	uint64_t seq;
-	struct rte_mbuf *m;
-};
-
 struct delay_priv {
 	unsigned int n_rules;
 	struct delay_rule rules[DELAY_MAX_RULES];
 	bool reorder;
 	double max_delay_ns;
-	struct delay_held *heap;
-	uint32_t cap, n;
-	uint64_t seq;
+	struct emu_heldq held;
 	uint64_t last_due[DELAY_KEYS];
 };
 
@@ -110,11 +103,13 @@ delay_rule_parse(struct delay_rule *r, const json_t *o, const char *path,
 	emu_json_path(p1, sizeof(p1), path, "match");
 	v = json_object_get(o, "match");
 	if (v != NULL) {
-		rc = emu_match_parse(v, p1, env->port_names, env->n_ports, &r->match, err);
+		rc = emu_match_parse(v, p1, env->port_names, env->n_ports, env->out_port_known,
+				     &r->match, err);
 	} else {
 		json_t *empty = json_object();
 
-		rc = emu_match_parse(empty, p1, env->port_names, env->n_ports, &r->match, err);
+		rc = emu_match_parse(empty, p1, env->port_names, env->n_ports, false, &r->match,
+				     err);
 		json_decref(empty);
 	}
 	if (rc == 0)
@@ -225,9 +220,7 @@ delay_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, struc
 	}
 	if (env->check_only)
 		return 0;
-	dp->cap = (uint32_t)max_held;
-	dp->heap = calloc(dp->cap, sizeof(*dp->heap));
-	if (dp->heap == NULL)
+	if (emu_heldq_init(&dp->held, (uint32_t)max_held) != 0)
 		return emu_err_setrc(err, -ENOMEM, "%s.max_held_pkts: cannot allocate %" PRId64
 				     " slots", env->path, max_held);
 	return 0;
@@ -238,57 +231,14 @@ delay_free(void *priv)
 {
 	struct delay_priv *dp = priv;
 	unsigned int i;
-	uint32_t k;
 
-	for (k = 0; dp->heap != NULL && k < dp->n; k++)
-		rte_pktmbuf_free(dp->heap[k].m);
-	free(dp->heap);
-	dp->heap = NULL;
-	dp->n = 0;
+	emu_heldq_free(&dp->held);
 	for (i = 0; i < dp->n_rules; i++) {
 		free(dp->rules[i].tab_ns);
 		free(dp->rules[i].tab_p);
 		dp->rules[i].tab_ns = NULL;
 		dp->rules[i].tab_p = NULL;
 	}
-}
-
-static inline bool
-delay_before(const struct delay_held *a, const struct delay_held *b)
-{
-	return a->due_ns < b->due_ns || (a->due_ns == b->due_ns && a->seq < b->seq);
-}
-
-static void
-delay_heap_push(struct delay_priv *dp, const struct delay_held *h)
-{
-	uint32_t i = dp->n++;
-
-	while (i > 0 && delay_before(h, &dp->heap[(i - 1) / 2])) {
-		dp->heap[i] = dp->heap[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	dp->heap[i] = *h;
-}
-
-static struct rte_mbuf *
-delay_heap_pop(struct delay_priv *dp)
-{
-	struct rte_mbuf *m = dp->heap[0].m;
-	struct delay_held last = dp->heap[--dp->n];
-	uint32_t i = 0, c;
-
-	while ((c = 2 * i + 1) < dp->n) {
-		if (c + 1 < dp->n && delay_before(&dp->heap[c + 1], &dp->heap[c]))
-			c++;
-		if (!delay_before(&dp->heap[c], &last))
-			break;
-		dp->heap[i] = dp->heap[c];
-		i = c;
-	}
-	if (dp->n > 0)
-		dp->heap[i] = last;
-	return m;
 }
 
 /* One delay from rule @p r, in ns (a double: the caller rounds). *clamped when cut. */
@@ -355,8 +305,8 @@ delay_chunk(struct delay_priv *dp, struct rte_mbuf **pkts, uint16_t n, struct em
 
 		delays[i] = 0;
 		for (r = 0; r < dp->n_rules; r++) {
-			if (!emu_match_test(&dp->rules[r].match, p, meta->in_port, meta->prio, 0,
-					    ctx->now_ns))
+			if (!emu_match_test(&dp->rules[r].match, p, meta->in_port, meta->out_port,
+					    meta->prio, 0, ctx->now_ns))
 				continue;
 			delays[i] = (uint64_t)llround(delay_sample(dp, &dp->rules[r], ctx->rng,
 								   &clamped));
@@ -369,26 +319,23 @@ delay_chunk(struct delay_priv *dp, struct rte_mbuf **pkts, uint16_t n, struct em
 		struct rte_mbuf *m = pkts[i];
 		uint16_t port = emu_meta(m)->out_port;
 		unsigned int key = port < EMU_MAX_PORTS ? port : EMU_MAX_PORTS;
-		struct delay_held h;
+		uint64_t due_ns = ctx->now_ns + delays[i];
 
-		h.due_ns = ctx->now_ns + delays[i];
-		if (!dp->reorder && h.due_ns < dp->last_due[key])
-			h.due_ns = dp->last_due[key];
-		if (h.due_ns <= ctx->now_ns) {
+		if (!dp->reorder && due_ns < dp->last_due[key])
+			due_ns = dp->last_due[key];
+		if (due_ns <= ctx->now_ns) {
 			/* Nothing ahead of it can still be held for this port: it goes now. */
 			pkts[kept++] = m;
 			ctr[DELAY_CTR_PASSED]++;
 			continue;
 		}
-		if (dp->n == dp->cap) {
+		if (emu_heldq_full(&dp->held)) {
 			rte_pktmbuf_free(m);
 			ctr[DELAY_CTR_DROP_HELD_FULL]++;
 			continue;
 		}
-		dp->last_due[key] = h.due_ns;
-		h.seq = dp->seq++;
-		h.m = m;
-		delay_heap_push(dp, &h);
+		dp->last_due[key] = due_ns;
+		emu_heldq_push(&dp->held, due_ns, m);
 		ctr[DELAY_CTR_DELAYED]++;
 	}
 	return kept;
@@ -419,17 +366,15 @@ delay_next_due_ns(const void *priv)
 {
 	const struct delay_priv *dp = priv;
 
-	return dp->n == 0 ? UINT64_MAX : dp->heap[0].due_ns;
+	return emu_heldq_next_due(&dp->held);
 }
 
 static uint16_t
 delay_release(void *priv, struct rte_mbuf **pkts, uint16_t cap, struct emu_burst_ctx *ctx)
 {
 	struct delay_priv *dp = priv;
-	uint16_t n = 0;
+	uint16_t n = emu_heldq_release(&dp->held, ctx->now_ns, pkts, cap);
 
-	while (n < cap && dp->n > 0 && dp->heap[0].due_ns <= ctx->now_ns)
-		pkts[n++] = delay_heap_pop(dp);
 	ctx->ctr[DELAY_CTR_RELEASED] += n;
 	return n;
 }
@@ -439,7 +384,7 @@ delay_held_count(const void *priv)
 {
 	const struct delay_priv *dp = priv;
 
-	return dp->n;
+	return dp->held.n;
 }
 
 const struct emu_stage_ops emu_stage_delay = {

@@ -10,9 +10,16 @@
  *               leaving the IP checksum valid, so only the receiving NIC's ICRC check notices
  *   duplicate   emit a copy to the packet's out port (place the stage after forward)
  *   rewrite     {"dscp": N} (IP checksum fixed) or {"udp_sport": N} (ICRC recomputed)
+ *   delay       hold the packet for exactly "delay_us" (ingress only, after forward): it
+ *               continues through the ingress stages after this one at arrival + delay_us
  *
  * Every event sees every packet; the actions of all events that hit a packet apply in list
- * order, and a drop ends the list for that packet. Frames stages created (in_port
+ * order, and a drop ends the list for that packet. A delay is taken last, after the other
+ * actions that hit the packet applied (the first delay event in the list that hit it wins; the
+ * others count as skipped). Held packets wait in an emu_heldq (lib/core/emu_heldq.h, the delay
+ * stage's time-ordered heap) of max_held_pkts slots and leave in (due, arrival) order through
+ * the release() op: packets of one event keep their order, events with different delays may
+ * reorder each other's packets. A full heap drops (drop_delay_full). Frames stages created (in_port
  * EMU_PORT_SELF: CNPs, duplicates, mirror copies) pass untouched and uncounted.
  *
  * Decide, then apply: the first pass over the burst evaluates the matches (which count and
@@ -34,21 +41,28 @@
  * at init from the event names: "<event>_matched", the action's counter ("drop_<event>",
  * "<event>_marked", "<event>_corrupted", "<event>_duplicated", "<event>_rewritten") and
  * "<event>_skipped" (the action did not apply: not ECT, not RoCE, no payload, no mbuf). Unused
- * slots are named "slotNN_*". Because the names live in one static table, a switch may have
+ * slots are named "slotNN_*". Two stage-wide counters follow the slots: "delay_released"
+ * (held packets handed on) and "drop_delay_full". The delay action's counter is
+ * "<event>_delayed". Because the names live in one static table, a switch may have
  * one impair stage (put every event in it).
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/core/emu_heldq.h"
 #include "lib/core/emu_json.h"
 #include "lib/core/emu_match.h"
 #include "stages.h"
 
 #define IMPAIR_MAX_EVENTS 16
 #define IMPAIR_EV_CTRS 3
-#define IMPAIR_CTR_MAX (IMPAIR_MAX_EVENTS * IMPAIR_EV_CTRS)
+#define IMPAIR_EV_CTR_MAX (IMPAIR_MAX_EVENTS * IMPAIR_EV_CTRS)
+#define IMPAIR_CTR_RELEASED IMPAIR_EV_CTR_MAX
+#define IMPAIR_CTR_DROP_DELAY_FULL (IMPAIR_EV_CTR_MAX + 1)
+#define IMPAIR_CTR_MAX (IMPAIR_EV_CTR_MAX + 2)
 #define IMPAIR_NAME_LEN 48 /* event names are at most 31 characters */
 
 enum impair_ev_ctr { IMPAIR_EV_MATCHED, IMPAIR_EV_ACTED, IMPAIR_EV_SKIPPED };
@@ -61,19 +75,20 @@ enum impair_action {
 	IMPAIR_DUPLICATE,
 	IMPAIR_REWRITE_DSCP,
 	IMPAIR_REWRITE_SPORT,
+	IMPAIR_DELAY,
 };
 
 enum impair_model { IMPAIR_MODEL_NONE, IMPAIR_MODEL_BERNOULLI, IMPAIR_MODEL_GILBERT,
 		    IMPAIR_MODEL_4STATE };
 
 /* Names filled at init (see the comment at the top); one impair stage per switch. */
-static char impair_name_buf[IMPAIR_CTR_MAX][IMPAIR_NAME_LEN];
+static char impair_name_buf[IMPAIR_EV_CTR_MAX][IMPAIR_NAME_LEN];
 static const char *impair_ctr_names[IMPAIR_CTR_MAX];
 static const void *impair_names_owner;
 
-static const char *const impair_keys[] = { "events", "max_qps", NULL };
+static const char *const impair_keys[] = { "events", "max_qps", "max_held_pkts", NULL };
 static const char *const impair_event_keys[] = { "name", "match", "action", "loss", "corrupt",
-						 "rewrite", "enabled", NULL };
+						 "rewrite", "delay_us", "enabled", NULL };
 
 struct impair_event {
 	char name[32];
@@ -83,6 +98,7 @@ struct impair_event {
 	uint8_t state;     /* loss model state: GE 0 good 1 bad; 4-state 1..4 */
 	bool enabled;
 	uint16_t value;    /* rewrite value */
+	uint64_t delay_ns; /* delay action */
 	double p, r, one_h, one_k;            /* bernoulli p; Gilbert-Elliott */
 	double p13, p31, p32, p23, p14;       /* 4-state */
 };
@@ -92,6 +108,8 @@ struct impair_priv {
 	struct impair_event events[IMPAIR_MAX_EVENTS];
 	bool tracks_iterations;
 	struct emu_iter iter;
+	bool has_delay;
+	struct emu_heldq held; /* delay action */
 	bool owns_names;
 };
 
@@ -106,6 +124,7 @@ impair_names_fill(const struct impair_priv *ip)
 		[IMPAIR_DUPLICATE] = "%s_duplicated",
 		[IMPAIR_REWRITE_DSCP] = "%s_rewritten",
 		[IMPAIR_REWRITE_SPORT] = "%s_rewritten",
+		[IMPAIR_DELAY] = "%s_delayed",
 	};
 	unsigned int e, b;
 
@@ -128,6 +147,8 @@ impair_names_fill(const struct impair_priv *ip)
 		impair_ctr_names[b + 1] = n + IMPAIR_NAME_LEN;
 		impair_ctr_names[b + 2] = n + 2 * IMPAIR_NAME_LEN;
 	}
+	impair_ctr_names[IMPAIR_CTR_RELEASED] = "delay_released";
+	impair_ctr_names[IMPAIR_CTR_DROP_DELAY_FULL] = "drop_delay_full";
 }
 
 static int
@@ -213,6 +234,7 @@ impair_action_parse(const json_t *o, const char *path, struct impair_event *ev,
 	char p1[EMU_JSON_PATH_LEN], p2[EMU_JSON_PATH_LEN];
 	const char *action, *mode;
 	const json_t *rw;
+	double delay_us;
 	int64_t v;
 	int rc;
 
@@ -227,6 +249,10 @@ impair_action_parse(const json_t *o, const char *path, struct impair_event *ev,
 	if (strcmp(action, "rewrite") != 0 && json_object_get(o, "rewrite") != NULL) {
 		emu_json_path(p2, sizeof(p2), path, "rewrite");
 		return emu_err_set(err, "%s: only for \"action\": \"rewrite\"", p2);
+	}
+	if (strcmp(action, "delay") != 0 && json_object_get(o, "delay_us") != NULL) {
+		emu_json_path(p2, sizeof(p2), path, "delay_us");
+		return emu_err_set(err, "%s: only for \"action\": \"delay\"", p2);
 	}
 	if (strcmp(action, "drop") == 0) {
 		ev->action = IMPAIR_DROP;
@@ -273,11 +299,19 @@ impair_action_parse(const json_t *o, const char *path, struct impair_event *ev,
 			return rc;
 		ev->value = (uint16_t)v;
 	} else if (strcmp(action, "delay") == 0) {
-		return emu_err_set(err, "%s: \"delay\" is not an impair action: use a \"delay\" "
-				   "stage with the same match", p1);
+		rc = emu_json_get_num(o, path, "delay_us", true, 0, 0, true, 10e6, &delay_us, err);
+		if (rc != 0)
+			return rc;
+		ev->action = IMPAIR_DELAY;
+		ev->delay_ns = (uint64_t)llround(delay_us * 1e3);
+		if (ev->delay_ns == 0) {
+			emu_json_path(p2, sizeof(p2), path, "delay_us");
+			return emu_err_set(err, "%s: must be at least 0.001 (1 ns), got %g", p2,
+					   delay_us);
+		}
 	} else {
 		return emu_err_set(err, "%s: unknown action \"%s\" (drop, ecn_mark, corrupt, "
-				   "duplicate, rewrite)", p1, action);
+				   "duplicate, rewrite, delay)", p1, action);
 	}
 	return 0;
 }
@@ -289,7 +323,7 @@ impair_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, stru
 	char p1[EMU_JSON_PATH_LEN], p2[EMU_JSON_PATH_LEN], p3[EMU_JSON_PATH_LEN];
 	const json_t *events, *o, *v;
 	const char *name;
-	int64_t max_qps;
+	int64_t max_qps, max_held;
 	size_t idx;
 	unsigned int k;
 	int rc;
@@ -299,6 +333,9 @@ impair_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, stru
 				   "counters are named after its events); put every event in it",
 				   env->path);
 	rc = emu_json_get_int(cfg, env->path, "max_qps", false, 1024, 1, 1048576, &max_qps, err);
+	if (rc == 0)
+		rc = emu_json_get_int(cfg, env->path, "max_held_pkts", false, 65536, 64, 4194304,
+				      &max_held, err);
 	if (rc != 0)
 		return rc;
 	emu_json_path(p1, sizeof(p1), env->path, "events");
@@ -342,7 +379,8 @@ impair_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, stru
 			v = json_object(); /* empty: every packet */
 		else
 			json_incref((json_t *)(uintptr_t)v);
-		rc = emu_match_parse(v, p3, env->port_names, env->n_ports, &ev->match, err);
+		rc = emu_match_parse(v, p3, env->port_names, env->n_ports, env->out_port_known,
+				     &ev->match, err);
 		json_decref((json_t *)(uintptr_t)v);
 		if (rc != 0)
 			return rc;
@@ -351,6 +389,14 @@ impair_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, stru
 		rc = impair_action_parse(o, p2, ev, err);
 		if (rc != 0)
 			return rc;
+		if (ev->action == IMPAIR_DELAY && env->egress) {
+			emu_json_path(p3, sizeof(p3), p2, "action");
+			return emu_err_set(err, "%s: \"delay\" only in an ingress impair stage (after "
+					   "forward): the runner releases held packets into the "
+					   "ingress stages that follow it", p3);
+		}
+		if (ev->action == IMPAIR_DELAY)
+			ip->has_delay = true;
 		v = json_object_get(o, "loss");
 		if (v != NULL) {
 			emu_json_path(p3, sizeof(p3), p2, "loss");
@@ -364,6 +410,10 @@ impair_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, stru
 	    emu_iter_init(&ip->iter, (uint32_t)max_qps) != 0)
 		return emu_err_set(err, "%s.max_qps: cannot allocate tables for %" PRId64 " QPs",
 				   env->path, max_qps);
+	if (ip->has_delay && !env->check_only &&
+	    emu_heldq_init(&ip->held, (uint32_t)max_held) != 0)
+		return emu_err_setrc(err, -ENOMEM, "%s.max_held_pkts: cannot allocate %" PRId64
+				     " slots", env->path, max_held);
 	impair_names_owner = ip;
 	ip->owns_names = true;
 	impair_names_fill(ip);
@@ -376,6 +426,7 @@ impair_free(void *priv)
 	struct impair_priv *ip = priv;
 
 	emu_iter_free(&ip->iter);
+	emu_heldq_free(&ip->held);
 	if (ip->owns_names) {
 		impair_names_owner = NULL;
 		ip->owns_names = false;
@@ -515,18 +566,19 @@ impair_chunk(struct impair_priv *ip, struct rte_mbuf **pkts, uint16_t n, struct 
 			struct impair_event *ev = &ip->events[e];
 
 			if (!ev->enabled ||
-			    !emu_match_test(&ev->match, p, meta->in_port, meta->prio, iteration,
-					    ctx->now_ns))
+			    !emu_match_test(&ev->match, p, meta->in_port, meta->out_port, meta->prio,
+					    iteration, ctx->now_ns))
 				continue;
 			ctr[e * IMPAIR_EV_CTRS + IMPAIR_EV_MATCHED]++;
 			if (impair_loss_step(ev, ctx->rng))
 				hits[i] |= (uint16_t)(1u << e);
 		}
 	}
-	/* Apply, in event order; a drop ends the list. */
+	/* Apply, in event order; a drop ends the list; a delay is taken last. */
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		bool dropped = false;
+		int delay_ev = -1;
 
 		for (e = 0; e < ip->n_events && hits[i] != 0; e++) {
 			if (!(hits[i] & (1u << e)))
@@ -537,13 +589,32 @@ impair_chunk(struct impair_priv *ip, struct rte_mbuf **pkts, uint16_t n, struct 
 				dropped = true;
 				break;
 			}
+			if (ip->events[e].action == IMPAIR_DELAY) {
+				if (delay_ev < 0)
+					delay_ev = (int)e;
+				else
+					ctr[e * IMPAIR_EV_CTRS + IMPAIR_EV_SKIPPED]++;
+				continue;
+			}
 			if (impair_apply(&ip->events[e], m, ctx))
 				ctr[e * IMPAIR_EV_CTRS + IMPAIR_EV_ACTED]++;
 			else
 				ctr[e * IMPAIR_EV_CTRS + IMPAIR_EV_SKIPPED]++;
 		}
-		if (!dropped)
-			pkts[kept++] = m;
+		if (dropped)
+			continue;
+		if (delay_ev >= 0) {
+			if (emu_heldq_full(&ip->held)) {
+				rte_pktmbuf_free(m);
+				ctr[IMPAIR_CTR_DROP_DELAY_FULL]++;
+			} else {
+				emu_heldq_push(&ip->held, ctx->now_ns + ip->events[delay_ev].delay_ns,
+					       m);
+				ctr[delay_ev * IMPAIR_EV_CTRS + IMPAIR_EV_ACTED]++;
+			}
+			continue;
+		}
+		pkts[kept++] = m;
 	}
 	return kept;
 }
@@ -565,7 +636,34 @@ impair_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst_
 	}
 	for (e = 0; e < ip->n_events * IMPAIR_EV_CTRS; e++)
 		ctx->ctr[e] += ctr[e];
+	ctx->ctr[IMPAIR_CTR_DROP_DELAY_FULL] += ctr[IMPAIR_CTR_DROP_DELAY_FULL];
 	return kept;
+}
+
+static uint64_t
+impair_next_due_ns(const void *priv)
+{
+	const struct impair_priv *ip = priv;
+
+	return emu_heldq_next_due(&ip->held);
+}
+
+static uint16_t
+impair_release(void *priv, struct rte_mbuf **pkts, uint16_t cap, struct emu_burst_ctx *ctx)
+{
+	struct impair_priv *ip = priv;
+	uint16_t n = emu_heldq_release(&ip->held, ctx->now_ns, pkts, cap);
+
+	ctx->ctr[IMPAIR_CTR_RELEASED] += n;
+	return n;
+}
+
+static uint64_t
+impair_held(const void *priv)
+{
+	const struct impair_priv *ip = priv;
+
+	return ip->held.n;
 }
 
 /*
@@ -612,6 +710,24 @@ impair_set(void *priv, const char *key, const json_t *val, bool apply, const cha
 	return 0;
 }
 
+static json_t *
+impair_get(const void *priv, const char *key)
+{
+	const struct impair_priv *ip = priv;
+	const struct impair_event *ev;
+	unsigned int e;
+
+	for (e = 0; e < ip->n_events; e++) {
+		ev = &ip->events[e];
+		if (strcmp(ev->name, key) != 0)
+			continue;
+		if (ev->model == IMPAIR_MODEL_BERNOULLI || ev->model == IMPAIR_MODEL_GILBERT)
+			return json_pack("{s:b, s:f}", "enabled", ev->enabled, "p", ev->p);
+		return json_pack("{s:b}", "enabled", ev->enabled);
+	}
+	return NULL;
+}
+
 static void
 impair_summary(const void *priv, char *buf, size_t len)
 {
@@ -634,5 +750,9 @@ const struct emu_stage_ops emu_stage_impair = {
 	.process = impair_process,
 	.free = impair_free,
 	.set = impair_set,
+	.get = impair_get,
+	.held = impair_held,
+	.next_due_ns = impair_next_due_ns,
+	.release = impair_release,
 	.summary = impair_summary,
 };

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1188,6 +1189,63 @@ emu_tm_storm_set(struct emu_tm_port *p, const json_t *val, bool apply, uint64_t 
 		p->storm_next_ns = now_ns;
 	}
 	return 0;
+}
+
+json_t *
+emu_tm_get(const struct emu_tm *tm, uint16_t port, const char *key)
+{
+	const struct emu_tm_port *p = &tm->ports[port];
+	json_t *o, *prios;
+	unsigned int q;
+
+	if (strcmp(key, "rate_gbps") == 0)
+		return json_real((double)p->cfg.rate_bps / 1e9);
+	if (strcmp(key, "delay_us") == 0)
+		return json_real((double)p->cfg.delay_ns / 1e3);
+	if (strcmp(key, "buffer_kb") == 0)
+		return json_integer((json_int_t)(p->cfg.limit_bytes / 1024));
+	if (strcmp(key, "link") == 0)
+		return json_string(p->link_up ? "up" : "down");
+	if (strcmp(key, "pfc_storm") != 0)
+		return NULL;
+	if (!p->storm_on)
+		return json_false();
+	o = json_pack("{s:I, s:I}", "quanta", (json_int_t)p->storm_quanta, "rate_pps",
+		      (json_int_t)p->storm_pps);
+	if (o == NULL)
+		return NULL;
+	if (p->storm_pause) {
+		json_object_set_new(o, "pause", json_true());
+		return o;
+	}
+	prios = json_array();
+	for (q = 0; q < EMU_TM_N_PRIO; q++)
+		if (p->storm_vector & (1u << q))
+			json_array_append_new(prios, json_integer(q));
+	json_object_set_new(o, "priorities", prios);
+	return o;
+}
+
+/*
+ * Frames on the wire at once: at most one per minimum frame time during delay + one wire time,
+ * so a delay line of S slots carries delay_ns <= (S - 1) x wire time of a minimum frame.
+ */
+int
+emu_tm_delay_fits(const struct emu_tm_port_cfg *sized, uint64_t rate_bps, uint64_t delay_ns,
+		  const char *path, struct emu_err *err)
+{
+	uint64_t slots = rte_align32pow2(RTE_MAX(emu_tm_wire_slots(sized), 2u));
+	uint64_t min_ps = emu_tm_wire_ps(EMU_TM_MIN_FRAME_BYTES, rate_bps);
+	double max_ns = (double)(slots - 1) * (double)min_ps / 1e3;
+
+	if ((double)delay_ns <= max_ns)
+		return 0;
+	return emu_err_set(err, "%s: a delay of %.3f us at %g Gb/s needs a delay line of %.0f slots "
+			   "(one per minimum frame on the wire); the pipeline sized it for %" PRIu64
+			   " (at most %.3f us at that rate): set a larger delay_us (or rate_gbps) "
+			   "for the port in the pipeline", path, (double)delay_ns / 1e3,
+			   (double)rate_bps / 1e9, (double)delay_ns * 1e3 / (double)min_ps + 1,
+			   slots, max_ns / 1e3);
 }
 
 int

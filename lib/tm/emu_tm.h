@@ -262,6 +262,20 @@ const struct emu_tm_port_cfg *emu_tm_port_cfg(const struct emu_tm *tm, uint16_t 
 int emu_tm_set(struct emu_tm *tm, uint16_t port, const char *key, const json_t *val, bool apply,
 	       uint64_t now_ns, struct emu_rng *rng, const char *path, struct emu_err *err);
 
+/**
+ * The current value of port @p port's @p key (as emu_tm_set() takes it) as a new JSON
+ * reference; NULL for an unknown key. "pfc_storm" is false or the running storm's object.
+ */
+json_t *emu_tm_get(const struct emu_tm *tm, uint16_t port, const char *key);
+
+/**
+ * Check that a port's delay line, sized from @p sized (the pipeline's port config),
+ * can carry a delay of @p delay_ns at @p rate_bps: every minimum-size frame that can be on
+ * the wire during the delay needs a slot. Fills @p err (naming @p path) when it cannot.
+ */
+int emu_tm_delay_fits(const struct emu_tm_port_cfg *sized, uint64_t rate_bps, uint64_t delay_ns,
+		      const char *path, struct emu_err *err);
+
 /** Whether port @p port's link is up. */
 bool emu_tm_link_up(const struct emu_tm *tm, uint16_t port);
 

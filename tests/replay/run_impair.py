@@ -10,7 +10,12 @@ retransmitted go-back-N twice). Two runs on the same generated input:
 2. pipelines/impair-lab.json + profiles/psn-targeted-drop.json (as shipped): the profile arms
    the psn17_it2 event; the same single frame is dropped.
 3. impair-lab.json plus a delay stage holding p0's frames 100 us: p1's output is the undelayed
-   output shifted by exactly 100 us, p0's is unchanged, nothing is left held."""
+   output shifted by exactly 100 us, p0's is unchanged, nothing is left held.
+4. The same with an impair "delay" event ("direction": "p0->p1", delay_us 100) instead of the
+   delay stage: the same output, counted per event.
+5. impair-lab.json plus a disabled "cut" event (drop everything) and a profile phase enabling
+   it at 10 us for duration_s 5 us: exactly the frames that arrive in [10 us, 15 us) after the
+   first one are dropped, in both directions."""
 import json
 import os
 import struct
@@ -122,13 +127,51 @@ def main():
             failures.append("delay: p1 output is not the undelayed output 100 us later")
         if [(t, p) for t, _, p in frames["p0"]] != [(t, p) for t, _, p in base["p0"]]:
             failures.append("delay: p0 output (not matched) changed")
+        # 4. The impair delay action does what the delay stage did.
+        pl["ingress"].pop()
+        imp = [st for st in pl["ingress"] if st["type"] == "impair"][0]
+        imp["events"].append({"name": "slow", "action": "delay", "delay_us": 100,
+                              "match": {"direction": "p0->p1"}})
+        ipath = os.path.join(tmp, "impair-delay.json")
+        with open(ipath, "w") as f:
+            json.dump(pl, f)
+        out, ctr, frames = run(rocemu, ipath, tmp, "impdelay")
+        if "conservation: rx 48 + created 0 = tx 48 + drops 0 + held 0 + consumed 0: OK" not in out:
+            failures.append("impair delay: conservation line missing or wrong:\n" + out)
+        if [(t, p) for t, _, p in frames["p1"]] != shifted:
+            failures.append("impair delay: p1 output is not the undelayed output 100 us later")
+        if [(t, p) for t, _, p in frames["p0"]] != [(t, p) for t, _, p in base["p0"]]:
+            failures.append("impair delay: p0 output (not matched) changed")
+        if ctr.get("slow_delayed") != 45 or ctr.get("delay_released") != 45:
+            failures.append("impair delay: slow_delayed = %r, delay_released = %r, want 45"
+                            % (ctr.get("slow_delayed"), ctr.get("delay_released")))
+        # 5. A timed phase: "cut" drops everything in [10 us, 15 us) and nothing else.
+        imp["events"].pop()
+        imp["events"].append({"name": "cut", "action": "drop", "enabled": False})
+        cpath = os.path.join(tmp, "cut.json")
+        with open(cpath, "w") as f:
+            json.dump(pl, f)
+        ppath = os.path.join(tmp, "cut-profile.json")
+        with open(ppath, "w") as f:
+            json.dump({"phases": [{"at_s": 10e-6, "duration_s": 5e-6,
+                                   "stages": {"impair": {"cut": {"enabled": True}}}}]}, f)
+        out, ctr, frames = run(rocemu, cpath, tmp, "cut", ["--profile", ppath])
+        def kept(fr):
+            return [p for t, p in fr if not 10000 <= t < 15000]
+        if [p for _, _, p in frames["p1"]] != kept(gen.a_frames()):
+            failures.append("cut: frames to p1 are not exactly those outside [10 us, 15 us)")
+        if [p for _, _, p in frames["p0"]] != kept(gen.b_frames()):
+            failures.append("cut: frames to p0 changed")
+        if ctr.get("drop_cut") != 5:
+            failures.append("cut: drop_cut = %r, want 5" % ctr.get("drop_cut"))
     for f in failures:
         print("FAIL: " + f)
     if failures:
         return 1
     print("ok: PSN 17 dropped at iteration 2 only; every-Nth, Nth-only and time-window events "
           "hit exactly the expected frames; the shipped profile arms the same drop; "
-          "a delay stage shifts exactly its frames by 100 us")
+          "a delay stage and an impair delay event shift exactly their frames by 100 us; "
+          "a phase with duration_s drops exactly the frames in its window")
     return 0
 
 

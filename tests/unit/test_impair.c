@@ -2,7 +2,8 @@
 /*
  * The impair stage, its ops called directly: loss models against their analytic loss rate and
  * mean burst length (10^6 packets, 3 sigma), reproducibility by seed, corruption and rewrites
- * checked with the ICRC and IPv4 checksum routines, duplication, profile changes.
+ * checked with the ICRC and IPv4 checksum routines, duplication, profile changes, directions,
+ * the delay action.
  */
 #include <math.h>
 
@@ -27,7 +28,8 @@ stage_new(const char *json, uint64_t seed)
 {
 	const struct emu_stage_ops *ops = &emu_stage_impair;
 	struct stage *s = calloc(1, sizeof(*s));
-	struct emu_stage_env env = { .path = "ingress[0]", .n_ports = 2, .port_names = port_names };
+	struct emu_stage_env env = { .path = "ingress[0]", .n_ports = 2, .port_names = port_names,
+				     .out_port_known = true };
 	json_error_t jerr;
 	json_t *cfg = json_loads(json, JSON_REJECT_DUPLICATES, &jerr);
 	struct emu_err err;
@@ -445,6 +447,179 @@ test_egress_duplicate(void **state)
 	emu_pipeline_free(pl);
 }
 
+/* A frame from @p in to @p out (meta as forward leaves it), payload index @p seq. */
+static struct rte_mbuf *
+dir_frame(uint16_t in, uint16_t out, uint32_t seq)
+{
+	static const uint8_t mac[6] = { 2, 0, 0, 0, 0, 1 };
+	struct rte_mbuf *m = test_frame(pool, mac, mac, 64, seq);
+	struct emu_pkt_meta *meta = emu_meta(m);
+
+	memset(meta, 0, sizeof(*meta));
+	meta->in_port = in;
+	meta->out_port = out;
+	return m;
+}
+
+/* Two directions through one stage: only p0 -> p1 is hit. */
+static void
+test_direction(void **state)
+{
+	struct rte_mbuf *burst[8];
+	struct stage *s;
+	uint16_t n, i;
+
+	(void)state;
+	s = stage_new("{\"events\": [{\"name\": \"ab\", \"action\": \"drop\","
+		      " \"match\": {\"direction\": \"p0->p1\"}},"
+		      " {\"name\": \"to_a\", \"action\": \"ecn_mark\","
+		      " \"match\": {\"out_ports\": [\"p0\"]}}]}", 1);
+	for (i = 0; i < 8; i++)
+		burst[i] = i % 2 == 0 ? dir_frame(0, 1, i) : dir_frame(1, 0, i);
+	n = emu_stage_impair.process(s->priv, burst, 8, &s->ctx);
+	assert_int_equal(n, 4);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(test_frame_seq(burst[i]), 2 * i + 1);
+		assert_int_equal(emu_meta(burst[i])->in_port, 1);
+	}
+	assert_int_equal(ctr(s, "ab_matched"), 4);
+	assert_int_equal(ctr(s, "drop_ab"), 4);
+	assert_int_equal(ctr(s, "to_a_matched"), 4);
+	rte_pktmbuf_free_bulk(burst, n);
+	stage_free(s);
+}
+
+/* The delay action, ops called directly: exact release times, order, counters, a full heap. */
+static void
+test_delay_action(void **state)
+{
+	struct rte_mbuf *burst[80];
+	unsigned int avail;
+	struct stage *s;
+	uint16_t n, i;
+
+	(void)state;
+	avail = rte_mempool_avail_count(pool);
+	s = stage_new("{\"max_held_pkts\": 64, \"events\": [{\"name\": \"slow\", \"action\": \"delay\","
+		      " \"delay_us\": 10, \"match\": {\"ports\": [\"p0\"]}}]}", 1);
+	assert_int_equal(emu_stage_impair.next_due_ns(s->priv), UINT64_MAX);
+	/* at t = 1000 ns: 8 frames, even ones from p0 (held 10 us), odd ones from p1 (pass) */
+	for (i = 0; i < 8; i++)
+		burst[i] = dir_frame(i % 2, 1 - i % 2, i);
+	s->ctx.now_ns = 1000;
+	n = emu_stage_impair.process(s->priv, burst, 8, &s->ctx);
+	assert_int_equal(n, 4);
+	for (i = 0; i < n; i++)
+		assert_int_equal(test_frame_seq(burst[i]), 2 * i + 1);
+	rte_pktmbuf_free_bulk(burst, n);
+	/* 2 more from p0 at t = 5000: due at 15000 */
+	burst[0] = dir_frame(0, 1, 100);
+	burst[1] = dir_frame(0, 1, 101);
+	s->ctx.now_ns = 5000;
+	assert_int_equal(emu_stage_impair.process(s->priv, burst, 2, &s->ctx), 0);
+	assert_int_equal(emu_stage_impair.held(s->priv), 6);
+	assert_int_equal(emu_stage_impair.next_due_ns(s->priv), 11000);
+	s->ctx.now_ns = 10999;
+	assert_int_equal(emu_stage_impair.release(s->priv, burst, 32, &s->ctx), 0);
+	s->ctx.now_ns = 11000;
+	n = emu_stage_impair.release(s->priv, burst, 32, &s->ctx);
+	assert_int_equal(n, 4);
+	for (i = 0; i < n; i++)
+		assert_int_equal(test_frame_seq(burst[i]), 2 * i);
+	rte_pktmbuf_free_bulk(burst, n);
+	assert_int_equal(emu_stage_impair.next_due_ns(s->priv), 15000);
+	s->ctx.now_ns = 14999;
+	assert_int_equal(emu_stage_impair.release(s->priv, burst, 32, &s->ctx), 0);
+	s->ctx.now_ns = 15000;
+	assert_int_equal(emu_stage_impair.release(s->priv, burst, 1, &s->ctx), 1); /* cap */
+	assert_int_equal(test_frame_seq(burst[0]), 100);
+	rte_pktmbuf_free(burst[0]);
+	assert_int_equal(emu_stage_impair.release(s->priv, burst, 32, &s->ctx), 1);
+	assert_int_equal(test_frame_seq(burst[0]), 101);
+	rte_pktmbuf_free(burst[0]);
+	assert_int_equal(ctr(s, "slow_matched"), 6);
+	assert_int_equal(ctr(s, "slow_delayed"), 6);
+	assert_int_equal(ctr(s, "delay_released"), 6);
+	/* 70 held at once into 64 slots: 6 dropped and counted; in = out + drops + held */
+	for (i = 0; i < 70; i++)
+		burst[i] = dir_frame(0, 1, i);
+	assert_int_equal(emu_stage_impair.process(s->priv, burst, 70, &s->ctx), 0);
+	assert_int_equal(ctr(s, "drop_delay_full"), 6);
+	assert_int_equal(emu_stage_impair.held(s->priv), 64);
+	assert_int_equal(ctr(s, "slow_delayed"), 70);
+	/* freeing the stage frees what it still holds */
+	stage_free(s);
+	assert_int_equal(rte_mempool_avail_count(pool), avail);
+}
+
+/* Through the switch: matched frames leave exactly delay_us later, the others are untouched;
+ * conservation holds with packets held, and at exit they are discarded and counted. */
+static void
+test_delay_action_switch(void **state)
+{
+	struct emu_pipeline *pl = test_pipeline(
+		"{\"ports\": [{\"name\": \"a\"}, {\"name\": \"b\"}],"
+		" \"ingress\": [{\"type\": \"parse\"}, {\"type\": \"forward\"},"
+		"  {\"type\": \"impair\", \"events\": [{\"name\": \"slow\", \"action\": \"delay\","
+		"   \"delay_us\": 100, \"match\": {\"direction\": \"a->b\"}}]}],"
+		" \"tm\": {\"ports\": [{\"port\": \"a\", \"rate_gbps\": 10},"
+		"  {\"port\": \"b\", \"rate_gbps\": 10}]}}");
+	struct emu_err err;
+	struct emu_switch *sw = emu_switch_create(pl, pool, 1, &err);
+	uint64_t deps[2][8], t;
+	unsigned int nd[2] = { 0, 0 }, i, p;
+	struct emu_conservation c;
+	struct rte_mbuf *m, **pkts;
+	uint16_t n, k;
+
+	(void)state;
+	if (sw == NULL)
+		fail_msg("switch: %s", err.msg);
+	/* one RoCE frame each way at t = 0 and t = 1 us */
+	for (i = 0; i < 2; i++) {
+		m = roce_frame();
+		emu_switch_rx(sw, 0, &m, 1, i * 1000);
+		m = roce_frame();
+		emu_switch_rx(sw, 1, &m, 1, i * 1000);
+	}
+	emu_switch_conservation(sw, &c);
+	assert_int_equal(c.held, 4);
+	assert_int_equal(c.unaccounted, 0);
+	while ((t = emu_switch_next_event_ns(sw)) != UINT64_MAX) {
+		for (p = 0; p < 2; p++) {
+			n = emu_switch_tx_prepare(sw, (uint16_t)p, t, &pkts);
+			for (k = 0; k < n; k++)
+				deps[p][nd[p]++] = emu_meta(pkts[k])->ts_ns;
+			rte_pktmbuf_free_bulk(pkts, n);
+			emu_switch_tx_done(sw, (uint16_t)p, n);
+		}
+	}
+	/* b -> a: not delayed, leaves after its wire time (< 1 us); a -> b: exactly 100 us later */
+	assert_int_equal(nd[0], 2);
+	assert_int_equal(nd[1], 2);
+	for (i = 0; i < 2; i++) {
+		assert_true(deps[0][i] > i * 1000 && deps[0][i] < i * 1000 + 1000);
+		assert_int_equal(deps[1][i], deps[0][i] + 100000);
+	}
+	assert_int_equal(emu_switch_stage_counter(sw, "impair", "slow_delayed"), 2);
+	assert_int_equal(emu_switch_stage_counter(sw, "impair", "delay_released"), 2);
+	/* two more held when the run ends: discarded and counted */
+	for (i = 0; i < 2; i++) {
+		m = roce_frame();
+		emu_switch_rx(sw, 0, &m, 1, 1000000);
+	}
+	assert_int_equal(emu_switch_held(sw), 2);
+	emu_switch_discard_held(sw);
+	emu_switch_conservation(sw, &c);
+	assert_int_equal(c.held, 0);
+	assert_int_equal(c.rx, 6);
+	assert_int_equal(c.tx, 4);
+	assert_int_equal(c.drops, 2);
+	assert_int_equal(c.unaccounted, 0);
+	emu_switch_free(sw);
+	emu_pipeline_free(pl);
+}
+
 int
 main(void)
 {
@@ -456,6 +631,9 @@ main(void)
 		cmocka_unit_test(test_corrupt_rewrite),
 		cmocka_unit_test(test_duplicate_and_set),
 		cmocka_unit_test(test_egress_duplicate),
+		cmocka_unit_test(test_direction),
+		cmocka_unit_test(test_delay_action),
+		cmocka_unit_test(test_delay_action_switch),
 	};
 
 	pool = test_eal_pool("test_impair", 8192);

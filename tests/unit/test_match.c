@@ -11,6 +11,8 @@
 
 #include "lib/core/emu_match.h"
 
+#define NO_PORT 0xffff /* EMU_PORT_NONE: no egress port decided */
+
 static const char *const ports[] = { "p0", "p1", "p2" };
 
 static void
@@ -21,7 +23,7 @@ parse_ok(const char *json, struct emu_match *m)
 	struct emu_err err;
 
 	assert_non_null(o);
-	if (emu_match_parse(o, "m", ports, 3, m, &err) != 0)
+	if (emu_match_parse(o, "m", ports, 3, true, m, &err) != 0)
 		fail_msg("%s: %s", json, err.msg);
 	json_decref(o);
 }
@@ -35,7 +37,7 @@ parse_bad(const char *json, const char *want)
 	struct emu_err err;
 
 	assert_non_null(o);
-	assert_int_not_equal(emu_match_parse(o, "m", ports, 3, &m, &err), 0);
+	assert_int_not_equal(emu_match_parse(o, "m", ports, 3, true, &m, &err), 0);
 	assert_string_equal(err.msg, want);
 	json_decref(o);
 }
@@ -71,35 +73,35 @@ test_fields(void **state)
 
 	(void)state;
 	parse_ok("{}", &m);
-	assert_true(emu_match_test(&m, NULL, 0, 0, 0, 0));
+	assert_true(emu_match_test(&m, NULL, 0, NO_PORT, 0, 0, 0));
 	parse_ok("{\"ports\": [\"p1\"], \"src_ip\": \"10.0.0.0/24\", \"dst_ip\": \"10.0.0.2\","
 		 " \"udp_sport\": 49152, \"opcode\": \"write\", \"dest_qp\": 69, \"psn\": 17,"
 		 " \"ackreq\": false, \"priority\": 3, \"ecn\": 2}", &m);
-	assert_true(emu_match_test(&m, &p, 1, 3, 0, 0));
-	assert_false(emu_match_test(&m, &p, 0, 3, 0, 0));  /* port */
-	assert_false(emu_match_test(&m, &p, 1, 2, 0, 0));  /* priority */
-	assert_false(emu_match_test(&m, NULL, 1, 3, 0, 0)); /* unparsed */
+	assert_true(emu_match_test(&m, &p, 1, NO_PORT, 3, 0, 0));
+	assert_false(emu_match_test(&m, &p, 0, NO_PORT, 3, 0, 0));  /* port */
+	assert_false(emu_match_test(&m, &p, 1, NO_PORT, 2, 0, 0));  /* priority */
+	assert_false(emu_match_test(&m, NULL, 1, NO_PORT, 3, 0, 0)); /* unparsed */
 	p.psn = 18;
-	assert_false(emu_match_test(&m, &p, 1, 3, 0, 0));
+	assert_false(emu_match_test(&m, &p, 1, NO_PORT, 3, 0, 0));
 	p = pkt(1, 3, 0x0A, 0x45, 17);
-	assert_false(emu_match_test(&m, &p, 1, 3, 0, 0)); /* dst */
+	assert_false(emu_match_test(&m, &p, 1, NO_PORT, 3, 0, 0)); /* dst */
 	p = pkt(1, 2, 0x04, 0x45, 17);
-	assert_false(emu_match_test(&m, &p, 1, 3, 0, 0)); /* a SEND is not a write */
+	assert_false(emu_match_test(&m, &p, 1, NO_PORT, 3, 0, 0)); /* a SEND is not a write */
 	/* CIDR edges, v4 and v6. */
 	parse_ok("{\"src_ip\": \"10.0.0.0/31\"}", &m);
 	p = pkt(1, 2, 0x0A, 1, 1);
-	assert_true(emu_match_test(&m, &p, 0, 0, 0, 0));
+	assert_true(emu_match_test(&m, &p, 0, NO_PORT, 0, 0, 0));
 	p = pkt(2, 2, 0x0A, 1, 1);
-	assert_false(emu_match_test(&m, &p, 0, 0, 0, 0));
+	assert_false(emu_match_test(&m, &p, 0, NO_PORT, 0, 0, 0));
 	parse_ok("{\"dst_ip\": \"fd00::/16\"}", &m);
-	assert_false(emu_match_test(&m, &p, 0, 0, 0, 0)); /* v4 never matches a v6 prefix */
+	assert_false(emu_match_test(&m, &p, 0, NO_PORT, 0, 0, 0)); /* v4 never matches a v6 prefix */
 	p.ip_version = 6;
 	memset(p.dst_ip, 0, 16);
 	p.dst_ip[0] = 0xfd;
 	p.dst_ip[15] = 2;
-	assert_true(emu_match_test(&m, &p, 0, 0, 0, 0));
+	assert_true(emu_match_test(&m, &p, 0, NO_PORT, 0, 0, 0));
 	p.dst_ip[1] = 1;
-	assert_false(emu_match_test(&m, &p, 0, 0, 0, 0));
+	assert_false(emu_match_test(&m, &p, 0, NO_PORT, 0, 0, 0));
 }
 
 static void
@@ -143,17 +145,17 @@ test_psn_range_wraps(void **state)
 	(void)state;
 	parse_ok("{\"psn\": [16777214, 1]}", &m);
 	p.psn = 16777214;
-	assert_true(emu_match_test(&m, &p, 0, 0, 0, 0));
+	assert_true(emu_match_test(&m, &p, 0, NO_PORT, 0, 0, 0));
 	p.psn = 16777215;
-	assert_true(emu_match_test(&m, &p, 0, 0, 0, 0));
+	assert_true(emu_match_test(&m, &p, 0, NO_PORT, 0, 0, 0));
 	p.psn = 0;
-	assert_true(emu_match_test(&m, &p, 0, 0, 0, 0));
+	assert_true(emu_match_test(&m, &p, 0, NO_PORT, 0, 0, 0));
 	p.psn = 1;
-	assert_true(emu_match_test(&m, &p, 0, 0, 0, 0));
+	assert_true(emu_match_test(&m, &p, 0, NO_PORT, 0, 0, 0));
 	p.psn = 2;
-	assert_false(emu_match_test(&m, &p, 0, 0, 0, 0));
+	assert_false(emu_match_test(&m, &p, 0, NO_PORT, 0, 0, 0));
 	p.psn = 16777213;
-	assert_false(emu_match_test(&m, &p, 0, 0, 0, 0));
+	assert_false(emu_match_test(&m, &p, 0, NO_PORT, 0, 0, 0));
 }
 
 static void
@@ -170,8 +172,8 @@ test_counting_and_time(void **state)
 		struct roce_pkt ack = pkt(2, 1, 0x11, 1, 0);
 
 		/* Non-matching packets in between do not count. */
-		assert_false(emu_match_test(&m, &ack, 0, 0, 0, i));
-		if (emu_match_test(&m, &p, 0, 0, 0, i)) {
+		assert_false(emu_match_test(&m, &ack, 0, NO_PORT, 0, 0, i));
+		if (emu_match_test(&m, &p, 0, NO_PORT, 0, 0, i)) {
 			hits++;
 			assert_int_equal(i % 3, 0);
 		}
@@ -179,17 +181,17 @@ test_counting_and_time(void **state)
 	assert_int_equal(hits, 3);
 	parse_ok("{\"nth\": 4}", &m);
 	for (i = 1; i <= 10; i++)
-		assert_int_equal(emu_match_test(&m, &p, 0, 0, 0, i), i == 4);
+		assert_int_equal(emu_match_test(&m, &p, 0, NO_PORT, 0, 0, i), i == 4);
 	/* Window [1 ms, 2 ms) from the first packet seen (time zero = 5 s here). */
 	parse_ok("{\"from_s\": 0.001, \"until_s\": 0.002}", &m);
-	assert_false(emu_match_test(&m, &p, 0, 0, 0, 5000000000ULL));
-	assert_false(emu_match_test(&m, &p, 0, 0, 0, 5000999999ULL));
-	assert_true(emu_match_test(&m, &p, 0, 0, 0, 5001000000ULL));
-	assert_true(emu_match_test(&m, &p, 0, 0, 0, 5001999999ULL));
-	assert_false(emu_match_test(&m, &p, 0, 0, 0, 5002000000ULL));
+	assert_false(emu_match_test(&m, &p, 0, NO_PORT, 0, 0, 5000000000ULL));
+	assert_false(emu_match_test(&m, &p, 0, NO_PORT, 0, 0, 5000999999ULL));
+	assert_true(emu_match_test(&m, &p, 0, NO_PORT, 0, 0, 5001000000ULL));
+	assert_true(emu_match_test(&m, &p, 0, NO_PORT, 0, 0, 5001999999ULL));
+	assert_false(emu_match_test(&m, &p, 0, NO_PORT, 0, 0, 5002000000ULL));
 	emu_match_reset(&m);
-	assert_false(emu_match_test(&m, &p, 0, 0, 0, 7001000000ULL)); /* new time zero */
-	assert_true(emu_match_test(&m, &p, 0, 0, 0, 7001000000ULL + 1000000));
+	assert_false(emu_match_test(&m, &p, 0, NO_PORT, 0, 0, 7001000000ULL)); /* new time zero */
+	assert_true(emu_match_test(&m, &p, 0, NO_PORT, 0, 0, 7001000000ULL + 1000000));
 }
 
 static void
@@ -259,6 +261,54 @@ test_invalid(void **state)
 	parse_bad("{\"from_s\": 2, \"until_s\": 1}", "m.until_s: must be > from_s (2), got 1");
 }
 
+/* Egress ports: "out_ports", and "direction" (ingress and egress at once). */
+static void
+test_directions(void **state)
+{
+	struct roce_pkt p = pkt(1, 2, 0x0a, 0x45, 17);
+	json_error_t jerr;
+	struct emu_match m;
+	struct emu_err err;
+	json_t *o;
+
+	(void)state;
+	parse_ok("{\"out_ports\": [\"p1\", \"p2\"]}", &m);
+	assert_true(emu_match_test(&m, &p, 0, 1, 0, 0, 0));
+	assert_true(emu_match_test(&m, &p, 0, 2, 0, 0, 0));
+	assert_false(emu_match_test(&m, &p, 1, 0, 0, 0, 0));
+	assert_false(emu_match_test(&m, &p, 0, NO_PORT, 0, 0, 0)); /* not decided */
+	assert_false(emu_match_test(&m, &p, 0, 0xfffe, 0, 0, 0));  /* flood */
+	/* p0 -> p1 only: not p1 -> p0, not p0 -> p2, not p2 -> p1 */
+	parse_ok("{\"direction\": \"p0->p1\"}", &m);
+	assert_true(emu_match_test(&m, &p, 0, 1, 0, 0, 0));
+	assert_false(emu_match_test(&m, &p, 1, 0, 0, 0, 0));
+	assert_false(emu_match_test(&m, &p, 0, 2, 0, 0, 0));
+	assert_false(emu_match_test(&m, &p, 2, 1, 0, 0, 0));
+	assert_int_equal(m.seen, 1);
+	parse_bad("{\"direction\": \"p0\"}", "m.direction: must be \"IN->OUT\" (two port names), "
+		  "got \"p0\"");
+	parse_bad("{\"direction\": \"p0->p7\"}", "m.direction: no port named \"p7\" (after "
+		  "\"->\")");
+	parse_bad("{\"direction\": \"x->p1\"}", "m.direction: no port named \"x\" (before \"->\")");
+	parse_bad("{\"direction\": \"p1->p1\"}", "m.direction: a frame never leaves by the port it "
+		  "came in on, got \"p1->p1\"");
+	parse_bad("{\"direction\": 3}", "m.direction: must be a string \"IN->OUT\" (two port "
+		  "names), got an integer");
+	parse_bad("{\"ports\": [\"p0\"], \"direction\": \"p0->p1\"}",
+		  "m.direction: not with \"ports\" or \"out_ports\" (it sets both)");
+	parse_bad("{\"out_ports\": []}", "m.out_ports: must name at least one port");
+	parse_bad("{\"out_ports\": [\"p5\"]}", "m.out_ports[0]: no port named \"p5\"");
+	/* a stage that runs before forward cannot know the egress port */
+	o = json_loads("{\"direction\": \"p0->p1\"}", 0, &jerr);
+	assert_int_not_equal(emu_match_parse(o, "m", ports, 3, false, &m, &err), 0);
+	assert_string_equal(err.msg, "m.direction: the egress port is chosen by \"forward\": place "
+			    "this stage after forward in the ingress list, or in the egress list");
+	json_decref(o);
+	o = json_loads("{\"ports\": [\"p0\"]}", 0, &jerr);
+	assert_int_equal(emu_match_parse(o, "m", ports, 3, false, &m, &err), 0);
+	json_decref(o);
+}
+
 int
 main(void)
 {
@@ -269,6 +319,7 @@ main(void)
 		cmocka_unit_test(test_counting_and_time),
 		cmocka_unit_test(test_iterations),
 		cmocka_unit_test(test_invalid),
+		cmocka_unit_test(test_directions),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -336,6 +336,115 @@ profile_try(struct emu_switch *sw, const char *json, struct emu_profile **prof, 
 	return rc;
 }
 
+/* Send one frame a -> b at @p t (*@p rate_bps: port b's rate then) and run the clock to
+ * t + 1 us: true when it reached b. */
+static bool
+duration_probe(struct emu_switch *sw, uint64_t t, uint32_t seq, struct tx_log *log,
+	       uint64_t *rate_bps)
+{
+	struct rte_mbuf *m = test_frame(pool, mac_b, mac_a, 100, seq);
+	unsigned int before;
+
+	emu_switch_rx(sw, 0, &m, 1, t);
+	*rate_bps = emu_tm_port_cfg(emu_switch_tm(sw), 1)->rate_bps;
+	before = log->n[1];
+	run_until(sw, 2, t + 1000, log); /* 124 B at 10 Gb/s or 1 Gb/s: gone within 1 us */
+	return log->n[1] == before + 1 && log->seq[1][before] == seq;
+}
+
+static void
+test_profile_duration(void **state)
+{
+	struct emu_pipeline *pl = test_pipeline(
+		"{\"ports\": [{\"name\": \"a\"}, {\"name\": \"b\"}],"
+		" \"ingress\": [{\"type\": \"parse\"}, {\"type\": \"forward\"},"
+		"  {\"type\": \"impair\", \"events\": [{\"name\": \"cut\", \"action\": \"drop\","
+		"   \"enabled\": false}]}],"
+		" \"tm\": {\"ports\": [{\"port\": \"b\", \"rate_gbps\": 10}]}}");
+	struct emu_switch *sw = make_switch(pl);
+	/* dropped exactly in [1 s, 1.5 s): probes 1 ns either side of both edges */
+	static const uint64_t probe_ns[] = {
+		999999999, 1000000000, 1000000001, 1250000000, 1499999999, 1500000000, 1500000001,
+	};
+	static const bool probe_passes[] = { true, false, false, false, false, true, true };
+	const struct emu_tm *tm;
+	struct emu_profile *prof;
+	struct emu_conservation c;
+	struct tx_log log;
+	struct emu_err err;
+	uint64_t rate_bps;
+	unsigned int k;
+
+	(void)state;
+	memset(&log, 0, sizeof(log));
+	tm = emu_switch_tm(sw);
+	assert_int_equal(profile_try(sw,
+		"{\"phases\": [{\"at_s\": 0.5, \"tm\": {\"b\": {\"rate_gbps\": 5}}},"
+		" {\"at_s\": 1, \"duration_s\": 0.5, \"stages\": {\"impair\": {\"cut\": {\"enabled\": true}}},"
+		"  \"tm\": {\"b\": {\"rate_gbps\": 1}}}]}", &prof, &err), 0);
+	/* 3 changes and 2 restores, restores at 1.5 s with the values in force before 1 s */
+	assert_int_equal(prof->n_actions, 5);
+	assert_true(prof->actions[3].restore);
+	assert_int_equal(prof->actions[3].at_ns, 1500000000);
+	assert_true(prof->actions[4].restore);
+	emu_switch_set_profile(sw, prof, 0);
+	for (k = 0; k < RTE_DIM(probe_ns); k++) {
+		assert_int_equal(duration_probe(sw, probe_ns[k], k, &log, &rate_bps),
+				 probe_passes[k]);
+		/* the rate: 5 Gb/s from 0.5 s, 1 Gb/s in [1, 1.5), then 5 again (not the pipeline's 10) */
+		assert_int_equal(rate_bps, probe_passes[k] ? 5000000000ULL : 1000000000ULL);
+	}
+	assert_int_equal(emu_switch_stage_counter(sw, "impair", "drop_cut"), 4);
+	assert_int_equal(emu_switch_stage_counter(sw, "impair", "cut_matched"), 4);
+	assert_int_equal(emu_profile_next_ns(prof), UINT64_MAX);
+	emu_switch_conservation(sw, &c);
+	assert_int_equal(c.unaccounted, 0);
+	emu_profile_free(prof);
+
+	/* A phase that starts when a timed one ends wins over the restore; repeat blocks. The
+	 * switch keeps its state: rate 5 Gb/s, cut disabled. */
+	assert_int_equal(profile_try(sw,
+		"{\"phases\": [{\"at_s\": 1, \"duration_s\": 1, \"tm\": {\"b\": {\"rate_gbps\": 1}}},"
+		" {\"at_s\": 2, \"tm\": {\"b\": {\"rate_gbps\": 2}}},"
+		" {\"at_s\": 3, \"repeat\": 3, \"every_s\": 1, \"phases\": ["
+		"  {\"at_s\": 0.5, \"duration_s\": 0.25, \"tm\": {\"b\": {\"link\": \"down\"}}}]}]}",
+		&prof, &err), 0);
+	emu_switch_set_profile(sw, prof, 10000000000ULL); /* t0 = 10 s */
+	run_until(sw, 2, 11999999999ULL, NULL);
+	assert_int_equal(emu_tm_port_cfg(tm, 1)->rate_bps, 1000000000ULL);
+	run_until(sw, 2, 12000000000ULL, NULL);
+	assert_int_equal(emu_tm_port_cfg(tm, 1)->rate_bps, 2000000000ULL);
+	for (k = 0; k < 3; k++) {
+		uint64_t down = 13500000000ULL + k * 1000000000ULL;
+
+		run_until(sw, 2, down - 1, NULL);
+		assert_true(emu_tm_link_up(tm, 1));
+		run_until(sw, 2, down, NULL);
+		assert_false(emu_tm_link_up(tm, 1));
+		run_until(sw, 2, down + 249999999, NULL);
+		assert_false(emu_tm_link_up(tm, 1));
+		run_until(sw, 2, down + 250000000, NULL);
+		assert_true(emu_tm_link_up(tm, 1));
+	}
+	assert_int_equal(emu_tm_port_cfg(tm, 1)->rate_bps, 2000000000ULL);
+	assert_int_equal(emu_profile_next_ns(prof), UINT64_MAX);
+	emu_profile_free(prof);
+
+	/* Refused: a change to a key a timed phase holds; a zero duration */
+	assert_int_not_equal(profile_try(sw,
+		"{\"phases\": [{\"at_s\": 1, \"duration_s\": 1, \"stages\": {\"impair\": {\"cut\":"
+		" {\"enabled\": true}}}}, {\"at_s\": 1.999, \"stages\": {\"impair\": {\"cut\":"
+		" {\"enabled\": false}}}}]}", &prof, &err), 0);
+	assert_string_equal(err.msg, "phases[1].stages.impair.cut: set at 1.999 s while "
+			    "phases[0].stages.impair.cut holds it until 2 s (its phase's duration_s); "
+			    "a timed phase's keys must not change before it ends");
+	assert_int_not_equal(profile_try(sw,
+		"{\"phases\": [{\"at_s\": 1, \"duration_s\": 0}]}", &prof, &err), 0);
+	assert_string_equal(err.msg, "phases[0].duration_s: must be > 0, got 0");
+	emu_switch_free(sw);
+	emu_pipeline_free(pl);
+}
+
 static void
 test_profile_repeat(void **state)
 {
@@ -865,6 +974,7 @@ main(void)
 		cmocka_unit_test(test_profile_changes_rate),
 		cmocka_unit_test(test_profile_pfc_storm_and_link),
 		cmocka_unit_test(test_profile_repeat),
+		cmocka_unit_test(test_profile_duration),
 		cmocka_unit_test(test_mirror_emits),
 		cmocka_unit_test(test_pfc_lossless_fan_in),
 		cmocka_unit_test(test_pfc_rx_consumed),
