@@ -7,8 +7,9 @@
 # by rocemu's PFC frames, and rocemu dropped nothing.
 # Mode "incast" (pipelines/dcqcn-lab.json with incast-8to1-1g.json: the link to B at 1 Gb/s and
 # an 8:1 incast of virtual senders into it from 0.5 s to 2.5 s): a ring all-reduce runs through
-# it (50 iterations: 8-25 s here, covering the incast) and completes; rocemu marked A's frames CE, B sent CNPs, A received them, A's
-# DCQCN rate fell below 60% of its line rate during the incast and rose again after it.
+# it (50 iterations: 8-25 s here, covering the incast) and completes; rocemu marked A's frames
+# CE, B sent CNPs, A received them, A's DCQCN rate fell below 60% of its line rate during the
+# incast and was back at line rate after it.
 # Exits 77 (skip, said loudly) only when the machine cannot make namespaces.
 set -u
 ROCEMU=$1
