@@ -13,7 +13,7 @@
 #     side: parse + forward + TM, net_null ports): the goal is that one rocegen core saturates
 #     what rocemu forwards on the same machine;
 #   - a rate-capped run: p2p with --line-rate-mbps R (default 2000) back to back, busbw against
-#     the link rate, with DCQCN on (its reaction point paces at its current rate) and off.
+#     the link rate, with DCQCN on and off (rocegen paces its port at the line rate, as a NIC).
 # The rocegen and testpmd runs alternate (order swapped every run); the table gives medians.
 # Reports; fails only when a side does not work (a rocegen exits non-zero or does not verify
 # its data, testpmd moves nothing). Exit 77 (skipped, said loudly) when not root, dpdk-testpmd
@@ -193,7 +193,7 @@ print("rocegen pps / rocemu forward pps: DCQCN on %.3f, off %.3f" % (on / (sw * 
 print("(each rocegen core also receives as many 4 KB packets as it sends, and ACKs)")
 goodput = cap * 4096 / wire / 8 / 1000  # GB/s of payload the capped link carries
 print("rate cap %d Mb/s: busbw DCQCN on %.4f GB/s = %.3f of the link's 4 KB payload rate "
-      "(%.4f GB/s); DCQCN off %.4f GB/s = %.3f (no pacing without DCQCN)"
+      "(%.4f GB/s); DCQCN off %.4f GB/s = %.3f (the port paced at the line rate)"
       % (cap, bw_on, bw_on / goodput, goodput, bw_off, bw_off / goodput))
 print("RESULT bench=rocegen rocegen_on_pps=%.0f rocegen_off_pps=%.0f testpmd_memif_pps=%.0f "
       "rocemu_fwd4k_pps=%.0f on_vs_testpmd=%.3f on_vs_rocemu=%.3f off_vs_rocemu=%.3f "
