@@ -6,35 +6,12 @@
 set -u
 ROCEMU=$1
 SRC=$2
-export LAB_PREFIX=rp$$
-LAB="$SRC/scripts/lab/lab.sh"
-WORK=$(mktemp -d)
-ROCEMU_PID=
-fail() { echo "FAIL: $*"; [ -f "$WORK/rocemu.out" ] && sed 's/^/  rocemu| /' "$WORK/rocemu.out"; exit 1; }
-cleanup() {
-	[ -n "$ROCEMU_PID" ] && kill -INT "$ROCEMU_PID" 2>/dev/null && sleep 1
-	[ -n "$ROCEMU_PID" ] && kill -9 "$ROCEMU_PID" 2>/dev/null
-	"$LAB" down >/dev/null 2>&1
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-if [ "$(id -u)" -ne 0 ] || ! ip netns add "rp$$-probe" 2>/dev/null; then
-	echo "SKIP: end-to-end lab needs root and network namespaces (ip netns); NOT TESTED"
-	exit 77
-fi
-ip netns del "rp$$-probe"
-eval "$("$LAB" env)"
-"$LAB" up >/dev/null || fail "lab setup"
+LAB_PREFIX=rp$$
+. "$SRC/tests/e2e/lab_common.sh"
+lab_begin "the end-to-end PFC lab"
 
-"$ROCEMU" -l 0-1 --no-huge --no-pci -m 1024 --file-prefix=rp_$$ $("$LAB" eal) -- \
-	--pipeline "$SRC/tests/e2e/pfc-1g.json" --stats "$WORK/stats.json" >"$WORK/rocemu.out" 2>&1 &
-ROCEMU_PID=$!
-for _ in $(seq 100); do
-	grep -q "^rocemu: running" "$WORK/rocemu.out" && break
-	kill -0 $ROCEMU_PID 2>/dev/null || fail "rocemu exited at start"
-	sleep 0.1
-done
-grep -q "^rocemu: running" "$WORK/rocemu.out" || fail "rocemu did not start"
+rocemu_start -l 0-1 --no-huge --no-pci -m 1024 --file-prefix=rp_$$ $("$LAB" eal) -- \
+	--pipeline "$SRC/tests/e2e/pfc-1g.json" --stats "$WORK/stats.json"
 grep -q "^rocemu: port p0 .*PFC" "$WORK/rocemu.out" || fail "no PFC capability line for p0"
 
 ip netns exec "$NS_A" python3 "$SRC/scripts/lab/sniff.py" eth0 8 >"$WORK/sniff" &
@@ -46,9 +23,7 @@ ip netns exec "$NS_A" python3 "$SRC/scripts/lab/udp.py" send "$IP_B" 4791 20000 
 	>/dev/null || fail "sender"
 wait $SNIFF
 cat "$WORK/sniff"
-kill -INT $ROCEMU_PID
-wait $ROCEMU_PID || fail "rocemu exited non-zero"
-ROCEMU_PID=
+rocemu_stop
 grep -q "^conservation: .*: OK$" "$WORK/rocemu.out" || fail "no OK conservation line"
 python3 - "$WORK/stats.json" "$WORK/sniff" <<'PY' || fail "PFC checks"
 import json, re, sys

@@ -16,31 +16,9 @@ ROCEMU=$1
 ROCEGEN=$2
 SRC=$3
 MODE=${4:-ecn}
-export LAB_PREFIX=rl$$
-LAB="$SRC/scripts/lab/lab.sh"
-WORK=$(mktemp -d)
-ROCEMU_PID=
-
-cleanup() {
-	[ -n "$ROCEMU_PID" ] && kill -INT "$ROCEMU_PID" 2>/dev/null && sleep 1
-	[ -n "$ROCEMU_PID" ] && kill -9 "$ROCEMU_PID" 2>/dev/null
-	"$LAB" down >/dev/null 2>&1
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-fail() {
-	echo "FAIL: $*"
-	for f in rocemu a b; do [ -f "$WORK/$f.out" ] && sed "s/^/  $f| /" "$WORK/$f.out"; done
-	exit 1
-}
-
-if [ "$(id -u)" -ne 0 ] || ! ip netns add "rl$$-probe" 2>/dev/null; then
-	echo "SKIP: closed loop needs root and network namespaces (ip netns); NOT TESTED"
-	exit 77
-fi
-ip netns del "rl$$-probe"
-eval "$("$LAB" env)"
-"$LAB" up >/dev/null || fail "lab setup"
+LAB_PREFIX=rl$$
+. "$SRC/tests/e2e/lab_common.sh"
+lab_begin "the closed loop"
 
 # rocemu on core 0, both rocegen on core 1 (2-core machine)
 if [ "$MODE" = incast ]; then
@@ -52,15 +30,8 @@ else
 	EMU_ARGS=(--pipeline "$SRC/tests/e2e/$MODE-200m.json")
 	ARGS=(--test p2p --size 8M --iters 2 --line-rate-mbps 1000 --timeout 16 --time-limit 120)
 fi
-"$ROCEMU" -l 0 --no-huge --no-pci -m 1024 --file-prefix=rl_$$ $("$LAB" eal) -- \
-	"${EMU_ARGS[@]}" >"$WORK/rocemu.out" 2>&1 &
-ROCEMU_PID=$!
-for _ in $(seq 100); do
-	grep -q "^rocemu: running" "$WORK/rocemu.out" && break
-	kill -0 $ROCEMU_PID 2>/dev/null || fail "rocemu exited at start"
-	sleep 0.1
-done
-grep -q "^rocemu: running" "$WORK/rocemu.out" || fail "rocemu did not start within 10 s"
+rocemu_start -l 0 --no-huge --no-pci -m 1024 --file-prefix=rl_$$ $("$LAB" eal) -- \
+	"${EMU_ARGS[@]}"
 
 # The lab's kernels own .1/.2; rocegen takes other addresses so the kernels stay out of it.
 ip netns exec "$NS_A" "$ROCEGEN" -l 1 --no-huge -m 512 --no-pci --file-prefix=rla$$ \
@@ -73,9 +44,7 @@ ip netns exec "$NS_B" "$ROCEGEN" -l 1 --no-huge -m 512 --no-pci --file-prefix=rl
 PB=$!
 wait $PA || { wait $PB; fail "rocegen A exited non-zero"; }
 wait $PB || fail "rocegen B exited non-zero"
-kill -INT $ROCEMU_PID
-wait $ROCEMU_PID || fail "rocemu exited non-zero"
-ROCEMU_PID=
+rocemu_stop
 for s in a b; do
 	grep -Eq "verify [0-9]+ bytes: data ok, ([0-9]+) of \1 bytes placed" "$WORK/$s.out" ||
 		fail "rank $s did not place and verify every byte"

@@ -12,42 +12,11 @@ set -u
 ROCEMU=$1
 ROCEGEN=$2
 SRC=$3
-export LAB_PREFIX=rx$$
-LAB="$SRC/scripts/lab/lab.sh"
-WORK=$(mktemp -d)
-ROCEMU_PID=
-
-cleanup() {
-	[ -n "$ROCEMU_PID" ] && kill -INT "$ROCEMU_PID" 2>/dev/null && sleep 1
-	[ -n "$ROCEMU_PID" ] && kill -9 "$ROCEMU_PID" 2>/dev/null
-	"$LAB" down >/dev/null 2>&1
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-fail() {
-	echo "FAIL: $*"
-	for f in rocemu a b; do [ -f "$WORK/$f.out" ] && sed "s/^/  $f| /" "$WORK/$f.out"; done
-	exit 1
-}
-
-if [ "$(id -u)" -ne 0 ] || ! ip netns add "rx$$-probe" 2>/dev/null; then
-	echo "SKIP: loss through rocemu needs root and network namespaces (ip netns); NOT TESTED"
-	exit 77
-fi
-ip netns del "rx$$-probe"
-eval "$("$LAB" env)"
-"$LAB" up >/dev/null || fail "lab setup"
-
-"$ROCEMU" -l 0 --no-huge --no-pci -m 1024 --file-prefix=rx_$$ $("$LAB" eal) -- \
-	--pipeline "$SRC/tests/e2e/loss-1pct.json" --seed 7 --stats "$WORK/stats.json" \
-	>"$WORK/rocemu.out" 2>&1 &
-ROCEMU_PID=$!
-for _ in $(seq 100); do
-	grep -q "^rocemu: running" "$WORK/rocemu.out" && break
-	kill -0 $ROCEMU_PID 2>/dev/null || fail "rocemu exited at start"
-	sleep 0.1
-done
-grep -q "^rocemu: running" "$WORK/rocemu.out" || fail "rocemu did not start within 10 s"
+LAB_PREFIX=rx$$
+. "$SRC/tests/e2e/lab_common.sh"
+lab_begin "loss through rocemu"
+rocemu_start -l 0 --no-huge --no-pci -m 1024 --file-prefix=rx_$$ $("$LAB" eal) -- \
+	--pipeline "$SRC/tests/e2e/loss-1pct.json" --seed 7 --stats "$WORK/stats.json"
 
 # The lab's kernels own .1/.2; rocegen's ranks take .11-.12 (A) and .21-.22 (B). A 64 KB window:
 # with 1% loss a 256-packet go-back-N window almost never gets through whole.
@@ -64,9 +33,7 @@ PB=$!
 wait $PA || { wait $PB; fail "rocegen A exited non-zero"; }
 wait $PB || fail "rocegen B exited non-zero"
 sleep 0.5
-kill -INT $ROCEMU_PID
-wait $ROCEMU_PID || fail "rocemu exited non-zero"
-ROCEMU_PID=
+rocemu_stop
 for s in a b; do
 	grep -Eq "verify [0-9]+ bytes: data ok, ([0-9]+) of \1 bytes placed" "$WORK/$s.out" ||
 		fail "rank $s did not place and verify every byte"
