@@ -4,8 +4,8 @@
 # $WORK/*.out, prefixed with its name, then exits 1), lab_begin WHAT (skips loudly, exit 77,
 # without root or network namespaces; else brings the lab up and sets NS_A, NS_B, IP_A, ...),
 # rocemu_start ARGS... (starts "$ROCEMU" ARGS with its output in $WORK/rocemu.out, waits for
-# "rocemu: running") and rocemu_stop (SIGINT, waits, fails on a non-zero exit). At exit a
-# still running rocemu is stopped and the lab taken down.
+# "rocemu: running"), rocemu_stop (SIGINT, waits, fails on a non-zero exit) and rocegen_pair
+# (below; needs ROCEGEN). At exit a still running rocemu is stopped and the lab taken down.
 export LAB_PREFIX
 LAB="$SRC/scripts/lab/lab.sh"
 WORK=$(mktemp -d)
@@ -53,4 +53,26 @@ rocemu_stop() {
 	kill -INT "$ROCEMU_PID"
 	wait "$ROCEMU_PID" || fail "rocemu exited non-zero"
 	ROCEMU_PID=
+}
+
+# rocegen_pair IP_A IP_B ARGS...: "$ROCEGEN" in A's and B's namespace at once (lcore 1, on the
+# namespace's veth end), process A first at IP_A, B at IP_B, outputs $WORK/{a,b}.{out,json};
+# fails if either exits non-zero or did not check its result and every byte from the wire.
+rocegen_pair() {
+	local ip_a=$1 ip_b=$2 pa pb s
+	shift 2
+	ip netns exec "$NS_A" "$ROCEGEN" -l 1 --no-huge -m 512 --no-pci \
+		--file-prefix="${LAB_PREFIX}a" --vdev=net_af_packet0,iface=eth0,framecnt=2048 -- \
+		--ip "$ip_a" --peer-ip "$ip_b" --json "$WORK/a.json" "$@" >"$WORK/a.out" 2>&1 &
+	pa=$!
+	ip netns exec "$NS_B" "$ROCEGEN" -l 1 --no-huge -m 512 --no-pci \
+		--file-prefix="${LAB_PREFIX}b" --vdev=net_af_packet0,iface=eth0,framecnt=2048 -- \
+		--ip "$ip_b" --peer-ip "$ip_a" --json "$WORK/b.json" "$@" >"$WORK/b.out" 2>&1 &
+	pb=$!
+	wait $pa || { wait $pb; fail "rocegen A exited non-zero"; }
+	wait $pb || fail "rocegen B exited non-zero"
+	for s in a b; do
+		grep -Eq "verify [0-9]+ bytes: data ok, ([0-9]+) of \1 bytes placed" "$WORK/$s.out" ||
+			fail "rocegen $s did not check its result and place every byte"
+	done
 }

@@ -34,21 +34,8 @@ rocemu_start -l 0 --no-huge --no-pci -m 1024 --file-prefix=rl_$$ $("$LAB" eal) -
 	"${EMU_ARGS[@]}"
 
 # The lab's kernels own .1/.2; rocegen takes other addresses so the kernels stay out of it.
-ip netns exec "$NS_A" "$ROCEGEN" -l 1 --no-huge -m 512 --no-pci --file-prefix=rla$$ \
-	--vdev=net_af_packet0,iface=eth0,framecnt=2048 -- --ip 198.18.0.11 --peer-ip 198.18.0.12 \
-	--json "$WORK/a.json" "${ARGS[@]}" >"$WORK/a.out" 2>&1 &
-PA=$!
-ip netns exec "$NS_B" "$ROCEGEN" -l 1 --no-huge -m 512 --no-pci --file-prefix=rlb$$ \
-	--vdev=net_af_packet0,iface=eth0,framecnt=2048 -- --ip 198.18.0.12 --peer-ip 198.18.0.11 \
-	--json "$WORK/b.json" "${ARGS[@]}" >"$WORK/b.out" 2>&1 &
-PB=$!
-wait $PA || { wait $PB; fail "rocegen A exited non-zero"; }
-wait $PB || fail "rocegen B exited non-zero"
+rocegen_pair 198.18.0.11 198.18.0.12 "${ARGS[@]}"
 rocemu_stop
-for s in a b; do
-	grep -Eq "verify [0-9]+ bytes: data ok, ([0-9]+) of \1 bytes placed" "$WORK/$s.out" ||
-		fail "rank $s did not place and verify every byte"
-done
 echo "ok: both rocegen done through rocemu, every byte placed and checked"
 grep -q "^conservation: .*: OK$" "$WORK/rocemu.out" || fail "no OK conservation line"
 if [ "$MODE" = pfc ]; then
