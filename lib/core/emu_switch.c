@@ -184,6 +184,7 @@ emu_switch_add_stages(struct emu_switch *sw, const char *list_key, bool egress, 
 }
 
 static void emu_switch_port_mac(uint16_t port, uint8_t mac[6]);
+static bool emu_switch_drain(struct emu_switch *sw, uint16_t port, uint64_t now_ns);
 
 /* DSCP the filler frames carry for priority @p prio (the default trust-DSCP map's inverse). */
 static uint8_t
@@ -354,6 +355,18 @@ emu_switch_incast_gen(struct emu_switch *sw, uint64_t until_ns)
 			break;
 		if (budget-- == 0) {
 			done = false;
+			break;
+		}
+		/*
+		 * Catching up after the runner was late (live mode: the lcore was descheduled or
+		 * the loop slow), frames are generated at their past times; the TM admits against
+		 * its queue as last dequeued, so first let the port's queue drain to t, or a
+		 * backlog of frames that would have left long ago fills the buffer and drops.
+		 * The replay clock is never late (it stops at every frame's time): there this
+		 * never runs.
+		 */
+		if (t < until_ns && !emu_switch_drain(sw, src->s.cfg.port, t)) {
+			done = false;	/* TX staging full: the rest after the next TX */
 			break;
 		}
 		emu_incast_sched_advance(&src->s);
@@ -712,17 +725,17 @@ emu_switch_rx(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts, uint
 	emu_switch_send_pfc(sw, now_ns);
 }
 
-uint16_t
-emu_switch_tx_prepare(struct emu_switch *sw, uint16_t port, uint64_t now_ns,
-		      struct rte_mbuf ***pkts)
+/*
+ * What the port's TM releases up to @p now_ns goes into its TX staging (egress stages run,
+ * virtual incast frames absorbed or sent to their sink). Returns false when the staging is full.
+ */
+static bool
+emu_switch_drain(struct emu_switch *sw, uint16_t port, uint64_t now_ns)
 {
 	struct emu_tx_stage *tx = &sw->tx[port];
 	struct rte_mbuf **burst;
 	uint16_t room, n, i;
 
-	sw->last_now_ns = now_ns;
-	emu_switch_profile_tick(sw, now_ns);
-	emu_switch_release_held(sw, now_ns);
 	while ((room = EMU_TX_STAGE_PKTS - tx->n) > 0) {
 		struct rte_mbuf *sink[EMU_BURST];
 		uint16_t n_sink = 0;
@@ -742,9 +755,20 @@ emu_switch_tx_prepare(struct emu_switch *sw, uint16_t port, uint64_t now_ns,
 		if (n_sink > 0)
 			emu_switch_incast_sink(sw, sink, n_sink);
 	}
+	return room > 0;
+}
+
+uint16_t
+emu_switch_tx_prepare(struct emu_switch *sw, uint16_t port, uint64_t now_ns,
+		      struct rte_mbuf ***pkts)
+{
+	sw->last_now_ns = now_ns;
+	emu_switch_profile_tick(sw, now_ns);
+	emu_switch_release_held(sw, now_ns);
+	emu_switch_drain(sw, port, now_ns);
 	emu_switch_send_pfc(sw, now_ns);
-	*pkts = tx->pkts;
-	return tx->n;
+	*pkts = sw->tx[port].pkts;
+	return sw->tx[port].n;
 }
 
 void
