@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,7 @@
 #include <rte_ethdev.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
+#include <rte_telemetry.h>
 
 #include "app.h"
 
@@ -42,6 +45,24 @@ struct live_state {
 
 static volatile sig_atomic_t live_signals;
 static volatile sig_atomic_t live_reload;
+
+/*
+ * Profile switches asked over DPDK telemetry ("/rocemu/profile,FILE" on the process's telemetry
+ * socket, a unix socket in the EAL runtime directory, which only root can reach): the telemetry
+ * thread hands the path to the main loop, which loads and offers it exactly as for SIGHUP, and
+ * waits for the verdict. current is the file SIGHUP reloads.
+ */
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool pending;		/* a request waits for the main loop */
+	bool done;		/* ... and its verdict is in result */
+	bool loaded;
+	unsigned int seq;	/* requests served, so a waiter knows its own verdict */
+	char path[PATH_MAX];
+	char result[512];
+	char current[PATH_MAX];
+} live_ctl = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
 static void
 live_on_sighup(int sig)
@@ -84,6 +105,10 @@ live_usage(FILE *f)
 		"  SIGHUP                reload --profile FILE: validated first; a bad file is refused\n"
 		"                        and the running profile stays; a good one starts its timeline\n"
 		"                        at the moment it is taken, without stopping the switch\n"
+		"  telemetry             /rocemu/profile,FILE on DPDK's telemetry socket (root only)\n"
+		"                        switches to FILE the same way and answers loaded or refused\n"
+		"                        with the reason: echo /rocemu/profile,/abs/new.json |\n"
+		"                        dpdk-telemetry.py -f FILE_PREFIX; SIGHUP then reloads FILE\n"
 		"  --help                this text\n"
 		"\n"
 		"Ports: the pipeline's ports[] map to DPDK ports by \"dev\" (device name such as\n"
@@ -318,22 +343,29 @@ live_worker(void *arg)
 	return 0;
 }
 
-/* SIGHUP: load the profile file again and hand it to the switch without stopping it. */
-static void
-live_reload_profile(struct live_state *st, const char *file)
+/*
+ * SIGHUP or a telemetry request: load a profile file and hand it to the switch without stopping
+ * it. Returns 0 when the switch took it; msg gets the line printed.
+ */
+static int
+live_reload_profile(struct live_state *st, const char *file, char *msg, size_t len)
 {
 	struct emu_profile *np = NULL, *old = NULL;
 	struct emu_err err;
 	uint64_t deadline;
 
-	if (file == NULL) {
-		printf("rocemu: SIGHUP: no --profile to reload\n");
-		return;
+	if (file == NULL || file[0] == '\0') {
+		snprintf(msg, len, "rocemu: SIGHUP: no --profile to reload");
+		printf("%s\n", msg);
+		return -1;
 	}
 	if (emu_profile_load(file, st->ctx.sw, &np, &err) != 0) {
 		printf("rocemu: profile reload refused, the running profile stays: %s (in %s)\n",
 		       err.msg, file);
-		return;
+		if (snprintf(msg, len, "rocemu: profile reload refused, the running profile stays: "
+			     "%s (in %s)", err.msg, file) >= (int)len)
+			msg[len - 2] = '.';	/* cut: the whole line is on stdout */
+		return -1;
 	}
 	emu_switch_offer_profile(st->ctx.sw, np);
 	deadline = live_now_ns(st) + 2000000000ULL;
@@ -345,14 +377,104 @@ live_reload_profile(struct live_state *st, const char *file)
 		if (live_now_ns(st) > deadline) {
 			/* The worker is wedged: keep the offer, it will be taken later; the
 			 * new profile is then owned by the switch until exit. */
-			printf("rocemu: profile reload from %s pending (worker busy)\n", file);
-			return;
+			snprintf(msg, len, "rocemu: profile reload from %s pending (worker busy)",
+				 file);
+			printf("%s\n", msg);
+			return -1;
 		}
 	}
 	emu_profile_free(old);
 	st->ctx.prof = np;
-	printf("rocemu: profile reloaded from %s (%u changes, time zero now)\n", file,
-	       np->n_actions);
+	snprintf(msg, len, "rocemu: profile reloaded from %s (%u changes, time zero now)", file,
+		 np->n_actions);
+	printf("%s\n", msg);
+	return 0;
+}
+
+/* Copy at most n - 1 bytes of src and a NUL (telemetry strings hold 127 characters). */
+static void
+live_strcpy(char *dst, size_t n, const char *src)
+{
+	size_t l = strnlen(src, n - 1);
+
+	memcpy(dst, src, l);
+	dst[l] = '\0';
+}
+
+/* Telemetry thread: "/rocemu/profile,FILE" switches to FILE; without FILE, the running one. */
+static int
+live_tel_profile(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct timespec until;
+	unsigned int seq;
+	char text[RTE_TEL_MAX_STRING_LEN];
+	int rc = 0;
+
+	(void)cmd;
+	rte_tel_data_start_dict(d);
+	pthread_mutex_lock(&live_ctl.mu);
+	if (params == NULL || params[0] == '\0') {
+		live_strcpy(text, sizeof(text), live_ctl.current);
+		rte_tel_data_add_dict_string(d, "profile", text);
+		pthread_mutex_unlock(&live_ctl.mu);
+		return 0;
+	}
+	if (live_ctl.pending || strlen(params) >= sizeof(live_ctl.path)) {
+		pthread_mutex_unlock(&live_ctl.mu);
+		rte_tel_data_add_dict_string(d, "result", "refused");
+		rte_tel_data_add_dict_string(d, "message", live_ctl.pending ?
+					     "another profile switch is in progress" :
+					     "path too long");
+		return 0;
+	}
+	snprintf(live_ctl.path, sizeof(live_ctl.path), "%s", params);
+	live_ctl.pending = true;
+	live_ctl.done = false;
+	seq = live_ctl.seq;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 5;
+	while (!(live_ctl.done && live_ctl.seq != seq) && rc == 0)
+		rc = pthread_cond_timedwait(&live_ctl.cv, &live_ctl.mu, &until);
+	if (live_ctl.done && live_ctl.seq != seq) {
+		rte_tel_data_add_dict_string(d, "result", live_ctl.loaded ? "loaded" : "refused");
+		/* telemetry strings are short: the whole line is on rocemu's standard output */
+		live_strcpy(text, sizeof(text), live_ctl.result);
+		rte_tel_data_add_dict_string(d, "message", text);
+	} else {
+		rte_tel_data_add_dict_string(d, "result", "pending");
+		rte_tel_data_add_dict_string(d, "message", "no answer from the main loop in 5 s");
+	}
+	pthread_mutex_unlock(&live_ctl.mu);
+	return 0;
+}
+
+/* Main loop: serve a telemetry profile switch if one waits. */
+static void
+live_ctl_serve(struct live_state *st)
+{
+	char path[PATH_MAX], msg[512];
+	int rc;
+
+	pthread_mutex_lock(&live_ctl.mu);
+	if (!live_ctl.pending) {
+		pthread_mutex_unlock(&live_ctl.mu);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s", live_ctl.path);
+	pthread_mutex_unlock(&live_ctl.mu);
+	rc = live_reload_profile(st, path, msg, sizeof(msg));
+	pthread_mutex_lock(&live_ctl.mu);
+	if (rc == 0)
+		snprintf(live_ctl.current, sizeof(live_ctl.current), "%s", path);
+	/* strip the "rocemu: " prefix: the reply says who it is from */
+	snprintf(live_ctl.result, sizeof(live_ctl.result), "%s",
+		 strncmp(msg, "rocemu: ", 8) == 0 ? msg + 8 : msg);
+	live_ctl.loaded = rc == 0;
+	live_ctl.pending = false;
+	live_ctl.done = true;
+	live_ctl.seq++;
+	pthread_cond_broadcast(&live_ctl.cv);
+	pthread_mutex_unlock(&live_ctl.mu);
 }
 
 static double
@@ -461,6 +583,12 @@ app_live_main(int argc, char **argv)
 	signal(SIGINT, live_on_signal);
 	signal(SIGTERM, live_on_signal);
 	signal(SIGHUP, live_on_sighup);
+	snprintf(live_ctl.current, sizeof(live_ctl.current), "%s", o.profile ? o.profile : "");
+	if (rte_telemetry_register_cmd("/rocemu/profile", live_tel_profile,
+				       "Switch to a profile file, validated first: "
+				       "/rocemu/profile,FILE. Without FILE: the running one") != 0)
+		printf("rocemu: telemetry command /rocemu/profile not registered: switch "
+		       "profiles with SIGHUP\n");
 	st->tsc_hz = rte_get_tsc_hz();
 	clock_gettime(CLOCK_REALTIME, &ts);
 	st->wall0_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
@@ -482,10 +610,16 @@ app_live_main(int argc, char **argv)
 		}
 		emu_switch_service(st->ctx.sw, false);
 		if (live_reload) {
+			char msg[512], path[PATH_MAX];
+
 			live_reload = 0;
-			live_reload_profile(st, o.profile);
+			pthread_mutex_lock(&live_ctl.mu);
+			snprintf(path, sizeof(path), "%s", live_ctl.current);
+			pthread_mutex_unlock(&live_ctl.mu);
+			live_reload_profile(st, path, msg, sizeof(msg));
 			fflush(stdout);
 		}
+		live_ctl_serve(st);
 		t = live_elapsed_s(st);
 		if (o.stats_interval_s > 0 && t >= next_stats) {
 			emu_switch_print_interval(st->ctx.sw, stdout, t);
