@@ -4,8 +4,8 @@
 # $WORK/*.out, prefixed with its name, then exits 1), lab_begin WHAT (skips loudly, exit 77,
 # without root or network namespaces; else brings the lab up and sets NS_A, NS_B, IP_A, ...),
 # rocemu_start ARGS... (starts "$ROCEMU" ARGS with its output in $WORK/rocemu.out, waits for
-# "rocemu: running"), rocemu_stop (SIGINT, waits, fails on a non-zero exit) and rocegen_pair
-# (below; needs ROCEGEN). At exit a still running rocemu is stopped and the lab taken down.
+# "rocemu: running"), rocemu_stop (SIGINT, waits, fails on a non-zero exit), rocegen_pair and
+# rocemu_profile_switch (below). At exit a still running rocemu is stopped, the lab taken down.
 export LAB_PREFIX
 LAB="$SRC/scripts/lab/lab.sh"
 WORK=$(mktemp -d)
@@ -75,4 +75,19 @@ rocegen_pair() {
 		grep -Eq "verify [0-9]+ bytes: data ok, ([0-9]+) of \1 bytes placed" "$WORK/$s.out" ||
 			fail "rocegen $s did not check its result and place every byte"
 	done
+}
+
+# rocemu_profile_switch FILE_PREFIX PROFILE: switch the running rocemu (started with
+# --file-prefix=FILE_PREFIX) to PROFILE over its telemetry socket; fails unless it is loaded.
+rocemu_profile_switch() {
+	python3 - "/var/run/dpdk/$1/dpdk_telemetry.v2" "$2" <<'PY' || fail "profile switch to $2"
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+json.loads(s.recv(16384).decode())
+s.send(("/rocemu/profile," + sys.argv[2]).encode())
+r = json.loads(s.recv(16384).decode())["/rocemu/profile"]
+print("rocemu: telemetry: %s: %s" % (r["result"], r["message"]))
+assert r["result"] == "loaded", r
+PY
 }

@@ -5,8 +5,9 @@
 # each sender's DCQCN rate fell to about half its line rate, and rocemu's conservation line is OK.
 # Mode "pfc" (pfc-200m.json: priority 3 lossless, PFC, no ECN): both finish, both were paused
 # by rocemu's PFC frames, and rocemu dropped nothing.
-# Mode "incast" (pipelines/dcqcn-lab.json with incast-8to1-1g.json: the link to B at 1 Gb/s and
-# an 8:1 incast of virtual senders into it from 0.5 s to 2.5 s): a ring all-reduce runs through
+# Mode "incast" (pipelines/dcqcn-lab.json, switched over telemetry to incast-8to1-1g.json once
+# both rocegen are up: the link to B at 1 Gb/s and an 8:1 incast of virtual senders into it from
+# 0.5 s to 2.5 s after the switch): a ring all-reduce runs through
 # it (50 iterations: 8-25 s here, covering the incast) and completes; rocemu marked A's frames
 # CE, B sent CNPs, A received them, A's DCQCN rate fell below 60% of its line rate during the
 # incast and was back at line rate after it.
@@ -22,8 +23,9 @@ lab_begin "the closed loop"
 
 # rocemu on core 0, both rocegen on core 1 (2-core machine)
 if [ "$MODE" = incast ]; then
-	EMU_ARGS=(--pipeline "$SRC/pipelines/dcqcn-lab.json" --profile
-		"$SRC/tests/e2e/incast-8to1-1g.json")
+	# the incast profile is switched in over telemetry once both rocegen are up, so its
+	# time zero is when traffic flows however long start-up takes (ASan: seconds)
+	EMU_ARGS=(--pipeline "$SRC/pipelines/dcqcn-lab.json")
 	ARGS=(--test allreduce --size 4M --iters 50 --line-rate-mbps 1000 --timeout 16
 		--time-limit 120)
 else
@@ -34,7 +36,20 @@ rocemu_start -l 0 --no-huge --no-pci -m 1024 --file-prefix=rl_$$ $("$LAB" eal) -
 	"${EMU_ARGS[@]}"
 
 # The lab's kernels own .1/.2; rocegen takes other addresses so the kernels stay out of it.
-rocegen_pair 198.18.0.11 198.18.0.12 "${ARGS[@]}"
+if [ "$MODE" = incast ]; then
+	rocegen_pair 198.18.0.11 198.18.0.12 "${ARGS[@]}" &
+	RP=$!
+	for _ in $(seq 600); do
+		[ "$(cat "$WORK/a.out" "$WORK/b.out" 2>/dev/null | grep -c "all 2 processes up")" -eq 2 ] &&
+			break
+		kill -0 $RP 2>/dev/null || break
+		sleep 0.1
+	done
+	rocemu_profile_switch "rl_$$" "$SRC/tests/e2e/incast-8to1-1g.json"
+	wait $RP || exit 1
+else
+	rocegen_pair 198.18.0.11 198.18.0.12 "${ARGS[@]}"
+fi
 rocemu_stop
 echo "ok: both rocegen done through rocemu, every byte placed and checked"
 grep -q "^conservation: .*: OK$" "$WORK/rocemu.out" || fail "no OK conservation line"
