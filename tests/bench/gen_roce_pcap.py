@@ -18,7 +18,10 @@ usage: gen_roce_pcap.py OUTDIR [--count N]
 import argparse
 import os
 import struct
-import zlib
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "replay"))
+from roceframes import icrc, ip_cksum  # noqa: E402
 
 ROCE_PORT = 4791
 OP_RC_RDMA_WRITE_ONLY = 0x0A
@@ -34,29 +37,6 @@ KINDS = {
     "write1k": (OP_RC_RDMA_WRITE_ONLY, 1024),
     "write4k": (OP_RC_RDMA_WRITE_ONLY, 4096),
 }
-
-
-def ipv4_cksum(hdr):
-    s = sum(struct.unpack("!10H", hdr))
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    return (~s) & 0xFFFF
-
-
-def icrc(ip, udp, bth, rest):
-    """ICRC (IBA A17.3.3): CRC-32 over 8 bytes of 0xFF, then IP/UDP/BTH with the variant
-    fields (IPv4 TOS, TTL, checksum; UDP checksum; BTH reserved byte 4) set to all ones,
-    then the rest of the transport packet; stored little-endian, as zlib computes it."""
-    ip_m = bytearray(ip)
-    ip_m[1] = 0xFF
-    ip_m[8] = 0xFF
-    ip_m[10:12] = b"\xff\xff"
-    udp_m = bytearray(udp)
-    udp_m[6:8] = b"\xff\xff"
-    bth_m = bytearray(bth)
-    bth_m[4] = 0xFF
-    return struct.pack("<I", zlib.crc32(b"\xff" * 8 + bytes(ip_m) + bytes(udp_m) +
-                                        bytes(bth_m) + rest) & 0xFFFFFFFF)
 
 
 def frame(kind, seq):
@@ -77,10 +57,10 @@ def frame(kind, seq):
     udp = struct.pack("!HHHH", 0xC000 | (seq & 0xFF), ROCE_PORT, udp_len, 0)
     ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, (26 << 2) | 2, 20 + udp_len, 0,
                                0x4000, 64, 17, 0, SRC_IP, DST_IP))
-    ip[10:12] = struct.pack("!H", ipv4_cksum(bytes(ip)))
+    ip[10:12] = struct.pack("!H", ip_cksum(bytes(ip)))
     ip = bytes(ip)
     eth = DST_MAC + SRC_MAC + b"\x08\x00"
-    f = eth + ip + udp + bth + ext + payload + icrc(ip, udp, bth, ext + payload)
+    f = eth + ip + udp + bth + ext + payload + icrc(bytes(ip) + udp + bth + ext + payload)
     if len(f) < 64:
         f += b"\0" * (64 - len(f))  # Ethernet padding after the ICRC (the ACK: 62 -> 64)
     return f

@@ -17,13 +17,13 @@ import struct
 import subprocess
 import sys
 import tempfile
-import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "switch-cnp"))
 import gen  # noqa: E402
 import pcapdump  # noqa: E402
+import roceframes  # noqa: E402
 
 
 def l2(p):
@@ -37,7 +37,7 @@ def icrc_ok(p):
     off, _ = l2(p)
     tot = struct.unpack(">H", p[off + 2:off + 4])[0]
     body = p[off:off + tot - 4]
-    return gen.icrc(body) == p[off + tot - 4:off + tot]
+    return roceframes.icrc(body) == p[off + tot - 4:off + tot]
 
 
 def cnp_info(p):
@@ -47,7 +47,7 @@ def cnp_info(p):
     bth = udp + 8
     return {
         "dscp": ip[1] >> 2, "ecn": ip[1] & 3, "pcp": pcp, "ip_len": struct.unpack(">H", ip[2:4])[0],
-        "ip_cksum_ok": gen.ip_cksum(ip[:10] + b"\0\0" + ip[12:]) == struct.unpack(">H", ip[10:12])[0],
+        "ip_cksum_ok": roceframes.ip_cksum(ip[:10] + b"\0\0" + ip[12:]) == struct.unpack(">H", ip[10:12])[0],
         "sport": struct.unpack(">H", p[udp:udp + 2])[0],
         "becn": bool(p[bth + 4] & 0x40), "pkey": struct.unpack(">H", p[bth + 2:bth + 4])[0],
         "psn": struct.unpack(">I", b"\0" + p[bth + 9:bth + 12])[0],
@@ -63,21 +63,7 @@ def is_cnp(p):
 
 
 def run(rocemu, pipeline, tmp, tag):
-    outs = {port: os.path.join(tmp, "%s-%s.pcap" % (tag, port)) for port in ("p0", "p1")}
-    stats = os.path.join(tmp, tag + "-stats.json")
-    r = subprocess.run([rocemu, "replay", "--pipeline", pipeline,
-                        "--in", os.path.join(tmp, "a.pcap") + ":p0",
-                        "--in", os.path.join(tmp, "b.pcap") + ":p1",
-                        "--out", outs["p0"] + ":p0", "--out", outs["p1"] + ":p1",
-                        "--stats", stats], capture_output=True, text=True, timeout=120, cwd=tmp)
-    if r.returncode != 0:
-        raise SystemExit("FAIL: %s: rocemu replay exited %d\n%s%s" % (tag, r.returncode, r.stdout,
-                                                                     r.stderr))
-    with open(stats) as f:
-        st = json.load(f)
-    ctr = [x for x in st["stages"] if x["type"] == "cnp"][0]["counters"]
-    frames = {port: pcapdump.read_pcap(path)[1] for port, path in outs.items()}
-    return r.stdout, ctr, frames, outs
+    return roceframes.replay_two_ports(rocemu, pipeline, tmp, tag, "cnp")
 
 
 # (time after T0 the data packet arrives, sender MAC/IP name, receiver name, DestQP) of every
@@ -153,8 +139,8 @@ def main():
     shipped = os.path.join(src, "pipelines", "switch-cnp.json")
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
-        gen.write_pcap(os.path.join(tmp, "a.pcap"), gen.a_frames())
-        gen.write_pcap(os.path.join(tmp, "b.pcap"), gen.b_frames())
+        roceframes.write_pcap(os.path.join(tmp, "a.pcap"), gen.a_frames(), gen.T0)
+        roceframes.write_pcap(os.path.join(tmp, "b.pcap"), gen.b_frames(), gen.T0)
 
         # 1. Shipped pipeline, defaults.
         out, ctr, frames, outs = run(rocemu, shipped, tmp, "default")
@@ -189,17 +175,9 @@ def main():
         lines = sorted((t, port, describe(t, port, p)) for port in ("p0", "p1")
                        for t, _, p in frames[port])
         got = "".join(x[2] + "\n" for x in lines)
-        exp = os.path.join(HERE, "switch-cnp", "expected.txt")
-        with open(exp) as f:
-            want_txt = f.read()
-        if got != want_txt:
-            gp = os.path.join(tmp, "got.txt")
-            with open(gp, "w") as f:
-                f.write(got)
-            d = subprocess.run(["diff", "-u", exp, gp], capture_output=True, text=True)
-            failures.append("custom: output differs from expected.txt:\n" + d.stdout[:4000])
-            if os.environ.get("ROCEMU_UPDATE_EXPECTED"):
-                shutil.copy(gp, exp)
+        d = roceframes.diff_expected(got, os.path.join(HERE, "switch-cnp", "expected.txt"), tmp)
+        if d is not None:
+            failures.append("custom: output differs from expected.txt:\n" + d)
     for f in failures:
         print("FAIL:", f)
     print("switch-cnp: %s" % ("ok" if not failures else "%d failures" % len(failures)))

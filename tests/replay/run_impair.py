@@ -19,7 +19,6 @@ retransmitted go-back-N twice). Two runs on the same generated input:
 import json
 import os
 import struct
-import subprocess
 import sys
 import tempfile
 
@@ -28,33 +27,19 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "impair-targeted"))
 import gen  # noqa: E402
 import pcapdump  # noqa: E402
+import roceframes  # noqa: E402
 
 
 def run(rocemu, pipeline, tmp, tag, extra=()):
-    outs = {port: os.path.join(tmp, "%s-%s.pcap" % (tag, port)) for port in ("p0", "p1")}
-    stats = os.path.join(tmp, tag + "-stats.json")
-    r = subprocess.run([rocemu, "replay", "--pipeline", pipeline,
-                        "--in", os.path.join(tmp, "a.pcap") + ":p0",
-                        "--in", os.path.join(tmp, "b.pcap") + ":p1",
-                        "--out", outs["p0"] + ":p0", "--out", outs["p1"] + ":p1",
-                        "--stats", stats] + list(extra),
-                       capture_output=True, text=True, timeout=120, cwd=tmp)
-    if r.returncode != 0:
-        raise SystemExit("FAIL: %s: rocemu replay exited %d\n%s%s" % (tag, r.returncode, r.stdout,
-                                                                     r.stderr))
-    with open(stats) as f:
-        st = json.load(f)
-    ctr = [x for x in st["stages"] if x["type"] == "impair"][0]["counters"]
-    frames = {port: pcapdump.read_pcap(path)[1] for port, path in outs.items()}
-    return r.stdout, ctr, frames
+    return roceframes.replay_two_ports(rocemu, pipeline, tmp, tag, "impair", extra)[:3]
 
 
 def extra(p):
     """DSCP, UDP source port and ICRC check of an untagged IPv4 RoCEv2 frame."""
     tot = struct.unpack(">H", p[16:18])[0]
     body = p[14:14 + tot - 4]
-    ok = gen.icrc(body) == p[14 + tot - 4:14 + tot]
-    ipok = gen.ip_cksum(p[14:24] + b"\0\0" + p[26:34]) == struct.unpack(">H", p[24:26])[0]
+    ok = roceframes.icrc(body) == p[14 + tot - 4:14 + tot]
+    ipok = roceframes.ip_cksum(p[14:24] + b"\0\0" + p[26:34]) == struct.unpack(">H", p[24:26])[0]
     return " dscp=%d sport=%d icrc=%s ipcsum=%s" % (p[15] >> 2, struct.unpack(">H", p[34:36])[0],
                                                    "ok" if ok else "BAD", "ok" if ipok else "BAD")
 
@@ -70,8 +55,8 @@ def main():
     rocemu, src = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
-        gen.write_pcap(os.path.join(tmp, "a.pcap"), gen.a_frames())
-        gen.write_pcap(os.path.join(tmp, "b.pcap"), gen.b_frames())
+        roceframes.write_pcap(os.path.join(tmp, "a.pcap"), gen.a_frames(), gen.T0)
+        roceframes.write_pcap(os.path.join(tmp, "b.pcap"), gen.b_frames(), gen.T0)
 
         out, ctr, frames = run(rocemu, os.path.join(HERE, "impair-targeted", "pipeline.json"),
                                tmp, "case")
@@ -84,15 +69,9 @@ def main():
         if "conservation: rx 48 + created 0 = tx 47 + drops 1 + held 0 + consumed 0: OK" not in out:
             failures.append("case: conservation line missing or wrong:\n" + out)
         got = lines(frames)
-        exp = os.path.join(HERE, "impair-targeted", "expected.txt")
-        with open(exp) as f:
-            want_txt = f.read()
-        if got != want_txt:
-            gp = os.path.join(tmp, "got.txt")
-            with open(gp, "w") as f:
-                f.write(got)
-            d = subprocess.run(["diff", "-u", exp, gp], capture_output=True, text=True)
-            failures.append("case: output differs from expected.txt:\n" + d.stdout[:4000])
+        d = roceframes.diff_expected(got, os.path.join(HERE, "impair-targeted", "expected.txt"), tmp)
+        if d is not None:
+            failures.append("case: output differs from expected.txt:\n" + d)
 
         out, ctr, frames = run(rocemu, os.path.join(src, "pipelines", "impair-lab.json"), tmp,
                                "shipped", ["--profile",

@@ -18,14 +18,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import roceframes  # noqa: E402
+
 T0 = 1_000_000_000_000  # 1000 s, in ns
-
-
-def ip_csum(hdr):
-    s = sum(struct.unpack(">10H", hdr))
-    s = (s & 0xFFFF) + (s >> 16)
-    s = (s & 0xFFFF) + (s >> 16)
-    return (~s) & 0xFFFF
 
 
 def roce_frame(psn, payload=1024):
@@ -35,7 +31,7 @@ def roce_frame(psn, payload=1024):
     ip = bytearray(struct.pack(">BBHHHBBH4s4s", 0x45, (26 << 2) | 2,
                                20 + len(udp) + len(bth) + payload + 4, 0, 0x4000, 64, 17, 0,
                                bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2])))
-    ip[10:12] = struct.pack(">H", ip_csum(bytes(ip)))
+    ip[10:12] = struct.pack(">H", roceframes.ip_cksum(bytes(ip)))
     eth = bytes.fromhex("020000000002" "020000000001") + b"\x08\x00"
     return eth + bytes(ip) + udp + bth + bytes(payload) + bytes(4)
 
@@ -56,14 +52,9 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         inp, out, st = (os.path.join(d, n) for n in ("in.pcap", "out.pcap", "stats.json"))
         prof = os.path.join(d, "profile.json")
-        with open(inp, "wb") as f:
-            f.write(struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 65535, 1))
-            times = list(range(0, 2_000_000, 10_000)) + \
-                list(range(1_000_000_000, 1_002_000_000, 10_000))
-            for psn, t in enumerate(times):
-                fr = roce_frame(psn)
-                ts = T0 + t
-                f.write(struct.pack("<IIII", ts // 10**9, ts % 10**9, len(fr), len(fr)) + fr)
+        times = list(range(0, 2_000_000, 10_000)) + \
+            list(range(1_000_000_000, 1_002_000_000, 10_000))
+        roceframes.write_pcap(inp, [(t, roce_frame(psn)) for psn, t in enumerate(times)], T0)
         with open(prof, "w") as f:
             json.dump({"phases": [
                 {"at_s": 0.0005, "incast": {"onoff8": {"enabled": True}}},

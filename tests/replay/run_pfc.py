@@ -15,21 +15,14 @@ import struct
 import subprocess
 import sys
 import tempfile
-import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pcapdump  # noqa: E402
+import roceframes  # noqa: E402
 
 RATE_BPS = 10_000_000_000
 T0 = 1_000_000_000_000  # 1000 s, in ns
 MAC_NIC0, MAC_NIC1 = bytes.fromhex("020000000001"), bytes.fromhex("020000000002")
-
-
-def ip_csum(hdr):
-    s = sum(struct.unpack(">10H", hdr))
-    s = (s & 0xFFFF) + (s >> 16)
-    s = (s & 0xFFFF) + (s >> 16)
-    return (~s) & 0xFFFF
 
 
 def roce_frame(psn, dscp, ecn=2, payload=940):
@@ -39,20 +32,9 @@ def roce_frame(psn, dscp, ecn=2, payload=940):
     ip = bytearray(struct.pack(">BBHHHBBH4s4s", 0x45, (dscp << 2) | ecn,
                                20 + len(udp) + len(bth) + payload + 4, 0, 0x4000, 64, 17, 0,
                                bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2])))
-    ip[10:12] = struct.pack(">H", ip_csum(bytes(ip)))
-    body = bytes(payload)
-    # ICRC: 8 x 0xFF, then IP/UDP/BTH with TOS, TTL, IP checksum, UDP checksum, BTH byte 4 all ones
-    mip = bytearray(ip)
-    mip[1] = 0xFF
-    mip[8] = 0xFF
-    mip[10:12] = b"\xff\xff"
-    mudp = bytearray(udp)
-    mudp[6:8] = b"\xff\xff"
-    mbth = bytearray(bth)
-    mbth[4] = 0xFF
-    icrc = zlib.crc32(b"\xff" * 8 + bytes(mip) + bytes(mudp) + bytes(mbth) + body)
-    return MAC_NIC1 + MAC_NIC0 + b"\x08\x00" + bytes(ip) + udp + bth + body + \
-        struct.pack("<I", icrc)
+    ip[10:12] = struct.pack(">H", roceframes.ip_cksum(bytes(ip)))
+    pkt = bytes(ip) + udp + bth + bytes(payload)
+    return MAC_NIC1 + MAC_NIC0 + b"\x08\x00" + pkt + roceframes.icrc(pkt)
 
 
 def mac_control(opcode, vector, quanta):
@@ -63,14 +45,6 @@ def mac_control(opcode, vector, quanta):
     else:
         f += struct.pack(">H", quanta[0])
     return f + bytes(60 - len(f))
-
-
-def write_pcap(path, frames):
-    with open(path, "wb") as f:
-        f.write(struct.pack("<IHHiIII", pcapdump.MAGIC_NS, 2, 4, 0, 0, 65535, 1))
-        for ts, pkt in frames:
-            f.write(struct.pack("<IIII", ts // 10**9, ts % 10**9, len(pkt), len(pkt)))
-            f.write(pkt)
 
 
 def wire_ps(length):
@@ -105,8 +79,8 @@ def main():
     errs = []
     with tempfile.TemporaryDirectory() as tmp:
         p0, p1 = os.path.join(tmp, "in-p0.pcap"), os.path.join(tmp, "in-p1.pcap")
-        write_pcap(p0, in0)
-        write_pcap(p1, in1)
+        roceframes.write_pcap(p0, in0)
+        roceframes.write_pcap(p1, in1)
         o0, o1, st = (os.path.join(tmp, n) for n in ("out-p0.pcap", "out-p1.pcap", "s.json"))
         r = subprocess.run([rocemu, "replay", "--pipeline", os.path.join(here, "pipeline.json"),
                             "--in", p0 + ":p0", "--in", p1 + ":p1", "--out", o0 + ":p0",

@@ -21,7 +21,9 @@ the retransmission of 17 at t=37000 is its iteration 3 and passes.
 import os
 import struct
 import sys
-import zlib
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from roceframes import icrc, ip_cksum, write_pcap  # noqa: E402,F401
 
 T0 = 1_000_000_000
 MAC = {"A": b"\x02\x00\x00\x00\x00\x0a", "B": b"\x02\x00\x00\x00\x00\x0b"}
@@ -30,24 +32,6 @@ QP_A, QP_B, QP_B2 = 0x11, 0x45, 0x46
 SPORT = 49152
 PAYLOAD = 256
 WRITE_ONLY, ACK = 0x0A, 0x11
-
-
-def ip_cksum(hdr):
-    s = sum(struct.unpack(">10H", hdr))
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    return (~s) & 0xFFFF
-
-
-def icrc(body):
-    """ICRC over IP..end (without the ICRC) of an IPv4 RoCEv2 packet, as wire bytes."""
-    b = bytearray(body)
-    b[1] = 0xFF             # TOS
-    b[8] = 0xFF             # TTL
-    b[10:12] = b"\xff\xff"  # IP checksum
-    b[26:28] = b"\xff\xff"  # UDP checksum
-    b[32] = 0xFF            # BTH byte 4
-    return struct.pack("<I", zlib.crc32(b"\xff" * 8 + bytes(b)) & 0xFFFFFFFF)
 
 
 def frame(src, dst, opcode, qpn, psn, syndrome=0x1F):
@@ -82,19 +66,10 @@ def b_frames():
             (45000, frame("B", "A", ACK, QP_A, 24))]
 
 
-def write_pcap(path, frames):
-    with open(path, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 65535, 1))
-        for t, b in frames:
-            ts = T0 + t
-            f.write(struct.pack("<IIII", ts // 1_000_000_000, ts % 1_000_000_000, len(b), len(b)))
-            f.write(b)
-
-
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "."
-    write_pcap(os.path.join(out, "a.pcap"), a_frames())
-    write_pcap(os.path.join(out, "b.pcap"), b_frames())
+    write_pcap(os.path.join(out, "a.pcap"), a_frames(), T0)
+    write_pcap(os.path.join(out, "b.pcap"), b_frames(), T0)
 
 
 if __name__ == "__main__":

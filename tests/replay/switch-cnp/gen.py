@@ -30,7 +30,9 @@ must do with each data packet:
 import os
 import struct
 import sys
-import zlib
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from roceframes import icrc, ip_cksum, write_pcap  # noqa: E402,F401
 
 T0 = 1_000_000_000
 MAC = {"A": b"\x02\x00\x00\x00\x00\x0a", "B": b"\x02\x00\x00\x00\x00\x0b",
@@ -43,24 +45,6 @@ SPORT = {1: 49152, 2: 49153, 3: 49154}
 OP = {"WRITE_FIRST": 0x06, "WRITE_MIDDLE": 0x07, "WRITE_LAST": 0x08, "WRITE_ONLY": 0x0A,
       "ACK": 0x11, "CNP": 0x81}
 PAYLOAD = 1024
-
-
-def ip_cksum(hdr):
-    s = sum(struct.unpack(">10H", hdr))
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    return (~s) & 0xFFFF
-
-
-def icrc(ip_udp_bth_rest):
-    """ICRC over IP..end (without the ICRC) of an IPv4 RoCEv2 packet, as wire bytes."""
-    b = bytearray(ip_udp_bth_rest)
-    b[1] = 0xFF             # TOS
-    b[8] = 0xFF             # TTL
-    b[10:12] = b"\xff\xff"  # IP checksum
-    b[26:28] = b"\xff\xff"  # UDP checksum
-    b[32] = 0xFF            # BTH byte 4
-    return struct.pack("<I", zlib.crc32(b"\xff" * 8 + bytes(b)) & 0xFFFFFFFF)
 
 
 def frame(src, dst, opcode, qpn, psn, sport, ecn=2, dscp=26, vlan=None, pcp=3, becn=0,
@@ -114,19 +98,10 @@ def b_frames():
     ]
 
 
-def write_pcap(path, frames):
-    with open(path, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 65535, 1))
-        for t, b in frames:
-            ts = T0 + t
-            f.write(struct.pack("<IIII", ts // 1_000_000_000, ts % 1_000_000_000, len(b), len(b)))
-            f.write(b)
-
-
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "."
-    write_pcap(os.path.join(out, "a.pcap"), a_frames())
-    write_pcap(os.path.join(out, "b.pcap"), b_frames())
+    write_pcap(os.path.join(out, "a.pcap"), a_frames(), T0)
+    write_pcap(os.path.join(out, "b.pcap"), b_frames(), T0)
 
 
 if __name__ == "__main__":
