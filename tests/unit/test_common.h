@@ -150,4 +150,17 @@ test_pipeline(const char *json)
 	return pl;
 }
 
+/* A switch built from @p pl with seed 1, or the test fails with the builder's message. */
+static inline struct emu_switch *
+test_switch(struct rte_mempool *mp, struct emu_pipeline *pl)
+{
+	struct emu_err err;
+	struct emu_switch *sw = emu_switch_create(pl, mp, 1, &err);
+
+	if (sw == NULL)
+		fprintf(stderr, "switch: %s\n", err.msg);
+	assert_non_null(sw);
+	return sw;
+}
+
 #endif

@@ -321,15 +321,13 @@ test_switch_release(void **state)
 		"{\"ports\": [{\"name\": \"a\"}, {\"name\": \"b\"}],"
 		" \"ingress\": [{\"type\": \"forward\"}, {\"type\": \"delay\","
 		" \"rules\": [{\"delay_us\": 50}]}]}");
-	struct emu_err err;
-	struct emu_switch *sw = emu_switch_create(pl, pool, 1, &err);
+	struct emu_switch *sw = test_switch(pool, pl);
 	struct emu_conservation c;
 	struct rte_mbuf *m, **pkts;
 	uint64_t t;
 	uint16_t n;
 
 	(void)state;
-	assert_non_null(sw);
 	m = test_frame(pool, mac_b, mac_a, 100, 7);
 	emu_switch_rx(sw, 0, &m, 1, 1000);
 	assert_int_equal(emu_switch_held(sw), 1);

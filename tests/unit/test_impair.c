@@ -418,8 +418,7 @@ test_egress_duplicate(void **state)
 		" \"ingress\": [{\"type\": \"parse\"}, {\"type\": \"forward\"}],"
 		" \"egress\": [{\"type\": \"impair\", \"events\": [{\"name\": \"dup\","
 		" \"action\": \"duplicate\"}]}]}");
-	struct emu_err err;
-	struct emu_switch *sw = emu_switch_create(pl, pool, 1, &err);
+	struct emu_switch *sw = test_switch(pool, pl);
 	struct emu_conservation c;
 	struct rte_mbuf *m[3], **pkts;
 	unsigned int sent = 0, i;
@@ -427,7 +426,6 @@ test_egress_duplicate(void **state)
 	uint16_t n;
 
 	(void)state;
-	assert_non_null(sw);
 	for (i = 0; i < 3; i++)
 		m[i] = roce_frame();
 	emu_switch_rx(sw, 0, m, 3, 0);
@@ -564,8 +562,7 @@ test_delay_action_switch(void **state)
 		"   \"delay_us\": 100, \"match\": {\"direction\": \"a->b\"}}]}],"
 		" \"tm\": {\"ports\": [{\"port\": \"a\", \"rate_gbps\": 10},"
 		"  {\"port\": \"b\", \"rate_gbps\": 10}]}}");
-	struct emu_err err;
-	struct emu_switch *sw = emu_switch_create(pl, pool, 1, &err);
+	struct emu_switch *sw = test_switch(pool, pl);
 	uint64_t deps[2][8], t;
 	unsigned int nd[2] = { 0, 0 }, i, p;
 	struct emu_conservation c;
@@ -573,8 +570,6 @@ test_delay_action_switch(void **state)
 	uint16_t n, k;
 
 	(void)state;
-	if (sw == NULL)
-		fail_msg("switch: %s", err.msg);
 	/* one RoCE frame each way at t = 0 and t = 1 us */
 	for (i = 0; i < 2; i++) {
 		m = roce_frame();

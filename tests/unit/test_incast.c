@@ -36,18 +36,6 @@ run_until(struct emu_switch *sw, uint64_t until, uint16_t log_port, struct sink_
 	}
 }
 
-static struct emu_switch *
-make_switch(struct emu_pipeline *pl)
-{
-	struct emu_err err;
-	struct emu_switch *sw = emu_switch_create(pl, pool, 1, &err);
-
-	if (sw == NULL)
-		fprintf(stderr, "switch: %s\n", err.msg);
-	assert_non_null(sw);
-	return sw;
-}
-
 static int64_t
 ctr(const struct emu_switch *sw, const char *name)
 {
@@ -96,7 +84,7 @@ test_incast_queue_growth(void **state)
 		" \"tm\": {\"ports\": [{\"port\": \"b\", \"rate_gbps\": 100, \"buffer_kb\": 100}]},"
 		" \"incast\": [{\"name\": \"x\", \"port\": \"b\", \"priority\": 0, \"senders\": 2,"
 		" \"rate_gbps\": 100, \"frame_bytes\": 1000}]}");
-	struct emu_switch *sw = make_switch(pl);
+	struct emu_switch *sw = test_switch(pool, pl);
 	struct emu_tm_prio_stats ps;
 	struct emu_conservation c;
 	unsigned int m;
@@ -161,7 +149,7 @@ test_incast_on_off_sink(void **state)
 		" \"frame_bytes\": 1000, \"mode\": \"on_off\", \"on_us\": 2, \"off_us\": 3,"
 		" \"sink_port\": \"a\"}]}");
 	static const uint64_t want[9] = { 0, 819, 1638, 5000, 5819, 6638, 10000, 10819, 11638 };
-	struct emu_switch *sw = make_switch(pl);
+	struct emu_switch *sw = test_switch(pool, pl);
 	struct sink_log log;
 	struct emu_port_stats a;
 	uint64_t got[9];
@@ -200,7 +188,7 @@ test_incast_bursts(void **state)
 		" \"message_kb\": 2, \"period_us\": 10}]}");
 	static const uint64_t want[13] = { 0,     409,   819,   1228,  1638,  2048, 10000,
 					   10409, 10819, 11228, 11638, 12048, 20000 };
-	struct emu_switch *sw = make_switch(pl);
+	struct emu_switch *sw = test_switch(pool, pl);
 	uint64_t got[13];
 	unsigned int i;
 
@@ -228,7 +216,7 @@ test_incast_profile(void **state)
 		"{\"ports\": [{\"name\": \"a\"}, {\"name\": \"b\"}],"
 		" \"incast\": [{\"name\": \"x\", \"port\": \"b\", \"rate_gbps\": 10,"
 		" \"frame_bytes\": 1000, \"enabled\": false}]}");
-	struct emu_switch *sw = make_switch(pl);
+	struct emu_switch *sw = test_switch(pool, pl);
 	json_error_t jerr;
 	json_t *doc = json_loads("{\"phases\": ["
 				 "{\"at_s\": 0.00001, \"incast\": {\"x\": {\"enabled\": true}}},"
@@ -275,7 +263,7 @@ test_incast_profile_invalid(void **state)
 		" \"incast\": [{\"name\": \"x\", \"port\": \"b\", \"rate_gbps\": 10,"
 		" \"frame_bytes\": 1000, \"mode\": \"bursts\", \"message_kb\": 100,"
 		" \"period_us\": 100}]}");
-	struct emu_switch *sw = make_switch(pl);
+	struct emu_switch *sw = test_switch(pool, pl);
 	json_error_t jerr;
 	json_t *doc = json_loads("{\"phases\": [{\"at_s\": 1, \"incast\": {\"x\":"
 				 " {\"rate_gbps\": 1}}}]}", 0, &jerr);
@@ -356,7 +344,7 @@ test_incast_ecn_bands(void **state)
 	const unsigned int n_per_band = 20000;
 	const double kmin = 50 * 1024, kmax = 250 * 1024, pmax = 0.8;
 	static const uint8_t mac_a[6] = { 2, 0, 0, 0, 0, 0xa }, mac_b[6] = { 2, 0, 0, 0, 0, 0xb };
-	struct emu_switch *sw = make_switch(pl);
+	struct emu_switch *sw = test_switch(pool, pl);
 	unsigned int seen[RTE_DIM(depths)] = { 0 }, marked[RTE_DIM(depths)] = { 0 };
 	unsigned int band, i, held = 0, seq = 0, total = 0;
 	uint64_t t = 0;
@@ -434,7 +422,7 @@ test_incast_late_runner(void **state)
 		" \"tm\": {\"ports\": [{\"port\": \"b\", \"rate_gbps\": 100, \"buffer_kb\": 16}]},"
 		" \"incast\": [{\"name\": \"x\", \"port\": \"b\", \"priority\": 0, \"senders\": 1,"
 		" \"rate_gbps\": 50, \"frame_bytes\": 1000}]}");
-	struct emu_switch *sw = make_switch(pl);
+	struct emu_switch *sw = test_switch(pool, pl);
 	struct rte_mbuf **pkts;
 	uint64_t want;
 	unsigned int calls = 0;

@@ -36,18 +36,6 @@ run_until(struct emu_switch *sw, unsigned int n_ports, uint64_t until, struct tx
 	}
 }
 
-static struct emu_switch *
-make_switch(struct emu_pipeline *pl)
-{
-	struct emu_err err;
-	struct emu_switch *sw = emu_switch_create(pl, pool, 1, &err);
-
-	if (sw == NULL)
-		fprintf(stderr, "switch: %s\n", err.msg);
-	assert_non_null(sw);
-	return sw;
-}
-
 static void
 test_conservation_with_drops(void **state)
 {
@@ -55,7 +43,7 @@ test_conservation_with_drops(void **state)
 		"{\"ports\": [{\"name\": \"a\"}, {\"name\": \"b\"}],"
 		" \"ingress\": [{\"type\": \"parse\"}, {\"type\": \"forward\"}],"
 		" \"tm\": {\"ports\": [{\"port\": \"b\", \"rate_gbps\": 1, \"buffer_kb\": 10}]}}");
-	struct emu_switch *sw = make_switch(pl);
+	struct emu_switch *sw = test_switch(pool, pl);
 	struct emu_conservation c;
 	struct rte_mbuf *burst[32];
 	struct tx_log log;
@@ -96,7 +84,7 @@ test_discard_held_counts(void **state)
 		"{\"ports\": [{\"name\": \"a\"}, {\"name\": \"b\"}],"
 		" \"ingress\": [{\"type\": \"forward\"}],"
 		" \"tm\": {\"ports\": [{\"port\": \"b\", \"rate_gbps\": 0.001}]}}");
-	struct emu_switch *sw = make_switch(pl);
+	struct emu_switch *sw = test_switch(pool, pl);
 	struct emu_conservation c;
 	struct rte_mbuf *burst[4];
 	unsigned int i;
@@ -121,7 +109,7 @@ test_learning_bridge(void **state)
 	struct emu_pipeline *pl = test_pipeline(
 		"{\"ports\": [{\"name\": \"p0\"}, {\"name\": \"p1\"}, {\"name\": \"p2\"}],"
 		" \"ingress\": [{\"type\": \"forward\", \"mode\": \"learning\", \"ageing_s\": 1}]}");
-	struct emu_switch *sw = make_switch(pl);
+	struct emu_switch *sw = test_switch(pool, pl);
 	struct emu_conservation c;
 	struct rte_mbuf *m;
 	struct tx_log log;
@@ -194,7 +182,7 @@ test_profile_changes_rate(void **state)
 		"{\"ports\": [{\"name\": \"a\"}, {\"name\": \"b\"}],"
 		" \"ingress\": [{\"type\": \"forward\"}],"
 		" \"tm\": {\"ports\": [{\"port\": \"b\", \"rate_gbps\": 10}]}}");
-	struct emu_switch *sw = make_switch(pl);
+	struct emu_switch *sw = test_switch(pool, pl);
 	json_error_t jerr;
 	json_t *doc = json_loads("{\"phases\": [{\"at_s\": 0.001, \"tm\": {\"b\": {\"rate_gbps\": 1}}}]}",
 				 0, &jerr);
@@ -276,7 +264,7 @@ test_profile_pfc_storm_and_link(void **state)
 		"{\"ports\": [{\"name\": \"a\"}, {\"name\": \"b\"}],"
 		" \"ingress\": [{\"type\": \"forward\"}],"
 		" \"tm\": {\"ports\": [{\"port\": \"b\", \"rate_gbps\": 10}]}}");
-	struct emu_switch *sw = make_switch(pl);
+	struct emu_switch *sw = test_switch(pool, pl);
 	json_error_t jerr;
 	json_t *doc = json_loads(
 		"{\"phases\": ["
@@ -361,7 +349,7 @@ test_profile_duration(void **state)
 		"  {\"type\": \"impair\", \"events\": [{\"name\": \"cut\", \"action\": \"drop\","
 		"   \"enabled\": false}]}],"
 		" \"tm\": {\"ports\": [{\"port\": \"b\", \"rate_gbps\": 10}]}}");
-	struct emu_switch *sw = make_switch(pl);
+	struct emu_switch *sw = test_switch(pool, pl);
 	/* dropped exactly in [1 s, 1.5 s): probes 1 ns either side of both edges */
 	static const uint64_t probe_ns[] = {
 		999999999, 1000000000, 1000000001, 1250000000, 1499999999, 1500000000, 1500000001,
@@ -452,7 +440,7 @@ test_profile_repeat(void **state)
 		"{\"ports\": [{\"name\": \"a\"}, {\"name\": \"b\"}],"
 		" \"ingress\": [{\"type\": \"forward\"}],"
 		" \"tm\": {\"ports\": [{\"port\": \"b\", \"rate_gbps\": 10}]}}");
-	struct emu_switch *sw = make_switch(pl);
+	struct emu_switch *sw = test_switch(pool, pl);
 	static const uint64_t want_ns[11] = {
 		500000000, 1000000000, 1100000000, 1100000000, 1250000000, 1350000000,
 		1350000000, 1500000000, 1600000000, 1600000000, 2000000000
@@ -540,7 +528,7 @@ test_mirror_emits(void **state)
 		" \"ingress\": [{\"type\": \"forward\", \"pairs\": [[\"p0\", \"p1\"]]},"
 		"               {\"type\": \"mirror\", \"to\": \"mon\", \"ports\": [\"p0\"]}],"
 		" \"egress\": [{\"type\": \"mirror\", \"name\": \"egress_mirror\", \"to\": \"mon\"}]}");
-	struct emu_switch *sw = make_switch(pl);
+	struct emu_switch *sw = test_switch(pool, pl);
 	struct emu_conservation c;
 	struct rte_mbuf *burst[5];
 	struct tx_log log;
@@ -597,7 +585,7 @@ test_pfc_lossless_fan_in(void **state)
 		"   {\"port\": \"b\", \"rate_gbps\": 8.176, \"pfc\": {\"xoff_kb\": 10, \"xon_kb\": 5,"
 		"    \"quanta\": 100}},"
 		"   {\"port\": \"c\", \"rate_gbps\": 8.176}]}}");
-	struct emu_switch *sw = make_switch(pl);
+	struct emu_switch *sw = test_switch(pool, pl);
 	const unsigned int n_per = 300;
 	uint64_t next_send[2] = { 0, 0 }, paused_until[2] = { 0, 0 };
 	unsigned int sent[2] = { 0, 0 }, got[2] = { 0, 0 }, xoff_seen[2] = { 0, 0 };
@@ -694,7 +682,7 @@ static void
 pfc_rx_case(const char *pipeline, uint64_t *dep0, uint64_t *dep3)
 {
 	struct emu_pipeline *pl = test_pipeline(pipeline);
-	struct emu_switch *sw = make_switch(pl);
+	struct emu_switch *sw = test_switch(pool, pl);
 	uint16_t quanta[8] = { 0, 0, 0, 100, 0, 0, 0, 0 };
 	struct rte_mbuf *m, **pkts;
 	struct emu_tm_prio_stats ps;
@@ -805,7 +793,7 @@ test_lossy_fan_in_8to1(void **state)
 		" \"tm\": {\"buffer\": {\"total_kb\": 48, \"cell_bytes\": 256},"
 		"  \"ports\": [{\"port\": \"out\", \"rate_gbps\": 8.176, \"queue_kb\": 30}]}}");
 	unsigned int avail0 = rte_mempool_avail_count(pool);
-	struct emu_switch *sw = make_switch(pl);
+	struct emu_switch *sw = test_switch(pool, pl);
 	const unsigned int n_per = 200;
 	struct emu_conservation c;
 	const uint64_t *tc;
@@ -911,7 +899,7 @@ test_cnp_pacing_edges(void **state)
 	/* interval 1 us: CE data A(1) -> B(2) on QP 0x22; B's ACKs name A's QP 0x11. */
 	snprintf(json, sizeof(json), fmt, "1");
 	pl = test_pipeline(json);
-	sw = make_switch(pl);
+	sw = test_switch(pool, pl);
 	memset(&log, 0, sizeof(log));
 	/* Before any ACK: unknown sender, nothing sent back. */
 	cnp_test_rx(sw, 0, cnp_test_frame(1, 2, 0x04, 0x22, 3), 0, &log);
@@ -945,7 +933,7 @@ test_cnp_pacing_edges(void **state)
 	/* interval 0: every CE data packet is answered, even back to back in one burst. */
 	snprintf(json, sizeof(json), fmt, "0");
 	pl = test_pipeline(json);
-	sw = make_switch(pl);
+	sw = test_switch(pool, pl);
 	memset(&log, 0, sizeof(log));
 	cnp_test_rx(sw, 1, cnp_test_frame(2, 1, 0x11, 0x11, 2), 0, &log);
 	{
