@@ -82,6 +82,7 @@ struct rg_qp {
 	struct ep_qp qp;
 	unsigned int peer_proc;
 	bool requester;
+	bool ctrl;		/* a barrier QP (channel n_qps) */
 };
 
 struct rg_imm {
@@ -114,11 +115,11 @@ struct rg_state {
 	uint8_t *land[RG_MAX_LOCAL];
 	uint64_t *bitmap[RG_MAX_LOCAL];
 	uint8_t ctrl_src[64], ctrl_land[64];
-	uint64_t tsc_hz;
 	uint64_t tsc0;
 	uint64_t ns_mult;		/* 2^32 x 1e9 / tsc_hz */
 	uint64_t port_next_ns;		/* port shaper at --line-rate-mbps */
 	uint64_t port_credit_ns;	/* how far ahead of now port_next_ns may run */
+	double port_ns_per_byte;	/* wire time of a byte at --line-rate-mbps */
 	struct rte_mbuf *txq[RG_TXQ];	/* built frames the PMD did not take yet, in order */
 	unsigned int txq_n;
 	uint64_t tx_deferred;		/* frames that waited in txq (PMD busy) */
@@ -129,7 +130,6 @@ struct rg_state {
 	uint64_t tx_dropped;		/* frames the PMD did not take (go-back-N resends) */
 	uint64_t rx_other;
 	uint64_t rx_lost;		/* dropped on purpose (--rx-loss) */
-	uint64_t rx_early;		/* RoCE frames before our QPs were up */
 	uint64_t local_bytes;		/* moved between ranks of this process */
 	uint64_t wire_bytes;		/* posted to the wire (first transmissions) */
 	uint64_t rng;
@@ -738,10 +738,6 @@ rg_rx(struct rg_state *st, uint64_t now)
 			ep_pfc_on_frame(&st->pfc, &p, now);
 			break;
 		case ROCE_CLASS_ROCEV2:
-			if (st->qps == NULL) {
-				st->rx_early++;
-				break;
-			}
 			if (st->o.rx_loss > 0 && rg_rand01(st) < st->o.rx_loss) {
 				st->rx_lost++;
 				break;
@@ -768,9 +764,10 @@ static bool
 rg_tx_flush(struct rg_state *st, struct rte_mbuf **pkts, unsigned int n)
 {
 	unsigned int room = RG_TXQ - st->txq_n, i;
+	uint64_t now;
 	uint16_t sent;
 
-	if (n > room) {		/* cannot happen: callers build at most RG_BURST into room */
+	if (n > room) {		/* only an ARP frame can find txq full: rg_tx adds to it empty */
 		for (i = room; i < n; i++)
 			rte_pktmbuf_free(pkts[i]);
 		st->tx_dropped += n - room;
@@ -783,14 +780,16 @@ rg_tx_flush(struct rg_state *st, struct rte_mbuf **pkts, unsigned int n)
 	if (st->txq_n == 0)
 		return true;
 	sent = rte_eth_tx_burst(st->port, 0, st->txq, (uint16_t)st->txq_n);
+	now = rg_now_ns(st);
 	if (sent > 0 || st->txq_n == n)
-		st->txq_progress_ns = rg_now_ns(st);
+		st->txq_progress_ns = now;
 	if (sent < st->txq_n) {
 		memmove(st->txq, st->txq + sent, (st->txq_n - sent) * sizeof(*st->txq));
-		st->tx_deferred += n;	/* frames that had to wait at least once */
+		/* the new frames among those left wait for the first time */
+		st->tx_deferred += RTE_MIN(n, st->txq_n - sent);
 	}
 	st->txq_n -= sent;
-	if (st->txq_n > 0 && rg_now_ns(st) - st->txq_progress_ns > RG_TXQ_STALL_NS) {
+	if (st->txq_n > 0 && now - st->txq_progress_ns > RG_TXQ_STALL_NS) {
 		/* the PMD took nothing for this long: give the frames up (go-back-N resends them)
 		 * rather than wait for a ring that may never drain */
 		fprintf(stderr, "rocegen: the port took no frame for %u ms: %u dropped (%u mbufs "
@@ -834,7 +833,7 @@ rg_tx(struct rg_state *st, uint64_t now)
 			rte_pktmbuf_append(m, (uint16_t)len);
 			pkts[n] = m;
 			st->port_next_ns = RTE_MAX(st->port_next_ns, now) +
-				(uint64_t)((len + EP_FRAME_OVERHEAD) * 8000.0 / st->o.line_mbps);
+				(uint64_t)((len + EP_FRAME_OVERHEAD) * st->port_ns_per_byte);
 		}
 		if (n > 0 && !rg_tx_flush(st, pkts, n))
 			break;	/* the PMD is full: the rest waits for the next poll */
@@ -943,6 +942,7 @@ rg_qp_add(struct rg_state *st, unsigned int src, unsigned int dst, unsigned int 
 	}
 	q->peer_proc = peer / st->o.n_ranks;
 	q->requester = requester;
+	q->ctrl = ctrl;
 	st->qp_of[qpn - RG_QPN_BASE] = (int32_t)st->n_qp++;
 	return 0;
 }
@@ -1090,8 +1090,7 @@ rg_barrier(struct rg_state *st, const char *what)
 	for (q = 0; q < st->n_qp; q++) {
 		struct ep_qp *qp = &st->qps[q].qp;
 
-		if (st->qps[q].requester && (qp->cfg.qpn - RG_QPN_BASE) / 2 %
-		    (st->o.n_qps + 1) == st->o.n_qps &&
+		if (st->qps[q].requester && st->qps[q].ctrl &&
 		    rg_post(st, qp, st->ctrl_src, 4, 4 * st->proc, imm) != 0)
 			return -1;
 	}
@@ -1308,11 +1307,9 @@ rg_report(struct rg_state *st)
 	printf("\n# in-process rank-to-rank bytes (not on the wire): %" PRIu64 "\n", st->local_bytes);
 	printf("# port: tx_dropped_by_pmd=%" PRIu64 " tx_deferred=%" PRIu64 " rx_other=%" PRIu64
 	       " pfc_rcvd=%" PRIu64
-	       " arp_replies=%" PRIu64 " rx_lost_on_purpose=%" PRIu64
-	       " rx_before_qps_up=%" PRIu64 "\n",
+	       " arp_replies=%" PRIu64 " rx_lost_on_purpose=%" PRIu64 "\n",
 	       st->tx_dropped, st->tx_deferred, st->rx_other, st->pfc.pfc_rcvd,
-	       st->arp_replies_sent, st->rx_lost,
-	       st->rx_early);
+	       st->arp_replies_sent, st->rx_lost);
 	json_object_set_new(root, "test", json_string(rg_coll_name(coll)));
 	json_object_set_new(root, "algo", json_string(st->o.algo == RG_ALGO_TREE &&
 						      coll == RG_COLL_ALLREDUCE ? "tree" : "ring"));
@@ -1423,8 +1420,7 @@ main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGINT, rg_on_signal);
 	signal(SIGTERM, rg_on_signal);
-	st->tsc_hz = rte_get_tsc_hz();
-	st->ns_mult = (uint64_t)(((unsigned __int128)1000000000ULL << 32) / st->tsc_hz);
+	st->ns_mult = (uint64_t)(((unsigned __int128)1000000000ULL << 32) / rte_get_tsc_hz());
 	st->tsc0 = rte_rdtsc();
 	st->rng = st->o.seed * 0x9E3779B97F4A7C15ULL + 1;
 	st->proc = RG_MAX_PROCS;
@@ -1437,8 +1433,9 @@ main(int argc, char **argv)
 	}
 	st->R = st->o.n_procs * st->o.n_ranks;
 	/* a polling loop comes back every few tens of us: the port may send a burst that long */
+	st->port_ns_per_byte = 8000.0 / st->o.line_mbps;
 	st->port_credit_ns = RTE_MAX((uint64_t)RG_BURST_NS,
-				     (uint64_t)(RG_BURST_BYTES * 8000.0 / st->o.line_mbps));
+				     (uint64_t)(RG_BURST_BYTES * st->port_ns_per_byte));
 	memset(st->ctrl_src, 0xC7, sizeof(st->ctrl_src));
 	if (rg_sched_build(&st->sched_max, st->o.coll, st->o.algo, st->R, st->o.root,
 			   st->o.size) != 0) {
