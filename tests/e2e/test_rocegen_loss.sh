@@ -52,6 +52,5 @@ for name, snd, rcv, ev in (("A -> B", a, b, "data_from_a"), ("B -> A", b, a, "da
           % (name, sent, dropped, got, retx, naks_sent, dropped, naks, tmo))
 print("ok: rocemu dropped %d of %d ACKs" % (ctr["drop_acks"], ctr["acks_matched"]))
 PY
-[ $? -eq 0 ] || exit 1
 grep -A2 "size(B)" "$WORK/a.out"
 echo "PASS"
