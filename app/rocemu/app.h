@@ -6,13 +6,20 @@
 #include <stdint.h>
 
 #include "lib/core/emu_err.h"
+#include "lib/core/emu_out.h"
 #include "lib/core/emu_profile.h"
 #include "lib/core/emu_switch.h"
 
-/* Exit codes: 0 ok, 1 runtime failure, 2 bad arguments or configuration. */
+/*
+ * Exit codes (README "Exit status"): 0 the run did all it was asked and accounted for every
+ * packet; 1 it ran but something was lost or went wrong (a write error, a bad input record, a
+ * conservation mismatch, frames not injected); 2 refused before it started (arguments,
+ * configuration, files, memory); 128 + N stopped by signal N after finishing its files.
+ */
 #define APP_EXIT_OK 0
 #define APP_EXIT_FAIL 1
 #define APP_EXIT_CONFIG 2
+#define APP_EXIT_SIGNAL 128
 
 struct app_opts {
 	const char *pipeline;
@@ -23,6 +30,12 @@ struct app_opts {
 	uint64_t seed;
 	bool seed_given;
 	double drain_s;
+	uint64_t max_mem_mb;  /**< --max-mem: refuse pipelines that need more (0 = RAM) */
+};
+
+/** What app_prepare() found: the pipeline's needs, for EAL's memory size. */
+struct app_prep {
+	struct emu_pipeline_needs needs;
 };
 
 /** The switch and what it needs, built from the options. */
@@ -37,6 +50,14 @@ struct app_ctx {
 /** Default pipeline path: ./pipelines/bump-in-wire.json, else the source tree's. */
 const char *app_default_pipeline(void);
 
+/**
+ * Before any memory is taken or file opened: the pipeline's needs against the memory limit,
+ * and every path of the run (@p refs: inputs, outputs, stats, plus the pipeline's capture
+ * files) against each other. Prints the one-line refusal; returns 0 or -1.
+ */
+int app_prepare(struct app_ctx *ctx, const struct app_opts *o, const struct emu_file_ref *refs,
+		unsigned int n_refs, struct app_prep *prep);
+
 /** Start EAL for the port-less modes (replay, check): --no-huge, in-memory, one lcore. */
 int app_eal_init_portless(const char *prog, uint64_t mem_mb, struct emu_err *err);
 
@@ -46,8 +67,14 @@ void app_eal_cleanup(void);
 /** Memory (MB) the pool of pipeline @p pl needs, with margin. */
 uint64_t app_mem_mb_needed(const struct emu_pipeline *pl);
 
-/** Pool, switch and profile from an already loaded pipeline. */
+/** Pool, switch and profile from an already loaded pipeline (a small pool when checking). */
 int app_build(struct app_ctx *ctx, const struct app_opts *o, struct emu_err *err);
+
+/** The signal number that stopped the run, 0 when none (replay and live). */
+extern volatile int app_stop_signal;
+
+/** Install SIGINT/SIGTERM handlers that set app_stop_signal; a second signal exits at once. */
+void app_install_stop_signals(void);
 
 /** Free what app_build() made (and the pipeline). */
 void app_teardown(struct app_ctx *ctx);
@@ -67,12 +94,14 @@ int app_check_main(int argc, char **argv);
 #define APP_OPT_STATS 's'
 #define APP_OPT_SEED 'S'
 #define APP_OPT_HELP 'h'
+#define APP_OPT_MAX_MEM 'M'
 #define APP_COMMON_LONGOPTS \
 	{ "pipeline", required_argument, NULL, APP_OPT_PIPELINE }, \
 	{ "profile", required_argument, NULL, APP_OPT_PROFILE }, \
 	{ "stats", required_argument, NULL, APP_OPT_STATS }, \
 	{ "seed", required_argument, NULL, APP_OPT_SEED }, \
-	{ "help", no_argument, NULL, APP_OPT_HELP }
+	{ "help", no_argument, NULL, APP_OPT_HELP }, \
+	{ "max-mem", required_argument, NULL, APP_OPT_MAX_MEM }
 
 /**
  * Handle a shared option: returns 1 when handled, 0 when @p c is not a shared one,

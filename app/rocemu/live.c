@@ -101,7 +101,8 @@ live_usage(FILE *f)
 		"  --stats-interval S    print one line of rates every S seconds\n"
 		"  --duration S          stop after S seconds (default: until SIGINT/SIGTERM)\n"
 		"  --drain S             at stop, let the switch empty for up to S s (default 1)\n"
-		"  --seed N              RNG seed (overrides the profile's)\n"
+		"  --seed N              RNG seed, decimal 0..2^63-1 (overrides the profile's)\n"
+		"  --max-mem MB          refuse a pipeline that needs more memory (default: RAM)\n"
 		"  SIGHUP                reload --profile FILE: validated first; a bad file is refused\n"
 		"                        and the running profile stays; a good one starts its timeline\n"
 		"                        at the moment it is taken, without stopping the switch\n"
@@ -339,7 +340,7 @@ live_worker(void *arg)
 	while (!st->stop_rx)
 		live_poll(st, true);
 	live_drain(st);
-	st->worker_done = true;
+	__atomic_store_n(&st->worker_done, true, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -555,6 +556,12 @@ app_live_main(int argc, char **argv)
 	st->drain_s = o.drain_s;
 	if (app_load_pipeline(&st->ctx, &o) != 0)
 		goto out_cfg;
+	{
+		struct app_prep prep;
+
+		if (app_prepare(&st->ctx, &o, NULL, 0, &prep) != 0)
+			goto out_cfg;
+	}
 	st->n_ports = st->ctx.pl->n_ports;
 	for (i = 0; i < st->n_ports; i++) {
 		unsigned int j;
@@ -575,6 +582,7 @@ app_live_main(int argc, char **argv)
 	for (i = 0; i < st->n_ports; i++)
 		if (live_port_setup(st, i) != 0)
 			goto out;
+	emu_switch_route_warnings(st->ctx.sw, stdout);
 	worker = rte_get_next_lcore(rte_lcore_id(), 1, 0);
 	st->inline_main = worker >= RTE_MAX_LCORE;
 	if (st->inline_main)
@@ -630,18 +638,40 @@ app_live_main(int argc, char **argv)
 			break;
 	}
 	st->stop_rx = true;
-	if (st->inline_main)
+	if (st->inline_main) {
 		live_drain(st);
-	else
+	} else {
+		/* the worker drains the switch; capture rings go on being written meanwhile */
+		while (!__atomic_load_n(&st->worker_done, __ATOMIC_ACQUIRE)) {
+			emu_switch_service(st->ctx.sw, false);
+			usleep(1000);
+		}
 		rte_eal_wait_lcore(worker);
+	}
+	if (st->drain_left > 0)
+		/* counted as drop_discarded_at_exit, so the conservation line stays exact */
+		emu_switch_discard_held(st->ctx.sw);
 	emu_switch_service(st->ctx.sw, true);
 	printf("rocemu: stopped after %.3f s (%s)\n", live_elapsed_s(st),
 	       live_signals > 0 ? "signal" : "duration");
 	if (st->drain_left > 0)
-		printf("rocemu: %" PRIu64 " packets still held after the %.1f s drain\n",
+		printf("rocemu: %" PRIu64 " packets still held after the %.1f s drain, counted "
+		       "as drop_discarded_at_exit\n",
 		       st->drain_left, st->drain_s);
 	emu_switch_print_summary(st->ctx.sw, stdout);
 	rc = APP_EXIT_OK;
+	if (emu_switch_report_failures(st->ctx.sw, stderr) > 0)
+		rc = APP_EXIT_FAIL;
+	{
+		struct emu_conservation cons;
+
+		emu_switch_conservation(st->ctx.sw, &cons);
+		if (cons.unaccounted != 0) {
+			fprintf(stderr, "rocemu: conservation MISMATCH: %" PRId64 " packets "
+				"unaccounted for (exit status 1)\n", cons.unaccounted);
+			rc = APP_EXIT_FAIL;
+		}
+	}
 	if (o.stats_file != NULL && app_write_stats(&st->ctx, o.stats_file, &err) != 0) {
 		fprintf(stderr, "rocemu: %s\n", err.msg);
 		rc = APP_EXIT_FAIL;

@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,11 +64,79 @@ app_eal_cleanup(void)
 uint64_t
 app_mem_mb_needed(const struct emu_pipeline *pl)
 {
-	uint64_t n = emu_pipeline_mbufs_needed(pl, 1024, 1024);
-	uint64_t per = emu_pipeline_data_room(pl) + EMU_MBUF_PRIV_SIZE + 128 + 64;
+	struct emu_pipeline_needs nd;
 
-	/* pool + capture pools and rings + EAL's own needs */
-	return n * per / (1024 * 1024) + 256;
+	/* the pools from EAL memory, and EAL's own needs */
+	if (emu_pipeline_needs(pl, &nd, NULL) != 0)
+		return 512;
+	return nd.eal_bytes / (1024 * 1024) + 256;
+}
+
+volatile int app_stop_signal;
+
+static void
+app_on_stop_signal(int sig)
+{
+	if (app_stop_signal != 0) {
+		static const char msg[] = "rocemu: second signal, exiting at once\n";
+
+		if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+			/* nothing to do */
+		}
+		_exit(APP_EXIT_SIGNAL + sig);
+	}
+	app_stop_signal = sig;
+}
+
+void
+app_install_stop_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = app_on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+int
+app_prepare(struct app_ctx *ctx, const struct app_opts *o, const struct emu_file_ref *refs,
+	    unsigned int n_refs, struct app_prep *prep)
+{
+	struct emu_file_ref all[EMU_PIPELINE_MAX_FILES + 64];
+	struct emu_err err;
+	unsigned int n = 0, i;
+
+	if (emu_pipeline_needs(ctx->pl, &prep->needs, &err) != 0) {
+		fprintf(stderr, "%s (in %s)\n", err.msg, ctx->pl->file);
+		return -1;
+	}
+	if (emu_pipeline_check_mem(&prep->needs, emu_mem_limit_bytes(o->max_mem_mb),
+				   o->max_mem_mb != 0, &err) != 0) {
+		fprintf(stderr, "%s (in %s)\n", err.msg, ctx->pl->file);
+		return -1;
+	}
+	for (i = 0; i < n_refs && n < RTE_DIM(all); i++)
+		all[n++] = refs[i];
+	if (o->pipeline != NULL)
+		all[n++] = (struct emu_file_ref){ "--pipeline", o->pipeline, true };
+	if (o->profile != NULL)
+		all[n++] = (struct emu_file_ref){ "--profile", o->profile, true };
+	if (o->stats_file != NULL)
+		all[n++] = (struct emu_file_ref){ "--stats", o->stats_file, false };
+	for (i = 0; i < prep->needs.n_files && n < RTE_DIM(all); i++)
+		all[n++] = (struct emu_file_ref){ prep->needs.file_roles[i], prep->needs.files[i],
+						  false };
+	if (emu_files_check(all, n, &err) != 0) {
+		fprintf(stderr, "rocemu: %s\n", err.msg);
+		return -1;
+	}
+	if (o->stats_file != NULL && emu_out_probe(o->stats_file, &err) != 0) {
+		fprintf(stderr, "rocemu: --stats %s\n", err.msg);
+		return -1;
+	}
+	return 0;
 }
 
 int
@@ -94,13 +164,16 @@ app_err_in(struct emu_err *err, const char *file)
 {
 	size_t used = strlen(err->msg);
 
+	if (strncmp(err->msg, file, strlen(file)) == 0)
+		return; /* a syntax error already starts with the file */
 	snprintf(err->msg + used, sizeof(err->msg) - used, " (in %s)", file);
 }
 
 int
 app_build(struct app_ctx *ctx, const struct app_opts *o, struct emu_err *err)
 {
-	uint32_t n = emu_pipeline_mbufs_needed(ctx->pl, 1024, 1024);
+	/* checking builds nothing that holds packets: a small pool will do */
+	uint32_t n = ctx->pl->check_only ? 1024 : emu_pipeline_mbufs_needed(ctx->pl, 1024, 1024);
 	int rc;
 
 	ctx->pool = emu_pool_create("emu_pkts", n, emu_pipeline_data_room(ctx->pl),
@@ -147,15 +220,25 @@ int
 app_write_stats(const struct app_ctx *ctx, const char *file, struct emu_err *err)
 {
 	json_t *stats = emu_switch_stats_json(ctx->sw);
+	struct emu_out out;
+	char *text;
 	int rc;
 
 	json_object_set_new(stats, "pipeline", json_string(ctx->pl->file));
 	json_object_set_new(stats, "seed", json_integer((json_int_t)ctx->seed));
-	rc = json_dump_file(stats, file, JSON_INDENT(2) | JSON_SORT_KEYS);
+	text = json_dumps(stats, JSON_INDENT(2) | JSON_SORT_KEYS);
 	json_decref(stats);
-	if (rc != 0)
-		return emu_err_setrc(err, -EIO, "%s: cannot write the stats file", file);
-	return 0;
+	if (text == NULL)
+		return emu_err_setrc(err, -ENOMEM, "%s: out of memory", file);
+	rc = emu_out_open(&out, file, err);
+	if (rc == 0) {
+		rc = emu_out_write(&out, text, strlen(text));
+		if (rc == 0)
+			rc = emu_out_write(&out, "\n", 1);
+		rc = emu_out_commit(&out, err);
+	}
+	free(text);
+	return rc;
 }
 
 int
@@ -201,14 +284,26 @@ app_common_opt(struct app_opts *o, int c, const char *arg)
 		o->stats_file = arg;
 		return 1;
 	case APP_OPT_SEED:
+		/* decimal only (no octal, hex or sign), and within a JSON integer */
 		errno = 0;
-		o->seed = strtoull(arg, &end, 0);
-		if (errno != 0 || end == arg || *end != '\0' || arg[0] == '-') {
-			fprintf(stderr, "rocemu: --seed: must be an unsigned integer, got \"%s\"\n",
-				arg);
+		o->seed = strtoull(arg, &end, 10);
+		if (errno != 0 || end == arg || *end != '\0' || arg[0] < '0' || arg[0] > '9' ||
+		    o->seed > (uint64_t)INT64_MAX) {
+			fprintf(stderr, "rocemu: --seed: must be a decimal integer from 0 to %" PRId64
+				", got \"%s\"\n", INT64_MAX, arg);
 			return -1;
 		}
 		o->seed_given = true;
+		return 1;
+	case APP_OPT_MAX_MEM:
+		errno = 0;
+		o->max_mem_mb = strtoull(arg, &end, 10);
+		if (errno != 0 || end == arg || *end != '\0' || arg[0] < '0' || arg[0] > '9' ||
+		    o->max_mem_mb == 0 || o->max_mem_mb > (UINT64_C(1) << 40)) {
+			fprintf(stderr, "rocemu: --max-mem: must be a number of MB from 1, got \"%s\"\n",
+				arg);
+			return -1;
+		}
 		return 1;
 	default:
 		return 0;

@@ -17,30 +17,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <pcap/pcap.h>
+#include <signal.h>
 #include <rte_eal.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 
 #include "app.h"
+#include "lib/capture/emu_pcapr.h"
+#include "lib/capture/emu_pcapw.h"
 
 #define REPLAY_MAX_FILES EMU_MAX_PORTS
+#define REPLAY_ALL_PORTS UINT16_MAX
 
 struct replay_in {
-	const char *file;
-	pcap_t *pc;
+	char *file;
 	uint16_t port;
+	struct emu_pcapr r;
 	bool has_next;
-	struct pcap_pkthdr *hdr;
-	const u_char *data;
-	uint64_t ts_ns;
-	uint64_t frames;
+	bool bad;           /* stopped on an unreadable record */
+	struct emu_pcap_rec rec;
+	uint64_t frames;    /* frames read */
+	uint64_t snapped;   /* of which header captures (caplen < orig_len) */
 };
 
 struct replay_out {
-	const char *file;
-	pcap_t *pd;
-	pcap_dumper_t *dumper;
+	char *file;
+	uint16_t port;      /* REPLAY_ALL_PORTS: every port, one pcapng interface each */
+	struct emu_pcapw *w;
 	uint64_t frames;
 };
 
@@ -49,17 +52,26 @@ replay_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: rocemu replay --pipeline FILE [--profile FILE] [--seed N] [--stats FILE]\n"
-		"                     --in IN.pcap[:PORT] ... [--out OUT.pcap[:PORT] ...]\n"
+		"                     [--max-mem MB] [--lenient]\n"
+		"                     --in IN.pcap[:PORT] ... [--out OUT[:PORT] ...]\n"
 		"Runs the pipeline offline on a virtual clock taken from the input timestamps.\n"
-		"PORT is a port name from the pipeline; without it the n-th --in (or --out) is the\n"
-		"pipeline's n-th port. Frames leaving a port without an --out are counted as sent.\n"
-		"Output timestamps are emulated departure times (nanosecond pcap).\n");
+		"--in FILE:PORT feeds the frames of FILE into port PORT (a port name of the\n"
+		"pipeline); without :PORT, into the first port. pcap and pcapng inputs, micro- or\n"
+		"nanosecond; header captures (caplen < orig_len) are timed and shaped at orig_len.\n"
+		"--out FILE:PORT writes the frames port PORT sends (pcapng when FILE ends in\n"
+		".pcapng, else nanosecond pcap); without :PORT, every frame the switch sends, in\n"
+		"departure order, as pcapng with one interface per port (named after the port).\n"
+		"Outputs are written under a temporary name and put in place when complete; an\n"
+		"output may not be an input or another output. Frames leaving a port without an\n"
+		"--out are counted as sent. An unreadable input record stops that input and makes\n"
+		"the exit status 1 (--lenient: 0). SIGINT/SIGTERM stop reading, let the switch\n"
+		"empty, finish the files and exit 128 + signal. Exit status: see README.\n");
 }
 
 /* Split "file.pcap:PORT" (PORT optional) and resolve PORT against the pipeline. */
 static int
-replay_file_port(const char *arg, unsigned int nth, const struct emu_pipeline *pl, char **file,
-		 uint16_t *port)
+replay_file_port(const char *opt, const char *arg, const struct emu_pipeline *pl, char **file,
+		 uint16_t *port, uint16_t dflt)
 {
 	char *copy = strdup(arg), *colon;
 	unsigned int i;
@@ -67,28 +79,24 @@ replay_file_port(const char *arg, unsigned int nth, const struct emu_pipeline *p
 	if (copy == NULL)
 		return -1;
 	colon = strrchr(copy, ':');
+	*port = dflt;
 	if (colon != NULL) {
 		*colon = '\0';
 		for (i = 0; i < pl->n_ports; i++)
 			if (strcmp(pl->port_names[i], colon + 1) == 0)
 				break;
 		if (i == pl->n_ports) {
-			fprintf(stderr, "rocemu replay: %s: no port named \"%s\" in %s\n", arg,
-				colon + 1, pl->file);
+			fprintf(stderr, "rocemu replay: %s %s: no port named \"%s\" in %s\n", opt,
+				arg, colon + 1, pl->file);
 			free(copy);
 			return -1;
 		}
 		*port = (uint16_t)i;
-	} else {
-		if (nth >= pl->n_ports) {
-			fprintf(stderr,
-				"rocemu replay: %s: the pipeline has only %u ports; name one with "
-				"FILE:PORT\n",
-				arg, pl->n_ports);
-			free(copy);
-			return -1;
-		}
-		*port = (uint16_t)nth;
+	}
+	if (copy[0] == '\0') {
+		fprintf(stderr, "rocemu replay: %s \"%s\": empty file name\n", opt, arg);
+		free(copy);
+		return -1;
 	}
 	*file = copy;
 	return 0;
@@ -97,37 +105,49 @@ replay_file_port(const char *arg, unsigned int nth, const struct emu_pipeline *p
 static void
 replay_in_next(struct replay_in *in)
 {
-	int rc = pcap_next_ex(in->pc, &in->hdr, &in->data);
+	struct emu_err err;
+	int rc;
 
+	if (!in->has_next)
+		return;
+	rc = emu_pcapr_next(&in->r, &in->rec, &err);
+	if (rc < 0) {
+		fprintf(stderr, "rocemu replay: %s; the frames before it were replayed\n", err.msg);
+		in->bad = true;
+	}
 	in->has_next = rc == 1;
-	if (rc == PCAP_ERROR)
-		fprintf(stderr, "rocemu replay: %s: %s (stopping this input)\n", in->file,
-			pcap_geterr(in->pc));
-	if (in->has_next)
-		in->ts_ns = (uint64_t)in->hdr->ts.tv_sec * 1000000000ULL +
-			    (uint64_t)in->hdr->ts.tv_usec;
+	if (rc == 1) {
+		in->frames++;
+		in->snapped += in->rec.caplen < in->rec.origlen;
+	}
 }
 
 static void
-replay_write(struct replay_out *outs[], struct emu_switch *sw, unsigned int n_ports,
-	     uint64_t now_ns, uint8_t *linear)
+replay_write(struct replay_out *outs, unsigned int n_out, struct emu_switch *sw,
+	     unsigned int n_ports, uint64_t now_ns, uint8_t *linear)
 {
 	struct rte_mbuf **pkts;
-	unsigned int p;
+	unsigned int p, o;
 	uint16_t n, i;
 
 	for (p = 0; p < n_ports; p++) {
 		n = emu_switch_tx_prepare(sw, (uint16_t)p, now_ns, &pkts);
-		for (i = 0; i < n && outs[p] != NULL; i++) {
-			struct pcap_pkthdr h;
-			uint64_t ts = emu_meta(pkts[i])->ts_ns;
+		for (o = 0; o < n_out; o++) {
+			struct replay_out *ro = &outs[o];
 
-			h.ts.tv_sec = (time_t)(ts / 1000000000ULL);
-			h.ts.tv_usec = (suseconds_t)(ts % 1000000000ULL);
-			h.caplen = h.len = rte_pktmbuf_pkt_len(pkts[i]);
-			pcap_dump((u_char *)outs[p]->dumper, &h,
-				  rte_pktmbuf_read(pkts[i], 0, h.caplen, linear));
-			outs[p]->frames++;
+			if (ro->port != p && ro->port != REPLAY_ALL_PORTS)
+				continue;
+			for (i = 0; i < n; i++) {
+				uint32_t len = rte_pktmbuf_pkt_len(pkts[i]);
+
+				/* a failed file keeps its first error; the run goes on */
+				if (emu_pcapw_write(ro->w, ro->port == REPLAY_ALL_PORTS ? p : 0,
+						    emu_meta(pkts[i])->ts_ns,
+						    rte_pktmbuf_read(pkts[i], 0, len, linear), len,
+						    emu_wire_len(pkts[i]), EMU_PCAPW_OUTBOUND,
+						    NULL) == 0)
+					ro->frames++;
+			}
 		}
 		rte_pktmbuf_free_bulk(pkts, n);
 		emu_switch_tx_done(sw, (uint16_t)p, n);
@@ -141,24 +161,25 @@ app_replay_main(int argc, char **argv)
 		APP_COMMON_LONGOPTS,
 		{ "in", required_argument, NULL, 'i' },
 		{ "out", required_argument, NULL, 'o' },
+		{ "lenient", no_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *in_args[REPLAY_MAX_FILES], *out_args[REPLAY_MAX_FILES];
+	struct emu_file_ref refs[2 * REPLAY_MAX_FILES];
 	struct replay_in ins[REPLAY_MAX_FILES];
-	struct replay_out outs_store[REPLAY_MAX_FILES];
-	struct replay_out *outs[EMU_MAX_PORTS] = { NULL };
-	unsigned int n_in = 0, n_out = 0, i;
+	struct replay_out outs[REPLAY_MAX_FILES];
+	unsigned int n_in = 0, n_out = 0, n_refs = 0, i, j;
 	struct app_opts o = { 0 };
 	struct app_ctx ctx = { 0 };
+	struct app_prep prep;
 	struct emu_err err;
-	char errbuf[PCAP_ERRBUF_SIZE];
 	uint8_t *linear = NULL;
-	uint64_t now_ns = 0, nombuf = 0, bad_len = 0, t_in, t_ev;
-	bool started = false;
+	uint64_t now_ns = 0, nombuf = 0, bad_len = 0, t_in, t_ev, port_tx[EMU_MAX_PORTS];
+	bool started = false, lenient = false, eal = false, any_bad = false;
 	int c, rc = APP_EXIT_CONFIG;
 
 	memset(ins, 0, sizeof(ins));
-	memset(outs_store, 0, sizeof(outs_store));
+	memset(outs, 0, sizeof(outs));
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		int h = app_common_opt(&o, c, optarg);
@@ -180,6 +201,9 @@ app_replay_main(int argc, char **argv)
 			else
 				out_args[n_out++] = optarg;
 			break;
+		case 'L':
+			lenient = true;
+			break;
 		case APP_OPT_HELP:
 			replay_usage(stdout);
 			return APP_EXIT_OK;
@@ -194,74 +218,87 @@ app_replay_main(int argc, char **argv)
 	}
 	if (n_in == 0) {
 		fprintf(stderr, "rocemu replay: give at least one --in FILE.pcap[:PORT]\n");
-		replay_usage(stderr);
 		return APP_EXIT_CONFIG;
 	}
 	if (app_load_pipeline(&ctx, &o) != 0)
 		return APP_EXIT_CONFIG;
+	/* Every path first, then the memory: nothing is opened before both are known good. */
 	for (i = 0; i < n_in; i++) {
-		char *file;
-
-		if (replay_file_port(in_args[i], i, ctx.pl, &file, &ins[i].port) != 0)
+		if (replay_file_port("--in", in_args[i], ctx.pl, &ins[i].file, &ins[i].port, 0) != 0)
 			goto out;
-		ins[i].file = file;
-		ins[i].pc = pcap_open_offline_with_tstamp_precision(file, PCAP_TSTAMP_PRECISION_NANO,
-								    errbuf);
-		if (ins[i].pc == NULL) {
-			fprintf(stderr, "rocemu replay: %s: %s\n", file, errbuf);
-			goto out;
-		}
-		if (pcap_datalink(ins[i].pc) != DLT_EN10MB) {
-			fprintf(stderr, "rocemu replay: %s: link type %s, need Ethernet (EN10MB)\n",
-				file, pcap_datalink_val_to_name(pcap_datalink(ins[i].pc)));
-			goto out;
-		}
+		refs[n_refs++] = (struct emu_file_ref){ "--in", ins[i].file, true };
 	}
 	for (i = 0; i < n_out; i++) {
-		struct replay_out *ro = &outs_store[i];
-		char *file;
-		uint16_t port;
-
-		if (replay_file_port(out_args[i], i, ctx.pl, &file, &port) != 0)
+		if (replay_file_port("--out", out_args[i], ctx.pl, &outs[i].file, &outs[i].port,
+				     REPLAY_ALL_PORTS) != 0)
 			goto out;
-		ro->file = file;
-		if (outs[port] != NULL) {
-			fprintf(stderr, "rocemu replay: port %s has two --out files\n",
-				ctx.pl->port_names[port]);
-			goto out;
-		}
-		ro->pd = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535,
-							      PCAP_TSTAMP_PRECISION_NANO);
-		ro->dumper = ro->pd != NULL ? pcap_dump_open(ro->pd, file) : NULL;
-		if (ro->dumper == NULL) {
-			fprintf(stderr, "rocemu replay: %s: cannot open for writing: %s\n", file,
-				ro->pd != NULL ? pcap_geterr(ro->pd) : "out of memory");
-			goto out;
-		}
-		outs[port] = ro;
+		for (j = 0; j < i; j++)
+			if (outs[j].port == outs[i].port && outs[i].port != REPLAY_ALL_PORTS) {
+				fprintf(stderr, "rocemu replay: --out %s: port %s already has --out "
+					"%s\n", out_args[i], ctx.pl->port_names[outs[i].port],
+					outs[j].file);
+				goto out;
+			}
+		refs[n_refs++] = (struct emu_file_ref){ "--out", outs[i].file, false };
 	}
-	if (app_eal_init_portless("rocemu", app_mem_mb_needed(ctx.pl), &err) != 0) {
+	if (app_prepare(&ctx, &o, refs, n_refs, &prep) != 0)
+		goto out;
+	for (i = 0; i < n_in; i++) {
+		if (emu_pcapr_open(&ins[i].r, ins[i].file, NULL, &err) != 0) {
+			fprintf(stderr, "rocemu replay: --in %s\n", err.msg);
+			goto out;
+		}
+		ins[i].has_next = true;
+	}
+	for (i = 0; i < n_out; i++)
+		if (emu_out_probe(outs[i].file, &err) != 0) {
+			fprintf(stderr, "rocemu replay: --out %s\n", err.msg);
+			goto out;
+		}
+	if (app_eal_init_portless("rocemu", prep.needs.eal_bytes / (1024 * 1024) + 256,
+				  &err) != 0) {
 		fprintf(stderr, "rocemu replay: %s\n", err.msg);
 		rc = APP_EXIT_FAIL;
 		goto out;
 	}
+	eal = true;
 	if (app_build(&ctx, &o, &err) != 0) {
 		fprintf(stderr, "%s\n", err.msg);
-		goto out_eal;
+		goto out;
+	}
+	for (i = 0; i < n_out; i++) {
+		bool all = outs[i].port == REPLAY_ALL_PORTS;
+
+		outs[i].w = emu_pcapw_open(outs[i].file,
+					   all ? EMU_PCAPW_PCAPNG : emu_pcapw_fmt_for(outs[i].file),
+					   65535, all ? ctx.pl->n_ports : 1,
+					   all ? ctx.pl->port_names :
+						 &ctx.pl->port_names[outs[i].port],
+					   &err);
+		if (outs[i].w == NULL) {
+			fprintf(stderr, "rocemu replay: --out %s\n", err.msg);
+			goto out;
+		}
 	}
 	linear = malloc(65536);
 	if (linear == NULL)
-		goto out_eal;
+		goto out;
+	emu_switch_route_warnings(ctx.sw, stderr);
+	app_install_stop_signals();
 	for (i = 0; i < n_in; i++)
 		replay_in_next(&ins[i]);
 
 	for (;;) {
 		struct replay_in *first = NULL;
 
+		if (app_stop_signal != 0)
+			/* stop reading; what is in the switch still leaves, on the virtual clock */
+			for (i = 0; i < n_in; i++)
+				ins[i].has_next = false;
 		for (i = 0; i < n_in; i++)
-			if (ins[i].has_next && (first == NULL || ins[i].ts_ns < first->ts_ns))
+			if (ins[i].has_next && (first == NULL || ins[i].rec.ts_ns < first->rec.ts_ns))
 				first = &ins[i];
-		t_in = first != NULL ? first->ts_ns : UINT64_MAX;
+		t_in = first != NULL ? first->rec.ts_ns : UINT64_MAX;
 		if (!started) {
 			if (first == NULL)
 				break;
@@ -271,56 +308,107 @@ app_replay_main(int argc, char **argv)
 		}
 		/* Incast sources never run dry: they stop with the last input and profile phase. */
 		if (t_in == UINT64_MAX &&
-		    (ctx.prof == NULL || emu_profile_next_ns(ctx.prof) == UINT64_MAX))
+		    (ctx.prof == NULL || emu_profile_next_ns(ctx.prof) == UINT64_MAX ||
+		     app_stop_signal != 0))
 			emu_switch_incast_stop(ctx.sw);
 		t_ev = emu_switch_next_event_ns(ctx.sw);
 		if (t_in == UINT64_MAX && t_ev == UINT64_MAX)
 			break;
+		if (t_in == UINT64_MAX && app_stop_signal != 0 && ctx.prof != NULL &&
+		    emu_switch_held(ctx.sw) == 0)
+			break; /* stopped: the profile's later phases have nothing to act on */
 		if (t_ev <= t_in) {
 			now_ns = RTE_MAX(now_ns, t_ev);
-			replay_write(outs, ctx.sw, ctx.pl->n_ports, now_ns, linear);
+			replay_write(outs, n_out, ctx.sw, ctx.pl->n_ports, now_ns, linear);
 		} else {
 			/* A burst: consecutive frames of one input with the same timestamp. */
 			struct rte_mbuf *burst[EMU_BURST];
+			uint32_t lens[EMU_BURST];
 			uint16_t n = 0;
-			uint64_t ts = first->ts_ns;
+			uint64_t ts = first->rec.ts_ns;
+			uint32_t room = (uint32_t)emu_pipeline_data_room(ctx.pl) - RTE_PKTMBUF_HEADROOM;
 
 			now_ns = RTE_MAX(now_ns, ts);
-			while (first->has_next && first->ts_ns == ts && n < EMU_BURST) {
+			while (first->has_next && first->rec.ts_ns == ts && n < EMU_BURST) {
 				struct rte_mbuf *m;
-				uint32_t len = first->hdr->caplen;
+				uint32_t len = first->rec.caplen;
 
-				first->frames++;
-				if (len < 14 || len > (uint32_t)emu_pipeline_data_room(ctx.pl) -
-							      RTE_PKTMBUF_HEADROOM) {
+				if (len < 14 || first->rec.origlen > room) {
 					bad_len++;
 				} else if ((m = rte_pktmbuf_alloc(ctx.pool)) == NULL) {
 					nombuf++;
 				} else {
-					memcpy(rte_pktmbuf_append(m, (uint16_t)len), first->data,
+					memcpy(rte_pktmbuf_append(m, (uint16_t)len), first->rec.data,
 					       len);
+					lens[n] = first->rec.origlen;
 					burst[n++] = m;
 				}
 				replay_in_next(first);
 			}
 			if (n > 0)
-				emu_switch_rx(ctx.sw, first->port, burst, n, now_ns);
-			replay_write(outs, ctx.sw, ctx.pl->n_ports, now_ns, linear);
+				emu_switch_rx_lens(ctx.sw, first->port, burst, n, lens, now_ns);
+			replay_write(outs, n_out, ctx.sw, ctx.pl->n_ports, now_ns, linear);
 		}
 		emu_switch_service(ctx.sw, false);
 	}
+	if (app_stop_signal != 0) {
+		/* anything still held (a profile's incast, a stop mid-phase) is counted */
+		emu_switch_discard_held(ctx.sw);
+		replay_write(outs, n_out, ctx.sw, ctx.pl->n_ports, now_ns, linear);
+	}
 	emu_switch_service(ctx.sw, true);
+	if (app_stop_signal != 0)
+		printf("replay: stopped by signal %d (%s): input no longer read, the switch "
+		       "emptied, files complete\n", app_stop_signal, strsignal(app_stop_signal));
 	emu_switch_print_summary(ctx.sw, stdout);
-	for (i = 0; i < n_in; i++)
-		printf("replay: in  %s -> %s: %" PRIu64 " frames\n", ins[i].file,
+	rc = APP_EXIT_OK;
+	for (i = 0; i < n_in; i++) {
+		printf("replay: in  %s -> %s: %" PRIu64 " frames", ins[i].file,
 		       ctx.pl->port_names[ins[i].port], ins[i].frames);
-	for (i = 0; i < ctx.pl->n_ports; i++)
-		if (outs[i] != NULL)
-			printf("replay: out %s -> %s: %" PRIu64 " frames\n", ctx.pl->port_names[i],
-			       outs[i]->file, outs[i]->frames);
+		if (ins[i].snapped > 0)
+			printf(" (%" PRIu64 " header captures, timed at their original length)",
+			       ins[i].snapped);
+		printf("%s\n", ins[i].bad ? " (stopped at an unreadable record)" : "");
+		any_bad |= ins[i].bad;
+	}
+	for (i = 0; i < ctx.pl->n_ports; i++) {
+		struct emu_port_stats ps;
+
+		emu_switch_port_stats(ctx.sw, (uint16_t)i, &ps);
+		port_tx[i] = ps.tx_pkts;
+	}
+	for (i = 0; i < n_out; i++) {
+		bool all = outs[i].port == REPLAY_ALL_PORTS;
+		uint64_t others = 0;
+
+		printf("replay: out %s -> %s: %" PRIu64 " frames\n",
+		       all ? "every port" : ctx.pl->port_names[outs[i].port], outs[i].file,
+		       outs[i].frames);
+		if (emu_pcapw_close(outs[i].w, &err) != 0) {
+			fprintf(stderr, "rocemu replay: --out %s\n", err.msg);
+			rc = APP_EXIT_FAIL;
+		}
+		outs[i].w = NULL;
+		if (all)
+			continue;
+		for (j = 0; j < ctx.pl->n_ports; j++)
+			if (j != outs[i].port)
+				others += port_tx[j];
+		if (port_tx[outs[i].port] == 0 && others > 0)
+			fprintf(stderr, "rocemu replay: WARNING: --out %s: port %s sent nothing, "
+				"while the other ports sent %" PRIu64 " frames (name another port "
+				"with FILE:PORT, or give --out FILE alone for every port)\n",
+				out_args[i], ctx.pl->port_names[outs[i].port], others);
+	}
 	printf("replay: virtual clock ended at %" PRIu64 ".%09" PRIu64 " s\n",
 	       now_ns / UINT64_C(1000000000), now_ns % UINT64_C(1000000000));
-	rc = APP_EXIT_OK;
+	if (emu_switch_report_failures(ctx.sw, stderr) > 0)
+		rc = APP_EXIT_FAIL;
+	if (any_bad && !lenient) {
+		fprintf(stderr, "rocemu replay: an input had an unreadable record (exit status 1; "
+			"--lenient to accept)\n");
+		rc = APP_EXIT_FAIL;
+	}
 	if (bad_len != 0 || nombuf != 0) {
 		/* Not part of the switch's conservation (they never entered it): say so loudly. */
 		fprintf(stderr,
@@ -338,27 +426,25 @@ app_replay_main(int argc, char **argv)
 			rc = APP_EXIT_FAIL;
 	}
 	if (o.stats_file != NULL && app_write_stats(&ctx, o.stats_file, &err) != 0) {
-		fprintf(stderr, "rocemu replay: %s\n", err.msg);
+		fprintf(stderr, "rocemu replay: --stats %s\n", err.msg);
 		rc = APP_EXIT_FAIL;
 	}
-out_eal:
-	app_teardown(&ctx);
-	for (i = 0; i < REPLAY_MAX_FILES; i++)
-		if (outs_store[i].dumper != NULL)
-			pcap_dump_close(outs_store[i].dumper);
-	free(linear);
-	app_eal_cleanup();
-	goto close;
+	if (app_stop_signal != 0)
+		rc = APP_EXIT_SIGNAL + app_stop_signal;
 out:
-	emu_pipeline_free(ctx.pl);
-close:
+	/* outputs still open here belong to a refused or failed run: the old files stay */
 	for (i = 0; i < REPLAY_MAX_FILES; i++) {
-		if (ins[i].pc != NULL)
-			pcap_close(ins[i].pc);
-		free((char *)(uintptr_t)ins[i].file);
-		if (outs_store[i].pd != NULL)
-			pcap_close(outs_store[i].pd);
-		free((char *)(uintptr_t)outs_store[i].file);
+		emu_pcapw_abort(outs[i].w);
+		free(outs[i].file);
+		emu_pcapr_close(&ins[i].r);
+		free(ins[i].file);
+	}
+	free(linear);
+	if (eal) {
+		app_teardown(&ctx);
+		app_eal_cleanup();
+	} else {
+		emu_pipeline_free(ctx.pl);
 	}
 	return rc;
 }
@@ -372,6 +458,7 @@ app_check_main(int argc, char **argv)
 	};
 	struct app_opts o = { 0 };
 	struct app_ctx ctx = { 0 };
+	struct app_prep prep;
 	struct emu_err err;
 	int c, rc;
 
@@ -384,17 +471,32 @@ app_check_main(int argc, char **argv)
 		if (h > 0)
 			continue;
 		if (c == APP_OPT_HELP) {
-			printf("usage: rocemu check [--pipeline FILE] [--profile FILE]\n"
-			       "Validates a pipeline (and a profile against it) and exits: 0 when "
-			       "valid, 2 with the first error otherwise.\n");
+			printf("usage: rocemu check [--pipeline] FILE [--profile FILE] [--max-mem MB]\n"
+			       "Validates a pipeline (and a profile against it) as a run would, "
+			       "without taking its memory or opening its files, and exits: 0 when "
+			       "a run with it would start, 2 with the first error otherwise.\n");
 			return APP_EXIT_OK;
 		}
+		fprintf(stderr, "rocemu check: see rocemu check --help\n");
 		return APP_EXIT_CONFIG;
+	}
+	if (optind < argc) {
+		if (o.pipeline != NULL || optind + 1 < argc) {
+			fprintf(stderr, "rocemu check: unexpected argument \"%s\" (one pipeline: "
+				"FILE or --pipeline FILE)\n", argv[optind + (o.pipeline == NULL)]);
+			return APP_EXIT_CONFIG;
+		}
+		o.pipeline = argv[optind];
 	}
 	if (app_load_pipeline(&ctx, &o) != 0)
 		return APP_EXIT_CONFIG;
+	if (app_prepare(&ctx, &o, NULL, 0, &prep) != 0) {
+		emu_pipeline_free(ctx.pl);
+		return APP_EXIT_CONFIG;
+	}
 	ctx.pl->check_only = true;
-	if (app_eal_init_portless("rocemu", app_mem_mb_needed(ctx.pl), &err) != 0) {
+	/* builds nothing that holds packets: little memory whatever the pipeline needs */
+	if (app_eal_init_portless("rocemu", 512, &err) != 0) {
 		fprintf(stderr, "rocemu check: %s\n", err.msg);
 		emu_pipeline_free(ctx.pl);
 		return APP_EXIT_FAIL;
@@ -403,9 +505,9 @@ app_check_main(int argc, char **argv)
 	if (rc != 0)
 		fprintf(stderr, "%s\n", err.msg);
 	else
-		printf("%s%s%s: OK\n", o.pipeline, o.profile ? " + " : "",
-		       o.profile ? o.profile : "");
+		printf("%s%s%s: OK (needs %.0f MB)\n", o.pipeline, o.profile ? " + " : "",
+		       o.profile ? o.profile : "", (double)prep.needs.total_bytes / 1e6);
 	app_teardown(&ctx);
 	app_eal_cleanup();
-	return rc == 0 ? APP_EXIT_OK : (rc == -ENOMEM ? APP_EXIT_FAIL : APP_EXIT_CONFIG);
+	return rc == 0 ? APP_EXIT_OK : APP_EXIT_CONFIG;
 }

@@ -4,29 +4,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <pcap/pcap.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_ring.h>
 
 #include "lib/core/emu_stage.h"
 #include "emu_capture.h"
-
-#define EMU_CAPTURE_STDIO_BUF (1u << 20)
+#include "emu_pcapw.h"
 
 struct emu_capture {
 	char *file;
 	uint32_t snaplen;
 	struct rte_ring *ring;
 	struct rte_mempool *pool;
-	pcap_t *pd;
-	pcap_dumper_t *dumper;
-	char *iobuf;
+	struct emu_pcapw *w;
 	uint8_t *linear; /* snaplen bytes, to write multi-segment copies */
 	/* worker-written */
 	uint64_t captured, ring_full, nombuf;
 	/* main-written */
 	uint64_t written;
+	uint64_t write_errors; /* frames not written because the file failed */
+	bool closed;
+	char errmsg[EMU_ERR_LEN]; /* the first write or close error, "" when none */
 };
 
 static uint32_t emu_capture_seq;
@@ -39,7 +38,6 @@ emu_capture_create(const char *file, uint32_t snaplen, uint32_t max_frame, uint3
 	char name[RTE_MEMZONE_NAMESIZE];
 	uint32_t id = __atomic_fetch_add(&emu_capture_seq, 1, __ATOMIC_RELAXED);
 	uint16_t room;
-	FILE *fp;
 
 	cap = calloc(1, sizeof(*cap));
 	if (cap == NULL)
@@ -47,8 +45,7 @@ emu_capture_create(const char *file, uint32_t snaplen, uint32_t max_frame, uint3
 	cap->snaplen = snaplen;
 	cap->file = strdup(file);
 	cap->linear = malloc(snaplen);
-	cap->iobuf = malloc(EMU_CAPTURE_STDIO_BUF);
-	if (cap->file == NULL || cap->linear == NULL || cap->iobuf == NULL)
+	if (cap->file == NULL || cap->linear == NULL)
 		goto nomem;
 	snprintf(name, sizeof(name), "emu_capr_%u", id);
 	cap->ring = rte_ring_create(name, rte_align32pow2(ring_size), rte_socket_id(),
@@ -70,18 +67,10 @@ emu_capture_create(const char *file, uint32_t snaplen, uint32_t max_frame, uint3
 			      ring_size, snaplen, rte_strerror(rte_errno));
 		goto fail;
 	}
-	cap->pd = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, (int)snaplen,
-						       PCAP_TSTAMP_PRECISION_NANO);
-	if (cap->pd == NULL)
-		goto nomem;
-	cap->dumper = pcap_dump_open(cap->pd, file);
-	if (cap->dumper == NULL) {
-		emu_err_setrc(err, -EIO, "%s: cannot open for writing: %s", file,
-			      pcap_geterr(cap->pd));
+	cap->w = emu_pcapw_open(file, emu_pcapw_fmt_for(file), snaplen, 1,
+				(const char *const[]){ "rocemu" }, err);
+	if (cap->w == NULL)
 		goto fail;
-	}
-	fp = pcap_dump_file(cap->dumper);
-	setvbuf(fp, cap->iobuf, _IOFBF, EMU_CAPTURE_STDIO_BUF);
 	return cap;
 nomem:
 	emu_err_setrc(err, -ENOMEM, "capture: out of memory");
@@ -101,7 +90,7 @@ emu_capture_push(struct emu_capture *cap, struct rte_mbuf *m, uint64_t ts_ns)
 		return false;
 	}
 	emu_meta(c)->ts_ns = ts_ns;
-	c->hash.usr = rte_pktmbuf_pkt_len(m); /* original length for the pcap header */
+	c->hash.usr = emu_wire_len(m); /* original length for the pcap header */
 	if (rte_ring_sp_enqueue(cap->ring, c) != 0) {
 		rte_pktmbuf_free(c);
 		cap->ring_full += 1;
@@ -109,6 +98,15 @@ emu_capture_push(struct emu_capture *cap, struct rte_mbuf *m, uint64_t ts_ns)
 	}
 	cap->captured += 1;
 	return true;
+}
+
+/* The first failure of the file: say it once, keep counting what is lost. */
+static void
+emu_capture_failed(struct emu_capture *cap, int rc)
+{
+	if (cap->errmsg[0] == '\0')
+		snprintf(cap->errmsg, sizeof(cap->errmsg), "%s: write failed: %s", cap->file,
+			 strerror(-rc));
 }
 
 unsigned int
@@ -124,21 +122,23 @@ emu_capture_drain(struct emu_capture *cap, unsigned int max)
 			break;
 		for (i = 0; i < n; i++) {
 			struct rte_mbuf *c = burst[i];
-			struct pcap_pkthdr h;
-			uint64_t ts = emu_meta(c)->ts_ns;
-			const void *data;
+			uint32_t caplen = rte_pktmbuf_pkt_len(c);
+			const void *data = rte_pktmbuf_read(c, 0, caplen, cap->linear);
+			int rc = -EBADF;
 
-			h.ts.tv_sec = (time_t)(ts / 1000000000ULL);
-			h.ts.tv_usec = (suseconds_t)(ts % 1000000000ULL); /* ns: NANO precision */
-			h.caplen = rte_pktmbuf_pkt_len(c);
-			h.len = c->hash.usr;
-			data = rte_pktmbuf_read(c, 0, h.caplen, cap->linear);
-			pcap_dump((u_char *)cap->dumper, &h, data);
+			if (!cap->closed)
+				rc = emu_pcapw_write(cap->w, 0, emu_meta(c)->ts_ns, data, caplen,
+						     (uint32_t)c->hash.usr, 0, NULL);
+			if (rc == 0) {
+				cap->written++;
+			} else {
+				cap->write_errors++;
+				emu_capture_failed(cap, rc);
+			}
 			rte_pktmbuf_free(c);
 		}
 		done += n;
 	}
-	cap->written += done;
 	return done;
 }
 
@@ -147,8 +147,36 @@ emu_capture_flush(struct emu_capture *cap)
 {
 	while (emu_capture_drain(cap, UINT32_MAX) > 0)
 		;
-	if (cap->dumper != NULL)
-		pcap_dump_flush(cap->dumper);
+	if (!cap->closed) {
+		int rc = emu_pcapw_flush(cap->w);
+
+		if (rc != 0)
+			emu_capture_failed(cap, rc);
+	}
+}
+
+int
+emu_capture_close(struct emu_capture *cap)
+{
+	struct emu_err err;
+	int rc;
+
+	if (cap->closed)
+		return cap->errmsg[0] != '\0' ? -EIO : 0;
+	emu_capture_flush(cap);
+	rc = emu_pcapw_close(cap->w, &err);
+	cap->w = NULL;
+	cap->closed = true;
+	if (rc != 0)
+		/* the commit's message says where the data is: it replaces the short one */
+		snprintf(cap->errmsg, sizeof(cap->errmsg), "%s", err.msg);
+	return cap->errmsg[0] != '\0' ? -EIO : 0;
+}
+
+const char *
+emu_capture_error(const struct emu_capture *cap)
+{
+	return cap->errmsg[0] != '\0' ? cap->errmsg : NULL;
 }
 
 void
@@ -156,12 +184,8 @@ emu_capture_free(struct emu_capture *cap)
 {
 	if (cap == NULL)
 		return;
-	if (cap->ring != NULL && cap->dumper != NULL)
-		emu_capture_flush(cap);
-	if (cap->dumper != NULL)
-		pcap_dump_close(cap->dumper);
-	if (cap->pd != NULL)
-		pcap_close(cap->pd);
+	/* Not closed: the run never finished (refused, or failed): leave the old file alone. */
+	emu_pcapw_abort(cap->w);
 	if (cap->ring != NULL) {
 		struct rte_mbuf *c;
 
@@ -170,10 +194,15 @@ emu_capture_free(struct emu_capture *cap)
 		rte_ring_free(cap->ring);
 	}
 	rte_mempool_free(cap->pool);
-	free(cap->iobuf);
 	free(cap->linear);
 	free(cap->file);
 	free(cap);
+}
+
+uint32_t
+emu_capture_ring_size(const struct emu_capture *cap)
+{
+	return rte_ring_get_size(cap->ring);
 }
 
 void
@@ -183,6 +212,7 @@ emu_capture_stats(const struct emu_capture *cap, struct emu_capture_stats *s)
 	s->ring_full = cap->ring_full;
 	s->nombuf = cap->nombuf;
 	s->written = cap->written;
+	s->write_errors = cap->write_errors;
 }
 
 const char *

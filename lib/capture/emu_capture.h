@@ -7,9 +7,10 @@
  * Packet capture without I/O on the worker: the worker copies the first
  * snaplen bytes of a packet into an mbuf of the capture's own pool and puts it
  * on a single-producer/single-consumer ring; the main lcore drains the ring
- * into a nanosecond pcap through libpcap with a large stdio buffer (one
- * write() per MB, not per frame). When the ring or the pool is full the packet
- * is counted and not captured; the forwarded packet is never affected.
+ * into a nanosecond pcap or pcapng (emu_pcapw: one write() per MB, every write
+ * checked, the file put in place only when complete). When the ring or the pool
+ * is full the packet is counted and not captured; the forwarded packet is never
+ * affected. A write error stops the file, counts what it lost and is reported.
  */
 
 #include <stdbool.h>
@@ -26,6 +27,7 @@ struct emu_capture_stats {
 	uint64_t ring_full; /**< not captured: ring full */
 	uint64_t nombuf;    /**< not captured: capture pool empty */
 	uint64_t written;   /**< frames written to the file (main lcore) */
+	uint64_t write_errors; /**< frames lost because the file failed (main lcore) */
 };
 
 /**
@@ -44,7 +46,22 @@ unsigned int emu_capture_drain(struct emu_capture *cap, unsigned int max);
 /** Write everything queued and flush the file. */
 void emu_capture_flush(struct emu_capture *cap);
 
-/** Flush, close and free; accepts NULL. */
+/**
+ * End of the run: write everything queued and put the file in place. Returns 0, or -EIO when
+ * the file failed (emu_capture_error() says how and where its data is).
+ */
+int emu_capture_close(struct emu_capture *cap);
+
+/** The file's first failure as one line, NULL when none. */
+const char *emu_capture_error(const struct emu_capture *cap);
+
+/** Ring slots. */
+uint32_t emu_capture_ring_size(const struct emu_capture *cap);
+
+/**
+ * Free; accepts NULL. A capture never closed (a refused or failed run) removes its
+ * temporary file and leaves any existing file of that name as it was.
+ */
 void emu_capture_free(struct emu_capture *cap);
 
 /** Counters (worker ones are read racily, which is fine for 64-bit loads on x86). */

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "emu_json.h"
 
@@ -11,8 +12,16 @@ int
 emu_json_load_file(const char *file, json_t **out, struct emu_err *err)
 {
 	json_error_t jerr;
+	struct stat st;
 	json_t *root;
 
+	if (file[0] == '\0')
+		return emu_err_set(err, "empty file name");
+	if (stat(file, &st) != 0)
+		return emu_err_setrc(err, -errno, "%s: %s", file, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return emu_err_set(err, "%s: %s, not a JSON file", file,
+				   S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
 	root = json_load_file(file, JSON_REJECT_DUPLICATES, &jerr);
 	if (root == NULL) {
 		if (jerr.line < 0)

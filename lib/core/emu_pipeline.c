@@ -3,6 +3,7 @@
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_errno.h>
 #include <rte_mbuf.h>
@@ -257,4 +258,138 @@ emu_pool_create(const char *name, uint32_t n, uint16_t data_room, int socket, st
 			      name, n, data_room, mb, rte_strerror(rte_errno));
 	}
 	return mp;
+}
+
+/* JSON path of the tm.ports[] entry of switch port @p port, or "tm" when it has none. */
+static void
+emu_pipeline_tm_path(const struct emu_pipeline *pl, unsigned int port, const char *key,
+		     char *buf, size_t len)
+{
+	const json_t *ports = json_object_get(json_object_get(pl->root, "tm"), "ports");
+	const json_t *o;
+	size_t idx;
+
+	json_array_foreach(ports, idx, o) {
+		const char *name = json_string_value(json_object_get(o, "port"));
+
+		if (name != NULL && strcmp(name, pl->port_names[port]) == 0 &&
+		    json_object_get(o, key) != NULL) {
+			snprintf(buf, len, "tm.ports[%zu].%s", idx, key);
+			return;
+		}
+	}
+	snprintf(buf, len, "tm.ports (port %s).%s", pl->port_names[port], key);
+}
+
+static void
+emu_pipeline_needs_item(struct emu_pipeline_needs *nd, const char *path, uint64_t bytes)
+{
+	nd->total_bytes += bytes;
+	if (bytes > nd->biggest_bytes) {
+		nd->biggest_bytes = bytes;
+		snprintf(nd->biggest, sizeof(nd->biggest), "%s", path);
+	}
+}
+
+int
+emu_pipeline_needs(const struct emu_pipeline *pl, struct emu_pipeline_needs *nd,
+		   struct emu_err *err)
+{
+	static const char *const lists[] = { "ingress", "egress" };
+	uint64_t per_mbuf, other_mbufs;
+	char path[EMU_JSON_PATH_LEN];
+	unsigned int i, l;
+	int rc;
+
+	memset(nd, 0, sizeof(*nd));
+	nd->pool_mbufs = emu_pipeline_mbufs_needed(pl, 1024, 1024);
+	per_mbuf = (uint64_t)emu_pipeline_data_room(pl) + EMU_MBUF_PRIV_SIZE +
+		   sizeof(struct rte_mbuf) + 64;
+	nd->pool_bytes = (uint64_t)nd->pool_mbufs * per_mbuf;
+	other_mbufs = nd->pool_mbufs;
+	/* each port's delay line: its mbufs and its slot array, named by delay_us */
+	for (i = 0; i < pl->n_ports && pl->mbufs == 0; i++) {
+		const struct emu_tm_port_cfg *pc = &pl->tm.ports[i];
+		uint64_t wire = emu_tm_wire_slots(pc);
+		uint64_t beyond = wire - pc->queue_pkts - EMU_TM_CTRL_SLOTS;
+
+		emu_pipeline_tm_path(pl, i, "delay_us", path, sizeof(path));
+		emu_pipeline_needs_item(nd, path, beyond * per_mbuf +
+					rte_align32pow2((uint32_t)wire) * sizeof(void *));
+		other_mbufs -= beyond < other_mbufs ? beyond : other_mbufs;
+		/* the queues' slot arrays */
+		nd->total_bytes += (uint64_t)EMU_TM_N_PRIO *
+				   rte_align32pow2(pc->queue_pkts < 2 ? 2 : pc->queue_pkts) *
+				   sizeof(void *);
+	}
+	emu_pipeline_needs_item(nd, pl->mbufs != 0 ? "mbufs" : "tm.ports[].queue_pkts",
+				other_mbufs * per_mbuf);
+	for (l = 0; l < 2; l++) {
+		const json_t *list = json_object_get(pl->root, lists[l]);
+		const json_t *o;
+		size_t idx;
+
+		json_array_foreach(list, idx, o) {
+			const struct emu_stage_ops *ops =
+				emu_stage_find(json_string_value(json_object_get(o, "type")));
+			struct emu_stage_needs sn;
+			struct emu_stage_env env;
+			unsigned int f;
+
+			if (ops == NULL || ops->needs == NULL)
+				continue;
+			emu_json_path_idx(path, sizeof(path), lists[l], idx);
+			memset(&sn, 0, sizeof(sn));
+			memset(&env, 0, sizeof(env));
+			env.path = path;
+			env.n_ports = pl->n_ports;
+			env.port_names = pl->port_names;
+			env.egress = l == 1;
+			env.check_only = true;
+			env.max_frame_bytes = pl->max_mtu + 14 + 8;
+			rc = ops->needs(o, &env, &sn, err);
+			if (rc != 0)
+				return rc;
+			if (sn.mem_bytes > 0) {
+				char kp[EMU_JSON_PATH_LEN];
+
+				emu_json_path(kp, sizeof(kp), path, sn.mem_key);
+				emu_pipeline_needs_item(nd, kp, sn.mem_bytes);
+				nd->eal_bytes += sn.mem_bytes;
+			}
+			for (f = 0; f < sn.n_files && nd->n_files < EMU_PIPELINE_MAX_FILES; f++) {
+				emu_json_path(nd->file_roles[nd->n_files],
+					      sizeof(nd->file_roles[0]), path, sn.file_keys[f]);
+				nd->files[nd->n_files++] = sn.files[f];
+			}
+		}
+	}
+	nd->eal_bytes += nd->pool_bytes;
+	return 0;
+}
+
+uint64_t
+emu_mem_limit_bytes(uint64_t max_mem_mb)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	uint64_t phys = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : UINT64_MAX;
+
+	if (max_mem_mb != 0 && max_mem_mb * 1024 * 1024 < phys)
+		return max_mem_mb * 1024 * 1024;
+	return phys;
+}
+
+int
+emu_pipeline_check_mem(const struct emu_pipeline_needs *nd, uint64_t limit_bytes,
+		       bool limit_given, struct emu_err *err)
+{
+	if (nd->total_bytes <= limit_bytes)
+		return 0;
+	return emu_err_setrc(err, -E2BIG,
+			     "%s: the switch would need %.1f GB of memory (%.1f GB for this key), "
+			     "more than %s %.1f GB; lower it",
+			     nd->biggest, (double)nd->total_bytes / 1e9,
+			     (double)nd->biggest_bytes / 1e9,
+			     limit_given ? "--max-mem" : "this machine's",
+			     (double)limit_bytes / 1e9);
 }

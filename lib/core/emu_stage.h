@@ -31,6 +31,7 @@
 #define EMU_META_MACCTL 0x04  /**< a MAC control frame the switch sends (TM control queue) */
 #define EMU_META_HEADROOM 0x08 /**< TM: the packet occupies lossless headroom, not shared buffer */
 #define EMU_META_VIRTUAL 0x10  /**< incast filler frame; reserved = its source index */
+#define EMU_META_SNAP 0x20     /**< header capture: the mbuf holds the first bytes, wire_len is the frame's length */
 
 /** Per-packet metadata, kept in the mbuf private area of every pool rocemu creates. */
 struct emu_pkt_meta {
@@ -40,6 +41,7 @@ struct emu_pkt_meta {
 	uint8_t prio;      /**< traffic class 0-7 */
 	uint8_t flags;     /**< EMU_META_* */
 	uint16_t reserved; /**< EMU_META_VIRTUAL: incast source index */
+	uint32_t wire_len; /**< EMU_META_SNAP: the frame's length on the wire */
 	struct roce_pkt pkt; /**< parse result (when EMU_META_PARSED) */
 };
 
@@ -49,6 +51,19 @@ static inline struct emu_pkt_meta *
 emu_meta(struct rte_mbuf *m)
 {
 	return (struct emu_pkt_meta *)rte_mbuf_to_priv(m);
+}
+
+/**
+ * The frame's length on the wire: what the TM buffers, shapes and counts. It is the mbuf's
+ * length except for replayed header captures (EMU_META_SNAP), whose mbuf holds only the
+ * captured bytes.
+ */
+static inline uint32_t
+emu_wire_len(struct rte_mbuf *m)
+{
+	const struct emu_pkt_meta *meta = emu_meta(m);
+
+	return (meta->flags & EMU_META_SNAP) ? meta->wire_len : rte_pktmbuf_pkt_len(m);
 }
 
 /** Frames a stage creates during a burst, with the port each goes out of. */
@@ -78,6 +93,19 @@ struct emu_burst_ctx {
 	struct emu_rng *rng;  /**< this stage's stream on this lcore, seeded from the run seed */
 	uint64_t *ctr;        /**< this stage's counters on this lcore (single writer) */
 	struct emu_emit *emit;
+};
+
+/**
+ * What a stage will take when built, known from its configuration alone (no EAL), so a run
+ * can be refused before any memory is taken and outputs checked before any file is opened.
+ */
+#define EMU_STAGE_MAX_FILES 4
+struct emu_stage_needs {
+	uint64_t mem_bytes;              /**< memory init() allocates (pools, rings, tables) */
+	char mem_key[64];                /**< the key that sizes it, e.g. "ring_size" */
+	unsigned int n_files;
+	const char *files[EMU_STAGE_MAX_FILES]; /**< files it writes (strings live in the cfg) */
+	char file_keys[EMU_STAGE_MAX_FILES][32]; /**< the key naming each, e.g. "file" */
 };
 
 /** What a stage's init() may ask about the switch it is part of. */
@@ -154,6 +182,22 @@ struct emu_stage_ops {
 	 */
 	uint16_t (*release)(void *priv, struct rte_mbuf **pkts, uint16_t cap,
 			    struct emu_burst_ctx *ctx);
+	/**
+	 * Optional: fill @p needs from @p cfg without building anything (validating what it
+	 * reads, path first). Stages that allocate more than their priv or write files have it.
+	 */
+	int (*needs)(const json_t *cfg, const struct emu_stage_env *env,
+		     struct emu_stage_needs *needs, struct emu_err *err);
+	/**
+	 * Optional: after service(final), whether the stage failed at something the user must
+	 * hear of (a capture file that could not be written): true with one line in @p msg.
+	 */
+	bool (*failed)(const void *priv, char *msg, size_t len);
+	/**
+	 * Optional (stages that choose the egress port): for each input port, the mask of output
+	 * ports a frame arriving there can reach; lets the runner warn about ports without a route.
+	 */
+	void (*routes)(const void *priv, unsigned int n_ports, uint32_t *out_masks);
 };
 
 /** The explicit registry (lib/stages/registry.c): NULL when @p type is unknown. */

@@ -489,7 +489,7 @@ emu_switch_incast_sink(struct emu_switch *sw, struct rte_mbuf **sink, uint16_t n
 			continue;
 		}
 		emu_meta(sink[i])->out_port = src->s.cfg.sink_port;
-		tx->lens[tx->n] = rte_pktmbuf_pkt_len(sink[i]);
+		tx->lens[tx->n] = emu_wire_len(sink[i]);
 		tx->pkts[tx->n++] = sink[i];
 		src->ctr[EMU_INCAST_CTR_SINK_TX] += 1;
 	}
@@ -698,6 +698,13 @@ void
 emu_switch_rx(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
 	      uint64_t now_ns)
 {
+	emu_switch_rx_lens(sw, port, pkts, n, NULL, now_ns);
+}
+
+void
+emu_switch_rx_lens(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
+		   const uint32_t *wire_lens, uint64_t now_ns)
+{
 	struct emu_port_stats *ps = &sw->port_stats[port];
 	uint64_t bytes = 0;
 	uint16_t i;
@@ -708,12 +715,16 @@ emu_switch_rx(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts, uint
 	for (i = 0; i < n; i++) {
 		struct emu_pkt_meta *meta = emu_meta(pkts[i]);
 
-		bytes += rte_pktmbuf_pkt_len(pkts[i]);
 		meta->ts_ns = now_ns;
 		meta->in_port = port;
 		meta->out_port = EMU_PORT_NONE;
 		meta->prio = 0;
 		meta->flags = 0;
+		if (wire_lens != NULL && wire_lens[i] > rte_pktmbuf_pkt_len(pkts[i])) {
+			meta->flags = EMU_META_SNAP;
+			meta->wire_len = wire_lens[i];
+		}
+		bytes += emu_wire_len(pkts[i]);
 	}
 	ps->rx_pkts += n;
 	ps->rx_bytes += bytes;
@@ -749,7 +760,7 @@ emu_switch_drain(struct emu_switch *sw, uint16_t port, uint64_t now_ns)
 			n = emu_switch_incast_release(sw, burst, n, sink, &n_sink);
 		n = emu_switch_run_stages(sw, sw->n_ingress, sw->n_stages, burst, n, now_ns);
 		for (i = 0; i < n; i++)
-			tx->lens[tx->n + i] = rte_pktmbuf_pkt_len(burst[i]);
+			tx->lens[tx->n + i] = emu_wire_len(burst[i]);
 		tx->n += n;
 		emu_switch_flush_emit(sw, now_ns);
 		if (n_sink > 0)
@@ -1343,4 +1354,55 @@ emu_switch_incast_stop(struct emu_switch *sw)
 		sw->incast[i].s.cfg.enabled = false;
 		sw->incast[i].s.next_ns = UINT64_MAX;
 	}
+}
+
+unsigned int
+emu_switch_route_warnings(const struct emu_switch *sw, FILE *f)
+{
+	uint32_t reach[EMU_MAX_PORTS] = { 0 }, masks[EMU_MAX_PORTS];
+	unsigned int i, p, n = 0;
+	bool chooser = false;
+
+	for (i = 0; i < sw->n_stages; i++) {
+		const struct emu_stage_inst *st = &sw->stages[i];
+
+		if (st->ops->routes == NULL || st->egress)
+			continue;
+		memset(masks, 0, sizeof(masks));
+		st->ops->routes(st->priv, sw->n_ports, masks);
+		for (p = 0; p < sw->n_ports; p++)
+			reach[p] |= masks[p];
+		chooser = true;
+	}
+	if (!chooser) {
+		fprintf(f, "rocemu: WARNING: no ingress stage chooses an egress port (add a "
+			"\"forward\" stage): every frame will be dropped as drop_no_route\n");
+		return 1;
+	}
+	for (p = 0; p < sw->n_ports; p++)
+		if (reach[p] == 0) {
+			fprintf(f, "rocemu: WARNING: no route from port %s: every frame arriving "
+				"there will be dropped (see the forward stage's pairs or macs)\n",
+				sw->pl->port_names[p]);
+			n++;
+		}
+	return n;
+}
+
+unsigned int
+emu_switch_report_failures(const struct emu_switch *sw, FILE *f)
+{
+	char msg[EMU_ERR_LEN + 128];
+	unsigned int i, n = 0;
+
+	for (i = 0; i < sw->n_stages; i++) {
+		const struct emu_stage_inst *st = &sw->stages[i];
+
+		if (st->ops->failed != NULL && st->initialised &&
+		    st->ops->failed(st->priv, msg, sizeof(msg))) {
+			fprintf(f, "rocemu: stage %s: %s\n", st->name, msg);
+			n++;
+		}
+	}
+	return n;
 }

@@ -30,6 +30,7 @@
 #include <rte_mempool.h>
 
 #include "emu_err.h"
+#include "emu_json.h"
 #include "emu_incast.h"
 #include "emu_stage.h"
 #include "lib/tm/emu_tm.h"
@@ -80,6 +81,36 @@ uint16_t emu_pipeline_data_room(const struct emu_pipeline *pl);
 struct rte_mempool *emu_pool_create(const char *name, uint32_t n, uint16_t data_room, int socket,
 				    struct emu_err *err);
 
+#define EMU_PIPELINE_MAX_FILES 32
+
+/**
+ * What a pipeline will take when built, from its configuration alone (no EAL): memory, with
+ * the key that costs most, and the files its stages write. rocemu check and every run use it
+ * before taking memory or opening files, so that check OK means the run starts.
+ */
+struct emu_pipeline_needs {
+	uint32_t pool_mbufs;
+	uint64_t pool_bytes;   /**< the packet pool */
+	uint64_t eal_bytes;    /**< what comes from EAL memory (pool, capture pools) */
+	uint64_t total_bytes;  /**< everything: pools, delay lines, queues, stage tables */
+	char biggest[EMU_JSON_PATH_LEN]; /**< JSON path of the key that costs most */
+	uint64_t biggest_bytes;
+	unsigned int n_files;
+	const char *files[EMU_PIPELINE_MAX_FILES];            /**< files stages write */
+	char file_roles[EMU_PIPELINE_MAX_FILES][EMU_JSON_PATH_LEN]; /**< their JSON paths */
+};
+
+/** Fill @p nd for @p pl (validating the keys it reads). */
+int emu_pipeline_needs(const struct emu_pipeline *pl, struct emu_pipeline_needs *nd,
+		       struct emu_err *err);
+
+/** Physical memory, or @p max_mem_mb (when not 0 and lower). */
+uint64_t emu_mem_limit_bytes(uint64_t max_mem_mb);
+
+/** Refuse, with the costliest key's path and the numbers, a pipeline above @p limit_bytes. */
+int emu_pipeline_check_mem(const struct emu_pipeline_needs *nd, uint64_t limit_bytes,
+			   bool limit_given, struct emu_err *err);
+
 struct emu_switch;
 struct emu_profile;
 
@@ -105,6 +136,14 @@ bool emu_switch_profile_taken(const struct emu_switch *sw, struct emu_profile **
 /** Take a received burst on port @p port at @p now_ns; the switch owns the mbufs afterwards. */
 void emu_switch_rx(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
 		   uint64_t now_ns);
+
+/**
+ * Same, for frames of which the mbufs hold only the first bytes (replayed header captures):
+ * @p wire_lens (NULL = none) gives each frame's length on the wire, which the switch then
+ * buffers, shapes and counts (EMU_META_SNAP).
+ */
+void emu_switch_rx_lens(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
+			const uint32_t *wire_lens, uint64_t now_ns);
 
 /**
  * Move what the TM releases by @p now_ns on port @p port through the egress stages into
@@ -202,6 +241,15 @@ int64_t emu_switch_incast_counter(const struct emu_switch *sw, const char *name,
 
 /** Arrival time of incast source @p name's next frame, UINT64_MAX when disabled or unknown. */
 uint64_t emu_switch_incast_next_ns(const struct emu_switch *sw, const char *name);
+
+/**
+ * Print a WARNING line for each input port from which no frame can reach an output port
+ * (no forward stage, an unpaired port); returns how many.
+ */
+unsigned int emu_switch_route_warnings(const struct emu_switch *sw, FILE *f);
+
+/** After emu_switch_service(final): print one line per stage that failed; returns how many. */
+unsigned int emu_switch_report_failures(const struct emu_switch *sw, FILE *f);
 
 /** Stop every incast source (replay: the input and the profile are exhausted). */
 void emu_switch_incast_stop(struct emu_switch *sw);

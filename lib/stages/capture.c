@@ -7,7 +7,10 @@
  */
 #include <string.h>
 
+#include <rte_common.h>
+
 #include "lib/capture/emu_capture.h"
+#include "lib/core/emu_out.h"
 #include "lib/core/emu_json.h"
 #include "stages.h"
 
@@ -40,33 +43,85 @@ struct capture_priv {
 	uint32_t port_mask; /* bit per switch port; all ones = every port */
 };
 
+/* The keys that size the capture, read the same way by needs() and init(). */
+struct capture_cfg {
+	const char *file;
+	int64_t snaplen;
+	int64_t ring_size;
+};
+
+static int
+capture_read(const json_t *cfg, const struct emu_stage_env *env, struct capture_cfg *c,
+	     struct emu_err *err)
+{
+	char path[EMU_JSON_PATH_LEN];
+	int rc;
+
+	rc = emu_json_get_str(cfg, env->path, "file", true, NULL, &c->file, err);
+	if (rc == 0 && c->file[0] == '\0') {
+		emu_json_path(path, sizeof(path), env->path, "file");
+		return emu_err_set(err, "%s: must not be empty", path);
+	}
+	if (rc == 0)
+		rc = emu_json_get_int(cfg, env->path, "snaplen", false, 65535, 64, 65535,
+				      &c->snaplen, err);
+	if (rc == 0)
+		rc = emu_json_get_int(cfg, env->path, "ring_size", false, 4096, 64, 1 << 20,
+				      &c->ring_size, err);
+	return rc;
+}
+
+static int
+capture_needs(const json_t *cfg, const struct emu_stage_env *env, struct emu_stage_needs *needs,
+	      struct emu_err *err)
+{
+	struct capture_cfg c;
+	uint64_t per;
+	int rc = capture_read(cfg, env, &c, err);
+
+	if (rc != 0)
+		return rc;
+	/* the copy pool: ring slots + 512, each a one-segment mbuf of min(snaplen, frame) */
+	per = (uint64_t)RTE_MIN((uint64_t)c.snaplen, (uint64_t)env->max_frame_bytes) +
+	      RTE_PKTMBUF_HEADROOM + EMU_MBUF_PRIV_SIZE + sizeof(struct rte_mbuf) + 64;
+	needs->mem_bytes = ((uint64_t)rte_align32pow2((uint32_t)c.ring_size) + 512) * per +
+			   (uint64_t)rte_align32pow2((uint32_t)c.ring_size) * sizeof(void *);
+	snprintf(needs->mem_key, sizeof(needs->mem_key), "ring_size");
+	needs->files[0] = c.file;
+	snprintf(needs->file_keys[0], sizeof(needs->file_keys[0]), "file");
+	needs->n_files = 1;
+	return 0;
+}
+
 static int
 capture_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, struct emu_err *err)
 {
 	struct capture_priv *cp = priv;
-	const char *file;
-	int64_t snaplen, ring_size;
+	struct capture_cfg c;
+	char path[EMU_JSON_PATH_LEN];
 	int rc;
 
-	rc = emu_json_get_str(cfg, env->path, "file", true, NULL, &file, err);
-	if (rc == 0)
-		rc = emu_json_get_int(cfg, env->path, "snaplen", false, 65535, 64, 65535, &snaplen,
-				      err);
-	if (rc == 0)
-		rc = emu_json_get_int(cfg, env->path, "ring_size", false, 4096, 64, 1 << 20,
-				      &ring_size, err);
+	rc = capture_read(cfg, env, &c, err);
 	if (rc == 0)
 		rc = emu_json_get_bool(cfg, env->path, "enabled", false, true, &cp->enabled, err);
 	if (rc != 0)
 		return rc;
 	cp->egress = env->egress;
 	rc = emu_stage_port_mask(cfg, env, "ports", &cp->port_mask, err);
-	if (rc != 0 || env->check_only)
+	if (rc != 0)
 		return rc;
-	cp->cap = emu_capture_create(file, (uint32_t)snaplen, env->max_frame_bytes,
-				     (uint32_t)ring_size, err);
+	emu_json_path(path, sizeof(path), env->path, "file");
+	if (env->check_only) {
+		/* what the run would find: the directory must exist and be writable */
+		rc = emu_out_probe(c.file, err);
+		if (rc != 0)
+			emu_err_prefix(err, path);
+		return rc;
+	}
+	cp->cap = emu_capture_create(c.file, (uint32_t)c.snaplen, env->max_frame_bytes,
+				     (uint32_t)c.ring_size, err);
 	if (cp->cap == NULL) {
-		emu_err_prefix(err, env->path);
+		emu_err_prefix(err, path);
 		return -1;
 	}
 	return 0;
@@ -141,9 +196,25 @@ capture_service(void *priv, bool final)
 	if (cp->cap == NULL)
 		return;
 	if (final)
-		emu_capture_flush(cp->cap);
+		emu_capture_close(cp->cap);
 	else
-		emu_capture_drain(cp->cap, 4096);
+		/* as much as the ring holds: the worker cannot fill it faster than one pass */
+		emu_capture_drain(cp->cap, emu_capture_ring_size(cp->cap));
+}
+
+static bool
+capture_failed(const void *priv, char *msg, size_t len)
+{
+	const struct capture_priv *cp = priv;
+	const char *e = cp->cap != NULL ? emu_capture_error(cp->cap) : NULL;
+	struct emu_capture_stats s;
+
+	if (e == NULL)
+		return false;
+	emu_capture_stats(cp->cap, &s);
+	snprintf(msg, len, "%s (%lu frames written, %lu lost)", e, (unsigned long)s.written,
+		 (unsigned long)s.write_errors);
+	return true;
 }
 
 static void
@@ -157,8 +228,8 @@ capture_summary(const void *priv, char *buf, size_t len)
 		return;
 	}
 	emu_capture_stats(cp->cap, &s);
-	snprintf(buf, len, "capture: %lu packets written to %s", (unsigned long)s.written,
-		 emu_capture_file(cp->cap));
+	snprintf(buf, len, "capture: %lu packets written to %s%s", (unsigned long)s.written,
+		 emu_capture_file(cp->cap), emu_capture_error(cp->cap) != NULL ? " (FAILED)" : "");
 }
 
 const struct emu_stage_ops emu_stage_capture = {
@@ -174,4 +245,6 @@ const struct emu_stage_ops emu_stage_capture = {
 	.get = capture_get,
 	.service = capture_service,
 	.summary = capture_summary,
+	.needs = capture_needs,
+	.failed = capture_failed,
 };

@@ -53,6 +53,9 @@ static const char *const cnp_keys[] = { "interval_us", "dscp", "ecn", "priority"
 #define CNP_FRAME_MAX 128 /* IPv6 + VLAN CNP: 18 + 40 + 8 + 12 + 16 + 4 = 98 B */
 
 /* Last CNP sent to one QP. sig 0 = empty. */
+#define CNP_MAX_QPS_DEFAULT 65536
+#define CNP_MAX_QPS_MAX 16777216
+
 struct cnp_pace {
 	uint8_t ip[16];    /* the CNP's destination: the data sender */
 	uint32_t qpn;      /* the CNP's DestQP: the data sender's QPN */
@@ -100,8 +103,8 @@ cnp_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, struct 
 		rc = emu_json_get_bool(cfg, env->path, "drop_nic_cnps", false, false,
 				       &cp->drop_nic_cnps, err);
 	if (rc == 0)
-		rc = emu_json_get_int(cfg, env->path, "max_qps", false, 65536, 64, 16777216,
-				      &max_qps, err);
+		rc = emu_json_get_int(cfg, env->path, "max_qps", false, CNP_MAX_QPS_DEFAULT, 64,
+				      CNP_MAX_QPS_MAX, &max_qps, err);
 	if (rc == 0)
 		rc = emu_json_get_num(cfg, env->path, "qp_ageing_s", false, 60.0, 0.0, false,
 				      1e6, &ageing_s, err);
@@ -124,6 +127,23 @@ cnp_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, struct 
 	if (cp->qpmap == NULL || cp->paces == NULL)
 		return emu_err_set(err, "%s.max_qps: cannot allocate tables for %" PRId64 " QPs",
 				   env->path, max_qps);
+	return 0;
+}
+
+static int
+cnp_needs(const json_t *cfg, const struct emu_stage_env *env, struct emu_stage_needs *needs,
+	  struct emu_err *err)
+{
+	int64_t max_qps;
+	int rc = emu_json_get_int(cfg, env->path, "max_qps", false, CNP_MAX_QPS_DEFAULT, 64,
+				  CNP_MAX_QPS_MAX, &max_qps, err);
+
+	if (rc != 0)
+		return rc;
+	/* pacing table (rounded up to a power of two: twice at most) and 4 qpmap entries per QP
+	 * (a power of two too), with a generous 64 bytes each */
+	needs->mem_bytes = (uint64_t)max_qps * (2 * sizeof(struct cnp_pace) + 2 * 4 * 64);
+	snprintf(needs->mem_key, sizeof(needs->mem_key), "max_qps");
 	return 0;
 }
 
@@ -314,6 +334,7 @@ const struct emu_stage_ops emu_stage_cnp = {
 	.n_ctr = CNP_CTR_MAX,
 	.keys = cnp_keys,
 	.init = cnp_init,
+	.needs = cnp_needs,
 	.process = cnp_process,
 	.free = cnp_free,
 	.summary = cnp_summary,

@@ -61,6 +61,8 @@ static const char *const delay_rule_keys[] = { "match", "dist", "delay_us", "jit
 					       "table", NULL };
 
 #define DELAY_MAX_RULES 16
+#define DELAY_MAX_HELD_DEFAULT 262144
+#define DELAY_MAX_HELD_MAX 4194304
 #define DELAY_TABLE_MAX 4096
 #define DELAY_CHUNK 64
 #define DELAY_KEYS (EMU_MAX_PORTS + 1) /* output ports, and one for "no port yet" */
@@ -192,8 +194,8 @@ delay_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, struc
 				   "stages that follow it", env->path);
 	rc = emu_json_get_bool(cfg, env->path, "reorder", false, false, &dp->reorder, err);
 	if (rc == 0)
-		rc = emu_json_get_int(cfg, env->path, "max_held_pkts", false, 262144, 64, 4194304,
-				      &max_held, err);
+		rc = emu_json_get_int(cfg, env->path, "max_held_pkts", false,
+				      DELAY_MAX_HELD_DEFAULT, 64, DELAY_MAX_HELD_MAX, &max_held, err);
 	if (rc == 0)
 		rc = emu_json_get_num(cfg, env->path, "max_delay_us", false, 10e6, 0, true, 10e6,
 				      &max_delay_us, err);
@@ -223,6 +225,22 @@ delay_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, struc
 	if (emu_heldq_init(&dp->held, (uint32_t)max_held) != 0)
 		return emu_err_setrc(err, -ENOMEM, "%s.max_held_pkts: cannot allocate %" PRId64
 				     " slots", env->path, max_held);
+	return 0;
+}
+
+static int
+delay_needs(const json_t *cfg, const struct emu_stage_env *env, struct emu_stage_needs *needs,
+	    struct emu_err *err)
+{
+	int64_t max_held;
+	int rc = emu_json_get_int(cfg, env->path, "max_held_pkts", false, DELAY_MAX_HELD_DEFAULT,
+				  64, DELAY_MAX_HELD_MAX, &max_held, err);
+
+	if (rc != 0)
+		return rc;
+	/* the heap (the packets it holds come from the switch's pool) */
+	needs->mem_bytes = (uint64_t)max_held * sizeof(struct emu_heldq_item);
+	snprintf(needs->mem_key, sizeof(needs->mem_key), "max_held_pkts");
 	return 0;
 }
 
@@ -394,6 +412,7 @@ const struct emu_stage_ops emu_stage_delay = {
 	.n_ctr = DELAY_CTR_MAX,
 	.keys = delay_keys,
 	.init = delay_init,
+	.needs = delay_needs,
 	.process = delay_process,
 	.free = delay_free,
 	.held = delay_held_count,

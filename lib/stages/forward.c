@@ -372,6 +372,22 @@ forward_free(void *priv)
 	free(fp->entry_static);
 }
 
+static void
+forward_routes(const void *priv, unsigned int n_ports, uint32_t *out_masks)
+{
+	const struct forward_priv *fp = priv;
+	uint32_t all = n_ports >= 32 ? UINT32_MAX : (1u << n_ports) - 1;
+	unsigned int i;
+
+	for (i = 0; i < n_ports && i < 32; i++) {
+		if (fp->mode == FORWARD_PAIRS)
+			out_masks[i] = fp->pair_of[i] < n_ports ? 1u << fp->pair_of[i] : 0;
+		else
+			/* a MAC table (static or learnt) can send a frame to any other port */
+			out_masks[i] = all & ~(1u << i);
+	}
+}
+
 const struct emu_stage_ops emu_stage_forward = {
 	.type = "forward",
 	.priv_size = sizeof(struct forward_priv),
@@ -379,6 +395,7 @@ const struct emu_stage_ops emu_stage_forward = {
 	.n_ctr = FORWARD_CTR_MAX,
 	.keys = forward_keys,
 	.init = forward_init,
+	.routes = forward_routes,
 	.process = forward_process,
 	.free = forward_free,
 };

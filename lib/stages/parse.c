@@ -21,7 +21,8 @@
 #define PARSE_CTR_ICRC_BAD (ROCE_CLASS_MAX + ROCE_REASON_MAX)
 #define PARSE_CTR_DROP_INVALID (PARSE_CTR_ICRC_BAD + 1)
 #define PARSE_CTR_DROP_ICRC (PARSE_CTR_ICRC_BAD + 2)
-#define PARSE_CTR_MAX (PARSE_CTR_ICRC_BAD + 3)
+#define PARSE_CTR_ICRC_UNCHECKABLE (PARSE_CTR_ICRC_BAD + 3)
+#define PARSE_CTR_MAX (PARSE_CTR_ICRC_BAD + 4)
 
 static char parse_ctr_buf[PARSE_CTR_MAX][48];
 static const char *parse_ctr_names[PARSE_CTR_MAX];
@@ -98,6 +99,7 @@ parse_names_init(void)
 	snprintf(parse_ctr_buf[PARSE_CTR_ICRC_BAD], 48, "icrc_bad");
 	snprintf(parse_ctr_buf[PARSE_CTR_DROP_INVALID], 48, "drop_invalid");
 	snprintf(parse_ctr_buf[PARSE_CTR_DROP_ICRC], 48, "drop_bad_icrc");
+	snprintf(parse_ctr_buf[PARSE_CTR_ICRC_UNCHECKABLE], 48, "icrc_not_checkable");
 	for (i = 0; i < PARSE_CTR_MAX; i++)
 		parse_ctr_names[i] = parse_ctr_buf[i];
 }
@@ -164,7 +166,13 @@ parse_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst_c
 		enum roce_class cls;
 
 		/* Multi-segment aware: short headers are linearised on the stack. */
-		cls = roce_parse_mbuf(m, pp->roce_port, p);
+		if (meta->flags & EMU_META_SNAP)
+			/* a header capture: the headers are here, the lengths are the wire's */
+			cls = roce_parse_partial(rte_pktmbuf_mtod(m, const uint8_t *),
+						 rte_pktmbuf_data_len(m), meta->wire_len,
+						 pp->roce_port, p);
+		else
+			cls = roce_parse_mbuf(m, pp->roce_port, p);
 		meta->flags |= EMU_META_PARSED;
 		meta->prio = pp->trust_dscp && p->ip_version != 0 ? pp->dscp_prio[p->dscp & 63] :
 								      p->pcp;
@@ -176,7 +184,11 @@ parse_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst_c
 			continue;
 		}
 		if (pp->verify_icrc && (cls == ROCE_CLASS_ROCEV2 || cls == ROCE_CLASS_ROCEV1) &&
-		    !roce_icrc_verify_mbuf(m, p)) {
+		    (meta->flags & EMU_META_SNAP)) {
+			ctx->ctr[PARSE_CTR_ICRC_UNCHECKABLE] += 1;
+		} else if (pp->verify_icrc &&
+			   (cls == ROCE_CLASS_ROCEV2 || cls == ROCE_CLASS_ROCEV1) &&
+			   !roce_icrc_verify_mbuf(m, p)) {
 			ctx->ctr[PARSE_CTR_ICRC_BAD] += 1;
 			if (pp->drop_bad_icrc) {
 				emu_stage_drop(m, ctx->ctr, PARSE_CTR_DROP_ICRC);

@@ -606,7 +606,7 @@ emu_tm_enqueue(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t no
 {
 	struct emu_tm_port *p = &tm->ports[port];
 	struct emu_pkt_meta *meta = emu_meta(m);
-	uint32_t len = rte_pktmbuf_pkt_len(m);
+	uint32_t len = emu_wire_len(m);
 	struct emu_tm_port *in = NULL;
 	unsigned int q, reason = EMU_TM_CTR_MAX;
 	uint64_t cells;
@@ -760,7 +760,7 @@ emu_tm_pick(struct emu_tm_port *p, uint64_t *start_ns, uint32_t *start_ps, bool 
 		q = p->rr;
 		if (eligible & (1u << q)) {
 			const struct emu_tm_fifo *f = &p->q[q];
-			uint32_t len = rte_pktmbuf_pkt_len(f->slots[f->head & f->mask]);
+			uint32_t len = emu_wire_len(f->slots[f->head & f->mask]);
 
 			if (!p->rr_fresh) {
 				p->deficit[q] +=
@@ -838,7 +838,7 @@ emu_tm_port_advance(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_ns,
 		q = emu_tm_pick(p, &start_ns, &start_ps, true);
 		m = p->q[q].slots[p->q[q].head & p->q[q].mask];
 		meta = emu_meta(m);
-		len = rte_pktmbuf_pkt_len(m);
+		len = emu_wire_len(m);
 		wire_ps = emu_tm_wire_ps(len, p->cfg.rate_bps);
 		sum_ps = start_ps + wire_ps;
 		p->link_free_ns = start_ns + sum_ps / 1000;
@@ -874,7 +874,7 @@ emu_tm_dequeue(struct emu_tm *tm, uint16_t port, uint64_t now_ns, struct rte_mbu
 		if (emu_meta(m)->ts_ns > now_ns)
 			break;
 		p->wire.head++;
-		bytes += rte_pktmbuf_pkt_len(m);
+		bytes += emu_wire_len(m);
 		out[n++] = m;
 	}
 	/* Packets the delay line could not take before may start now. */
@@ -1118,7 +1118,7 @@ emu_tm_flush(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_ns)
 		while (emu_tm_fifo_count(&p->q[q]) > 0) {
 			struct rte_mbuf *m = p->q[q].slots[p->q[q].head++ & p->q[q].mask];
 			struct emu_pkt_meta *meta = emu_meta(m);
-			uint32_t len = rte_pktmbuf_pkt_len(m);
+			uint32_t len = emu_wire_len(m);
 
 			p->q_bytes[q] -= len;
 			if (q != EMU_TM_CTRL_Q) {
