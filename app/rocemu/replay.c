@@ -504,9 +504,11 @@ app_check_main(int argc, char **argv)
 	rc = app_build(&ctx, &o, &err);
 	if (rc != 0)
 		fprintf(stderr, "%s\n", err.msg);
-	else
+	if (rc == 0) {
+		emu_switch_route_warnings(ctx.sw, stderr);
 		printf("%s%s%s: OK (needs %.0f MB)\n", o.pipeline, o.profile ? " + " : "",
 		       o.profile ? o.profile : "", (double)prep.needs.total_bytes / 1e6);
+	}
 	app_teardown(&ctx);
 	app_eal_cleanup();
 	return rc == 0 ? APP_EXIT_OK : APP_EXIT_CONFIG;

@@ -16,6 +16,7 @@ struct emu_pcapw {
 	uint64_t records;
 	uint8_t *buf;
 	uint32_t used;
+	uint32_t rec0; /* where records start in buf: after the file header of the first write */
 };
 
 enum emu_pcapw_fmt
@@ -62,14 +63,42 @@ emu_pcapw_block_end(uint8_t *p, uint32_t off, bool has_opts)
 	return off + 4;
 }
 
+/* Length of the record (pcap) or block (pcapng) at @p p. */
+static uint32_t
+emu_pcapw_rec_len(const struct emu_pcapw *w, const uint8_t *p)
+{
+	uint32_t v;
+
+	if (w->fmt == EMU_PCAPW_PCAP) {
+		memcpy(&v, p + 8, 4);
+		return 16 + v;
+	}
+	memcpy(&v, p + 4, 4);
+	return v;
+}
+
 int
 emu_pcapw_flush(struct emu_pcapw *w)
 {
+	uint64_t before = w->out.bytes;
 	int rc = 0;
 
 	if (w->used > 0)
 		rc = emu_out_write(&w->out, w->buf, w->used);
+	if (rc != 0 && w->out.bytes > before) {
+		/* A partial write (a full disk): keep the file ending on a whole record. */
+		uint64_t done = w->out.bytes - before;
+		uint32_t off = w->rec0, l;
+
+		if (done >= w->rec0)
+			while (off < w->used && off + (l = emu_pcapw_rec_len(w, w->buf + off)) <= done)
+				off += l;
+		else
+			off = 0;
+		emu_out_truncate(&w->out, before + off);
+	}
 	w->used = 0;
+	w->rec0 = 0;
 	return rc;
 }
 
@@ -120,6 +149,7 @@ emu_pcapw_open(const char *path, enum emu_pcapw_fmt fmt, uint32_t snaplen, unsig
 		emu_pcapw_u32(p + 16, snaplen);
 		emu_pcapw_u32(p + 20, 1); /* LINKTYPE_ETHERNET */
 		w->used = 24;
+		w->rec0 = 24;
 		return w;
 	}
 	/* Section Header Block */

@@ -147,6 +147,13 @@ emu_out_write(struct emu_out *o, const void *buf, size_t len)
 	return 0;
 }
 
+void
+emu_out_truncate(struct emu_out *o, uint64_t size)
+{
+	if (!o->stream && o->fd >= 0 && size < o->bytes && ftruncate(o->fd, (off_t)size) == 0)
+		o->bytes = size;
+}
+
 int
 emu_out_commit(struct emu_out *o, struct emu_err *err)
 {

@@ -52,6 +52,9 @@ int emu_out_probe(const char *path, struct emu_err *err);
  */
 int emu_out_write(struct emu_out *o, const void *buf, size_t len);
 
+/** After a failed write: cut a regular file back to @p size bytes (a record boundary). */
+void emu_out_truncate(struct emu_out *o, uint64_t size);
+
 /**
  * Finish: close, and rename the temporary file over the path when everything was written.
  * When a write failed, NAME is left as it was and the temporary file kept; the message says

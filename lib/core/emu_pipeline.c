@@ -379,17 +379,29 @@ emu_mem_limit_bytes(uint64_t max_mem_mb)
 	return phys;
 }
 
+/* "123 MB" below a GB, "1.6 GB" above. */
+static void
+emu_fmt_bytes(char *buf, size_t len, uint64_t b)
+{
+	if (b < 1000000000ULL)
+		snprintf(buf, len, "%.0f MB", (double)b / 1e6);
+	else
+		snprintf(buf, len, "%.1f GB", (double)b / 1e9);
+}
+
 int
 emu_pipeline_check_mem(const struct emu_pipeline_needs *nd, uint64_t limit_bytes,
 		       bool limit_given, struct emu_err *err)
 {
+	char total[32], key[32], limit[32];
+
 	if (nd->total_bytes <= limit_bytes)
 		return 0;
+	emu_fmt_bytes(total, sizeof(total), nd->total_bytes);
+	emu_fmt_bytes(key, sizeof(key), nd->biggest_bytes);
+	emu_fmt_bytes(limit, sizeof(limit), limit_bytes);
 	return emu_err_setrc(err, -E2BIG,
-			     "%s: the switch would need %.1f GB of memory (%.1f GB for this key), "
-			     "more than %s %.1f GB; lower it",
-			     nd->biggest, (double)nd->total_bytes / 1e9,
-			     (double)nd->biggest_bytes / 1e9,
-			     limit_given ? "--max-mem" : "this machine's",
-			     (double)limit_bytes / 1e9);
+			     "%s: the switch would need %s of memory (%s for this key), more than "
+			     "%s %s; lower it", nd->biggest, total, key,
+			     limit_given ? "--max-mem" : "this machine's", limit);
 }

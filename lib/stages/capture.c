@@ -212,8 +212,8 @@ capture_failed(const void *priv, char *msg, size_t len)
 	if (e == NULL)
 		return false;
 	emu_capture_stats(cp->cap, &s);
-	snprintf(msg, len, "%s (%lu frames written, %lu lost)", e, (unsigned long)s.written,
-		 (unsigned long)s.write_errors);
+	snprintf(msg, len, "%s (%lu frames captured before the failure was seen, %lu after it not "
+		 "written)", e, (unsigned long)s.written, (unsigned long)s.write_errors);
 	return true;
 }
 

@@ -1,0 +1,329 @@
+#!/usr/bin/env python3
+"""Nothing lost, nothing silent: what rocemu does with files, write errors, signals, header
+captures and shutdown, each checked against what must be on disk afterwards.
+
+usage: run_behaviour.py ROCEMU SRC"""
+import json
+import os
+import signal
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "replay"))
+import pcapdump  # noqa: E402
+import roceframes  # noqa: E402
+from run_robust import roce_frames, md5  # noqa: E402
+
+ROCEMU = SRC = TMP = None
+FAILS = []
+
+
+def check(cond, what):
+    print("%s %s" % ("ok  " if cond else "FAIL", what))
+    if not cond:
+        FAILS.append(what)
+    return cond
+
+
+def run(args, timeout=120, **kw):
+    return subprocess.run([ROCEMU] + args, capture_output=True, text=True, timeout=timeout,
+                          cwd=TMP, stdin=subprocess.DEVNULL, **kw)
+
+
+def pipeline(name, **tm):
+    with open(os.path.join(SRC, "pipelines", "bump-in-wire.json")) as f:
+        d = json.load(f)
+    for p in d["tm"]["ports"]:
+        p.update(tm)
+    return d
+
+
+def write_json(name, d):
+    with open(os.path.join(TMP, name), "w") as f:
+        json.dump(d, f)
+    return name
+
+
+def tshark_ok(path):
+    """tshark reads the whole file without complaint; returns the frame count or -1."""
+    r = subprocess.run(["tshark", "-r", path, "-T", "fields", "-e", "frame.number"],
+                       capture_output=True, text=True, timeout=120)
+    noise = [l for l in r.stderr.splitlines() if l.strip() and "Running as user" not in l]
+    if r.returncode != 0 or noise:
+        print("      tshark: exit %d %s" % (r.returncode, r.stderr.strip()[:300]))
+        return -1
+    return len(r.stdout.split())
+
+
+def t_dev_full():
+    r = run(["replay", "--pipeline", "bump.json", "--in", "in.pcap:p0", "--out", "/dev/full:p1"])
+    check(r.returncode == 1 and "/dev/full: write failed" in r.stderr and
+          "No space left on device" in r.stderr,
+          "--out /dev/full: exit 1 and the file and errno named (got %d: %s)" %
+          (r.returncode, r.stderr.strip()[:200]))
+    d = pipeline("x")
+    d["egress"] = [{"type": "capture", "file": "/dev/full"}]
+    write_json("capfull.json", d)
+    r = run(["replay", "--pipeline", "capfull.json", "--in", "in.pcap:p0"])
+    check(r.returncode == 1 and "stage capture: /dev/full: write failed" in r.stderr,
+          "capture to /dev/full: exit 1 with the stage's message (got %d: %s)" %
+          (r.returncode, r.stderr.strip()[:200]))
+    s = run(["replay", "--pipeline", "bump.json", "--in", "in.pcap:p0", "--stats", "/dev/full"])
+    check(s.returncode == 1 and "--stats /dev/full: write failed" in s.stderr,
+          "--stats /dev/full: exit 1 (got %d: %s)" % (s.returncode, s.stderr.strip()[:200]))
+
+
+def t_full_disk():
+    """A small tmpfs fills up: the run says where the data is, the old file stays."""
+    mnt = os.path.join(TMP, "small")
+    os.makedirs(mnt)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", mnt]).returncode != 0:
+        check(False, "full disk: cannot mount a 256 KB tmpfs (needs root)")
+        return
+    try:
+        old = os.path.join(mnt, "out.pcap")
+        with open(old, "wb") as f:
+            f.write(b"the previous capture\n")
+        frames = [(i * 1000, fr) for i, (_, fr) in enumerate(roce_frames(1)) for _ in range(1)]
+        big = [(i * 2000, frames[0][1] + bytes(700)) for i in range(2000)]
+        roceframes.write_pcap(os.path.join(TMP, "big.pcap"), big, t0=10**9)
+        r = run(["replay", "--pipeline", "bump.json", "--in", "big.pcap:p0",
+                 "--out", old + ":p1"])
+        check(r.returncode == 1 and "No space left on device" in r.stderr and
+              "was left as it was" in r.stderr,
+              "full disk: exit 1, ENOSPC named, the old file kept (got %d: %s)" %
+              (r.returncode, r.stderr.strip()[:300]))
+        check(open(old, "rb").read() == b"the previous capture\n",
+              "full disk: the existing out.pcap is byte-identical")
+        tmps = [f for f in os.listdir(mnt) if ".rocemu-" in f]
+        check(len(tmps) == 1, "full disk: the partial data is in one temporary file (%s)" % tmps)
+        if tmps:
+            n = tshark_ok(os.path.join(mnt, tmps[0]))
+            check(n > 50, "full disk: the partial file is readable to its last record (%d "
+                  "frames)" % n)
+    finally:
+        subprocess.run(["umount", mnt])
+
+
+def t_refused_runs_keep_files():
+    for name in ("a.pcap", "b.pcap", "c.pcap", "s.json"):
+        with open(os.path.join(TMP, name), "w") as f:
+            f.write("existing %s\n" % name)
+    before = {n: md5(os.path.join(TMP, n)) for n in ("a.pcap", "b.pcap", "c.pcap", "s.json")}
+    d = pipeline("x")
+    d["egress"] = [{"type": "capture", "file": "c.pcap"}]
+    write_json("capc.json", d)
+    runs = [
+        ["replay", "--pipeline", "bump.json", "--in", "in.pcap:p0", "--out", "a.pcap:p0",
+         "--out", "nodir/b.pcap:p1"],
+        ["replay", "--pipeline", "capc.json", "--in", "in.pcap:p0", "--out", "a.pcap:p0",
+         "--out", "b.pcap:p9"],
+        ["replay", "--pipeline", "capc.json", "--in", "in.pcap:p0", "--out", "a.pcap:p0",
+         "--stats", "s.json", "--profile", "nope.json"],
+        ["replay", "--pipeline", "capc.json", "--in", "in.pcap:p0", "--in", "bad.pcap:p1",
+         "--out", "a.pcap:p0", "--stats", "s.json"],
+    ]
+    with open(os.path.join(TMP, "bad.pcap"), "wb") as f:
+        f.write(b"garbage")
+    for args in runs:
+        r = run(args)
+        same = all(md5(os.path.join(TMP, n)) == h for n, h in before.items())
+        tmps = [f for f in os.listdir(TMP) if ".rocemu-" in f]
+        check(r.returncode == 2 and same and not tmps,
+              "refused run leaves a.pcap b.pcap c.pcap s.json byte-identical, no temp file: "
+              "%s (exit %d: %s)" % (" ".join(args[3:]), r.returncode,
+                                    r.stderr.strip().splitlines()[0][:120]))
+
+
+def big_input(n=400000):
+    path = os.path.join(TMP, "long.pcap")
+    fr = roce_frames(1)[0][1]
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 65535, 1))
+        hdr = struct.Struct("<IIII")
+        t = 10**9 * 10**9
+        for i in range(n):
+            ts = 10**18 + i * 100
+            f.write(hdr.pack(ts // 10**9, ts % 10**9, len(fr), len(fr)))
+            f.write(fr)
+    return "long.pcap"
+
+
+def t_signals():
+    inp = big_input()
+    for sig, name in ((signal.SIGINT, "SIGINT"), (signal.SIGTERM, "SIGTERM")):
+        out, st = "sig-%s.pcap" % name, "sig-%s.json" % name
+        p = subprocess.Popen([ROCEMU, "replay", "--pipeline", "bump.json", "--in", inp + ":p0",
+                              "--out", out + ":p1", "--stats", st], cwd=TMP,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.6)
+        p.send_signal(sig)
+        so, se = p.communicate(timeout=120)
+        check(p.returncode == 128 + sig, "%s during replay: exit %d (want %d)" %
+              (name, p.returncode, 128 + sig))
+        check("stopped by signal" in so and "conservation:" in so and ": OK" in so,
+              "%s: summary printed with the conservation line OK" % name)
+        n = tshark_ok(os.path.join(TMP, out))
+        frames_out = -1
+        for line in so.splitlines():
+            if line.startswith("replay: out"):
+                frames_out = int(line.split(":")[-1].split()[0])
+        check(n > 0 and n == frames_out and n < 400000,
+              "%s: the output is complete and readable (%d frames in the file, %d said, of "
+              "400000)" % (name, n, frames_out))
+        check(os.path.exists(os.path.join(TMP, st)) and
+              json.load(open(os.path.join(TMP, st))).get("pipeline") is not None,
+              "%s: stats written" % name)
+        check(not os.path.exists("/var/run/dpdk/rocemu_offline_%d" % p.pid),
+              "%s: runtime directory removed" % name)
+        check(not [f for f in os.listdir(TMP) if ".rocemu-" in f],
+              "%s: no temporary file left" % name)
+
+
+def t_snap():
+    """Header captures (caplen 64 of 1000-byte frames) leave at the spacing of 1000 bytes."""
+    fr = roce_frames(1)[0][1]
+    frame = fr + bytes(1000 - len(fr))
+    path = os.path.join(TMP, "snap.pcap")
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 64, 1))
+        for i in range(10):
+            f.write(struct.pack("<IIII", 5, 0, 64, 1000))  # all at once: they queue
+            f.write(frame[:64])
+    write_json("ten.json", pipeline("x", rate_gbps=10))
+    r = run(["replay", "--pipeline", "ten.json", "--in", "snap.pcap:p0", "--out", "snapout.pcap:p1",
+             "--stats", "snap.json"])
+    if not check(r.returncode == 0, "snap replay exit 0 (%s)" % r.stderr.strip()[:200]):
+        return
+    _, recs = pcapdump.read_pcap(os.path.join(TMP, "snapout.pcap"))
+    gaps = [recs[i + 1][0] - recs[i][0] for i in range(len(recs) - 1)]
+    wire = (1000 + 24) * 8 / 10.0  # ns per frame at 10 Gb/s: 819.2
+    check(len(recs) == 10 and all(abs(g - wire) <= 1 for g in gaps),
+          "snap: departures spaced by the wire time of orig_len 1000 (%.1f ns): %s" % (wire, gaps))
+    check(all(r[1] == 1000 and len(r[2]) == 64 for r in recs),
+          "snap: written with caplen 64 and the original length 1000")
+    stats = json.load(open(os.path.join(TMP, "snap.json")))
+    txt = json.dumps(stats)
+    check('"tx_bytes": 10000' in txt or '"tx_bytes":10000' in txt.replace(" ", ""),
+          "snap: the port counts 10000 bytes sent")
+    check("header captures" in r.stdout, "snap: the summary says they were header captures")
+
+
+def t_seconds_unsigned():
+    fr = roce_frames(1)[0][1]
+    path = os.path.join(TMP, "y2038.pcap")
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 65535, 1))
+        f.write(struct.pack("<IIII", 3000000000, 5, len(fr), len(fr)) + fr)
+    r = run(["replay", "--pipeline", "bump.json", "--in", "y2038.pcap:p0", "--out", "y.pcap:p1"])
+    _, recs = pcapdump.read_pcap(os.path.join(TMP, "y.pcap")) if r.returncode == 0 else (0, [])
+    check(len(recs) == 1 and recs[0][0] // 10**9 == 3000000000,
+          "pcap seconds >= 2^31 read unsigned (out at %s s)" %
+          (recs[0][0] / 1e9 if recs else None))
+
+
+def t_out_every_port():
+    a = roce_frames(5)
+    roceframes.write_pcap(os.path.join(TMP, "a.pcap"), a, t0=10**9)
+    roceframes.write_pcap(os.path.join(TMP, "b.pcap"), roce_frames(3), t0=10**9 + 500)
+    r = run(["replay", "--pipeline", "bump.json", "--in", "a.pcap", "--in", "b.pcap:p1",
+             "--out", "all.pcapng"])
+    check(r.returncode == 0 and "out every port -> all.pcapng: 8 frames" in r.stdout,
+          "--in without port feeds p0, --out without port takes every port (%s)" %
+          r.stdout.strip().splitlines()[-2:])
+    t = subprocess.run(["tshark", "-r", os.path.join(TMP, "all.pcapng"), "-T", "fields",
+                        "-e", "frame.interface_name"], capture_output=True, text=True)
+    names = t.stdout.split()
+    check(t.returncode == 0 and tshark_ok(os.path.join(TMP, "all.pcapng")) == 8 and
+          names.count("p1") == 5 and
+          names.count("p0") == 3,
+          "pcapng interfaces named after ports: 5 on p1, 3 on p0 (%s)" % names)
+
+
+def t_profile_seed():
+    """The profile's seed decides the losses unless --seed overrides it."""
+    inp = "long.pcap"
+    drops = {}
+    for tag, seed, extra in (("s42", 42, []), ("s43", 43, []), ("over", 43, ["--seed", "42"])):
+        with open(os.path.join(SRC, "profiles", "lossy-gilbert.json")) as f:
+            prof = json.load(f)
+        prof["seed"] = seed
+        write_json("prof-%s.json" % tag, prof)
+        r = run(["replay", "--pipeline", "impair.json", "--profile", "prof-%s.json" % tag,
+                 "--in", inp + ":p0", "--stats", "st-%s.json" % tag] + extra, timeout=300)
+        st = json.load(open(os.path.join(TMP, "st-%s.json" % tag))) if r.returncode == 0 else {}
+        drops[tag] = (st.get("seed"), json.dumps(st.get("stages", st))[:100000].count("x"),
+                      md5(os.path.join(TMP, "st-%s.json" % tag)) if st else None)
+    check(drops["s42"][0] == 42 and drops["s43"][0] == 43 and drops["over"][0] == 42,
+          "profile seed used, --seed overrides it (seeds %s)" % [v[0] for v in drops.values()])
+
+
+def t_live_drain_capture():
+    """Live on net_pcap -> net_null with a tiny capture ring: every frame the port sent is
+    either captured and written, or counted as not captured; none lost between."""
+    d = pipeline("x")
+    d["egress"] = [{"type": "capture", "file": "live.pcap", "ring_size": 64, "snaplen": 128,
+                    "ports": ["p1"]}]
+    for p in d["ports"]:
+        p["mtu"] = 1500
+    write_json("live.json", d)
+    prefix = "rbh%d" % os.getpid()
+    r = subprocess.run([ROCEMU, "--no-huge", "-m", "512", "--no-pci", "-l", "0-1",
+                        "--file-prefix=" + prefix, "--log-level=lib.eal:error",
+                        "--vdev=net_pcap0,rx_pcap=%s" % os.path.join(TMP, "long.pcap"),
+                        "--vdev=net_null1", "--", "--pipeline", "live.json", "--duration",
+                        "3", "--stats", "live-stats.json"],
+                       capture_output=True, text=True, cwd=TMP, timeout=120)
+    if not check(r.returncode == 0, "live run exit 0 (%s)" % r.stderr.strip()[-300:]):
+        return
+    st = json.load(open(os.path.join(TMP, "live-stats.json")))
+    cap = None
+    for s in st.get("stages", []):
+        if s.get("type") == "capture" or s.get("name") == "capture":
+            cap = s.get("counters", s)
+    n = tshark_ok(os.path.join(TMP, "live.pcap"))
+    txt = json.dumps(st)
+    check(cap is not None, "live: capture counters in the stats (%s)" % txt[:200])
+    if cap is None:
+        return
+    seen = cap["captured"] + cap["not_captured_ring_full"] + cap["not_captured_nombuf"]
+    tx = None
+    for p in st.get("ports", []):
+        if p.get("name") == "p1":
+            tx = p.get("tx_pkts")
+    check(tx is not None and seen == tx and tx > 0,
+          "live: captured %d + not captured %d = %d frames sent on p1 (%s)" %
+          (cap["captured"], seen - cap["captured"], seen, tx))
+    check(n == cap["captured"],
+          "live: every captured frame is in the file (%d in the file, %d captured)" %
+          (n, cap["captured"]))
+    check(not os.path.exists("/var/run/dpdk/" + prefix), "live: runtime directory removed")
+
+
+def main():
+    global ROCEMU, SRC, TMP
+    ROCEMU, SRC = sys.argv[1], sys.argv[2]
+    TMP = tempfile.mkdtemp(prefix="rocemu-behaviour-")
+    try:
+        shutil.copy(os.path.join(SRC, "pipelines", "bump-in-wire.json"),
+                    os.path.join(TMP, "bump.json"))
+        shutil.copy(os.path.join(SRC, "pipelines", "impair-lab.json"),
+                    os.path.join(TMP, "impair.json"))
+        roceframes.write_pcap(os.path.join(TMP, "in.pcap"), roce_frames(), t0=10**9)
+        for t in (t_dev_full, t_full_disk, t_refused_runs_keep_files, t_signals, t_snap,
+                  t_seconds_unsigned, t_out_every_port, t_profile_seed, t_live_drain_capture):
+            print("== " + t.__name__)
+            t()
+    finally:
+        shutil.rmtree(TMP, ignore_errors=True)
+    print("%d behaviour checks failed" % len(FAILS))
+    return 1 if FAILS else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
