@@ -307,7 +307,7 @@ def t_live_drain_capture():
 
 def main():
     global ROCEMU, SRC, TMP
-    ROCEMU, SRC = sys.argv[1], sys.argv[2]
+    ROCEMU, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     TMP = tempfile.mkdtemp(prefix="rocemu-behaviour-")
     try:
         shutil.copy(os.path.join(SRC, "pipelines", "bump-in-wire.json"),

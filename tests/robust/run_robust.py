@@ -76,7 +76,7 @@ def rundirs():
 
 
 def main():
-    rocemu, rocegen, src = sys.argv[1], sys.argv[2], sys.argv[3]
+    rocemu, rocegen, src = [os.path.abspath(a) for a in sys.argv[1:4]]
     record = "--record" in sys.argv[4:]
     expected = {}
     exp_path = os.path.join(HERE, "expected.txt")
