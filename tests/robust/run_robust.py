@@ -108,15 +108,19 @@ def main():
         before = {f: md5(os.path.join(d, f)) for f in os.listdir(d)
                   if os.path.isfile(os.path.join(d, f)) and not os.path.islink(os.path.join(d, f))}
         exe = {"rocemu": rocemu, "rocegen": rocegen}[argv[0]]
-        args = [exe] + [a.replace("{pid}", "%d_%d" % (os.getpid(), len(out_lines)))
-                        for a in argv[1:]]
-        runs_before = rundirs()
+        tag = "%d_%d" % (os.getpid(), len(out_lines))
+        args = [exe] + [a.replace("{pid}", tag) for a in argv[1:]]
+        p = subprocess.Popen(args, cwd=d, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             stdin=subprocess.DEVNULL, text=True, errors="replace")
         try:
-            r = subprocess.run(args, cwd=d, capture_output=True, text=True, timeout=120,
-                               stdin=subprocess.DEVNULL, errors="replace")
-            code, err = r.returncode, r.stderr
+            _, err = p.communicate(timeout=120)
+            code = p.returncode
         except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
             code, err = -999, "TIMEOUT after 120 s"
+        # this run's own runtime directories (other tests run beside this one)
+        mine = {"rocemu_offline_%d" % p.pid, "robust_" + tag, "robustg_" + tag}
         # DPDK's own start-up notices are not rocemu's message
         lines = [l for l in err.splitlines() if l.strip() and not l.startswith("TELEMETRY: ")]
         first = lines[0] if lines else "(nothing on stderr)"
@@ -135,8 +139,7 @@ def main():
         left = [f for f in os.listdir(d) if ".rocemu-" in f]
         if left:
             problems.append("temporary files left: %s" % left)
-        new_runs = [x for x in rundirs() - runs_before
-                    if x.startswith("rocemu_offline_") or x.startswith("robust")]
+        new_runs = sorted(rundirs() & mine)
         if new_runs:
             problems.append("DPDK runtime directories left: %s" % new_runs)
         if not record:
