@@ -515,7 +515,9 @@ emu_profile_from_json(json_t *root, struct emu_switch *sw, struct emu_profile **
 		if (rc != 0)
 			goto fail;
 	}
-	qsort(prof->actions, prof->n_actions, sizeof(*prof->actions), emu_profile_action_cmp);
+	if (prof->n_actions > 1) /* qsort(NULL, 0) is undefined (found by fuzz_profile) */
+		qsort(prof->actions, prof->n_actions, sizeof(*prof->actions),
+		      emu_profile_action_cmp);
 	rc = emu_profile_replay(prof, sw, err);
 	if (rc != 0)
 		goto fail;
