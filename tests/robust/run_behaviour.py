@@ -305,6 +305,27 @@ def t_live_drain_capture():
     check(not os.path.exists("/var/run/dpdk/" + prefix), "live: runtime directory removed")
 
 
+def t_live_discard():
+    """Frames still held when the drain times out are counted, and the run says so."""
+    d = pipeline("x", rate_gbps=0.001)  # 1 Mb/s: the queue cannot empty in time
+    for p in d["ports"]:
+        p["mtu"] = 1500
+    write_json("slow.json", d)
+    prefix = "rbd%d" % os.getpid()
+    r = subprocess.run([ROCEMU, "--no-huge", "-m", "512", "--no-pci", "-l", "0",
+                        "--file-prefix=" + prefix, "--log-level=lib.eal:error",
+                        "--vdev=net_pcap0,rx_pcap=%s" % os.path.join(TMP, "long.pcap"),
+                        "--vdev=net_null1,no-rx=1", "--", "--pipeline", "slow.json",
+                        "--duration", "1", "--drain", "0", "--stats", "slow-stats.json"],
+                       capture_output=True, text=True, cwd=TMP, timeout=120)
+    st = json.load(open(os.path.join(TMP, "slow-stats.json"))) if r.returncode == 0 else {}
+    txt = json.dumps(st)
+    check(r.returncode == 0 and "counted as drop_discarded_at_exit" in r.stdout and
+          "drop_discarded_at_exit" in txt and st.get("conservation", {}).get("ok") is True,
+          "live: frames held after the drain are counted as drop_discarded_at_exit, "
+          "conservation OK (exit %d, %s)" % (r.returncode, r.stdout.strip()[-300:]))
+
+
 def main():
     global ROCEMU, SRC, TMP
     ROCEMU, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
@@ -316,7 +337,7 @@ def main():
                     os.path.join(TMP, "impair.json"))
         roceframes.write_pcap(os.path.join(TMP, "in.pcap"), roce_frames(), t0=10**9)
         for t in (t_dev_full, t_full_disk, t_refused_runs_keep_files, t_signals, t_snap,
-                  t_seconds_unsigned, t_out_every_port, t_profile_seed, t_live_drain_capture):
+                  t_seconds_unsigned, t_out_every_port, t_profile_seed, t_live_drain_capture, t_live_discard):
             print("== " + t.__name__)
             t()
     finally:
