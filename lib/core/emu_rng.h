@@ -36,6 +36,23 @@ emu_rng_seed(struct emu_rng *rng, uint64_t seed, uint64_t stream)
 		rng->s[i] = emu_rng_splitmix64(&x);
 }
 
+/**
+ * The stream number of a named user of randomness (a stage's name, "tm"): FNV-1a of the name,
+ * so that a stage's decisions depend on the seed and its own name only, never on where it sits
+ * in the pipeline or what other stages there are (DESIGN.md: streams by name).
+ */
+static inline uint64_t
+emu_rng_stream_of(const char *name)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	while (*name != '\0') {
+		h ^= (uint8_t)*name++;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
 static inline uint64_t
 emu_rng_rotl(uint64_t x, int k)
 {

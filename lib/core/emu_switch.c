@@ -14,7 +14,7 @@
 #include "emu_switch.h"
 
 #define EMU_EMIT_CAP (EMU_BURST * 4)
-#define EMU_TM_RNG_STREAM 0x544dULL /* "TM": independent of the stages' streams 1..n */
+#define EMU_TM_RNG_STREAM 0x544dULL /* "TM": stages draw theirs from their names (emu_rng_stream_of) */
 #define EMU_ETHERTYPE_MAC_CONTROL 0x8808 /* DPDK 22.11 has no constant for it */
 #define EMU_INCAST_CATCHUP 1024 /* incast frames generated per runner call at most */
 #define EMU_INCAST_HDR_BYTES 58 /* Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 */
@@ -162,7 +162,7 @@ emu_switch_add_stages(struct emu_switch *sw, const char *list_key, bool egress, 
 				      RTE_CACHE_LINE_SIZE);
 		if (st->priv == NULL || st->ctr == NULL)
 			return emu_err_setrc(err, -ENOMEM, "%s: out of memory", path);
-		emu_rng_seed(&st->rng, seed, sw->n_stages + 1);
+		emu_rng_seed(&st->rng, seed, emu_rng_stream_of(st->name));
 		sw->n_stages++;
 		env.path = path;
 		env.n_ports = sw->n_ports;

@@ -15,7 +15,9 @@ retransmitted go-back-N twice). Two runs on the same generated input:
    delay stage: the same output, counted per event.
 5. impair-lab.json plus a disabled "cut" event (drop everything) and a profile phase enabling
    it at 10 us for duration_s 5 us: exactly the frames that arrive in [10 us, 15 us) after the
-   first one are dropped, in both directions."""
+   first one are dropped, in both directions.
+6. A Bernoulli loss drops the same frames (seed 7) with and without capture stages added before
+   and after the impair stage (each stage's random stream comes from its name); seed 8 differs."""
 import json
 import os
 import struct
@@ -143,6 +145,32 @@ def main():
             failures.append("cut: frames to p0 changed")
         if ctr.get("drop_cut") != 5:
             failures.append("cut: drop_cut = %r, want 5" % ctr.get("drop_cut"))
+        # 6. Streams by name: a random loss picks the same frames whatever stages are added
+        #    before the impair stage (here a capture and a mirror-less parse-only stage).
+        with open(os.path.join(src, "pipelines", "impair-lab.json")) as f:
+            pl = json.load(f)
+        imp = [st for st in pl["ingress"] if st["type"] == "impair"][0]
+        for ev in imp["events"]:
+            if ev["name"] == "bernoulli":
+                ev["enabled"] = True
+                ev["loss"]["p"] = 0.3
+        bpath = os.path.join(tmp, "bern.json")
+        with open(bpath, "w") as f:
+            json.dump(pl, f)
+        pl["ingress"].insert(1, {"type": "capture", "name": "tap", "file": "tap.pcap"})
+        pl["egress"] = [{"type": "capture", "name": "tap2", "file": "tap2.pcap"}]
+        b2path = os.path.join(tmp, "bern-more.json")
+        with open(b2path, "w") as f:
+            json.dump(pl, f)
+        _, c1, f1 = run(rocemu, bpath, tmp, "bern", ["--seed", "7"])
+        _, c2, f2 = run(rocemu, b2path, tmp, "bernmore", ["--seed", "7"])
+        _, c3, f3 = run(rocemu, bpath, tmp, "bern8", ["--seed", "8"])
+        if not c1.get("drop_bernoulli") or c1.get("drop_bernoulli") != c2.get("drop_bernoulli") \
+                or f1 != f2:
+            failures.append("streams by name: adding capture stages changed impair's drops "
+                            "(%r vs %r)" % (c1.get("drop_bernoulli"), c2.get("drop_bernoulli")))
+        if f3 == f1:
+            failures.append("streams by name: another seed dropped the same frames")
     for f in failures:
         print("FAIL: " + f)
     if failures:
@@ -150,7 +178,8 @@ def main():
     print("ok: PSN 17 dropped at iteration 2 only; every-Nth, Nth-only and time-window events "
           "hit exactly the expected frames; the shipped profile arms the same drop; "
           "a delay stage and an impair delay event shift exactly their frames by 100 us; "
-          "a phase with duration_s drops exactly the frames in its window")
+          "a phase with duration_s drops exactly the frames in its window; random losses do not "
+          "depend on the other stages")
     return 0
 
 
