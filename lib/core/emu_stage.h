@@ -87,12 +87,34 @@ emu_emit_push(struct emu_emit *e, struct rte_mbuf *m, uint16_t port)
 	return true;
 }
 
+/**
+ * The one way out for a dropped packet (STYLE.md 8): every stage, TM step and runner drop goes
+ * through emu_drop() with a reason id the switch registered for the counter it counts in
+ * (emu_switch_reason_name()). A hook (a drop capture) may see the packet before it is freed.
+ */
+struct emu_dropper {
+	void (*hook)(void *arg, struct rte_mbuf *m, uint32_t reason);
+	void *hook_arg;
+};
+
+/** Count @p m as dropped for @p reason in *@p ctr, hand it to the hook if any, free it. */
+static inline void
+emu_drop(const struct emu_dropper *d, struct rte_mbuf *m, uint32_t reason, uint64_t *ctr)
+{
+	if (unlikely(d != NULL && d->hook != NULL))
+		d->hook(d->hook_arg, m, reason);
+	*ctr += 1;
+	rte_pktmbuf_free(m);
+}
+
 /** What every process() call gets from the runner. */
 struct emu_burst_ctx {
 	uint64_t now_ns;      /**< TSC-derived in live mode, pcap time in replay */
 	struct emu_rng *rng;  /**< this stage's stream on this lcore, seeded from the run seed */
 	uint64_t *ctr;        /**< this stage's counters on this lcore (single writer) */
 	struct emu_emit *emit;
+	const struct emu_dropper *drop; /**< the switch's drop path */
+	uint32_t reason_base; /**< reason id of this stage's counter 0 */
 };
 
 /**
@@ -206,12 +228,11 @@ const struct emu_stage_ops *emu_stage_find(const char *type);
 /** The registry as a NULL-terminated array, for messages and --help. */
 extern const struct emu_stage_ops *const emu_stage_registry[];
 
-/** Drop helper for stages: free @p m and count it. */
+/** A stage drops @p m, counted in its counter @p idx (a drop_* one), through the drop path. */
 static inline void
-emu_stage_drop(struct rte_mbuf *m, uint64_t *ctr, unsigned int idx)
+emu_stage_drop(struct emu_burst_ctx *ctx, struct rte_mbuf *m, unsigned int idx)
 {
-	rte_pktmbuf_free(m);
-	ctr[idx] += 1;
+	emu_drop(ctx->drop, m, ctx->reason_base + idx, &ctx->ctr[idx]);
 }
 
 #endif

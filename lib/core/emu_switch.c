@@ -52,6 +52,7 @@ struct emu_stage_inst {
 	bool egress;
 	bool initialised;
 	uint64_t *ctr;
+	uint32_t reason_base; /* drop reason id of counter 0 */
 	struct emu_rng rng;
 	uint64_t in_pkts, out_pkts;
 };
@@ -94,7 +95,26 @@ struct emu_switch {
 	double last_interval_s;
 	unsigned int n_incast;
 	struct emu_incast_src incast[EMU_MAX_INCAST];
+	/* the one drop path: reason ids are ranges of counters (stages, TM ports, incast, runner) */
+	struct emu_dropper dropper;
+	uint32_t tm_reason_base, incast_reason_base, run_reason_base, n_reasons;
 };
+
+/* A drop by the runner itself, through the drop path. */
+static inline void
+emu_switch_drop(struct emu_switch *sw, struct rte_mbuf *m, unsigned int c)
+{
+	emu_drop(&sw->dropper, m, sw->run_reason_base + c, &sw->ctr[c]);
+}
+
+static void
+emu_switch_drop_bulk(struct emu_switch *sw, struct rte_mbuf **m, unsigned int n, unsigned int c)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		emu_switch_drop(sw, m[i], c);
+}
 
 int
 emu_stage_env_port(const struct emu_stage_env *env, const char *name)
@@ -163,6 +183,8 @@ emu_switch_add_stages(struct emu_switch *sw, const char *list_key, bool egress, 
 		if (st->priv == NULL || st->ctr == NULL)
 			return emu_err_setrc(err, -ENOMEM, "%s: out of memory", path);
 		emu_rng_seed(&st->rng, seed, emu_rng_stream_of(st->name));
+		st->reason_base = sw->n_reasons;
+		sw->n_reasons += st->ops->n_ctr;
 		sw->n_stages++;
 		env.path = path;
 		env.n_ports = sw->n_ports;
@@ -263,6 +285,13 @@ emu_switch_create(struct emu_pipeline *pl, struct rte_mempool *pool, uint64_t se
 	if (sw->tm == NULL)
 		goto fail;
 	emu_rng_seed(&sw->tm_rng, seed, EMU_TM_RNG_STREAM);
+	sw->tm_reason_base = sw->n_reasons;
+	sw->n_reasons += sw->n_ports * EMU_TM_CTR_MAX;
+	emu_tm_set_dropper(sw->tm, &sw->dropper, sw->tm_reason_base);
+	sw->incast_reason_base = sw->n_reasons;
+	sw->n_reasons += EMU_MAX_INCAST * EMU_INCAST_CTR_MAX;
+	sw->run_reason_base = sw->n_reasons;
+	sw->n_reasons += EMU_RUN_CTR_MAX;
 	if (emu_switch_incast_init(sw, err) != 0)
 		goto fail;
 	return sw;
@@ -484,8 +513,11 @@ emu_switch_incast_sink(struct emu_switch *sw, struct rte_mbuf **sink, uint16_t n
 		struct emu_tx_stage *tx = &sw->tx[src->s.cfg.sink_port];
 
 		if (tx->n >= EMU_TX_STAGE_PKTS) {
-			rte_pktmbuf_free(sink[i]);
-			src->ctr[EMU_INCAST_CTR_DROP_SINK_FULL] += 1;
+			emu_drop(&sw->dropper, sink[i],
+				 sw->incast_reason_base +
+					 (uint32_t)(src - sw->incast) * EMU_INCAST_CTR_MAX +
+					 EMU_INCAST_CTR_DROP_SINK_FULL,
+				 &src->ctr[EMU_INCAST_CTR_DROP_SINK_FULL]);
 			continue;
 		}
 		emu_meta(sink[i])->out_port = src->s.cfg.sink_port;
@@ -509,6 +541,8 @@ emu_switch_run_stages(struct emu_switch *sw, unsigned int first, unsigned int la
 
 		ctx.rng = &st->rng;
 		ctx.ctr = st->ctr;
+		ctx.drop = &sw->dropper;
+		ctx.reason_base = st->reason_base;
 		st->in_pkts += n;
 		n = st->ops->process(st->priv, pkts, n, &ctx);
 		st->out_pkts += n;
@@ -528,13 +562,11 @@ emu_switch_enqueue(struct emu_switch *sw, struct rte_mbuf *m, uint64_t now_ns)
 		return;
 	}
 	if (out == EMU_PORT_NONE) {
-		rte_pktmbuf_free(m);
-		sw->ctr[EMU_RUN_CTR_DROP_NO_ROUTE] += 1;
+		emu_switch_drop(sw, m, EMU_RUN_CTR_DROP_NO_ROUTE);
 		return;
 	}
 	if (out != EMU_PORT_FLOOD) {
-		rte_pktmbuf_free(m);
-		sw->ctr[EMU_RUN_CTR_DROP_BAD_PORT] += 1;
+		emu_switch_drop(sw, m, EMU_RUN_CTR_DROP_BAD_PORT);
 		return;
 	}
 	/* Flood: a full copy per extra port (later stages may rewrite each one). */
@@ -546,8 +578,7 @@ emu_switch_enqueue(struct emu_switch *sw, struct rte_mbuf *m, uint64_t now_ns)
 			if (p != meta->in_port)
 				targets[nt++] = (uint16_t)p;
 		if (nt == 0) {
-			rte_pktmbuf_free(m);
-			sw->ctr[EMU_RUN_CTR_DROP_NO_ROUTE] += 1;
+			emu_switch_drop(sw, m, EMU_RUN_CTR_DROP_NO_ROUTE);
 			return;
 		}
 		for (p = 1; p < nt; p++) {
@@ -684,6 +715,8 @@ emu_switch_release_held(struct emu_switch *sw, uint64_t now_ns)
 		ctx.emit = &sw->emit;
 		ctx.rng = &st->rng;
 		ctx.ctr = st->ctr;
+		ctx.drop = &sw->dropper;
+		ctx.reason_base = st->reason_base;
 		while ((n = st->ops->release(st->priv, burst, EMU_BURST, &ctx)) > 0) {
 			st->out_pkts += n;
 			n = emu_switch_run_stages(sw, i + 1, sw->n_ingress, burst, n, now_ns);
@@ -877,25 +910,23 @@ emu_switch_discard_held(struct emu_switch *sw)
 		ctx.rng = &st->rng;
 		ctx.emit = &sw->emit;
 		ctx.ctr = calloc(st->ops->n_ctr ? st->ops->n_ctr : 1, sizeof(*ctx.ctr));
+		ctx.drop = &sw->dropper;
+		ctx.reason_base = st->reason_base;
 		if (ctx.ctr == NULL)
 			continue; /* still held: the conservation line says so */
-		while ((n = st->ops->release(st->priv, burst, EMU_BURST, &ctx)) > 0) {
-			sw->ctr[EMU_RUN_CTR_DROP_DISCARDED_AT_EXIT] += n;
-			rte_pktmbuf_free_bulk(burst, n);
-		}
+		while ((n = st->ops->release(st->priv, burst, EMU_BURST, &ctx)) > 0)
+			emu_switch_drop_bulk(sw, burst, n, EMU_RUN_CTR_DROP_DISCARDED_AT_EXIT);
 		free(ctx.ctr);
 	}
 
 	for (i = 0; i < sw->n_ports; i++) {
-		sw->ctr[EMU_RUN_CTR_DROP_DISCARDED_AT_EXIT] += sw->tx[i].n;
-		rte_pktmbuf_free_bulk(sw->tx[i].pkts, sw->tx[i].n);
+		emu_switch_drop_bulk(sw, sw->tx[i].pkts, sw->tx[i].n,
+				     EMU_RUN_CTR_DROP_DISCARDED_AT_EXIT);
 		sw->tx[i].n = 0;
 		/* Drain the TM as if its clock ran out. */
 		while ((n = emu_tm_dequeue(sw->tm, i, UINT64_MAX / 2, burst, EMU_BURST,
-					   &sw->tm_rng)) > 0) {
-			sw->ctr[EMU_RUN_CTR_DROP_DISCARDED_AT_EXIT] += n;
-			rte_pktmbuf_free_bulk(burst, n);
-		}
+					   &sw->tm_rng)) > 0)
+			emu_switch_drop_bulk(sw, burst, n, EMU_RUN_CTR_DROP_DISCARDED_AT_EXIT);
 	}
 }
 
@@ -1405,4 +1436,81 @@ emu_switch_report_failures(const struct emu_switch *sw, FILE *f)
 		}
 	}
 	return n;
+}
+
+void
+emu_switch_set_drop_hook(struct emu_switch *sw,
+			 void (*hook)(void *arg, struct rte_mbuf *m, uint32_t reason), void *arg)
+{
+	sw->dropper.hook_arg = arg;
+	sw->dropper.hook = hook;
+}
+
+uint32_t
+emu_switch_n_reasons(const struct emu_switch *sw)
+{
+	return sw->n_reasons;
+}
+
+bool
+emu_switch_reason_name(const struct emu_switch *sw, uint32_t id, char *buf, size_t len)
+{
+	const char *ctr = NULL;
+	unsigned int i;
+
+	buf[0] = '\0';
+	if (id >= sw->n_reasons)
+		return false;
+	if (id >= sw->run_reason_base) {
+		ctr = emu_run_ctr_names[id - sw->run_reason_base];
+		snprintf(buf, len, "runner.%s", ctr);
+	} else if (id >= sw->incast_reason_base) {
+		uint32_t k = (id - sw->incast_reason_base) / EMU_INCAST_CTR_MAX;
+
+		if (k >= sw->n_incast)
+			return false;
+		ctr = emu_incast_ctr_names[(id - sw->incast_reason_base) % EMU_INCAST_CTR_MAX];
+		snprintf(buf, len, "incast.%s.%s", sw->incast[k].s.cfg.name, ctr);
+	} else if (id >= sw->tm_reason_base) {
+		uint32_t k = id - sw->tm_reason_base;
+
+		ctr = emu_tm_ctr_names[k % EMU_TM_CTR_MAX];
+		snprintf(buf, len, "tm.%s.%s", sw->pl->port_names[k / EMU_TM_CTR_MAX], ctr);
+	} else {
+		for (i = 0; i < sw->n_stages; i++) {
+			const struct emu_stage_inst *st = &sw->stages[i];
+
+			if (id >= st->reason_base && id < st->reason_base + st->ops->n_ctr) {
+				ctr = st->ops->ctr_names[id - st->reason_base];
+				snprintf(buf, len, "%s.%s", st->name, ctr);
+				break;
+			}
+		}
+	}
+	return ctr != NULL && emu_is_drop_name(ctr);
+}
+
+uint64_t
+emu_switch_reason_count(const struct emu_switch *sw, uint32_t id)
+{
+	unsigned int i;
+
+	if (id >= sw->n_reasons)
+		return 0;
+	if (id >= sw->run_reason_base)
+		return sw->ctr[id - sw->run_reason_base];
+	if (id >= sw->incast_reason_base) {
+		uint32_t k = (id - sw->incast_reason_base) / EMU_INCAST_CTR_MAX;
+
+		return k < sw->n_incast ?
+		       sw->incast[k].ctr[(id - sw->incast_reason_base) % EMU_INCAST_CTR_MAX] : 0;
+	}
+	if (id >= sw->tm_reason_base)
+		return emu_tm_port_ctrs(sw->tm, (id - sw->tm_reason_base) / EMU_TM_CTR_MAX)
+			[(id - sw->tm_reason_base) % EMU_TM_CTR_MAX];
+	for (i = 0; i < sw->n_stages; i++)
+		if (id >= sw->stages[i].reason_base &&
+		    id < sw->stages[i].reason_base + sw->stages[i].ops->n_ctr)
+			return sw->stages[i].ctr[id - sw->stages[i].reason_base];
+	return 0;
 }

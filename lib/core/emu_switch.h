@@ -251,6 +251,27 @@ unsigned int emu_switch_route_warnings(const struct emu_switch *sw, FILE *f);
 /** After emu_switch_service(final): print one line per stage that failed; returns how many. */
 unsigned int emu_switch_report_failures(const struct emu_switch *sw, FILE *f);
 
+/**
+ * The one drop path: every drop (stages, TM, incast sinks, runner) is counted under a reason id
+ * and passed to @p hook (NULL: none) before the packet is freed; a drop capture uses it.
+ * On the lcore that owns the switch, between bursts.
+ */
+void emu_switch_set_drop_hook(struct emu_switch *sw,
+			      void (*hook)(void *arg, struct rte_mbuf *m, uint32_t reason),
+			      void *arg);
+
+/** Reason ids run from 0 to this (exclusive); not every id is a drop reason. */
+uint32_t emu_switch_n_reasons(const struct emu_switch *sw);
+
+/**
+ * Name of reason @p id as the summary's "drops by reason" shows it ("impair.drop_gilbert",
+ * "tm.p1.drop_queue_full", "runner.drop_no_route"); true when it is a drop reason.
+ */
+bool emu_switch_reason_name(const struct emu_switch *sw, uint32_t id, char *buf, size_t len);
+
+/** The counter behind reason @p id. */
+uint64_t emu_switch_reason_count(const struct emu_switch *sw, uint32_t id);
+
 /** Stop every incast source (replay: the input and the profile are exhausted). */
 void emu_switch_incast_stop(struct emu_switch *sw);
 

@@ -274,9 +274,9 @@ cnp_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst_ctx
 		roce_qpmap_learn(cp->qpmap, p, ctx->now_ns);
 		if (p->opcode == ROCE_OPCODE_CNP) {
 			if (cp->drop_nic_cnps) {
-				rte_pktmbuf_free(m);
 				kept--;
-				ctr[CNP_CTR_DROP_NIC_CNP]++;
+				emu_drop(ctx->drop, m, ctx->reason_base + CNP_CTR_DROP_NIC_CNP,
+					 &ctr[CNP_CTR_DROP_NIC_CNP]);
 			}
 			continue;
 		}

@@ -348,8 +348,8 @@ delay_chunk(struct delay_priv *dp, struct rte_mbuf **pkts, uint16_t n, struct em
 			continue;
 		}
 		if (emu_heldq_full(&dp->held)) {
-			rte_pktmbuf_free(m);
-			ctr[DELAY_CTR_DROP_HELD_FULL]++;
+			emu_drop(ctx->drop, m, ctx->reason_base + DELAY_CTR_DROP_HELD_FULL,
+				 &ctr[DELAY_CTR_DROP_HELD_FULL]);
 			continue;
 		}
 		dp->last_due[key] = due_ns;

@@ -329,13 +329,13 @@ forward_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst
 			out = meta->in_port < EMU_MAX_PORTS ? fp->pair_of[meta->in_port] :
 							      EMU_PORT_NONE;
 			if (out == EMU_PORT_NONE) {
-				emu_stage_drop(m, ctr, FORWARD_CTR_DROP_NO_PAIR);
+				emu_stage_drop(ctx, m, FORWARD_CTR_DROP_NO_PAIR);
 				continue;
 			}
 			ctr[FORWARD_CTR_FORWARDED] += 1;
 		} else {
 			if (rte_pktmbuf_data_len(m) < 12) {
-				emu_stage_drop(m, ctr, FORWARD_CTR_DROP_UNKNOWN);
+				emu_stage_drop(ctx, m, FORWARD_CTR_DROP_UNKNOWN);
 				continue;
 			}
 			if (fp->mode == FORWARD_LEARNING && meta->in_port < EMU_MAX_PORTS)
@@ -343,13 +343,13 @@ forward_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst
 			out = (eth[0] & 1) ? EMU_PORT_NONE : forward_lookup(fp, eth, ctx->now_ns, ctr);
 			if (out == EMU_PORT_NONE) {
 				if (!fp->flood_unknown && !(eth[0] & 1)) {
-					emu_stage_drop(m, ctr, FORWARD_CTR_DROP_UNKNOWN);
+					emu_stage_drop(ctx, m, FORWARD_CTR_DROP_UNKNOWN);
 					continue;
 				}
 				out = EMU_PORT_FLOOD;
 				ctr[FORWARD_CTR_FLOODED] += 1;
 			} else if (out == meta->in_port) {
-				emu_stage_drop(m, ctr, FORWARD_CTR_DROP_SAME_PORT);
+				emu_stage_drop(ctx, m, FORWARD_CTR_DROP_SAME_PORT);
 				continue;
 			} else {
 				ctr[FORWARD_CTR_FORWARDED] += 1;

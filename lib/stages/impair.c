@@ -584,8 +584,9 @@ impair_chunk(struct impair_priv *ip, struct rte_mbuf **pkts, uint16_t n, struct 
 			if (!(hits[i] & (1u << e)))
 				continue;
 			if (ip->events[e].action == IMPAIR_DROP) {
-				rte_pktmbuf_free(m);
-				ctr[e * IMPAIR_EV_CTRS + IMPAIR_EV_ACTED]++;
+				unsigned int c = e * IMPAIR_EV_CTRS + IMPAIR_EV_ACTED;
+
+				emu_drop(ctx->drop, m, ctx->reason_base + c, &ctr[c]);
 				dropped = true;
 				break;
 			}
@@ -605,8 +606,8 @@ impair_chunk(struct impair_priv *ip, struct rte_mbuf **pkts, uint16_t n, struct 
 			continue;
 		if (delay_ev >= 0) {
 			if (emu_heldq_full(&ip->held)) {
-				rte_pktmbuf_free(m);
-				ctr[IMPAIR_CTR_DROP_DELAY_FULL]++;
+				emu_drop(ctx->drop, m, ctx->reason_base + IMPAIR_CTR_DROP_DELAY_FULL,
+					 &ctr[IMPAIR_CTR_DROP_DELAY_FULL]);
 			} else {
 				emu_heldq_push(&ip->held, ctx->now_ns + ip->events[delay_ev].delay_ns,
 					       m);

@@ -180,7 +180,7 @@ parse_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst_c
 		if (p->reason != ROCE_REASON_OK)
 			ctx->ctr[PARSE_CTR_REASON(p->reason)] += 1;
 		if (cls == ROCE_CLASS_INVALID && pp->drop_invalid) {
-			emu_stage_drop(m, ctx->ctr, PARSE_CTR_DROP_INVALID);
+			emu_stage_drop(ctx, m, PARSE_CTR_DROP_INVALID);
 			continue;
 		}
 		if (pp->verify_icrc && (cls == ROCE_CLASS_ROCEV2 || cls == ROCE_CLASS_ROCEV1) &&
@@ -191,7 +191,7 @@ parse_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst_c
 			   !roce_icrc_verify_mbuf(m, p)) {
 			ctx->ctr[PARSE_CTR_ICRC_BAD] += 1;
 			if (pp->drop_bad_icrc) {
-				emu_stage_drop(m, ctx->ctr, PARSE_CTR_DROP_ICRC);
+				emu_stage_drop(ctx, m, PARSE_CTR_DROP_ICRC);
 				continue;
 			}
 		}

@@ -75,10 +75,27 @@ struct emu_tm_port {
 
 struct emu_tm {
 	unsigned int n_ports;
+	const struct emu_dropper *drop; /* the switch's drop path */
+	uint32_t reason_base;           /* reason id of port 0's counter 0 */
 	struct emu_tm_buffer_cfg buf;
 	uint64_t used_cells; /* shared buffer in use */
 	struct emu_tm_port ports[EMU_MAX_PORTS];
 };
+
+/* Every TM drop: through the switch's drop path, counted in the port's counter @p reason. */
+static inline void
+emu_tm_drop(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, unsigned int reason)
+{
+	emu_drop(tm->drop, m, tm->reason_base + (uint32_t)port * EMU_TM_CTR_MAX + reason,
+		 &tm->ports[port].ctr[reason]);
+}
+
+void
+emu_tm_set_dropper(struct emu_tm *tm, const struct emu_dropper *d, uint32_t reason_base)
+{
+	tm->drop = d;
+	tm->reason_base = reason_base;
+}
 
 static uint32_t
 emu_tm_fifo_count(const struct emu_tm_fifo *f)
@@ -612,8 +629,7 @@ emu_tm_enqueue(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t no
 	uint64_t cells;
 
 	if (!p->link_up) {
-		rte_pktmbuf_free(m);
-		p->ctr[EMU_TM_CTR_DROP_LINK_DOWN] += 1;
+		emu_tm_drop(tm, port, m, EMU_TM_CTR_DROP_LINK_DOWN);
 		return false;
 	}
 	if (meta->flags & EMU_META_MACCTL) {
@@ -657,8 +673,7 @@ emu_tm_enqueue(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t no
 		}
 	}
 	if (reason != EMU_TM_CTR_MAX) {
-		rte_pktmbuf_free(m);
-		p->ctr[reason] += 1;
+		emu_tm_drop(tm, port, m, reason);
 		return false;
 	}
 	if (q != EMU_TM_CTRL_Q) {
@@ -1125,8 +1140,7 @@ emu_tm_flush(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_ns)
 				emu_tm_unaccount(tm, p, q, meta, len, now_ns);
 				p->deficit[q] = 0;
 			}
-			rte_pktmbuf_free(m);
-			p->ctr[EMU_TM_CTR_DROP_LINK_DOWN] += 1;
+			emu_tm_drop(tm, (uint16_t)(p - tm->ports), m, EMU_TM_CTR_DROP_LINK_DOWN);
 		}
 	}
 }

@@ -228,6 +228,12 @@ uint64_t emu_tm_held(const struct emu_tm *tm);
 /** Packets held by port @p port. */
 uint64_t emu_tm_port_held(const struct emu_tm *tm, uint16_t port);
 
+/**
+ * Drops go through @p d with reason id @p reason_base + port x EMU_TM_CTR_MAX + counter
+ * (the switch registers them; NULL = count and free only).
+ */
+void emu_tm_set_dropper(struct emu_tm *tm, const struct emu_dropper *d, uint32_t reason_base);
+
 /** Counters of port @p port (EMU_TM_CTR_MAX values). */
 const uint64_t *emu_tm_port_ctrs(const struct emu_tm *tm, uint16_t port);
 
