@@ -43,6 +43,7 @@ struct replay_in {
 struct replay_out {
 	char *file;
 	uint16_t port;      /* REPLAY_ALL_PORTS: every port, one pcapng interface each */
+	bool pcapng;        /* annotated */
 	struct emu_pcapw *w;
 	uint64_t frames;
 };
@@ -52,7 +53,8 @@ replay_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: rocemu replay --pipeline FILE [--profile FILE] [--seed N] [--stats FILE]\n"
-		"                     [--max-mem MB] [--lenient]\n"
+		"                     [--max-mem MB] [--lenient] [--annotate none|events|all]\n"
+		"                     [--drops DROPS.pcapng]\n"
 		"                     --in IN.pcap[:PORT] ... [--out OUT[:PORT] ...]\n"
 		"Runs the pipeline offline on a virtual clock taken from the input timestamps.\n"
 		"--in FILE:PORT feeds the frames of FILE into port PORT (a port name of the\n"
@@ -65,7 +67,12 @@ replay_usage(FILE *f)
 		"output may not be an input or another output. Frames leaving a port without an\n"
 		"--out are counted as sent. An unreadable input record stops that input and makes\n"
 		"the exit status 1 (--lenient: 0). SIGINT/SIGTERM stop reading, let the switch\n"
-		"empty, finish the files and exit 128 + signal. Exit status: see README.\n");
+		"empty, finish the files and exit 128 + signal. Exit status: see README.\n"
+		"pcapng outputs carry a comment on each frame something happened to (--annotate\n"
+		"events, the default; all: every frame; none): \"rocemu: in=p0 out=p1 t_in=NS prio=3\n"
+		"qdepth=B wait=NSns ce=red delayed=NSns event=STAGE.COUNTER created=STAGE\".\n"
+		"--drops writes every dropped frame, at the time it was dropped, with\n"
+		"\"drop=REASON\" (the names of the summary's drops by reason).\n");
 }
 
 /* Split "file.pcap:PORT" (PORT optional) and resolve PORT against the pipeline. */
@@ -122,10 +129,37 @@ replay_in_next(struct replay_in *in)
 	}
 }
 
+enum replay_annotate { REPLAY_ANN_NONE, REPLAY_ANN_EVENTS, REPLAY_ANN_ALL };
+
+static enum replay_annotate replay_annotate = REPLAY_ANN_EVENTS;
+
+/* --drops: every dropped frame, at the time it was dropped, with its reason. */
+struct replay_drops {
+	struct emu_pcapw *w;
+	struct emu_switch *sw;
+	uint8_t *linear;
+	uint64_t now_ns;
+	uint64_t frames;
+};
+
+static void
+replay_on_drop(void *arg, struct rte_mbuf *m, uint32_t reason)
+{
+	struct replay_drops *d = arg;
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+	char comment[512];
+
+	emu_switch_annotate(d->sw, m, (int)reason, true, comment, sizeof(comment));
+	if (emu_pcapw_write(d->w, 0, d->now_ns, rte_pktmbuf_read(m, 0, len, d->linear), len,
+			    emu_wire_len(m), 0, comment) == 0)
+		d->frames++;
+}
+
 static void
 replay_write(struct replay_out *outs, unsigned int n_out, struct emu_switch *sw,
 	     unsigned int n_ports, uint64_t now_ns, uint8_t *linear)
 {
+	char comment[512];
 	struct rte_mbuf **pkts;
 	unsigned int p, o;
 	uint16_t n, i;
@@ -139,13 +173,17 @@ replay_write(struct replay_out *outs, unsigned int n_out, struct emu_switch *sw,
 				continue;
 			for (i = 0; i < n; i++) {
 				uint32_t len = rte_pktmbuf_pkt_len(pkts[i]);
+				bool ann = ro->pcapng && replay_annotate != REPLAY_ANN_NONE &&
+					   emu_switch_annotate(sw, pkts[i], -1,
+							       replay_annotate == REPLAY_ANN_ALL,
+							       comment, sizeof(comment)) > 0;
 
 				/* a failed file keeps its first error; the run goes on */
 				if (emu_pcapw_write(ro->w, ro->port == REPLAY_ALL_PORTS ? p : 0,
 						    emu_meta(pkts[i])->ts_ns,
 						    rte_pktmbuf_read(pkts[i], 0, len, linear), len,
 						    emu_wire_len(pkts[i]), EMU_PCAPW_OUTBOUND,
-						    NULL) == 0)
+						    ann ? comment : NULL) == 0)
 					ro->frames++;
 			}
 		}
@@ -162,6 +200,8 @@ app_replay_main(int argc, char **argv)
 		{ "in", required_argument, NULL, 'i' },
 		{ "out", required_argument, NULL, 'o' },
 		{ "lenient", no_argument, NULL, 'L' },
+		{ "annotate", required_argument, NULL, 'A' },
+		{ "drops", required_argument, NULL, 'd' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *in_args[REPLAY_MAX_FILES], *out_args[REPLAY_MAX_FILES];
@@ -176,6 +216,8 @@ app_replay_main(int argc, char **argv)
 	uint8_t *linear = NULL;
 	uint64_t now_ns = 0, nombuf = 0, bad_len = 0, t_in, t_ev, port_tx[EMU_MAX_PORTS];
 	bool started = false, lenient = false, eal = false, any_bad = false;
+	const char *drops_file = NULL;
+	struct replay_drops drops = { 0 };
 	int c, rc = APP_EXIT_CONFIG;
 
 	memset(ins, 0, sizeof(ins));
@@ -203,6 +245,22 @@ app_replay_main(int argc, char **argv)
 			break;
 		case 'L':
 			lenient = true;
+			break;
+		case 'A':
+			if (strcmp(optarg, "none") == 0)
+				replay_annotate = REPLAY_ANN_NONE;
+			else if (strcmp(optarg, "events") == 0)
+				replay_annotate = REPLAY_ANN_EVENTS;
+			else if (strcmp(optarg, "all") == 0)
+				replay_annotate = REPLAY_ANN_ALL;
+			else {
+				fprintf(stderr, "rocemu replay: --annotate: none, events or all, got "
+					"\"%s\"\n", optarg);
+				return APP_EXIT_CONFIG;
+			}
+			break;
+		case 'd':
+			drops_file = optarg;
 			break;
 		case APP_OPT_HELP:
 			replay_usage(stdout);
@@ -241,6 +299,8 @@ app_replay_main(int argc, char **argv)
 			}
 		refs[n_refs++] = (struct emu_file_ref){ "--out", outs[i].file, false };
 	}
+	if (drops_file != NULL)
+		refs[n_refs++] = (struct emu_file_ref){ "--drops", drops_file, false };
 	if (app_prepare(&ctx, &o, refs, n_refs, &prep) != 0)
 		goto out;
 	for (i = 0; i < n_in; i++) {
@@ -255,6 +315,10 @@ app_replay_main(int argc, char **argv)
 			fprintf(stderr, "rocemu replay: --out %s\n", err.msg);
 			goto out;
 		}
+	if (drops_file != NULL && emu_out_probe(drops_file, &err) != 0) {
+		fprintf(stderr, "rocemu replay: --drops %s\n", err.msg);
+		goto out;
+	}
 	if (app_eal_init_portless("rocemu", prep.needs.eal_bytes / (1024 * 1024) + 256,
 				  &err) != 0) {
 		fprintf(stderr, "rocemu replay: %s\n", err.msg);
@@ -269,8 +333,9 @@ app_replay_main(int argc, char **argv)
 	for (i = 0; i < n_out; i++) {
 		bool all = outs[i].port == REPLAY_ALL_PORTS;
 
+		outs[i].pcapng = all || emu_pcapw_fmt_for(outs[i].file) == EMU_PCAPW_PCAPNG;
 		outs[i].w = emu_pcapw_open(outs[i].file,
-					   all ? EMU_PCAPW_PCAPNG : emu_pcapw_fmt_for(outs[i].file),
+					   outs[i].pcapng ? EMU_PCAPW_PCAPNG : EMU_PCAPW_PCAP,
 					   65535, all ? ctx.pl->n_ports : 1,
 					   all ? ctx.pl->port_names :
 						 &ctx.pl->port_names[outs[i].port],
@@ -283,6 +348,19 @@ app_replay_main(int argc, char **argv)
 	linear = malloc(65536);
 	if (linear == NULL)
 		goto out;
+	if (drops_file != NULL) {
+		drops.w = emu_pcapw_open(drops_file, EMU_PCAPW_PCAPNG, 65535, 1,
+					 (const char *const[]){ "drops" }, &err);
+		if (drops.w == NULL) {
+			fprintf(stderr, "rocemu replay: --drops %s\n", err.msg);
+			goto out;
+		}
+		drops.sw = ctx.sw;
+		drops.linear = malloc(65536);
+		if (drops.linear == NULL)
+			goto out;
+		emu_switch_set_drop_hook(ctx.sw, replay_on_drop, &drops);
+	}
 	emu_switch_route_warnings(ctx.sw, stderr);
 	app_install_stop_signals();
 	for (i = 0; i < n_in; i++)
@@ -319,6 +397,7 @@ app_replay_main(int argc, char **argv)
 			break; /* stopped: the profile's later phases have nothing to act on */
 		if (t_ev <= t_in) {
 			now_ns = RTE_MAX(now_ns, t_ev);
+			drops.now_ns = now_ns;
 			replay_write(outs, n_out, ctx.sw, ctx.pl->n_ports, now_ns, linear);
 		} else {
 			/* A burst: consecutive frames of one input with the same timestamp. */
@@ -329,6 +408,7 @@ app_replay_main(int argc, char **argv)
 			uint32_t room = (uint32_t)emu_pipeline_data_room(ctx.pl) - RTE_PKTMBUF_HEADROOM;
 
 			now_ns = RTE_MAX(now_ns, ts);
+			drops.now_ns = now_ns;
 			while (first->has_next && first->rec.ts_ns == ts && n < EMU_BURST) {
 				struct rte_mbuf *m;
 				uint32_t len = first->rec.caplen;
@@ -400,6 +480,14 @@ app_replay_main(int argc, char **argv)
 				"with FILE:PORT, or give --out FILE alone for every port)\n",
 				out_args[i], ctx.pl->port_names[outs[i].port], others);
 	}
+	if (drops.w != NULL) {
+		printf("replay: drops -> %s: %" PRIu64 " frames\n", drops_file, drops.frames);
+		if (emu_pcapw_close(drops.w, &err) != 0) {
+			fprintf(stderr, "rocemu replay: --drops %s\n", err.msg);
+			rc = APP_EXIT_FAIL;
+		}
+		drops.w = NULL;
+	}
 	printf("replay: virtual clock ended at %" PRIu64 ".%09" PRIu64 " s\n",
 	       now_ns / UINT64_C(1000000000), now_ns % UINT64_C(1000000000));
 	if (emu_switch_report_failures(ctx.sw, stderr) > 0)
@@ -439,6 +527,8 @@ out:
 		emu_pcapr_close(&ins[i].r);
 		free(ins[i].file);
 	}
+	emu_pcapw_abort(drops.w);
+	free(drops.linear);
 	free(linear);
 	if (eal) {
 		app_teardown(&ctx);

@@ -34,6 +34,35 @@
 #define EMU_META_SNAP 0x20     /**< header capture: the mbuf holds the first bytes, wire_len is the frame's length */
 
 /** Per-packet metadata, kept in the mbuf private area of every pool rocemu creates. */
+/** emu_trace.marks */
+#define EMU_TRACE_CE_RED 0x01    /**< the TM's RED marked it CE */
+#define EMU_TRACE_CE_EVENT 0x02  /**< an impair event marked it CE */
+#define EMU_TRACE_DELAYED 0x04   /**< held by a delay stage or an impair delay event */
+#define EMU_TRACE_CORRUPTED 0x08 /**< an impair event corrupted its ICRC or payload */
+#define EMU_TRACE_REWRITTEN 0x10 /**< an impair event rewrote its DSCP or UDP source port */
+#define EMU_TRACE_DUPLICATE 0x20 /**< a copy an impair event made */
+
+/** emu_trace.created_by beyond 1 + stage index */
+#define EMU_TRACE_BY_SWITCH 0xff /**< PFC/PAUSE frames and flood copies the runner made */
+#define EMU_TRACE_BY_INCAST 0xfe /**< a virtual incast sender's frame */
+
+/**
+ * The per-packet trace, written by whichever stage or TM step acts on the packet, read by
+ * annotated captures. A handful of stores into metadata already in cache: nothing reads it
+ * unless a capture asks.
+ */
+struct emu_trace {
+	uint64_t t_in_ns;      /**< arrival on its port (creation time for created frames) */
+	uint64_t t_enq_ns;     /**< given to the TM */
+	uint32_t qdepth_bytes; /**< bytes ahead of it in its queue at enqueue */
+	uint32_t wait_ns;      /**< enqueue to the start of its serialisation */
+	uint32_t delay_ns;     /**< time held by delay stages and delay events */
+	uint16_t event_reason; /**< 1 + the counter (switch reason id) of the last impair action; 0 none */
+	uint8_t marks;         /**< EMU_TRACE_* */
+	uint8_t created_by;    /**< 0: arrived on a port; 1 + stage index; EMU_TRACE_BY_* */
+	uint8_t path;          /**< multipath: the path it took (0: single link) */
+};
+
 struct emu_pkt_meta {
 	uint64_t ts_ns;    /**< arrival time; the departure time once the TM releases it */
 	uint16_t in_port;  /**< switch port index it arrived on */
@@ -42,6 +71,7 @@ struct emu_pkt_meta {
 	uint8_t flags;     /**< EMU_META_* */
 	uint16_t reserved; /**< EMU_META_VIRTUAL: incast source index */
 	uint32_t wire_len; /**< EMU_META_SNAP: the frame's length on the wire */
+	struct emu_trace trace; /**< what the switch did to it (DESIGN.md: every packet has a trace) */
 	struct roce_pkt pkt; /**< parse result (when EMU_META_PARSED) */
 };
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -414,6 +415,9 @@ emu_switch_incast_gen(struct emu_switch *sw, uint64_t until_ns)
 		meta->out_port = src->s.cfg.port;
 		meta->prio = src->s.cfg.prio;
 		meta->flags = EMU_META_PARSED | EMU_META_CREATED | EMU_META_VIRTUAL;
+		memset(&meta->trace, 0, sizeof(meta->trace));
+		meta->trace.t_in_ns = t;
+		meta->trace.created_by = EMU_TRACE_BY_INCAST;
 		meta->reserved = (uint16_t)best;
 		meta->pkt = src->pkt;
 		gen[best] += 1;
@@ -543,9 +547,17 @@ emu_switch_run_stages(struct emu_switch *sw, unsigned int first, unsigned int la
 		ctx.ctr = st->ctr;
 		ctx.drop = &sw->dropper;
 		ctx.reason_base = st->reason_base;
+		uint16_t made = sw->emit.n, k;
+
 		st->in_pkts += n;
 		n = st->ops->process(st->priv, pkts, n, &ctx);
 		st->out_pkts += n;
+		for (k = made; k < sw->emit.n; k++) {
+			struct emu_trace *tr = &emu_meta(sw->emit.pkts[k])->trace;
+
+			tr->created_by = (uint8_t)(i + 1);
+			tr->t_in_ns = now_ns;
+		}
 	}
 	return n;
 }
@@ -592,6 +604,7 @@ emu_switch_enqueue(struct emu_switch *sw, struct rte_mbuf *m, uint64_t now_ns)
 			*emu_meta(c) = *meta;
 			emu_meta(c)->out_port = targets[p];
 			emu_meta(c)->flags |= EMU_META_CREATED;
+			emu_meta(c)->trace.created_by = EMU_TRACE_BY_SWITCH;
 			emu_tm_enqueue(sw->tm, targets[p], c, now_ns, &sw->tm_rng);
 		}
 		meta->out_port = targets[0];
@@ -665,6 +678,8 @@ emu_switch_send_pfc(struct emu_switch *sw, uint64_t now_ns)
 		meta->in_port = EMU_PORT_SELF;
 		meta->out_port = frames[i].port;
 		meta->flags = EMU_META_CREATED | EMU_META_MACCTL;
+		meta->trace.t_in_ns = now_ns;
+		meta->trace.created_by = EMU_TRACE_BY_SWITCH;
 		sw->ctr[EMU_RUN_CTR_CREATED] += 1;
 		sw->ctr[EMU_RUN_CTR_PFC_CREATED] += 1;
 		emu_tm_enqueue(sw->tm, frames[i].port, m, now_ns, &sw->tm_rng);
@@ -753,6 +768,8 @@ emu_switch_rx_lens(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts,
 		meta->out_port = EMU_PORT_NONE;
 		meta->prio = 0;
 		meta->flags = 0;
+		memset(&meta->trace, 0, sizeof(meta->trace));
+		meta->trace.t_in_ns = now_ns;
 		if (wire_lens != NULL && wire_lens[i] > rte_pktmbuf_pkt_len(pkts[i])) {
 			meta->flags = EMU_META_SNAP;
 			meta->wire_len = wire_lens[i];
@@ -1513,4 +1530,78 @@ emu_switch_reason_count(const struct emu_switch *sw, uint32_t id)
 		    id < sw->stages[i].reason_base + sw->stages[i].ops->n_ctr)
 			return sw->stages[i].ctr[id - sw->stages[i].reason_base];
 	return 0;
+}
+
+/* Append to an annotation: returns the new length (never past @p len). */
+static size_t
+emu_ann(char *buf, size_t len, size_t used, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (used >= len)
+		return used;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
+	return n < 0 ? used : RTE_MIN(used + (size_t)n, len - 1);
+}
+
+static const char *
+emu_switch_port_label(const struct emu_switch *sw, uint16_t port)
+{
+	if (port < sw->n_ports)
+		return sw->pl->port_names[port];
+	return port == EMU_PORT_SELF ? "switch" : port == EMU_PORT_FLOOD ? "flood" : "none";
+}
+
+size_t
+emu_switch_annotate(const struct emu_switch *sw, struct rte_mbuf *m, int drop_reason, bool all,
+		    char *buf, size_t len)
+{
+	const struct emu_pkt_meta *meta = emu_meta(m);
+	const struct emu_trace *tr = &meta->trace;
+	char name[128];
+	size_t u = 0;
+
+	buf[0] = '\0';
+	if (!all && drop_reason < 0 && tr->marks == 0 && tr->created_by == 0 &&
+	    tr->event_reason == 0)
+		return 0;
+	u = emu_ann(buf, len, u, "rocemu:");
+	if (drop_reason >= 0) {
+		emu_switch_reason_name(sw, (uint32_t)drop_reason, name, sizeof(name));
+		u = emu_ann(buf, len, u, " drop=%s", name);
+	}
+	u = emu_ann(buf, len, u, " in=%s", emu_switch_port_label(sw, meta->in_port));
+	if (meta->out_port != EMU_PORT_NONE)
+		u = emu_ann(buf, len, u, " out=%s", emu_switch_port_label(sw, meta->out_port));
+	u = emu_ann(buf, len, u, " t_in=%" PRIu64 " prio=%u", tr->t_in_ns, meta->prio);
+	if (tr->t_enq_ns != 0 && drop_reason < 0)
+		u = emu_ann(buf, len, u, " qdepth=%u wait=%uns", tr->qdepth_bytes, tr->wait_ns);
+	if (tr->marks & EMU_TRACE_CE_RED)
+		u = emu_ann(buf, len, u, " ce=red");
+	if (tr->marks & EMU_TRACE_CE_EVENT)
+		u = emu_ann(buf, len, u, " ce=event");
+	if (tr->marks & EMU_TRACE_DELAYED)
+		u = emu_ann(buf, len, u, " delayed=%uns", tr->delay_ns);
+	if (tr->marks & EMU_TRACE_CORRUPTED)
+		u = emu_ann(buf, len, u, " corrupted");
+	if (tr->marks & EMU_TRACE_REWRITTEN)
+		u = emu_ann(buf, len, u, " rewritten");
+	if (tr->marks & EMU_TRACE_DUPLICATE)
+		u = emu_ann(buf, len, u, " duplicate");
+	if (tr->event_reason != 0) {
+		emu_switch_reason_name(sw, tr->event_reason - 1u, name, sizeof(name));
+		u = emu_ann(buf, len, u, " event=%s", name);
+	}
+	if (tr->created_by == EMU_TRACE_BY_SWITCH)
+		u = emu_ann(buf, len, u, " created=switch");
+	else if (tr->created_by == EMU_TRACE_BY_INCAST)
+		u = emu_ann(buf, len, u, " created=incast");
+	else if (tr->created_by != 0 && tr->created_by <= sw->n_stages)
+		u = emu_ann(buf, len, u, " created=%s", sw->stages[tr->created_by - 1].name);
+	if (tr->path != 0)
+		u = emu_ann(buf, len, u, " path=%u", tr->path);
+	return u;
 }

@@ -269,6 +269,16 @@ uint32_t emu_switch_n_reasons(const struct emu_switch *sw);
  */
 bool emu_switch_reason_name(const struct emu_switch *sw, uint32_t id, char *buf, size_t len);
 
+/**
+ * The annotation of @p m (a pcapng packet comment, documented in the README): "rocemu:" then
+ * key=value fields of its trace: in, out, t_in (ns), prio, qdepth (bytes ahead of it at
+ * enqueue), wait (enqueue to serialisation, ns), ce=red|event, delayed=NS, corrupted,
+ * rewritten, duplicate, event=COUNTER, created=STAGE|switch|incast, and drop=REASON when
+ * @p drop_reason >= 0. Empty (returns 0) when nothing happened to it and not @p all.
+ */
+size_t emu_switch_annotate(const struct emu_switch *sw, struct rte_mbuf *m, int drop_reason,
+			   bool all, char *buf, size_t len);
+
 /** The counter behind reason @p id. */
 uint64_t emu_switch_reason_count(const struct emu_switch *sw, uint32_t id);
 

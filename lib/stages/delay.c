@@ -353,6 +353,9 @@ delay_chunk(struct delay_priv *dp, struct rte_mbuf **pkts, uint16_t n, struct em
 			continue;
 		}
 		dp->last_due[key] = due_ns;
+		emu_meta(m)->trace.marks |= EMU_TRACE_DELAYED;
+		emu_meta(m)->trace.delay_ns += (uint32_t)RTE_MIN(due_ns - ctx->now_ns,
+								 (uint64_t)UINT32_MAX);
 		emu_heldq_push(&dp->held, due_ns, m);
 		ctr[DELAY_CTR_DELAYED]++;
 	}

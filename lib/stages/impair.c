@@ -522,6 +522,7 @@ impair_apply(const struct impair_event *ev, struct rte_mbuf *m, struct emu_burst
 		if (c == NULL)
 			return false;
 		*emu_meta(c) = *meta;
+		emu_meta(c)->trace.marks |= EMU_TRACE_DUPLICATE;
 		if (!emu_emit_push(ctx->emit, c, meta->out_port)) {
 			rte_pktmbuf_free(c);
 			return false;
@@ -535,6 +536,34 @@ impair_apply(const struct impair_event *ev, struct rte_mbuf *m, struct emu_burst
 		       roce_set_udp_sport(frame, len, p, ev->value) == 0;
 	default:
 		return false;
+	}
+}
+
+/* The packet's trace: which event acted (its counter's reason id) and what it did. */
+static void
+impair_trace(const struct impair_event *ev, struct rte_mbuf *m, uint32_t reason)
+{
+	struct emu_trace *tr = &emu_meta(m)->trace;
+
+	tr->event_reason = (uint16_t)(reason + 1);
+	switch (ev->action) {
+	case IMPAIR_ECN_MARK:
+		tr->marks |= EMU_TRACE_CE_EVENT;
+		break;
+	case IMPAIR_CORRUPT_ICRC:
+	case IMPAIR_CORRUPT_PAYLOAD:
+		tr->marks |= EMU_TRACE_CORRUPTED;
+		break;
+	case IMPAIR_REWRITE_DSCP:
+	case IMPAIR_REWRITE_SPORT:
+		tr->marks |= EMU_TRACE_REWRITTEN;
+		break;
+	case IMPAIR_DELAY:
+		tr->marks |= EMU_TRACE_DELAYED;
+		tr->delay_ns += (uint32_t)RTE_MIN(ev->delay_ns, (uint64_t)UINT32_MAX);
+		break;
+	default:
+		break;
 	}
 }
 
@@ -597,9 +626,11 @@ impair_chunk(struct impair_priv *ip, struct rte_mbuf **pkts, uint16_t n, struct 
 					ctr[e * IMPAIR_EV_CTRS + IMPAIR_EV_SKIPPED]++;
 				continue;
 			}
-			if (impair_apply(&ip->events[e], m, ctx))
+			if (impair_apply(&ip->events[e], m, ctx)) {
 				ctr[e * IMPAIR_EV_CTRS + IMPAIR_EV_ACTED]++;
-			else
+				impair_trace(&ip->events[e], m,
+					     ctx->reason_base + e * IMPAIR_EV_CTRS + IMPAIR_EV_ACTED);
+			} else
 				ctr[e * IMPAIR_EV_CTRS + IMPAIR_EV_SKIPPED]++;
 		}
 		if (dropped)
@@ -611,6 +642,9 @@ impair_chunk(struct impair_priv *ip, struct rte_mbuf **pkts, uint16_t n, struct 
 			} else {
 				emu_heldq_push(&ip->held, ctx->now_ns + ip->events[delay_ev].delay_ns,
 					       m);
+				impair_trace(&ip->events[delay_ev], m,
+					     ctx->reason_base + (unsigned int)delay_ev * IMPAIR_EV_CTRS +
+						     IMPAIR_EV_ACTED);
 				ctr[delay_ev * IMPAIR_EV_CTRS + IMPAIR_EV_ACTED]++;
 			}
 			continue;

@@ -615,6 +615,7 @@ emu_tm_ecn(struct emu_tm_port *p, struct rte_mbuf *m, uint64_t q, struct emu_rng
 		return;
 	}
 	p->ctr[EMU_TM_CTR_ECN_MARKED] += 1;
+	meta->trace.marks |= EMU_TRACE_CE_RED;
 }
 
 bool
@@ -701,6 +702,8 @@ emu_tm_enqueue(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t no
 		}
 	}
 	meta->ts_ns = now_ns;
+	meta->trace.t_enq_ns = now_ns;
+	meta->trace.qdepth_bytes = (uint32_t)RTE_MIN(p->q_bytes[q], (uint64_t)UINT32_MAX);
 	p->q[q].slots[p->q[q].tail++ & p->q[q].mask] = m;
 	p->q_bytes[q] += len;
 	p->ctr[EMU_TM_CTR_ENQ_PKTS] += 1;
@@ -868,6 +871,8 @@ emu_tm_port_advance(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_ns,
 		}
 		p->busy_ps += wire_ps;
 		p->ctr[EMU_TM_CTR_BUSY_NS] = p->busy_ps / 1000;
+		meta->trace.wait_ns = start_ns > meta->ts_ns ?
+			(uint32_t)RTE_MIN(start_ns - meta->ts_ns, (uint64_t)UINT32_MAX) : 0;
 		/* departure = finish rounded up to the ns, plus the propagation delay */
 		meta->ts_ns = p->link_free_ns + (p->link_free_ps != 0) + p->cfg.delay_ns;
 		p->wire.slots[p->wire.tail++ & p->wire.mask] = m;
