@@ -7,6 +7,7 @@ did not die of a signal.
 usage: run_robust.py ROCEMU ROCEGEN SRC [--record]
   --record  rewrite expected.txt from what the binaries say now (review the diff!)"""
 import hashlib
+import re
 import json
 import os
 import shutil
@@ -125,6 +126,8 @@ def main():
         lines = [l for l in err.splitlines() if l.strip() and not l.startswith("TELEMETRY: ")]
         first = lines[0] if lines else "(nothing on stderr)"
         first = first.replace(exe, argv[0])  # getopt names the binary by its path
+        # the machine's memory differs between machines
+        first = re.sub(r"this machine's [0-9.]+ GB", "this machine's N GB", first)
         out_lines.append("%s\t%d\t%s" % (name, code, first))
         problems = []
         if code < 0 or code == -999:
