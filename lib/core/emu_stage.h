@@ -223,14 +223,17 @@ struct emu_stage_ops {
 	/** Optional: one line of extra summary text (e.g. "12 packets written to x.pcap"). */
 	void (*summary)(const void *priv, char *buf, size_t len);
 	/**
-	 * Optional, with release (ingress stages that hold packets: delay lines): the earliest time
-	 * a held packet is due, UINT64_MAX when none. The runner wakes up then.
+	 * Optional, with release (stages that hold packets: delay lines, reorder buffers; ingress
+	 * or egress): the earliest time a held packet is due, UINT64_MAX when none. The runner
+	 * wakes up then.
 	 */
 	uint64_t (*next_due_ns)(const void *priv);
 	/**
 	 * Optional, with next_due_ns: hand over up to @p cap held packets due at ctx->now_ns, in
-	 * departure order; the runner passes them through the ingress stages after this one.
-	 * Called before every rx and tx_prepare, so that nothing is due when process() runs.
+	 * departure order. The runner passes them through the stages after this one: from an
+	 * ingress stage into the TM; from an egress stage into their port's TX staging, leaving
+	 * at the release time. Called before every rx and tx_prepare, so that nothing is due
+	 * when process() runs.
 	 */
 	uint16_t (*release)(void *priv, struct rte_mbuf **pkts, uint16_t cap,
 			    struct emu_burst_ctx *ctx);

@@ -713,6 +713,35 @@ emu_switch_mac_control(struct emu_switch *sw, uint16_t port, struct rte_mbuf *m,
 }
 
 /* Ingress stages that hold packets hand over those due; they continue after that stage. */
+/* Room left in the fullest TX staging (what an egress release may hand over at most). */
+static uint16_t
+emu_switch_tx_room(const struct emu_switch *sw)
+{
+	uint16_t room = EMU_BURST;
+	unsigned int p;
+
+	for (p = 0; p < sw->n_ports; p++)
+		room = RTE_MIN(room, (uint16_t)(EMU_TX_STAGE_PKTS - sw->tx[p].n));
+	return room;
+}
+
+/* A packet an egress stage released: into its port's TX staging (emu_switch_tx_room() said
+ * there is room), or dropped as having no port. */
+static void
+emu_switch_tx_stage(struct emu_switch *sw, struct rte_mbuf *m)
+{
+	uint16_t port = emu_meta(m)->out_port;
+	struct emu_tx_stage *tx;
+
+	if (port >= sw->n_ports) {
+		emu_switch_drop(sw, m, EMU_RUN_CTR_DROP_BAD_PORT);
+		return;
+	}
+	tx = &sw->tx[port];
+	tx->lens[tx->n] = emu_wire_len(m);
+	tx->pkts[tx->n++] = m;
+}
+
 static void
 emu_switch_release_held(struct emu_switch *sw, uint64_t now_ns)
 {
@@ -721,8 +750,10 @@ emu_switch_release_held(struct emu_switch *sw, uint64_t now_ns)
 	unsigned int i;
 	uint16_t n, k;
 
-	for (i = 0; i < sw->n_ingress; i++) {
+	for (i = 0; i < sw->n_stages; i++) {
 		struct emu_stage_inst *st = &sw->stages[i];
+		bool egress = i >= sw->n_ingress;
+		uint16_t cap = EMU_BURST;
 
 		if (st->ops->release == NULL)
 			continue;
@@ -732,11 +763,24 @@ emu_switch_release_held(struct emu_switch *sw, uint64_t now_ns)
 		ctx.ctr = st->ctr;
 		ctx.drop = &sw->dropper;
 		ctx.reason_base = st->reason_base;
-		while ((n = st->ops->release(st->priv, burst, EMU_BURST, &ctx)) > 0) {
+		/* Egress: released packets go through the egress stages after this one into their
+		 * port's TX staging, leaving now; take no more than every staging has room for. */
+		if (egress)
+			cap = emu_switch_tx_room(sw);
+		while (cap > 0 && (n = st->ops->release(st->priv, burst, cap, &ctx)) > 0) {
 			st->out_pkts += n;
-			n = emu_switch_run_stages(sw, i + 1, sw->n_ingress, burst, n, now_ns);
-			for (k = 0; k < n; k++)
-				emu_switch_enqueue(sw, burst[k], now_ns);
+			if (!egress) {
+				n = emu_switch_run_stages(sw, i + 1, sw->n_ingress, burst, n, now_ns);
+				for (k = 0; k < n; k++)
+					emu_switch_enqueue(sw, burst[k], now_ns);
+			} else {
+				for (k = 0; k < n; k++)
+					emu_meta(burst[k])->ts_ns = now_ns; /* its departure */
+				n = emu_switch_run_stages(sw, i + 1, sw->n_stages, burst, n, now_ns);
+				for (k = 0; k < n; k++)
+					emu_switch_tx_stage(sw, burst[k]);
+				cap = emu_switch_tx_room(sw);
+			}
 			emu_switch_flush_emit(sw, now_ns);
 		}
 	}
@@ -861,7 +905,7 @@ emu_switch_next_event_ns(const struct emu_switch *sw)
 	for (i = 0; i < sw->n_ports; i++)
 		if (sw->tx[i].n > 0)
 			next = RTE_MIN(next, sw->last_now_ns);
-	for (i = 0; i < sw->n_ingress; i++)
+	for (i = 0; i < sw->n_stages; i++)
 		if (sw->stages[i].ops->next_due_ns != NULL)
 			next = RTE_MIN(next, sw->stages[i].ops->next_due_ns(sw->stages[i].priv));
 	if (sw->prof != NULL) {

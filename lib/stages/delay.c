@@ -188,10 +188,6 @@ delay_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, struc
 	size_t idx;
 	int rc;
 
-	if (env->egress)
-		return emu_err_set(err, "%s.type: \"delay\" must be in the ingress list (after "
-				   "forward): the runner releases held packets into the ingress "
-				   "stages that follow it", env->path);
 	rc = emu_json_get_bool(cfg, env->path, "reorder", false, false, &dp->reorder, err);
 	if (rc == 0)
 		rc = emu_json_get_int(cfg, env->path, "max_held_pkts", false,

@@ -389,12 +389,6 @@ impair_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, stru
 		rc = impair_action_parse(o, p2, ev, err);
 		if (rc != 0)
 			return rc;
-		if (ev->action == IMPAIR_DELAY && env->egress) {
-			emu_json_path(p3, sizeof(p3), p2, "action");
-			return emu_err_set(err, "%s: \"delay\" only in an ingress impair stage (after "
-					   "forward): the runner releases held packets into the "
-					   "ingress stages that follow it", p3);
-		}
 		if (ev->action == IMPAIR_DELAY)
 			ip->has_delay = true;
 		v = json_object_get(o, "loss");

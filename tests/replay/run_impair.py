@@ -16,6 +16,8 @@ retransmitted go-back-N twice). Two runs on the same generated input:
 5. impair-lab.json plus a disabled "cut" event (drop everything) and a profile phase enabling
    it at 10 us for duration_s 5 us: exactly the frames that arrive in [10 us, 15 us) after the
    first one are dropped, in both directions.
+7. The delay stage and an impair delay event on egress (after the TM): p1's output is the
+   undelayed output 100 us later, p0's unchanged.
 6. A Bernoulli loss drops the same frames (seed 7) with and without capture stages added before
    and after the impair stage (each stage's random stream comes from its name); seed 8 differs."""
 import json
@@ -171,6 +173,32 @@ def main():
                             "(%r vs %r)" % (c1.get("drop_bernoulli"), c2.get("drop_bernoulli")))
         if f3 == f1:
             failures.append("streams by name: another seed dropped the same frames")
+        # 7. Hold and release on egress: the delay stage and an impair delay event after the
+        #    TM shift p1's departures by exactly 100 us, p0's not at all.
+        with open(os.path.join(src, "pipelines", "impair-lab.json")) as f:
+            pl = json.load(f)
+        pl["egress"] = [{"type": "delay", "rules": [
+            {"match": {"out_ports": ["p1"]}, "dist": "constant", "delay_us": 100}]}]
+        epath = os.path.join(tmp, "egress-delay.json")
+        with open(epath, "w") as f:
+            json.dump(pl, f)
+        imp = [st for st in pl["ingress"] if st["type"] == "impair"][0]
+        pl["ingress"].remove(imp)  # one impair stage per switch: move it to egress
+        imp["events"].append({"name": "slow", "action": "delay", "delay_us": 100,
+                              "match": {"out_ports": ["p1"]}})
+        pl["egress"] = [imp]
+        e2path = os.path.join(tmp, "egress-impair-delay.json")
+        with open(e2path, "w") as f:
+            json.dump(pl, f)
+        for tag, path in (("egress delay stage", epath), ("egress impair delay", e2path)):
+            out, _, frames = run(rocemu, path, tmp, tag.replace(" ", "-"))
+            if "conservation: rx 48 + created 0 = tx 48 + drops 0 + held 0 + consumed 0: OK" \
+                    not in out:
+                failures.append("%s: conservation line missing or wrong:\n%s" % (tag, out))
+            if [(t, p) for t, _, p in frames["p1"]] != shifted:
+                failures.append("%s: p1 output is not the undelayed output 100 us later" % tag)
+            if [(t, p) for t, _, p in frames["p0"]] != [(t, p) for t, _, p in base["p0"]]:
+                failures.append("%s: p0 output changed" % tag)
     for f in failures:
         print("FAIL: " + f)
     if failures:
