@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include "roce_wire.h"
+
 /* Extension headers after the BTH, in wire order. */
 #define ROCE_EXT_RDETH		0x01
 #define ROCE_EXT_DETH		0x02
@@ -20,8 +22,32 @@
 /* Extension header set of an opcode (0 if undefined). */
 extern const uint16_t roce_opcode_ext[256];
 
-/* Total length of the extension headers of a set. */
-uint32_t roce_ext_len(uint16_t ext);
+/* Total length of the extension headers of a set (inline: the parser asks once a packet). */
+static inline uint32_t
+roce_ext_len(uint16_t ext)
+{
+	uint32_t n = 0;
+
+	if (ext & ROCE_EXT_RDETH)
+		n += ROCE_RDETH_LEN;
+	if (ext & ROCE_EXT_DETH)
+		n += ROCE_DETH_LEN;
+	if (ext & ROCE_EXT_RETH)
+		n += ROCE_RETH_LEN;
+	if (ext & ROCE_EXT_ATOMICETH)
+		n += ROCE_ATOMICETH_LEN;
+	if (ext & ROCE_EXT_AETH)
+		n += ROCE_AETH_LEN;
+	if (ext & ROCE_EXT_ATOMICACKETH)
+		n += ROCE_ATOMICACKETH_LEN;
+	if (ext & ROCE_EXT_IMMDT)
+		n += ROCE_IMMDT_LEN;
+	if (ext & ROCE_EXT_IETH)
+		n += ROCE_IETH_LEN;
+	if (ext & ROCE_EXT_CNP)
+		n += ROCE_CNP_RSVD_LEN;
+	return n;
+}
 
 /* murmur3 pieces: cheap, good avalanche once finished by roce_hash_fmix(). */
 static inline uint32_t
@@ -48,8 +74,6 @@ roce_hash_fmix(uint32_t h)
 
 struct roce_pkt;
 
-/* The flow_hash of a parsed packet (addresses, ports, DestQP). */
-uint32_t roce_pkt_flow_hash(const struct roce_pkt *p);
 
 /* Largest header block the parser reads: 2 VLAN tags, 60-byte IPv4, UDP, BTH, 40 B of ext. */
 #define ROCE_MAX_HDR_LEN (ROCE_ETH_HDR_LEN + 2 * ROCE_VLAN_HDR_LEN + ROCE_IPV4_MAX_HDR_LEN + \

@@ -40,32 +40,6 @@ const uint16_t roce_opcode_ext[256] = {
 	[0x81] = V | ROCE_EXT_CNP,
 };
 
-uint32_t
-roce_ext_len(uint16_t ext)
-{
-	uint32_t n = 0;
-
-	if (ext & ROCE_EXT_RDETH)
-		n += ROCE_RDETH_LEN;
-	if (ext & ROCE_EXT_DETH)
-		n += ROCE_DETH_LEN;
-	if (ext & ROCE_EXT_RETH)
-		n += ROCE_RETH_LEN;
-	if (ext & ROCE_EXT_ATOMICETH)
-		n += ROCE_ATOMICETH_LEN;
-	if (ext & ROCE_EXT_AETH)
-		n += ROCE_AETH_LEN;
-	if (ext & ROCE_EXT_ATOMICACKETH)
-		n += ROCE_ATOMICACKETH_LEN;
-	if (ext & ROCE_EXT_IMMDT)
-		n += ROCE_IMMDT_LEN;
-	if (ext & ROCE_EXT_IETH)
-		n += ROCE_IETH_LEN;
-	if (ext & ROCE_EXT_CNP)
-		n += ROCE_CNP_RSVD_LEN;
-	return n;
-}
-
 int
 roce_opcode_is_valid(uint8_t opcode)
 {

@@ -49,8 +49,6 @@ pkt_done(struct roce_pkt *out, enum roce_class cls, enum roce_reason reason)
 {
 	out->cls = (uint8_t)cls;
 	out->reason = (uint8_t)reason;
-	if (out->ip_version != 0)
-		out->flow_hash = roce_pkt_flow_hash(out);
 	return cls;
 }
 

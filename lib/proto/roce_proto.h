@@ -129,9 +129,13 @@ struct roce_pkt {
 	uint16_t macctl_opcode;
 	uint16_t pfc_enable;
 	uint16_t pause_quanta[8];	/**< PAUSE: quanta in [0]; PFC: one per priority */
-	/** Direction-dependent hash of addresses, ports and DestQP; stable across runs (ECMP). */
-	uint32_t flow_hash;
 };
+
+/**
+ * Direction-dependent hash of a parsed packet's addresses, ports and DestQP, stable across
+ * runs. Computed on demand: the parser does not spend it on every packet.
+ */
+uint32_t roce_pkt_flow_hash(const struct roce_pkt *p);
 
 /**
  * Parse an Ethernet frame (without FCS). roce_port is the UDP destination port that means

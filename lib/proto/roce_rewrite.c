@@ -126,7 +126,6 @@ roce_set_udp_sport(uint8_t *frame, uint32_t len, struct roce_pkt *p, uint16_t po
 	udp_cksum_adjust(udp, udp, new_port, 1);
 	memcpy(udp, new_port, 2);
 	p->udp_sport = port;
-	p->flow_hash = roce_pkt_flow_hash(p);
 	icrc_refresh(frame, len, p);
 	return 0;
 }
@@ -155,7 +154,6 @@ roce_set_ip_addrs(uint8_t *frame, uint32_t len, struct roce_pkt *p, const uint8_
 	}
 	if (p->ip_version == 4)
 		roce_put_be16(ip + 10, roce_ipv4_cksum(ip, p->l4_off - p->l3_off));
-	p->flow_hash = roce_pkt_flow_hash(p);
 	icrc_refresh(frame, len, p);
 	return 0;
 }

@@ -31,7 +31,9 @@ struct emu_tm_port {
 	/* Egress side */
 	struct emu_tm_fifo q[EMU_TM_N_Q]; /* waiting for the link, one per priority + control */
 	struct emu_tm_fifo wire;          /* serialised, waiting for departure (delay line) */
+	uint32_t nonempty;                /* bit q: q[q] holds a packet (the scheduler's view) */
 	uint64_t q_bytes[EMU_TM_N_Q];     /* raw frame bytes, for ECN and stats */
+	uint64_t all_q_bytes;             /* their sum (the port's queue, for its maximum) */
 	uint64_t q_cells[EMU_TM_N_Q];     /* shared-buffer bytes in cells (headroom excluded) */
 	uint64_t max_q_bytes[EMU_TM_N_Q];
 	uint64_t port_cells;              /* sum of q_cells */
@@ -705,19 +707,15 @@ emu_tm_enqueue(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t no
 	meta->trace.t_enq_ns = now_ns;
 	meta->trace.qdepth_bytes = (uint32_t)RTE_MIN(p->q_bytes[q], (uint64_t)UINT32_MAX);
 	p->q[q].slots[p->q[q].tail++ & p->q[q].mask] = m;
+	p->nonempty |= 1u << q;
 	p->q_bytes[q] += len;
+	p->all_q_bytes += len;
 	p->ctr[EMU_TM_CTR_ENQ_PKTS] += 1;
 	p->ctr[EMU_TM_CTR_ENQ_BYTES] += len;
 	if (p->q_bytes[q] > p->max_q_bytes[q])
 		p->max_q_bytes[q] = p->q_bytes[q];
-	{
-		uint64_t total = 0;
-
-		for (q = 0; q < EMU_TM_N_Q; q++)
-			total += p->q_bytes[q];
-		if (total > p->ctr[EMU_TM_CTR_MAX_QUEUE_BYTES])
-			p->ctr[EMU_TM_CTR_MAX_QUEUE_BYTES] = total;
-	}
+	if (p->all_q_bytes > p->ctr[EMU_TM_CTR_MAX_QUEUE_BYTES])
+		p->ctr[EMU_TM_CTR_MAX_QUEUE_BYTES] = p->all_q_bytes;
 	return true;
 }
 
@@ -750,11 +748,13 @@ emu_tm_pick(struct emu_tm_port *p, uint64_t *start_ns, uint32_t *start_ps, bool 
 	uint64_t s_ns[EMU_TM_N_Q], best_ns = UINT64_MAX;
 	uint32_t s_ps[EMU_TM_N_Q], best_ps = 0;
 	unsigned int q, eligible = 0;
+	uint32_t left = p->nonempty;
 	int chosen = -1;
 
-	for (q = 0; q < EMU_TM_N_Q; q++) {
-		if (emu_tm_fifo_count(&p->q[q]) == 0)
-			continue;
+	/* only the queues that hold packets: most of the time one or two of nine */
+	while (left != 0) {
+		q = (unsigned int)__builtin_ctz(left);
+		left &= left - 1;
 		emu_tm_start(p, q, &s_ns[q], &s_ps[q]);
 		if (s_ns[q] < best_ns || (s_ns[q] == best_ns && s_ps[q] < best_ps)) {
 			best_ns = s_ns[q];
@@ -853,7 +853,9 @@ emu_tm_port_advance(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_ns,
 		q = emu_tm_pick(p, &start_ns, &start_ps, false);
 		if (q < 0 || start_ns > now_ns || (start_ns == now_ns && start_ps > 0))
 			break;
-		q = emu_tm_pick(p, &start_ns, &start_ps, true);
+		/* the strict scheduler's choice does not change when it commits */
+		if (p->cfg.scheduler != EMU_TM_SCHED_STRICT)
+			q = emu_tm_pick(p, &start_ns, &start_ps, true);
 		m = p->q[q].slots[p->q[q].head & p->q[q].mask];
 		meta = emu_meta(m);
 		len = emu_wire_len(m);
@@ -862,7 +864,10 @@ emu_tm_port_advance(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_ns,
 		p->link_free_ns = start_ns + sum_ps / 1000;
 		p->link_free_ps = (uint32_t)(sum_ps % 1000);
 		p->q[q].head++;
+		if (emu_tm_fifo_count(&p->q[q]) == 0)
+			p->nonempty &= ~(1u << q);
 		p->q_bytes[q] -= len;
+		p->all_q_bytes -= len;
 		if (q != EMU_TM_CTRL_Q) {
 			emu_tm_unaccount(tm, p, (unsigned int)q, meta, len, start_ns);
 			/* the queue length the packet leaves behind */
@@ -1134,6 +1139,7 @@ emu_tm_flush(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_ns)
 {
 	unsigned int q;
 
+	p->nonempty = 0;
 	for (q = 0; q < EMU_TM_N_Q; q++) {
 		while (emu_tm_fifo_count(&p->q[q]) > 0) {
 			struct rte_mbuf *m = p->q[q].slots[p->q[q].head++ & p->q[q].mask];
@@ -1141,6 +1147,7 @@ emu_tm_flush(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_ns)
 			uint32_t len = emu_wire_len(m);
 
 			p->q_bytes[q] -= len;
+			p->all_q_bytes -= len;
 			if (q != EMU_TM_CTRL_Q) {
 				emu_tm_unaccount(tm, p, q, meta, len, now_ns);
 				p->deficit[q] = 0;
