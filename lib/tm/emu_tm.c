@@ -191,6 +191,14 @@ emu_tm_pause_ns(uint16_t quanta, uint64_t rate_bps)
 	       rate_bps;
 }
 
+void
+emu_tm_ecn_ramp(struct emu_tm_ecn_cfg *ec)
+{
+	ec->slope_q48 = ec->kmax_bytes > ec->kmin_bytes ?
+		(uint64_t)(ec->pmax * 281474976710656.0 /* 2^48 */ /
+			   (double)(ec->kmax_bytes - ec->kmin_bytes)) : 0;
+}
+
 static int
 emu_tm_ecn_parse(const json_t *o, const char *path, struct emu_tm_ecn_cfg *ec,
 		 struct emu_err *err)
@@ -223,6 +231,7 @@ emu_tm_ecn_parse(const json_t *o, const char *path, struct emu_tm_ecn_cfg *ec,
 	ec->at_enqueue = strcmp(at, "enqueue") == 0;
 	ec->kmin_bytes = (uint64_t)kmin * 1024;
 	ec->kmax_bytes = (uint64_t)kmax * 1024;
+	emu_tm_ecn_ramp(ec);
 	return 0;
 }
 
@@ -547,6 +556,7 @@ emu_tm_create(const struct emu_tm_cfg *cfg, struct emu_err *err)
 		struct emu_tm_port *p = &tm->ports[i];
 
 		p->cfg = cfg->ports[i];
+		emu_tm_ecn_ramp(&p->cfg.ecn); /* derived: callers may fill the config directly */
 		p->link_up = true;
 		for (q = 0; q < EMU_TM_N_Q; q++)
 			if (emu_tm_fifo_init(&p->q[q], q == EMU_TM_CTRL_Q ? EMU_TM_CTRL_SLOTS :
@@ -591,7 +601,6 @@ emu_tm_ecn(struct emu_tm_port *p, struct rte_mbuf *m, uint64_t q, struct emu_rng
 {
 	const struct emu_tm_ecn_cfg *ec = &p->cfg.ecn;
 	struct emu_pkt_meta *meta = emu_meta(m);
-	double prob;
 
 	if (q <= ec->kmin_bytes)
 		return;
@@ -604,12 +613,9 @@ emu_tm_ecn(struct emu_tm_port *p, struct rte_mbuf *m, uint64_t q, struct emu_rng
 		p->ctr[EMU_TM_CTR_ECN_CE_ALREADY] += 1;
 		return;
 	}
-	if (q <= ec->kmax_bytes) {
-		prob = ec->pmax * (double)(q - ec->kmin_bytes) /
-		       (double)(ec->kmax_bytes - ec->kmin_bytes);
-		if (!(emu_rng_uniform(rng) < prob))
-			return;
-	}
+	/* the ramp (above kmax every ECT packet is marked) */
+	if (q <= ec->kmax_bytes && !((emu_rng_u64(rng) >> 16) < emu_tm_red_q48(ec, q)))
+		return;
 	/* Headers are in the first segment (the parser linearises only short ones). */
 	if (m->data_len < (uint32_t)meta->pkt.l3_off + 40 ||
 	    roce_set_ecn(rte_pktmbuf_mtod(m, uint8_t *), &meta->pkt, 3) != 0) {

@@ -95,7 +95,30 @@ struct emu_tm_ecn_cfg {
 	uint64_t kmin_bytes;
 	uint64_t kmax_bytes;
 	double pmax;
+	/**
+	 * The RED ramp in fixed point (as rte_red does): a packet with q bytes ahead,
+	 * kmin < q <= kmax, is marked with probability
+	 *     p(q) = pmax (q - kmin) / (kmax - kmin)  ~=  (q - kmin) slope_q48 / 2^48,
+	 * slope_q48 = floor(pmax 2^48 / (kmax - kmin)), drawn against 48 random bits: no
+	 * floating point, no division per packet. emu_tm_red_q48() (test_tm checks it against
+	 * the formula).
+	 */
+	uint64_t slope_q48;
 };
+
+/** Compute slope_q48 from kmin, kmax and pmax. */
+void emu_tm_ecn_ramp(struct emu_tm_ecn_cfg *ec);
+
+/** p(q) x 2^48 for @p ec (0 at or below kmin, 2^48 x pmax at kmax). */
+static inline uint64_t
+emu_tm_red_q48(const struct emu_tm_ecn_cfg *ec, uint64_t q)
+{
+	if (q <= ec->kmin_bytes)
+		return 0;
+	if (q > ec->kmax_bytes)
+		q = ec->kmax_bytes;
+	return (q - ec->kmin_bytes) * ec->slope_q48;
+}
 
 /** PFC generation for packets that arrived on this port (its ingress side). */
 struct emu_tm_pfc_cfg {

@@ -878,6 +878,57 @@ test_pfc_watchdog(void **state)
 	emu_tm_free(tm);
 }
 
+/*
+ * RED in fixed point against its floating definition p(q) = pmax (q - kmin) / (kmax - kmin):
+ * over random ramps and every queue depth around them the fixed value differs by less than
+ * (kmax - kmin + 1) / 2^48, and a marking decision drawn from 48 random bits agrees with the
+ * floating one drawn from the same 64 bits except inside that band.
+ */
+static void
+test_red_fixed_point(void **state)
+{
+	struct emu_rng rng;
+	unsigned int t, disagree = 0, decisions = 0;
+
+	(void)state;
+	emu_rng_seed(&rng, 42, 7);
+	for (t = 0; t < 200; t++) {
+		struct emu_tm_ecn_cfg ec = { .enabled = true };
+		uint64_t kmin = (1 + emu_rng_u64(&rng) % 4000) * 1024;
+		uint64_t kmax = kmin + (1 + emu_rng_u64(&rng) % 4000) * 1024;
+		double band, pmax = t == 0 ? 1.0 : emu_rng_uniform(&rng);
+		uint64_t q;
+
+		ec.kmin_bytes = kmin;
+		ec.kmax_bytes = kmax;
+		ec.pmax = pmax;
+		emu_tm_ecn_ramp(&ec);
+		band = (double)(kmax - kmin + 1) / 281474976710656.0;
+		assert_int_equal(emu_tm_red_q48(&ec, kmin), 0);
+		assert_int_equal(emu_tm_red_q48(&ec, kmin - 1), 0);
+		for (q = kmin; q <= kmax + 64; q += 1 + (kmax - kmin) / 997) {
+			double pf = q <= kmin ? 0 : pmax * (double)(RTE_MIN(q, kmax) - kmin) /
+						     (double)(kmax - kmin);
+			double px = (double)emu_tm_red_q48(&ec, q) / 281474976710656.0;
+			uint64_t u = emu_rng_u64(&rng);
+			bool mf = (double)(u >> 11) * 0x1.0p-53 < pf, mx = (u >> 16) <
+							emu_tm_red_q48(&ec, q);
+
+			if (fabs(px - pf) >= band)
+				fail_msg("kmin %" PRIu64 " kmax %" PRIu64 " pmax %g q %" PRIu64
+					 ": fixed %.17g, float %.17g", kmin, kmax, pmax, q, px, pf);
+			decisions++;
+			if (mf != mx) {
+				disagree++;
+				assert_true(fabs((double)(u >> 11) * 0x1.0p-53 - pf) < 2 * band);
+			}
+		}
+	}
+	print_message("RED fixed point: %u decisions, %u differ from floating (all within the "
+		      "band)\n", decisions, disagree);
+	assert_true(decisions > 100000);
+}
+
 int
 main(void)
 {
@@ -899,6 +950,7 @@ main(void)
 		cmocka_unit_test(test_link_down_up),
 		cmocka_unit_test(test_pfc_storm),
 		cmocka_unit_test(test_pfc_watchdog),
+		cmocka_unit_test(test_red_fixed_point),
 	};
 
 	emu_rng_seed(&rng, 1, 1);
