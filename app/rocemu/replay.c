@@ -350,7 +350,7 @@ app_replay_main(int argc, char **argv)
 		goto out;
 	if (drops_file != NULL) {
 		drops.w = emu_pcapw_open(drops_file, EMU_PCAPW_PCAPNG, 65535, 1,
-					 (const char *const[]){ "drops" }, &err);
+					 (const char *const[]){ "drop" }, &err);
 		if (drops.w == NULL) {
 			fprintf(stderr, "rocemu replay: --drops %s\n", err.msg);
 			goto out;
@@ -359,7 +359,7 @@ app_replay_main(int argc, char **argv)
 		drops.linear = malloc(65536);
 		if (drops.linear == NULL)
 			goto out;
-		emu_switch_set_drop_hook(ctx.sw, replay_on_drop, &drops);
+		emu_switch_add_drop_hook(ctx.sw, replay_on_drop, &drops);
 	}
 	emu_switch_route_warnings(ctx.sw, stderr);
 	app_install_stop_signals();

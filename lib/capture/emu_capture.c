@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,13 @@ struct emu_capture {
 	uint64_t write_errors; /* frames not written because the file failed */
 	bool closed;
 	char errmsg[EMU_ERR_LEN]; /* the first write or close error, "" when none */
+	/* pcapng: comments from the switch's trace (main lcore), interface and direction per copy */
+	size_t (*annotate)(const void *arg, struct rte_mbuf *m, int drop_reason, bool all,
+			   char *buf, size_t len);
+	const void *annotate_arg;
+	bool annotate_all;
+	const char *const *drop_filter; /* NULL: every drop reason; else these names only */
+	uint64_t filtered_drops;
 };
 
 static uint32_t emu_capture_seq;
@@ -33,6 +41,15 @@ static uint32_t emu_capture_seq;
 struct emu_capture *
 emu_capture_create(const char *file, uint32_t snaplen, uint32_t max_frame, uint32_t ring_size,
 		   struct emu_err *err)
+{
+	static const char *const one[] = { "rocemu" };
+
+	return emu_capture_create_ng(file, snaplen, max_frame, ring_size, 1, one, err);
+}
+
+struct emu_capture *
+emu_capture_create_ng(const char *file, uint32_t snaplen, uint32_t max_frame, uint32_t ring_size,
+		      unsigned int n_if, const char *const *if_names, struct emu_err *err)
 {
 	struct emu_capture *cap;
 	char name[RTE_MEMZONE_NAMESIZE];
@@ -67,8 +84,8 @@ emu_capture_create(const char *file, uint32_t snaplen, uint32_t max_frame, uint3
 			      ring_size, snaplen, rte_strerror(rte_errno));
 		goto fail;
 	}
-	cap->w = emu_pcapw_open(file, emu_pcapw_fmt_for(file), snaplen, 1,
-				(const char *const[]){ "rocemu" }, err);
+	cap->w = emu_pcapw_open(file, emu_pcapw_fmt_for(file), snaplen,
+				emu_pcapw_fmt_for(file) == EMU_PCAPW_PCAPNG ? n_if : 1, if_names, err);
 	if (cap->w == NULL)
 		goto fail;
 	return cap;
@@ -82,6 +99,13 @@ fail:
 bool
 emu_capture_push(struct emu_capture *cap, struct rte_mbuf *m, uint64_t ts_ns)
 {
+	return emu_capture_push_if(cap, m, ts_ns, 0, 0, -1);
+}
+
+bool
+emu_capture_push_if(struct emu_capture *cap, struct rte_mbuf *m, uint64_t ts_ns,
+		    uint16_t ifidx, uint8_t epb_dir, int drop_reason)
+{
 	struct rte_mbuf *c;
 
 	c = rte_pktmbuf_copy(m, cap->pool, 0, cap->snaplen);
@@ -89,6 +113,16 @@ emu_capture_push(struct emu_capture *cap, struct rte_mbuf *m, uint64_t ts_ns)
 		cap->nombuf += 1;
 		return false;
 	}
+	if (cap->annotate != NULL) {
+		/* what the writer annotates from: the metadata up to the parse result */
+		memcpy(emu_meta(c), emu_meta(m), offsetof(struct emu_pkt_meta, pkt));
+		emu_meta(c)->trace.drop_reason = (uint16_t)(drop_reason + 1);
+	}
+	emu_meta(c)->reserved = ifidx;
+	/* bits 6-7: the epb_flags direction (the copy's other flags matter only to annotate) */
+	emu_meta(c)->flags = (uint8_t)((cap->annotate != NULL ?
+					(emu_meta(c)->flags & ~EMU_META_SNAP & 0x3f) : 0) |
+				       (epb_dir << 6));
 	emu_meta(c)->ts_ns = ts_ns;
 	c->hash.usr = emu_wire_len(m); /* original length for the pcap header */
 	if (rte_ring_sp_enqueue(cap->ring, c) != 0) {
@@ -109,6 +143,39 @@ emu_capture_failed(struct emu_capture *cap, int rc)
 			 strerror(-rc));
 }
 
+/* A dropped frame's annotation "rocemu: drop=NAME ..." names one of the filter's reasons. */
+static bool
+emu_capture_drop_wanted(const struct emu_capture *cap, const char *comment)
+{
+	const char *d = strstr(comment, " drop=");
+	unsigned int i;
+
+	if (cap->drop_filter == NULL)
+		return true;
+	if (d == NULL)
+		return false;
+	d += 6;
+	for (i = 0; cap->drop_filter[i] != NULL; i++) {
+		size_t l = strlen(cap->drop_filter[i]);
+
+		if (strncmp(d, cap->drop_filter[i], l) == 0 && (d[l] == ' ' || d[l] == '\0'))
+			return true;
+	}
+	return false;
+}
+
+void
+emu_capture_set_annotate(struct emu_capture *cap,
+			 size_t (*fn)(const void *arg, struct rte_mbuf *m, int drop_reason, bool all,
+				      char *buf, size_t len),
+			 const void *arg, bool all, const char *const *drop_filter)
+{
+	cap->annotate = fn;
+	cap->annotate_arg = arg;
+	cap->annotate_all = all;
+	cap->drop_filter = drop_filter;
+}
+
 unsigned int
 emu_capture_drain(struct emu_capture *cap, unsigned int max)
 {
@@ -124,11 +191,25 @@ emu_capture_drain(struct emu_capture *cap, unsigned int max)
 			struct rte_mbuf *c = burst[i];
 			uint32_t caplen = rte_pktmbuf_pkt_len(c);
 			const void *data = rte_pktmbuf_read(c, 0, caplen, cap->linear);
+			struct emu_pkt_meta *cm = emu_meta(c);
+			char comment[512];
+			const char *com = NULL;
 			int rc = -EBADF;
 
+			if (cap->annotate != NULL &&
+			    cap->annotate(cap->annotate_arg, c, -1, cap->annotate_all, comment,
+					  sizeof(comment)) > 0) {
+				com = comment;
+				if (cm->trace.drop_reason != 0 && !emu_capture_drop_wanted(cap, com)) {
+					cap->filtered_drops++;
+					rte_pktmbuf_free(c);
+					continue;
+				}
+			}
 			if (!cap->closed)
-				rc = emu_pcapw_write(cap->w, 0, emu_meta(c)->ts_ns, data, caplen,
-						     (uint32_t)c->hash.usr, 0, NULL);
+				rc = emu_pcapw_write(cap->w, cm->reserved, cm->ts_ns, data, caplen,
+						     (uint32_t)c->hash.usr, (uint32_t)(cm->flags >> 6),
+						     com);
 			if (rc == 0) {
 				cap->written++;
 			} else {

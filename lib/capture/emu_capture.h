@@ -37,8 +37,34 @@ struct emu_capture_stats {
 struct emu_capture *emu_capture_create(const char *file, uint32_t snaplen, uint32_t max_frame,
 				       uint32_t ring_size, struct emu_err *err);
 
+/**
+ * The same with pcapng interfaces @p if_names (@p n_if of them; a pcap file has one and
+ * ignores them).
+ */
+struct emu_capture *emu_capture_create_ng(const char *file, uint32_t snaplen, uint32_t max_frame,
+					  uint32_t ring_size, unsigned int n_if,
+					  const char *const *if_names, struct emu_err *err);
+
+/**
+ * pcapng: annotate each record with @p fn (the switch's trace, emu_switch_annotate()) on the
+ * main lcore; @p all: every frame, else only those something happened to; dropped frames
+ * whose reason is not in @p drop_filter (NULL-terminated names; NULL = every reason) are
+ * not written.
+ */
+void emu_capture_set_annotate(struct emu_capture *cap,
+			      size_t (*fn)(const void *arg, struct rte_mbuf *m, int drop_reason,
+					   bool all, char *buf, size_t len),
+			      const void *arg, bool all, const char *const *drop_filter);
+
 /** Worker side: copy @p m stamped @p ts_ns. Returns false when it could not be captured. */
 bool emu_capture_push(struct emu_capture *cap, struct rte_mbuf *m, uint64_t ts_ns);
+
+/**
+ * Worker side, pcapng: on interface @p ifidx with epb_flags direction @p epb_dir (1 in,
+ * 2 out), and @p drop_reason >= 0 for a dropped frame.
+ */
+bool emu_capture_push_if(struct emu_capture *cap, struct rte_mbuf *m, uint64_t ts_ns,
+			 uint16_t ifidx, uint8_t epb_dir, int drop_reason);
 
 /** Main-lcore side: write up to @p max queued frames; returns how many. */
 unsigned int emu_capture_drain(struct emu_capture *cap, unsigned int max);

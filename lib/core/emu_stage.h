@@ -61,6 +61,7 @@ struct emu_trace {
 	uint8_t marks;         /**< EMU_TRACE_* */
 	uint8_t created_by;    /**< 0: arrived on a port; 1 + stage index; EMU_TRACE_BY_* */
 	uint8_t path;          /**< multipath: the path it took (0: single link) */
+	uint16_t drop_reason;  /**< a drop capture's copy: 1 + the reason id; 0 otherwise */
 };
 
 struct emu_pkt_meta {
@@ -122,17 +123,25 @@ emu_emit_push(struct emu_emit *e, struct rte_mbuf *m, uint16_t port)
  * through emu_drop() with a reason id the switch registered for the counter it counts in
  * (emu_switch_reason_name()). A hook (a drop capture) may see the packet before it is freed.
  */
+#define EMU_DROP_MAX_HOOKS 4
+struct emu_drop_hook {
+	void (*fn)(void *arg, struct rte_mbuf *m, uint32_t reason);
+	void *arg;
+};
 struct emu_dropper {
-	void (*hook)(void *arg, struct rte_mbuf *m, uint32_t reason);
-	void *hook_arg;
+	unsigned int n_hooks;
+	struct emu_drop_hook hooks[EMU_DROP_MAX_HOOKS];
 };
 
-/** Count @p m as dropped for @p reason in *@p ctr, hand it to the hook if any, free it. */
+/** Count @p m as dropped for @p reason in *@p ctr, hand it to the hooks if any, free it. */
 static inline void
 emu_drop(const struct emu_dropper *d, struct rte_mbuf *m, uint32_t reason, uint64_t *ctr)
 {
-	if (unlikely(d != NULL && d->hook != NULL))
-		d->hook(d->hook_arg, m, reason);
+	unsigned int i;
+
+	if (unlikely(d != NULL && d->n_hooks != 0))
+		for (i = 0; i < d->n_hooks; i++)
+			d->hooks[i].fn(d->hooks[i].arg, m, reason);
 	*ctr += 1;
 	rte_pktmbuf_free(m);
 }
@@ -170,6 +179,17 @@ struct emu_stage_env {
 	bool out_port_known;        /**< packets have their egress port: egress, or after forward */
 	bool check_only;            /**< validating only (rocemu check): open no files */
 	uint32_t max_frame_bytes;   /**< largest frame any port can carry (MTU + L2 headers) */
+	/**
+	 * The switch's annotation of a packet (emu_switch_annotate(): its trace as a pcapng
+	 * comment), for captures; @p drop_reason < 0 for a packet that was not dropped.
+	 */
+	size_t (*annotate)(const void *sw, struct rte_mbuf *m, int drop_reason, bool all,
+			   char *buf, size_t len);
+	const void *annotate_arg;
+	/** Register a drop hook (a drop capture): 0, or -ENOSPC when the switch has no room. */
+	int (*add_drop_hook)(void *sw, void (*fn)(void *arg, struct rte_mbuf *m, uint32_t reason),
+			     void *arg);
+	void *sw;
 };
 
 /** Index of port @p name in @p env, or -1. */

@@ -128,6 +128,12 @@ emu_stage_env_port(const struct emu_stage_env *env, const char *name)
 	return -1;
 }
 
+static size_t emu_switch_env_annotate(const void *sw, struct rte_mbuf *m, int drop_reason,
+				      bool all, char *buf, size_t len);
+static int emu_switch_env_add_drop_hook(void *sw,
+					void (*fn)(void *arg, struct rte_mbuf *m, uint32_t reason),
+					void *arg);
+
 static int
 emu_switch_add_stages(struct emu_switch *sw, const char *list_key, bool egress, uint64_t seed,
 		      struct emu_err *err)
@@ -198,6 +204,10 @@ emu_switch_add_stages(struct emu_switch *sw, const char *list_key, bool egress, 
 				env.out_port_known = true;
 		env.check_only = sw->pl->check_only;
 		env.max_frame_bytes = sw->pl->max_mtu + 14 + 8;
+		env.annotate = emu_switch_env_annotate;
+		env.annotate_arg = sw;
+		env.add_drop_hook = emu_switch_env_add_drop_hook;
+		env.sw = sw;
 		rc = st->ops->init(st->priv, o, &env, err);
 		if (rc != 0)
 			return rc;
@@ -1499,12 +1509,30 @@ emu_switch_report_failures(const struct emu_switch *sw, FILE *f)
 	return n;
 }
 
-void
-emu_switch_set_drop_hook(struct emu_switch *sw,
+int
+emu_switch_add_drop_hook(struct emu_switch *sw,
 			 void (*hook)(void *arg, struct rte_mbuf *m, uint32_t reason), void *arg)
 {
-	sw->dropper.hook_arg = arg;
-	sw->dropper.hook = hook;
+	if (sw->dropper.n_hooks >= EMU_DROP_MAX_HOOKS)
+		return -ENOSPC;
+	sw->dropper.hooks[sw->dropper.n_hooks].fn = hook;
+	sw->dropper.hooks[sw->dropper.n_hooks].arg = arg;
+	sw->dropper.n_hooks++;
+	return 0;
+}
+
+static int
+emu_switch_env_add_drop_hook(void *sw, void (*fn)(void *arg, struct rte_mbuf *m, uint32_t reason),
+			     void *arg)
+{
+	return emu_switch_add_drop_hook(sw, fn, arg);
+}
+
+static size_t
+emu_switch_env_annotate(const void *sw, struct rte_mbuf *m, int drop_reason, bool all, char *buf,
+			size_t len)
+{
+	return emu_switch_annotate(sw, m, drop_reason, all, buf, len);
 }
 
 uint32_t
@@ -1609,6 +1637,8 @@ emu_switch_annotate(const struct emu_switch *sw, struct rte_mbuf *m, int drop_re
 	size_t u = 0;
 
 	buf[0] = '\0';
+	if (drop_reason < 0 && tr->drop_reason != 0)
+		drop_reason = tr->drop_reason - 1; /* a drop capture's copy */
 	if (!all && drop_reason < 0 && tr->marks == 0 && tr->created_by == 0 &&
 	    tr->event_reason == 0)
 		return 0;

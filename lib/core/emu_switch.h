@@ -253,12 +253,12 @@ unsigned int emu_switch_report_failures(const struct emu_switch *sw, FILE *f);
 
 /**
  * The one drop path: every drop (stages, TM, incast sinks, runner) is counted under a reason id
- * and passed to @p hook (NULL: none) before the packet is freed; a drop capture uses it.
- * On the lcore that owns the switch, between bursts.
+ * and passed to each hook added here before the packet is freed (drop captures, replay
+ * --drops); up to EMU_DROP_MAX_HOOKS, -ENOSPC beyond. Before the switch runs.
  */
-void emu_switch_set_drop_hook(struct emu_switch *sw,
-			      void (*hook)(void *arg, struct rte_mbuf *m, uint32_t reason),
-			      void *arg);
+int emu_switch_add_drop_hook(struct emu_switch *sw,
+			     void (*hook)(void *arg, struct rte_mbuf *m, uint32_t reason),
+			     void *arg);
 
 /** Reason ids run from 0 to this (exclusive); not every id is a drop reason. */
 uint32_t emu_switch_n_reasons(const struct emu_switch *sw);

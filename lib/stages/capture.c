@@ -10,6 +10,7 @@
 #include <rte_common.h>
 
 #include "lib/capture/emu_capture.h"
+#include "lib/capture/emu_pcapw.h"
 #include "lib/core/emu_out.h"
 #include "lib/core/emu_json.h"
 #include "stages.h"
@@ -34,14 +35,70 @@ static const char *const capture_ctr_names[] = {
 };
 
 static const char *const capture_keys[] = { "file", "snaplen", "ring_size", "ports", "enabled",
-					    NULL };
+					    "annotate", "drops", NULL };
+
+#define CAPTURE_MAX_DROP_NAMES 16
 
 struct capture_priv {
 	struct emu_capture *cap;
 	bool egress;
 	bool enabled;
+	bool pcapng;
+	bool drops;
+	uint16_t n_ports;
+	uint64_t drops_seen; /* worker: dropped frames handed to the capture */
 	uint32_t port_mask; /* bit per switch port; all ones = every port */
+	char if_names[EMU_MAX_PORTS + 1][40];
+	const char *if_ptrs[EMU_MAX_PORTS + 2];
+	char drop_names[CAPTURE_MAX_DROP_NAMES][64];
+	const char *drop_ptrs[CAPTURE_MAX_DROP_NAMES + 1];
 };
+
+/* Drop hook (worker): a copy of every dropped frame on the "drop" interface. */
+static void
+capture_on_drop(void *arg, struct rte_mbuf *m, uint32_t reason)
+{
+	struct capture_priv *cp = arg;
+
+	if (cp->enabled) {
+		cp->drops_seen++;
+		emu_capture_push_if(cp->cap, m, emu_meta(m)->ts_ns, cp->n_ports, 0, (int)reason);
+	}
+}
+
+/* "drops": true (every reason), false, or a list of reason names ("impair.drop_x"). */
+static int
+capture_read_drops(struct capture_priv *cp, const json_t *cfg, const char *spath,
+		   struct emu_err *err)
+{
+	const json_t *v = json_object_get(cfg, "drops"), *o;
+	char path[EMU_JSON_PATH_LEN], p2[EMU_JSON_PATH_LEN];
+	size_t i;
+
+	emu_json_path(path, sizeof(path), spath, "drops");
+	if (v == NULL || json_is_false(v))
+		return 0;
+	cp->drops = true;
+	if (json_is_true(v))
+		return 0;
+	if (!json_is_array(v) || json_array_size(v) == 0 ||
+	    json_array_size(v) > CAPTURE_MAX_DROP_NAMES)
+		return emu_err_set(err, "%s: must be true, false or a list of 1-%d drop reasons "
+				   "as the summary names them (\"impair.drop_x\", "
+				   "\"tm.p1.drop_queue_full\")", path, CAPTURE_MAX_DROP_NAMES);
+	json_array_foreach(v, i, o) {
+		const char *s = json_string_value(o);
+
+		emu_json_path_idx(p2, sizeof(p2), path, i);
+		if (s == NULL || strstr(s, "drop_") == NULL || strlen(s) >= 64)
+			return emu_err_set(err, "%s: must be a drop reason name such as "
+					   "\"tm.p1.drop_queue_full\"", p2);
+		snprintf(cp->drop_names[i], sizeof(cp->drop_names[i]), "%s", s);
+		cp->drop_ptrs[i] = cp->drop_names[i];
+	}
+	cp->drop_ptrs[i] = NULL;
+	return 0;
+}
 
 /* The keys that size the capture, read the same way by needs() and init(). */
 struct capture_cfg {
@@ -101,11 +158,37 @@ capture_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 	char path[EMU_JSON_PATH_LEN];
 	int rc;
 
+	const char *ann;
+	unsigned int i;
+
 	rc = capture_read(cfg, env, &c, err);
 	if (rc == 0)
 		rc = emu_json_get_bool(cfg, env->path, "enabled", false, true, &cp->enabled, err);
+	if (rc == 0)
+		rc = emu_json_get_str(cfg, env->path, "annotate", false, "events", &ann, err);
+	if (rc == 0)
+		rc = capture_read_drops(cp, cfg, env->path, err);
 	if (rc != 0)
 		return rc;
+	cp->pcapng = emu_pcapw_fmt_for(c.file) == EMU_PCAPW_PCAPNG;
+	if (strcmp(ann, "none") != 0 && strcmp(ann, "events") != 0 && strcmp(ann, "all") != 0) {
+		emu_json_path(path, sizeof(path), env->path, "annotate");
+		return emu_err_set(err, "%s: must be \"none\", \"events\" or \"all\", got \"%s\"",
+				   path, ann);
+	}
+	if (!cp->pcapng && (json_object_get(cfg, "annotate") != NULL || cp->drops)) {
+		emu_json_path(path, sizeof(path), env->path,
+			      cp->drops ? "drops" : "annotate");
+		return emu_err_set(err, "%s: needs a pcapng file (a name ending in .pcapng): a "
+				   "pcap file has no interfaces or comments", path);
+	}
+	cp->n_ports = (uint16_t)env->n_ports;
+	for (i = 0; i < env->n_ports; i++) {
+		snprintf(cp->if_names[i], sizeof(cp->if_names[i]), "%s", env->port_names[i]);
+		cp->if_ptrs[i] = cp->if_names[i];
+	}
+	snprintf(cp->if_names[i], sizeof(cp->if_names[i]), "drop");
+	cp->if_ptrs[i] = cp->if_names[i];
 	cp->egress = env->egress;
 	rc = emu_stage_port_mask(cfg, env, "ports", &cp->port_mask, err);
 	if (rc != 0)
@@ -118,11 +201,22 @@ capture_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 			emu_err_prefix(err, path);
 		return rc;
 	}
-	cp->cap = emu_capture_create(c.file, (uint32_t)c.snaplen, env->max_frame_bytes,
-				     (uint32_t)c.ring_size, err);
+	cp->cap = emu_capture_create_ng(c.file, (uint32_t)c.snaplen, env->max_frame_bytes,
+					(uint32_t)c.ring_size, env->n_ports + cp->drops, cp->if_ptrs,
+					err);
 	if (cp->cap == NULL) {
 		emu_err_prefix(err, path);
 		return -1;
+	}
+	if (cp->pcapng && strcmp(ann, "none") != 0 && env->annotate != NULL)
+		emu_capture_set_annotate(cp->cap, env->annotate, env->annotate_arg,
+					 strcmp(ann, "all") == 0,
+					 cp->drop_ptrs[0] != NULL ? cp->drop_ptrs : NULL);
+	if (cp->drops && (env->add_drop_hook == NULL ||
+			  env->add_drop_hook(env->sw, capture_on_drop, cp) != 0)) {
+		emu_json_path(path, sizeof(path), env->path, "drops");
+		return emu_err_set(err, "%s: no room for another drop capture (at most %d)", path,
+				   EMU_DROP_MAX_HOOKS);
 	}
 	return 0;
 }
@@ -145,7 +239,10 @@ capture_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst
 			filtered++;
 			continue;
 		}
-		captured += emu_capture_push(cp->cap, pkts[i], meta->ts_ns);
+		captured += emu_capture_push_if(cp->cap, pkts[i], meta->ts_ns,
+						cp->egress ? meta->out_port : meta->in_port,
+						cp->egress ? EMU_PCAPW_OUTBOUND : EMU_PCAPW_INBOUND,
+						-1);
 	}
 	emu_capture_stats(cp->cap, &after);
 	ctx->ctr[CAPTURE_CTR_CAPTURED] += captured;
@@ -230,6 +327,12 @@ capture_summary(const void *priv, char *buf, size_t len)
 	emu_capture_stats(cp->cap, &s);
 	snprintf(buf, len, "capture: %lu packets written to %s%s", (unsigned long)s.written,
 		 emu_capture_file(cp->cap), emu_capture_error(cp->cap) != NULL ? " (FAILED)" : "");
+	if (cp->drops) {
+		size_t u = strlen(buf);
+
+		snprintf(buf + u, len - u, " (%lu dropped frames handed to it)",
+			 (unsigned long)cp->drops_seen);
+	}
 }
 
 const struct emu_stage_ops emu_stage_capture = {

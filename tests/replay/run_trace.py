@@ -14,7 +14,8 @@ out=p1 t_in=t0 prio=3 qdepth wait, ce=red exactly when the model says (and the f
 say CE), delayed=50000ns on PSN 10-12, and its timestamp must be the model's departure. The
 --drops pcapng holds PSN 3 alone, "drop=impair.drop_d3". With the default --annotate events,
 only the frames something happened to have a comment. tshark reads the comments
-(frame.comment) and finds no malformed packet."""
+(frame.comment) and finds no malformed packet. A capture stage on egress with "drops": true
+writes the same 19 annotated frames and the dropped one (on its "drop" interface)."""
 import json
 import os
 import re
@@ -162,6 +163,31 @@ def main():
                            capture_output=True, text=True)
         if re.search(r"Malformed|Errors \(", x.stdout):
             fails.append("tshark expert errors: " + x.stdout)
+        # The capture stage writes the same annotations: egress frames of both ports and every
+        # dropped frame on a "drop" interface, identical to replay's --out and --drops.
+        pl["egress"] = [{"type": "capture", "file": "cap.pcapng", "drops": True,
+                         "annotate": "all"}]
+        with open(os.path.join(tmp, "plcap.json"), "w") as f:
+            json.dump(pl, f)
+        r3 = subprocess.run([rocemu, "replay", "--pipeline", "plcap.json", "--in", "a.pcap:p0",
+                             "--in", "b.pcap:p1", "--out", "every.pcapng", "--annotate", "all",
+                             "--drops", "drops2.pcapng"], cwd=tmp, capture_output=True,
+                            text=True, timeout=120)
+
+        def comments(path):
+            c = subprocess.run(["tshark", "-r", path, "-T", "fields", "-e", "frame.time_epoch",
+                                "-e", "frame.interface_name", "-e", "frame.comment",
+                                "-E", "separator=|"], cwd=tmp, capture_output=True, text=True)
+            return c.stdout.splitlines()
+        cap = comments("cap.pcapng")
+        want_cap = [l for l in comments("every.pcapng")] + \
+            comments("drops2.pcapng")
+        if r3.returncode != 0 or sorted(cap) != sorted(want_cap) or len(cap) != 20:
+            fails.append("capture stage: %d records, want the %d of --out and --drops:\n%s\n%s"
+                         % (len(cap), len(want_cap), "\n".join(cap[:4]),
+                            "\n".join(want_cap[:4])))
+        if not any("|drop|rocemu: drop=impair.drop_d3 " in l for l in cap):
+            fails.append("capture stage: no drop record for PSN 3 on the drop interface")
     for f in fails:
         print("FAIL: " + f)
     if fails:

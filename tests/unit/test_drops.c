@@ -85,7 +85,7 @@ scenario(const char *json, struct rte_mbuf *(*mk)(uint32_t i), uint32_t n, uint1
 	uint16_t k, c;
 
 	assert_non_null(log);
-	emu_switch_set_drop_hook(sw, hook, log);
+	emu_switch_add_drop_hook(sw, hook, log);
 	if (before != NULL)
 		before(sw);
 	while (i < n) {
