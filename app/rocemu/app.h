@@ -31,6 +31,8 @@ struct app_opts {
 	bool seed_given;
 	double drain_s;
 	uint64_t max_mem_mb;  /**< --max-mem: refuse pipelines that need more (0 = RAM) */
+	const char *prom_file; /**< --prometheus: node_exporter textfile, rewritten atomically */
+	bool stats_print;      /**< print the interval line (--stats-interval given) */
 };
 
 /** What app_prepare() found: the pipeline's needs, for EAL's memory size. */
@@ -79,6 +81,9 @@ void app_install_stop_signals(void);
 /** Free what app_build() made (and the pipeline). */
 void app_teardown(struct app_ctx *ctx);
 
+/** Rewrite the --prometheus textfile (atomically). */
+int app_write_prom(const struct app_ctx *ctx, const char *file, struct emu_err *err);
+
 /** Write the --stats JSON file. */
 int app_write_stats(const struct app_ctx *ctx, const char *file, struct emu_err *err);
 
@@ -95,13 +100,15 @@ int app_check_main(int argc, char **argv);
 #define APP_OPT_SEED 'S'
 #define APP_OPT_HELP 'h'
 #define APP_OPT_MAX_MEM 'M'
+#define APP_OPT_PROM 'T'
 #define APP_COMMON_LONGOPTS \
 	{ "pipeline", required_argument, NULL, APP_OPT_PIPELINE }, \
 	{ "profile", required_argument, NULL, APP_OPT_PROFILE }, \
 	{ "stats", required_argument, NULL, APP_OPT_STATS }, \
 	{ "seed", required_argument, NULL, APP_OPT_SEED }, \
 	{ "help", no_argument, NULL, APP_OPT_HELP }, \
-	{ "max-mem", required_argument, NULL, APP_OPT_MAX_MEM }
+	{ "max-mem", required_argument, NULL, APP_OPT_MAX_MEM }, \
+	{ "prometheus", required_argument, NULL, APP_OPT_PROM }
 
 /**
  * Handle a shared option: returns 1 when handled, 0 when @p c is not a shared one,

@@ -103,6 +103,8 @@ live_usage(FILE *f)
 		"  --drain S             at stop, let the switch empty for up to S s (default 1)\n"
 		"  --seed N              RNG seed, decimal 0..2^63-1 (overrides the profile's)\n"
 		"  --max-mem MB          refuse a pipeline that needs more memory (default: RAM)\n"
+		"  --prometheus FILE     node_exporter textfile of every counter, rewritten\n"
+		"                        atomically every --stats-interval (1 s if not given)\n"
 		"  SIGHUP                reload --profile FILE: validated first; a bad file is refused\n"
 		"                        and the running profile stays; a good one starts its timeline\n"
 		"                        at the moment it is taken, without stopping the switch\n"
@@ -501,6 +503,7 @@ app_live_main(int argc, char **argv)
 	double next_stats, t;
 	unsigned int i, worker;
 	int c, ret, rc = APP_EXIT_FAIL;
+	bool prom_failed = false;
 
 	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		live_usage(stdout);
@@ -545,6 +548,9 @@ app_live_main(int argc, char **argv)
 			goto out_eal_cfg;
 		}
 	}
+	o.stats_print = o.stats_interval_s > 0;
+	if (o.prom_file != NULL && o.stats_interval_s == 0)
+		o.stats_interval_s = 1.0; /* the textfile's period; no line printed then */
 	if (optind < argc) {
 		fprintf(stderr, "rocemu: unexpected argument \"%s\" (see rocemu --help)\n",
 			argv[optind]);
@@ -630,8 +636,14 @@ app_live_main(int argc, char **argv)
 		live_ctl_serve(st);
 		t = live_elapsed_s(st);
 		if (o.stats_interval_s > 0 && t >= next_stats) {
-			emu_switch_print_interval(st->ctx.sw, stdout, t);
+			if (o.stats_print)
+				emu_switch_print_interval(st->ctx.sw, stdout, t);
 			fflush(stdout);
+			if (o.prom_file != NULL && app_write_prom(&st->ctx, o.prom_file, &err) != 0) {
+				fprintf(stderr, "rocemu: --prometheus %s (stopping it)\n", err.msg);
+				o.prom_file = NULL;
+				prom_failed = true;
+			}
 			next_stats += o.stats_interval_s;
 		}
 		if (live_signals > 0 || (o.duration_s > 0 && t >= o.duration_s))
@@ -676,6 +688,12 @@ app_live_main(int argc, char **argv)
 		fprintf(stderr, "rocemu: %s\n", err.msg);
 		rc = APP_EXIT_FAIL;
 	}
+	if (o.prom_file != NULL && app_write_prom(&st->ctx, o.prom_file, &err) != 0) {
+		fprintf(stderr, "rocemu: --prometheus %s\n", err.msg);
+		rc = APP_EXIT_FAIL;
+	}
+	if (prom_failed)
+		rc = APP_EXIT_FAIL;
 out:
 	for (i = 0; i < st->n_ports; i++) {
 		rte_eth_dev_stop(st->port_ids[i]);

@@ -21,6 +21,7 @@
 #include <rte_log.h>
 
 #include "app.h"
+#include "lib/core/emu_prom.h"
 
 #ifndef ROCEMU_SOURCE_DIR
 #define ROCEMU_SOURCE_DIR "."
@@ -125,6 +126,8 @@ app_prepare(struct app_ctx *ctx, const struct app_opts *o, const struct emu_file
 		all[n++] = (struct emu_file_ref){ "--profile", o->profile, true };
 	if (o->stats_file != NULL)
 		all[n++] = (struct emu_file_ref){ "--stats", o->stats_file, false };
+	if (o->prom_file != NULL)
+		all[n++] = (struct emu_file_ref){ "--prometheus", o->prom_file, false };
 	for (i = 0; i < prep->needs.n_files && n < RTE_DIM(all); i++)
 		all[n++] = (struct emu_file_ref){ prep->needs.file_roles[i], prep->needs.files[i],
 						  false };
@@ -134,6 +137,10 @@ app_prepare(struct app_ctx *ctx, const struct app_opts *o, const struct emu_file
 	}
 	if (o->stats_file != NULL && emu_out_probe(o->stats_file, &err) != 0) {
 		fprintf(stderr, "rocemu: --stats %s\n", err.msg);
+		return -1;
+	}
+	if (o->prom_file != NULL && emu_out_probe(o->prom_file, &err) != 0) {
+		fprintf(stderr, "rocemu: --prometheus %s\n", err.msg);
 		return -1;
 	}
 	return 0;
@@ -217,6 +224,16 @@ app_teardown(struct app_ctx *ctx)
 }
 
 int
+app_write_prom(const struct app_ctx *ctx, const char *file, struct emu_err *err)
+{
+	json_t *stats = emu_switch_stats_json(ctx->sw);
+	int rc = emu_prom_write(stats, file, err);
+
+	json_decref(stats);
+	return rc;
+}
+
+int
 app_write_stats(const struct app_ctx *ctx, const char *file, struct emu_err *err)
 {
 	json_t *stats = emu_switch_stats_json(ctx->sw);
@@ -294,6 +311,9 @@ app_common_opt(struct app_opts *o, int c, const char *arg)
 			return -1;
 		}
 		o->seed_given = true;
+		return 1;
+	case APP_OPT_PROM:
+		o->prom_file = arg;
 		return 1;
 	case APP_OPT_MAX_MEM:
 		errno = 0;

@@ -54,7 +54,7 @@ replay_usage(FILE *f)
 	fprintf(f,
 		"usage: rocemu replay --pipeline FILE [--profile FILE] [--seed N] [--stats FILE]\n"
 		"                     [--max-mem MB] [--lenient] [--annotate none|events|all]\n"
-		"                     [--drops DROPS.pcapng]\n"
+		"                     [--drops DROPS.pcapng] [--prometheus FILE.prom]\n"
 		"                     --in IN.pcap[:PORT] ... [--out OUT[:PORT] ...]\n"
 		"Runs the pipeline offline on a virtual clock taken from the input timestamps.\n"
 		"--in FILE:PORT feeds the frames of FILE into port PORT (a port name of the\n"
@@ -515,6 +515,10 @@ app_replay_main(int argc, char **argv)
 	}
 	if (o.stats_file != NULL && app_write_stats(&ctx, o.stats_file, &err) != 0) {
 		fprintf(stderr, "rocemu replay: --stats %s\n", err.msg);
+		rc = APP_EXIT_FAIL;
+	}
+	if (o.prom_file != NULL && app_write_prom(&ctx, o.prom_file, &err) != 0) {
+		fprintf(stderr, "rocemu replay: --prometheus %s\n", err.msg);
 		rc = APP_EXIT_FAIL;
 	}
 	if (app_stop_signal != 0)

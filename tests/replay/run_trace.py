@@ -119,6 +119,7 @@ def main():
             print("FAIL: tshark: " + t.stderr)
             return 1
         want = model()
+        want_model = want
         seen = set()
         for line in t.stdout.splitlines():
             ts, ecn, psn, comment = line.split("|", 3)
@@ -188,6 +189,27 @@ def main():
                             "\n".join(want_cap[:4])))
         if not any("|drop|rocemu: drop=impair.drop_d3 " in l for l in cap):
             fails.append("capture stage: no drop record for PSN 3 on the drop interface")
+        # The Prometheus textfile of the same run: well-formed, and its numbers are the run's.
+        import promcheck
+        r4 = subprocess.run(base + ["--prometheus", "m.prom", "--stats", "s.json"], cwd=tmp,
+                            capture_output=True, text=True, timeout=120)
+        text = open(os.path.join(tmp, "m.prom")).read() if r4.returncode == 0 else ""
+        errs, sm = promcheck.check(text)
+        st = json.load(open(os.path.join(tmp, "s.json"))) if r4.returncode == 0 else {}
+        p1 = [p for p in st.get("ports", []) if p["name"] == "p1"]
+        if errs or not p1:
+            fails.append("prometheus: %s" % (errs[:5] or r4.stderr))
+        else:
+            want = {("rocemu_port_tx_packets_total", (("port", "p1"),)): p1[0]["tx_pkts"],
+                    ("rocemu_drops_total", (("reason", "impair.drop_d3"),)): 1,
+                    ("rocemu_tm_events_total", (("port", "p1"), ("counter", "ecn_marked"))):
+                        sum(1 for q, _, _ in want_model.values() if q >= 5 * 1024),
+                    ("rocemu_tm_events_total", (("port", "p1"), ("counter", "pfc_rx"))): 1,
+                    ("rocemu_conservation_unaccounted_packets", ()): 0}
+            for (name, labels), v in want.items():
+                got = promcheck.value(sm, name, **dict(labels))
+                if got != v:
+                    fails.append("prometheus %s%s = %r, want %r" % (name, dict(labels), got, v))
     for f in fails:
         print("FAIL: " + f)
     if fails:
