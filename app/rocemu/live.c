@@ -5,6 +5,7 @@
  * files and signals. The worker turns the TSC into the nanosecond clock the
  * switch runs on (wall-clock based, so captures carry real times).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -23,6 +24,7 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_telemetry.h>
+#include <rte_version.h>
 
 #include "app.h"
 
@@ -310,6 +312,7 @@ live_poll(struct live_state *st, bool rx)
 	uint64_t now = live_now_ns(st);
 	uint16_t n, sent;
 
+	emu_switch_snap_serve(sw); /* a telemetry reader's snapshot, between bursts */
 	for (p = 0; rx && p < st->n_ports; p++) {
 		n = rte_eth_rx_burst(st->port_ids[p], 0, pkts, EMU_BURST);
 		if (n > 0)
@@ -448,6 +451,164 @@ live_tel_profile(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_string(d, "message", "no answer from the main loop in 5 s");
 	}
 	pthread_mutex_unlock(&live_ctl.mu);
+	return 0;
+}
+
+/* DPDK 23.03 renamed the dictionary's unsigned adder (the old name is deprecated). */
+#if RTE_VERSION >= RTE_VERSION_NUM(23, 3, 0, 0)
+#define LIVE_TEL_DICT_U64 rte_tel_data_add_dict_uint
+#else
+#define LIVE_TEL_DICT_U64 rte_tel_data_add_dict_u64
+#endif
+
+static struct live_state *live_tel_state;
+
+/*
+ * A telemetry dictionary key: DPDK takes only [A-Za-z0-9_/] (others are replaced by '_') and
+ * at most RTE_TEL_MAX_STRING_LEN - 1 characters (longer names are cut, not refused).
+ */
+static void
+live_tel_key(char *buf, size_t len, const char *k)
+{
+	size_t i;
+
+	if (buf != k)
+		snprintf(buf, len < RTE_TEL_MAX_STRING_LEN ? len : RTE_TEL_MAX_STRING_LEN, "%s", k);
+	for (i = 0; buf[i] != '\0'; i++)
+		if (!isalnum((unsigned char)buf[i]) && buf[i] != '_' && buf[i] != '/')
+			buf[i] = '_';
+}
+
+/* Integer and boolean members of @p o into @p d. */
+static void
+live_tel_flat(struct rte_tel_data *d, const json_t *o, const char *prefix)
+{
+	char key[RTE_TEL_MAX_STRING_LEN];
+	const char *k;
+	json_t *v;
+
+	json_object_foreach((json_t *)(uintptr_t)o, k, v) {
+		if (!json_is_integer(v) && !json_is_boolean(v))
+			continue;
+		snprintf(key, sizeof(key), "%s%s", prefix, k);
+		live_tel_key(key, sizeof(key), key);
+		LIVE_TEL_DICT_U64(d, key, json_is_boolean(v) ? json_is_true(v) :
+					   (uint64_t)json_integer_value(v));
+	}
+}
+
+/* One container per element of @p arr, named by its member @p name_key. */
+static void
+live_tel_per(struct rte_tel_data *d, const json_t *arr, const char *name_key, const char *sub)
+{
+	const json_t *o;
+	size_t i;
+
+	json_array_foreach(arr, i, o) {
+		struct rte_tel_data *c = rte_tel_data_alloc();
+		char key[RTE_TEL_MAX_STRING_LEN];
+
+		if (c == NULL)
+			return;
+		rte_tel_data_start_dict(c);
+		live_tel_flat(c, o, "");
+		if (sub != NULL)
+			live_tel_flat(c, json_object_get(o, sub), "");
+		live_tel_key(key, sizeof(key), json_string_value(json_object_get(o, name_key)));
+		if (rte_tel_data_add_dict_container(d, key, c, 0) != 0)
+			rte_tel_data_free(c);
+	}
+}
+
+/*
+ * /rocemu/ports, /rocemu/stages, /rocemu/tm[,PORT], /rocemu/drops, /rocemu/capture,
+ * /rocemu/conservation: a snapshot the worker takes between bursts (it is not stopped).
+ */
+static int
+live_tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct live_state *st = live_tel_state;
+	json_t *root, *arr, *o;
+	size_t i;
+
+	rte_tel_data_start_dict(d);
+	if (st == NULL)
+		return -1;
+	root = emu_switch_snap_request(st->ctx.sw,
+				       __atomic_load_n(&st->worker_done, __ATOMIC_ACQUIRE) ||
+				       (st->inline_main && st->stop_rx), 200000);
+	if (root == NULL) {
+		rte_tel_data_add_dict_string(d, "error", "the worker did not answer in 200 ms");
+		return 0;
+	}
+	if (strcmp(cmd, "/rocemu/ports") == 0) {
+		live_tel_per(d, json_object_get(root, "ports"), "name", NULL);
+	} else if (strcmp(cmd, "/rocemu/stages") == 0) {
+		live_tel_per(d, json_object_get(root, "stages"), "name", "counters");
+	} else if (strcmp(cmd, "/rocemu/tm") == 0) {
+		arr = json_object_get(root, "tm");
+		if (params == NULL || params[0] == '\0') {
+			live_tel_per(d, arr, "port", "counters");
+		} else {
+			bool found = false;
+
+			json_array_foreach(arr, i, o) {
+				const json_t *pr;
+				size_t k;
+
+				if (strcmp(json_string_value(json_object_get(o, "port")), params) != 0)
+					continue;
+				found = true;
+				live_tel_flat(d, o, "");
+				live_tel_flat(d, json_object_get(o, "counters"), "");
+				json_array_foreach(json_object_get(o, "priorities"), k, pr) {
+					char pre[32];
+
+					snprintf(pre, sizeof(pre), "prio%zu_", k);
+					live_tel_flat(d, pr, pre);
+				}
+			}
+			if (!found)
+				rte_tel_data_add_dict_string(d, "error", "no such port");
+		}
+	} else if (strcmp(cmd, "/rocemu/drops") == 0) {
+		char key[RTE_TEL_MAX_STRING_LEN];
+		const char *k;
+		json_t *v;
+
+		json_array_foreach(json_object_get(root, "stages"), i, o)
+			json_object_foreach(json_object_get(o, "counters"), k, v)
+				if (strncmp(k, "drop_", 5) == 0) {
+					snprintf(key, sizeof(key), "%s/%s",
+						 json_string_value(json_object_get(o, "name")), k);
+					live_tel_key(key, sizeof(key), key);
+					LIVE_TEL_DICT_U64(d, key, (uint64_t)json_integer_value(v));
+				}
+		json_array_foreach(json_object_get(root, "tm"), i, o)
+			json_object_foreach(json_object_get(o, "counters"), k, v)
+				if (strncmp(k, "drop_", 5) == 0) {
+					snprintf(key, sizeof(key), "tm/%s/%s",
+						 json_string_value(json_object_get(o, "port")), k);
+					live_tel_key(key, sizeof(key), key);
+					LIVE_TEL_DICT_U64(d, key, (uint64_t)json_integer_value(v));
+				}
+		json_object_foreach(json_object_get(root, "runner"), k, v)
+			if (strncmp(k, "drop_", 5) == 0) {
+				snprintf(key, sizeof(key), "runner/%s", k);
+				LIVE_TEL_DICT_U64(d, key, (uint64_t)json_integer_value(v));
+			}
+	} else if (strcmp(cmd, "/rocemu/capture") == 0) {
+		json_t *caps = json_array();
+
+		json_array_foreach(json_object_get(root, "stages"), i, o)
+			if (strcmp(json_string_value(json_object_get(o, "type")), "capture") == 0)
+				json_array_append(caps, o);
+		live_tel_per(d, caps, "name", "counters");
+		json_decref(caps);
+	} else {
+		live_tel_flat(d, json_object_get(root, "conservation"), "");
+	}
+	json_decref(root);
 	return 0;
 }
 
@@ -598,6 +759,22 @@ app_live_main(int argc, char **argv)
 	signal(SIGTERM, live_on_signal);
 	signal(SIGHUP, live_on_sighup);
 	snprintf(live_ctl.current, sizeof(live_ctl.current), "%s", o.profile ? o.profile : "");
+	live_tel_state = st;
+	{
+		static const char *const cmds[][2] = {
+			{ "/rocemu/ports", "Per port: rx/tx packets and bytes" },
+			{ "/rocemu/stages", "Per stage: packets in and out, every counter" },
+			{ "/rocemu/tm", "Per TM port: counters; /rocemu/tm,PORT: one port with its "
+					"queues per priority" },
+			{ "/rocemu/drops", "Drops by reason" },
+			{ "/rocemu/capture", "Capture stages: captured, not captured, filtered" },
+			{ "/rocemu/conservation", "rx + created = tx + drops + held + consumed" },
+		};
+
+		for (i = 0; i < RTE_DIM(cmds); i++)
+			if (rte_telemetry_register_cmd(cmds[i][0], live_tel_stats, cmds[i][1]) != 0)
+				printf("rocemu: telemetry command %s not registered\n", cmds[i][0]);
+	}
 	if (rte_telemetry_register_cmd("/rocemu/profile", live_tel_profile,
 				       "Switch to a profile file, validated first: "
 				       "/rocemu/profile,FILE. Without FILE: the running one") != 0)

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_branch_prediction.h>
 #include <rte_malloc.h>
@@ -99,6 +101,11 @@ struct emu_switch {
 	/* the one drop path: reason ids are ranges of counters (stages, TM ports, incast, runner) */
 	struct emu_dropper dropper;
 	uint32_t tm_reason_base, incast_reason_base, run_reason_base, n_reasons;
+	/* counter snapshots for other threads (emu_switch_snap_request()) */
+	pthread_mutex_t snap_mu;
+	struct emu_snap *snap;
+	bool snap_req;
+	uint64_t snap_seq;
 };
 
 /* A drop by the runner itself, through the drop path. */
@@ -282,6 +289,7 @@ emu_switch_create(struct emu_pipeline *pl, struct rte_mempool *pool, uint64_t se
 	}
 	sw->pl = pl;
 	sw->pool = pool;
+	pthread_mutex_init(&sw->snap_mu, NULL);
 	sw->n_ports = pl->n_ports;
 	sw->emit.pkts = sw->emit_pkts;
 	sw->emit.ports = sw->emit_ports;
@@ -318,6 +326,7 @@ emu_switch_free(struct emu_switch *sw)
 
 	if (sw == NULL)
 		return;
+	free(sw->snap);
 	for (i = 0; i < EMU_MAX_PORTS; i++)
 		rte_pktmbuf_free_bulk(sw->tx[i].pkts, sw->tx[i].n);
 	emu_tm_free(sw->tm);
@@ -1220,39 +1229,93 @@ emu_ctr_object(const char *const *names, const uint64_t *vals, unsigned int n)
 	return o;
 }
 
+
+/* A consistent copy of every counter the stats show, taken between bursts by the owner. */
+struct emu_snap {
+	struct emu_port_stats ports[EMU_MAX_PORTS];
+	uint64_t tm_held[EMU_MAX_PORTS];
+	uint64_t tm_ctr[EMU_MAX_PORTS][EMU_TM_CTR_MAX];
+	struct emu_tm_prio_stats prio[EMU_MAX_PORTS][EMU_TM_N_PRIO];
+	uint64_t buf_used, buf_total;
+	uint64_t run_ctr[EMU_RUN_CTR_MAX];
+	uint64_t st_in[EMU_MAX_STAGES], st_out[EMU_MAX_STAGES];
+	bool incast_enabled[EMU_MAX_INCAST];
+	uint64_t incast_ctr[EMU_MAX_INCAST][EMU_INCAST_CTR_MAX];
+	struct emu_conservation cons;
+	uint64_t stage_ctr[]; /* every stage's counters, one after the other */
+};
+
+struct emu_snap *
+emu_switch_snap_alloc(const struct emu_switch *sw)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < sw->n_stages; i++)
+		n += sw->stages[i].ops->n_ctr;
+	return calloc(1, sizeof(struct emu_snap) + n * sizeof(uint64_t));
+}
+
+void
+emu_switch_snap_take(const struct emu_switch *sw, struct emu_snap *sn)
+{
+	unsigned int i, k, off = 0;
+
+	for (i = 0; i < sw->n_ports; i++) {
+		sn->ports[i] = sw->port_stats[i];
+		sn->tm_held[i] = emu_tm_port_held(sw->tm, i);
+		memcpy(sn->tm_ctr[i], emu_tm_port_ctrs(sw->tm, i), sizeof(sn->tm_ctr[i]));
+		for (k = 0; k < EMU_TM_N_PRIO; k++)
+			emu_tm_prio_stats(sw->tm, i, k, sw->last_now_ns, &sn->prio[i][k]);
+	}
+	emu_tm_buffer_use(sw->tm, &sn->buf_used, &sn->buf_total);
+	memcpy(sn->run_ctr, sw->ctr, sizeof(sn->run_ctr));
+	for (i = 0; i < sw->n_stages; i++) {
+		const struct emu_stage_inst *st = &sw->stages[i];
+
+		sn->st_in[i] = st->in_pkts;
+		sn->st_out[i] = st->out_pkts;
+		memcpy(&sn->stage_ctr[off], st->ctr, st->ops->n_ctr * sizeof(uint64_t));
+		off += st->ops->n_ctr;
+	}
+	for (i = 0; i < sw->n_incast; i++) {
+		sn->incast_enabled[i] = sw->incast[i].s.cfg.enabled;
+		memcpy(sn->incast_ctr[i], sw->incast[i].ctr, sizeof(sn->incast_ctr[i]));
+	}
+	emu_switch_conservation(sw, &sn->cons);
+}
+
 static json_t *
-emu_prio_array(const struct emu_switch *sw, uint16_t port)
+emu_snap_prio_array(const struct emu_snap *sn, uint16_t port)
 {
 	json_t *a = json_array();
 	unsigned int k;
 
 	for (k = 0; k < EMU_TM_N_PRIO; k++) {
-		struct emu_tm_prio_stats ps;
+		const struct emu_tm_prio_stats *ps = &sn->prio[port][k];
 
-		emu_tm_prio_stats(sw->tm, port, k, sw->last_now_ns, &ps);
 		json_array_append_new(
 			a, json_pack("{s:i, s:I, s:I, s:I, s:I, s:I, s:b, s:I, s:b, s:I}", "prio",
-				     (int)k, "queue_bytes", (json_int_t)ps.queue_bytes,
-				     "queue_pkts", (json_int_t)ps.queue_pkts, "max_queue_bytes",
-				     (json_int_t)ps.max_queue_bytes, "ingress_bytes",
-				     (json_int_t)ps.ingress_bytes, "headroom_bytes",
-				     (json_int_t)ps.headroom_bytes, "paused", ps.paused,
-				     "paused_ns", (json_int_t)ps.paused_ns, "xoff", ps.xoff,
-				     "xoff_ns", (json_int_t)ps.xoff_ns));
+				     (int)k, "queue_bytes", (json_int_t)ps->queue_bytes,
+				     "queue_pkts", (json_int_t)ps->queue_pkts, "max_queue_bytes",
+				     (json_int_t)ps->max_queue_bytes, "ingress_bytes",
+				     (json_int_t)ps->ingress_bytes, "headroom_bytes",
+				     (json_int_t)ps->headroom_bytes, "paused", ps->paused,
+				     "paused_ns", (json_int_t)ps->paused_ns, "xoff", ps->xoff,
+				     "xoff_ns", (json_int_t)ps->xoff_ns));
 	}
 	return a;
 }
 
 json_t *
-emu_switch_stats_json(const struct emu_switch *sw)
+emu_switch_snap_json(const struct emu_switch *sw, const struct emu_snap *sn)
 {
 	json_t *root = json_object();
 	json_t *ports = json_array(), *stages = json_array(), *tm = json_array();
-	struct emu_conservation c;
-	unsigned int i;
+	const struct emu_conservation *c = &sn->cons;
+	unsigned int i, off = 0;
 
 	for (i = 0; i < sw->n_ports; i++) {
-		const struct emu_port_stats *ps = &sw->port_stats[i];
+		const struct emu_port_stats *ps = &sn->ports[i];
 
 		json_array_append_new(ports,
 				      json_pack("{s:s, s:I, s:I, s:I, s:I}", "name",
@@ -1263,12 +1326,10 @@ emu_switch_stats_json(const struct emu_switch *sw)
 						(json_int_t)ps->tx_bytes));
 		json_array_append_new(tm, json_pack("{s:s, s:I, s:o, s:o}", "port",
 						    sw->pl->port_names[i], "held",
-						    (json_int_t)emu_tm_port_held(sw->tm, i),
-						    "counters",
-						    emu_ctr_object(emu_tm_ctr_names,
-								   emu_tm_port_ctrs(sw->tm, i),
+						    (json_int_t)sn->tm_held[i], "counters",
+						    emu_ctr_object(emu_tm_ctr_names, sn->tm_ctr[i],
 								   EMU_TM_CTR_MAX),
-						    "priorities", emu_prio_array(sw, i)));
+						    "priorities", emu_snap_prio_array(sn, i)));
 	}
 	for (i = 0; i < sw->n_stages; i++) {
 		const struct emu_stage_inst *st = &sw->stages[i];
@@ -1277,23 +1338,18 @@ emu_switch_stats_json(const struct emu_switch *sw)
 				      json_pack("{s:s, s:s, s:s, s:I, s:I, s:o}", "name", st->name,
 						"type", st->ops->type, "list",
 						st->egress ? "egress" : "ingress", "in_pkts",
-						(json_int_t)st->in_pkts, "out_pkts",
-						(json_int_t)st->out_pkts, "counters",
-						emu_ctr_object(st->ops->ctr_names, st->ctr,
+						(json_int_t)sn->st_in[i], "out_pkts",
+						(json_int_t)sn->st_out[i], "counters",
+						emu_ctr_object(st->ops->ctr_names, &sn->stage_ctr[off],
 							       st->ops->n_ctr)));
+		off += st->ops->n_ctr;
 	}
-	emu_switch_conservation(sw, &c);
 	json_object_set_new(root, "ports", ports);
 	json_object_set_new(root, "stages", stages);
 	json_object_set_new(root, "tm", tm);
-	{
-		uint64_t used, total;
-
-		emu_tm_buffer_use(sw->tm, &used, &total);
-		json_object_set_new(root, "buffer",
-				    json_pack("{s:I, s:I}", "used_bytes", (json_int_t)used,
-					      "total_bytes", (json_int_t)total));
-	}
+	json_object_set_new(root, "buffer",
+			    json_pack("{s:I, s:I}", "used_bytes", (json_int_t)sn->buf_used,
+				      "total_bytes", (json_int_t)sn->buf_total));
 	{
 		json_t *inc = json_array();
 
@@ -1304,23 +1360,83 @@ emu_switch_stats_json(const struct emu_switch *sw)
 				inc, json_pack("{s:s, s:s, s:i, s:b, s:o}", "name", src->s.cfg.name,
 					       "port", sw->pl->port_names[src->s.cfg.port],
 					       "priority", (int)src->s.cfg.prio, "enabled",
-					       src->s.cfg.enabled,
-					       "counters",
-					       emu_ctr_object(emu_incast_ctr_names, src->ctr,
+					       sn->incast_enabled[i], "counters",
+					       emu_ctr_object(emu_incast_ctr_names, sn->incast_ctr[i],
 							      EMU_INCAST_CTR_MAX)));
 		}
 		json_object_set_new(root, "incast", inc);
 	}
 	json_object_set_new(root, "runner",
-			    emu_ctr_object(emu_run_ctr_names, sw->ctr, EMU_RUN_CTR_MAX));
+			    emu_ctr_object(emu_run_ctr_names, sn->run_ctr, EMU_RUN_CTR_MAX));
 	json_object_set_new(root, "conservation",
 			    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b}", "rx",
-				      (json_int_t)c.rx,
-				      "created", (json_int_t)c.created, "tx", (json_int_t)c.tx,
-				      "drops", (json_int_t)c.drops, "held", (json_int_t)c.held,
-				      "consumed", (json_int_t)c.consumed,
-				      "unaccounted", (json_int_t)c.unaccounted, "ok",
-				      c.unaccounted == 0));
+				      (json_int_t)c->rx,
+				      "created", (json_int_t)c->created, "tx", (json_int_t)c->tx,
+				      "drops", (json_int_t)c->drops, "held", (json_int_t)c->held,
+				      "consumed", (json_int_t)c->consumed,
+				      "unaccounted", (json_int_t)c->unaccounted, "ok",
+				      c->unaccounted == 0));
+	return root;
+}
+
+json_t *
+emu_switch_stats_json(const struct emu_switch *sw)
+{
+	struct emu_snap *sn = emu_switch_snap_alloc(sw);
+	json_t *root;
+
+	if (sn == NULL)
+		return json_object();
+	emu_switch_snap_take(sw, sn);
+	root = emu_switch_snap_json(sw, sn);
+	free(sn);
+	return root;
+}
+
+/*
+ * Snapshots for other threads (telemetry): the reader posts a request, the owner copies the
+ * counters into sw->snap between bursts (emu_switch_snap_serve(), a flag test per poll) and
+ * says so; the reader builds the JSON from the copy. The owner is never stopped and the
+ * reader never reads the owner's counters.
+ */
+void
+emu_switch_snap_serve(struct emu_switch *sw)
+{
+	if (likely(!__atomic_load_n(&sw->snap_req, __ATOMIC_ACQUIRE)))
+		return;
+	emu_switch_snap_take(sw, sw->snap);
+	__atomic_store_n(&sw->snap_req, false, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&sw->snap_seq, 1, __ATOMIC_RELEASE);
+}
+
+json_t *
+emu_switch_snap_request(struct emu_switch *sw, bool owner_gone, uint64_t timeout_us)
+{
+	json_t *root = NULL;
+	uint64_t seq, waited = 0;
+
+	pthread_mutex_lock(&sw->snap_mu);
+	if (sw->snap == NULL)
+		sw->snap = emu_switch_snap_alloc(sw);
+	if (sw->snap == NULL)
+		goto out;
+	if (owner_gone) {
+		emu_switch_snap_take(sw, sw->snap);
+	} else {
+		seq = __atomic_load_n(&sw->snap_seq, __ATOMIC_ACQUIRE);
+		__atomic_store_n(&sw->snap_req, true, __ATOMIC_RELEASE);
+		while (__atomic_load_n(&sw->snap_seq, __ATOMIC_ACQUIRE) == seq) {
+			if (waited >= timeout_us) {
+				__atomic_store_n(&sw->snap_req, false, __ATOMIC_RELAXED);
+				goto out;
+			}
+			usleep(50);
+			waited += 50;
+		}
+	}
+	root = emu_switch_snap_json(sw, sw->snap);
+out:
+	pthread_mutex_unlock(&sw->snap_mu);
 	return root;
 }
 

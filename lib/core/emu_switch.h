@@ -188,8 +188,24 @@ void emu_switch_print_summary(const struct emu_switch *sw, FILE *f);
 /** One line of rates/counters for --stats-interval. */
 void emu_switch_print_interval(const struct emu_switch *sw, FILE *f, double t_s);
 
-/** All counters as JSON (for --stats). */
+/** All counters as JSON (for --stats), from a snapshot the caller takes: the owner's lcore. */
 json_t *emu_switch_stats_json(const struct emu_switch *sw);
+
+/** A consistent copy of every counter the stats show. */
+struct emu_snap;
+struct emu_snap *emu_switch_snap_alloc(const struct emu_switch *sw);
+void emu_switch_snap_take(const struct emu_switch *sw, struct emu_snap *sn);
+json_t *emu_switch_snap_json(const struct emu_switch *sw, const struct emu_snap *sn);
+
+/** The owner, between bursts: take a snapshot if another thread asked for one. */
+void emu_switch_snap_serve(struct emu_switch *sw);
+
+/**
+ * Another thread (telemetry): the stats JSON of a snapshot the owner takes between bursts,
+ * without stopping it; NULL when it did not answer in @p timeout_us. With @p owner_gone (the
+ * worker has stopped) the snapshot is taken here.
+ */
+json_t *emu_switch_snap_request(struct emu_switch *sw, bool owner_gone, uint64_t timeout_us);
 
 /** The pipeline the switch was built from. */
 const struct emu_pipeline *emu_switch_pipeline(const struct emu_switch *sw);

@@ -326,6 +326,93 @@ def t_live_discard():
           "conservation OK (exit %d, %s)" % (r.returncode, r.stdout.strip()[-300:]))
 
 
+def tel(prefix, cmds):
+    """Answers of dpdk-telemetry.py (commands on its standard input, one JSON per line)."""
+    r = subprocess.run(["dpdk-telemetry.py", "-f", prefix], input="\n".join(cmds) + "\n",
+                       capture_output=True, text=True, timeout=60)
+    out = []
+    for line in r.stdout.splitlines():
+        line = line.strip()
+        if line.startswith("--> "):
+            line = line[4:]
+        if line.startswith("{"):
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                pass
+    return out
+
+
+def t_live_telemetry():
+    """Every telemetry endpoint read with dpdk-telemetry.py while frames flow: counters never
+    go back, and once the input is exhausted they equal the exit --stats."""
+    d = pipeline("x")
+    d["ingress"].append({"type": "impair", "events": [
+        {"name": "d7", "action": "drop", "match": {"every_nth": 7}}]})
+    d["egress"] = [{"type": "capture", "file": "tel.pcap", "ports": ["p1"]}]
+    for p in d["ports"]:
+        p["mtu"] = 1500
+    write_json("tel.json", d)
+    prefix = "rbt%d" % os.getpid()
+    p = subprocess.Popen([ROCEMU, "--no-huge", "-m", "512", "--no-pci", "-l", "0-1",
+                          "--file-prefix=" + prefix, "--log-level=lib.eal:error",
+                          "--vdev=net_pcap0,rx_pcap=%s" % os.path.join(TMP, "long.pcap"),
+                          "--vdev=net_null1,no-rx=1", "--", "--pipeline", "tel.json",
+                          "--stats", "tel-stats.json"],
+                         cwd=TMP, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    cmds = ["/rocemu/ports", "/rocemu/stages", "/rocemu/tm", "/rocemu/tm,p1", "/rocemu/drops",
+            "/rocemu/capture", "/rocemu/conservation"]
+    seen, ok_mono = [], True
+    try:
+        time.sleep(1.0)
+        for _ in range(4):
+            a = tel(prefix, cmds)
+            if len(a) >= len(cmds):
+                seen.append(a[-len(cmds):])
+            time.sleep(0.3)
+        time.sleep(1.5)  # the pcap input is exhausted by now
+        final = tel(prefix, cmds)[-len(cmds):]
+    finally:
+        p.send_signal(signal.SIGINT)
+        so, se = p.communicate(timeout=60)
+    check(p.returncode == 0 and len(seen) >= 2 and len(final) == len(cmds),
+          "telemetry: every endpoint answered during the run (%d rounds, exit %d %s)" %
+          (len(seen), p.returncode, se.strip()[-200:]))
+    if len(seen) < 2 or len(final) != len(cmds):
+        return
+    for a, b in zip(seen, seen[1:] + [final]):
+        rx_a = a[0]["/rocemu/ports"]["p0"]["rx_pkts"]
+        rx_b = b[0]["/rocemu/ports"]["p0"]["rx_pkts"]
+        dr_a = a[4]["/rocemu/drops"]["impair/drop_d7"]
+        dr_b = b[4]["/rocemu/drops"]["impair/drop_d7"]
+        ok_mono &= rx_b >= rx_a and dr_b >= dr_a
+    check(ok_mono, "telemetry: rx_pkts and drops never go back between reads")
+    st = json.load(open(os.path.join(TMP, "tel-stats.json")))
+    ports = {x["name"]: x for x in st["ports"]}
+    stages = {x["name"]: x for x in st["stages"]}
+    tmp1 = [x for x in st["tm"] if x["port"] == "p1"][0]
+    # answers are named by the command without its parameter: index them by the one asked
+    f = dict((c, list(x.values())[0]) for c, x in zip(cmds, final))
+    eq = [
+        ("ports p0 rx", f["/rocemu/ports"]["p0"]["rx_pkts"], ports["p0"]["rx_pkts"]),
+        ("ports p1 tx", f["/rocemu/ports"]["p1"]["tx_pkts"], ports["p1"]["tx_pkts"]),
+        ("stages impair drop", f["/rocemu/stages"]["impair"]["drop_d7"],
+         stages["impair"]["counters"]["drop_d7"]),
+        ("tm p1 deq", f["/rocemu/tm"]["p1"]["deq_pkts"], tmp1["counters"]["deq_pkts"]),
+        ("tm,p1 deq", f["/rocemu/tm,p1"]["deq_pkts"], tmp1["counters"]["deq_pkts"]),
+        ("tm,p1 prio0 max", f["/rocemu/tm,p1"]["prio0_max_queue_bytes"],
+         tmp1["priorities"][0]["max_queue_bytes"]),
+        ("drops", f["/rocemu/drops"]["impair/drop_d7"], stages["impair"]["counters"]["drop_d7"]),
+        ("capture", f["/rocemu/capture"]["capture"]["captured"],
+         stages["capture"]["counters"]["captured"]),
+        ("conservation rx", f["/rocemu/conservation"]["rx"], st["conservation"]["rx"]),
+    ]
+    bad = [(w, a, b) for w, a, b in eq if a != b]
+    check(not bad and ports["p0"]["rx_pkts"] == 400000,
+          "telemetry: after the input, every endpoint equals the exit stats (%s)" %
+          (bad or "all %d equal, 400000 frames" % len(eq)))
+
+
 def main():
     global ROCEMU, SRC, TMP
     ROCEMU, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
@@ -337,7 +424,8 @@ def main():
                     os.path.join(TMP, "impair.json"))
         roceframes.write_pcap(os.path.join(TMP, "in.pcap"), roce_frames(), t0=10**9)
         for t in (t_dev_full, t_full_disk, t_refused_runs_keep_files, t_signals, t_snap,
-                  t_seconds_unsigned, t_out_every_port, t_profile_seed, t_live_drain_capture, t_live_discard):
+                  t_seconds_unsigned, t_out_every_port, t_profile_seed, t_live_drain_capture, t_live_discard,
+                  t_live_telemetry):
             print("== " + t.__name__)
             t()
     finally:
