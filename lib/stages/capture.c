@@ -5,13 +5,20 @@
  * timestamps: arrival time on ingress, emulated departure time on egress).
  * Packets always pass on unchanged.
  */
+/* rte_bpf_convert() (a libpcap filter to eBPF) is experimental in every DPDK up to 24.11. */
+#define ALLOW_EXPERIMENTAL_API 1
 #include <string.h>
+
+#include <pcap/pcap.h>
+#include <rte_bpf.h>
 
 #include <rte_common.h>
 
 #include "lib/capture/emu_capture.h"
 #include "lib/capture/emu_pcapw.h"
 #include "lib/core/emu_out.h"
+#include <rte_errno.h>
+#include <rte_malloc.h>
 #include "lib/core/emu_json.h"
 #include "stages.h"
 
@@ -35,7 +42,7 @@ static const char *const capture_ctr_names[] = {
 };
 
 static const char *const capture_keys[] = { "file", "snaplen", "ring_size", "ports", "enabled",
-					    "annotate", "drops", NULL };
+					    "annotate", "drops", "filter", NULL };
 
 #define CAPTURE_MAX_DROP_NAMES 16
 
@@ -45,6 +52,7 @@ struct capture_priv {
 	bool enabled;
 	bool pcapng;
 	bool drops;
+	struct rte_bpf *bpf; /* "filter": frames it returns 0 for are not captured */
 	uint16_t n_ports;
 	uint64_t drops_seen; /* worker: dropped frames handed to the capture */
 	uint32_t port_mask; /* bit per switch port; all ones = every port */
@@ -54,13 +62,53 @@ struct capture_priv {
 	const char *drop_ptrs[CAPTURE_MAX_DROP_NAMES + 1];
 };
 
+/*
+ * "filter": a tcpdump expression compiled by libpcap and converted to eBPF by DPDK (as
+ * dpdk-dumpcap does), run on the worker before the copy. Checked also by rocemu check.
+ */
+static int
+capture_filter(struct capture_priv *cp, const char *expr, uint32_t snaplen,
+	       const struct emu_stage_env *env, struct emu_err *err)
+{
+	char path[EMU_JSON_PATH_LEN];
+	struct bpf_program prog;
+	struct rte_bpf_prm *prm;
+	pcap_t *pd;
+	int rc = 0;
+
+	emu_json_path(path, sizeof(path), env->path, "filter");
+	pd = pcap_open_dead(DLT_EN10MB, (int)snaplen);
+	if (pd == NULL)
+		return emu_err_setrc(err, -ENOMEM, "%s: out of memory", path);
+	if (pcap_compile(pd, &prog, expr, 1, PCAP_NETMASK_UNKNOWN) != 0) {
+		rc = emu_err_set(err, "%s: %s", path, pcap_geterr(pd));
+		pcap_close(pd);
+		return rc;
+	}
+	pcap_close(pd);
+	if (env->check_only) {
+		pcap_freecode(&prog);
+		return 0;
+	}
+	prm = rte_bpf_convert(&prog);
+	pcap_freecode(&prog);
+	if (prm == NULL)
+		return emu_err_set(err, "%s: DPDK cannot convert it to eBPF: %s", path,
+				   rte_strerror(rte_errno));
+	cp->bpf = rte_bpf_load(prm);
+	rte_free(prm);
+	if (cp->bpf == NULL)
+		return emu_err_set(err, "%s: DPDK cannot load it: %s", path, rte_strerror(rte_errno));
+	return 0;
+}
+
 /* Drop hook (worker): a copy of every dropped frame on the "drop" interface. */
 static void
 capture_on_drop(void *arg, struct rte_mbuf *m, uint32_t reason)
 {
 	struct capture_priv *cp = arg;
 
-	if (cp->enabled) {
+	if (cp->enabled && (cp->bpf == NULL || rte_bpf_exec(cp->bpf, m) != 0)) {
 		cp->drops_seen++;
 		emu_capture_push_if(cp->cap, m, emu_meta(m)->ts_ns, cp->n_ports, 0, (int)reason);
 	}
@@ -161,11 +209,17 @@ capture_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 	const char *ann;
 	unsigned int i;
 
+	const char *filter;
+
 	rc = capture_read(cfg, env, &c, err);
 	if (rc == 0)
 		rc = emu_json_get_bool(cfg, env->path, "enabled", false, true, &cp->enabled, err);
 	if (rc == 0)
 		rc = emu_json_get_str(cfg, env->path, "annotate", false, "events", &ann, err);
+	if (rc == 0)
+		rc = emu_json_get_str(cfg, env->path, "filter", false, "", &filter, err);
+	if (rc == 0 && filter[0] != '\0')
+		rc = capture_filter(cp, filter, (uint32_t)c.snaplen, env, err);
 	if (rc == 0)
 		rc = capture_read_drops(cp, cfg, env->path, err);
 	if (rc != 0)
@@ -235,7 +289,8 @@ capture_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst
 	for (i = 0; i < n; i++) {
 		struct emu_pkt_meta *meta = emu_meta(pkts[i]);
 
-		if (!emu_stage_port_in(meta, cp->egress, cp->port_mask)) {
+		if (!emu_stage_port_in(meta, cp->egress, cp->port_mask) ||
+		    (cp->bpf != NULL && rte_bpf_exec(cp->bpf, pkts[i]) == 0)) {
 			filtered++;
 			continue;
 		}
@@ -259,6 +314,9 @@ capture_free(void *priv)
 
 	emu_capture_free(cp->cap);
 	cp->cap = NULL;
+	if (cp->bpf != NULL)
+		rte_bpf_destroy(cp->bpf);
+	cp->bpf = NULL;
 }
 
 static int

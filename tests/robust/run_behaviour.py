@@ -413,6 +413,31 @@ def t_live_telemetry():
           (bad or "all %d equal, 400000 frames" % len(eq)))
 
 
+def t_capture_filter():
+    """A capture "filter" (tcpdump syntax, libpcap -> eBPF) keeps exactly the matching frames."""
+    udp = bytearray(roce_frames(1)[0][1])
+    udp[36:38] = struct.pack(">H", 53)  # UDP destination port 53: not RoCE
+    arp = b"\xff" * 6 + b"\x02\x00\x00\x00\x00\x11" + b"\x08\x06" + bytes(46)
+    frames = [(i * 1000, f) for i, (_, f) in enumerate(roce_frames(20))]
+    frames += [(30000 + i * 1000, bytes(udp)) for i in range(5)]
+    frames += [(40000 + i * 1000, arp) for i in range(3)]
+    roceframes.write_pcap(os.path.join(TMP, "mixed.pcap"), frames, t0=10**9)
+    for expr, want in (("udp port 4791", 20), ("udp port 53", 5), ("arp", 3),
+                       ("udp port 4791 and ip[1] & 3 == 3", 0)):
+        d = pipeline("x")
+        d["ingress"][-1] = {"type": "forward", "mode": "learning"}  # floods, so ARP passes
+        d["egress"] = [{"type": "capture", "file": "f.pcap", "filter": expr, "ports": ["p1"]}]
+        write_json("filt.json", d)
+        r = run(["replay", "--pipeline", "filt.json", "--in", "mixed.pcap:p0"])
+        n = len(pcapdump.read_pcap(os.path.join(TMP, "f.pcap"))[1]) if r.returncode == 0 else -1
+        check(n == want, "capture filter %r: %d frames written, want %d" % (expr, n, want))
+    d["egress"][0]["filter"] = "udp port"
+    write_json("filtbad.json", d)
+    r = run(["check", "filtbad.json"])
+    check(r.returncode == 2 and r.stderr.startswith("egress[0].filter: "),
+          "a bad filter is refused by check with its path (%s)" % r.stderr.strip())
+
+
 def main():
     global ROCEMU, SRC, TMP
     ROCEMU, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
@@ -425,7 +450,7 @@ def main():
         roceframes.write_pcap(os.path.join(TMP, "in.pcap"), roce_frames(), t0=10**9)
         for t in (t_dev_full, t_full_disk, t_refused_runs_keep_files, t_signals, t_snap,
                   t_seconds_unsigned, t_out_every_port, t_profile_seed, t_live_drain_capture, t_live_discard,
-                  t_live_telemetry):
+                  t_live_telemetry, t_capture_filter):
             print("== " + t.__name__)
             t()
     finally:
