@@ -34,6 +34,13 @@ struct emu_capture {
 	bool annotate_all;
 	const char *const *drop_filter; /* NULL: every drop reason; else these names only */
 	uint64_t filtered_drops;
+	/* rotation (tcpdump -C/-W): a new file when this one reaches rotate_bytes */
+	uint64_t rotate_bytes;
+	uint32_t rotate_files;   /* 0: no limit; else the names cycle over this many */
+	uint32_t file_idx;
+	uint64_t files_done;
+	unsigned int n_if;
+	const char *const *if_names;
 };
 
 static uint32_t emu_capture_seq;
@@ -84,8 +91,9 @@ emu_capture_create_ng(const char *file, uint32_t snaplen, uint32_t max_frame, ui
 			      ring_size, snaplen, rte_strerror(rte_errno));
 		goto fail;
 	}
-	cap->w = emu_pcapw_open(file, emu_pcapw_fmt_for(file), snaplen,
-				emu_pcapw_fmt_for(file) == EMU_PCAPW_PCAPNG ? n_if : 1, if_names, err);
+	cap->n_if = emu_pcapw_fmt_for(file) == EMU_PCAPW_PCAPNG ? n_if : 1;
+	cap->if_names = if_names;
+	cap->w = emu_pcapw_open(file, emu_pcapw_fmt_for(file), snaplen, cap->n_if, if_names, err);
 	if (cap->w == NULL)
 		goto fail;
 	return cap;
@@ -176,6 +184,53 @@ emu_capture_set_annotate(struct emu_capture *cap,
 	cap->drop_filter = drop_filter;
 }
 
+/* File @p idx of a rotation: FILE for 0, else FILE with "-IDX" before its extension. */
+static void
+emu_capture_name(const struct emu_capture *cap, uint32_t idx, char *buf, size_t len)
+{
+	const char *dot = strrchr(cap->file, '.'), *slash = strrchr(cap->file, '/');
+
+	if (idx == 0)
+		snprintf(buf, len, "%s", cap->file);
+	else if (dot != NULL && (slash == NULL || dot > slash))
+		snprintf(buf, len, "%.*s-%u%s", (int)(dot - cap->file), cap->file, idx, dot);
+	else
+		snprintf(buf, len, "%s-%u", cap->file, idx);
+}
+
+/* Put the full file in place and go on in the next one of the rotation. */
+static void
+emu_capture_rotate(struct emu_capture *cap)
+{
+	char name[4096];
+	struct emu_err err;
+
+	if (emu_pcapw_close(cap->w, &err) != 0) {
+		cap->w = NULL;
+		cap->closed = true;
+		snprintf(cap->errmsg, sizeof(cap->errmsg), "%s", err.msg);
+		return;
+	}
+	cap->files_done++;
+	cap->file_idx++;
+	if (cap->rotate_files != 0)
+		cap->file_idx %= cap->rotate_files;
+	emu_capture_name(cap, cap->file_idx, name, sizeof(name));
+	cap->w = emu_pcapw_open(name, emu_pcapw_fmt_for(cap->file), cap->snaplen, cap->n_if,
+				cap->if_names, &err);
+	if (cap->w == NULL) {
+		cap->closed = true;
+		snprintf(cap->errmsg, sizeof(cap->errmsg), "%s", err.msg);
+	}
+}
+
+void
+emu_capture_set_rotation(struct emu_capture *cap, uint64_t bytes, uint32_t files)
+{
+	cap->rotate_bytes = bytes;
+	cap->rotate_files = files;
+}
+
 unsigned int
 emu_capture_drain(struct emu_capture *cap, unsigned int max)
 {
@@ -206,6 +261,10 @@ emu_capture_drain(struct emu_capture *cap, unsigned int max)
 					continue;
 				}
 			}
+			if (!cap->closed && cap->rotate_bytes != 0 &&
+			    emu_pcapw_size(cap->w) + 64 + caplen > cap->rotate_bytes &&
+			    emu_pcapw_records(cap->w) > 0)
+				emu_capture_rotate(cap);
 			if (!cap->closed)
 				rc = emu_pcapw_write(cap->w, cm->reserved, cm->ts_ns, data, caplen,
 						     (uint32_t)c->hash.usr, (uint32_t)(cm->flags >> 6),
@@ -245,7 +304,7 @@ emu_capture_close(struct emu_capture *cap)
 	if (cap->closed)
 		return cap->errmsg[0] != '\0' ? -EIO : 0;
 	emu_capture_flush(cap);
-	rc = emu_pcapw_close(cap->w, &err);
+	rc = cap->w != NULL ? emu_pcapw_close(cap->w, &err) : 0;
 	cap->w = NULL;
 	cap->closed = true;
 	if (rc != 0)

@@ -56,6 +56,13 @@ void emu_capture_set_annotate(struct emu_capture *cap,
 					   bool all, char *buf, size_t len),
 			      const void *arg, bool all, const char *const *drop_filter);
 
+/**
+ * Rotation (tcpdump -C/-W): when the file would grow past @p bytes, put it in place and go on in
+ * FILE-1.EXT, FILE-2.EXT, ...; with @p files > 0 the names cycle over FILE, FILE-1 ... FILE-(files-1),
+ * replacing the oldest. Main lcore, before the first drain.
+ */
+void emu_capture_set_rotation(struct emu_capture *cap, uint64_t bytes, uint32_t files);
+
 /** Worker side: copy @p m stamped @p ts_ns. Returns false when it could not be captured. */
 bool emu_capture_push(struct emu_capture *cap, struct rte_mbuf *m, uint64_t ts_ns);
 

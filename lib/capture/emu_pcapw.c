@@ -254,6 +254,12 @@ emu_pcapw_abort(struct emu_pcapw *w)
 }
 
 uint64_t
+emu_pcapw_size(const struct emu_pcapw *w)
+{
+	return w->out.bytes + w->used;
+}
+
+uint64_t
 emu_pcapw_records(const struct emu_pcapw *w)
 {
 	return w->records;

@@ -59,6 +59,9 @@ int emu_pcapw_close(struct emu_pcapw *w, struct emu_err *err);
 /** A refused run: close and remove the temporary file; frees @p w. Accepts NULL. */
 void emu_pcapw_abort(struct emu_pcapw *w);
 
+/** Bytes of the file so far (written or buffered). */
+uint64_t emu_pcapw_size(const struct emu_pcapw *w);
+
 /** Records accepted so far (written or buffered). */
 uint64_t emu_pcapw_records(const struct emu_pcapw *w);
 

@@ -26,7 +26,8 @@
 	_(CAPTURED, "captured") \
 	_(RING_FULL, "not_captured_ring_full") \
 	_(NOMBUF, "not_captured_nombuf") \
-	_(FILTERED, "filtered")
+	_(FILTERED, "filtered") \
+	_(LIMIT, "not_captured_limit")
 
 enum capture_ctr {
 #define CAPTURE_CTR_ENUM(e, s) CAPTURE_CTR_##e,
@@ -42,7 +43,8 @@ static const char *const capture_ctr_names[] = {
 };
 
 static const char *const capture_keys[] = { "file", "snaplen", "ring_size", "ports", "enabled",
-					    "annotate", "drops", "filter", NULL };
+					    "annotate", "drops", "filter", "rotate_mb", "rotate_files",
+					    "max_frames", "max_seconds", NULL };
 
 #define CAPTURE_MAX_DROP_NAMES 16
 
@@ -53,6 +55,10 @@ struct capture_priv {
 	bool pcapng;
 	bool drops;
 	struct rte_bpf *bpf; /* "filter": frames it returns 0 for are not captured */
+	uint64_t max_frames;  /* 0: no limit */
+	uint64_t max_ns;      /* 0: no limit; from the first frame captured */
+	uint64_t first_ns;
+	uint64_t taken;       /* frames handed to the capture (worker) */
 	uint16_t n_ports;
 	uint64_t drops_seen; /* worker: dropped frames handed to the capture */
 	uint32_t port_mask; /* bit per switch port; all ones = every port */
@@ -102,13 +108,27 @@ capture_filter(struct capture_priv *cp, const char *expr, uint32_t snaplen,
 	return 0;
 }
 
+/* "max_frames" / "max_seconds" reached (worker): the capture takes no more. */
+static inline bool
+capture_limited(struct capture_priv *cp, uint64_t now_ns)
+{
+	if (cp->taken == 0)
+		cp->first_ns = now_ns;
+	if ((cp->max_frames != 0 && cp->taken >= cp->max_frames) ||
+	    (cp->max_ns != 0 && now_ns - cp->first_ns >= cp->max_ns))
+		return true;
+	cp->taken++;
+	return false;
+}
+
 /* Drop hook (worker): a copy of every dropped frame on the "drop" interface. */
 static void
 capture_on_drop(void *arg, struct rte_mbuf *m, uint32_t reason)
 {
 	struct capture_priv *cp = arg;
 
-	if (cp->enabled && (cp->bpf == NULL || rte_bpf_exec(cp->bpf, m) != 0)) {
+	if (cp->enabled && (cp->bpf == NULL || rte_bpf_exec(cp->bpf, m) != 0) &&
+	    !capture_limited(cp, emu_meta(m)->ts_ns)) {
 		cp->drops_seen++;
 		emu_capture_push_if(cp->cap, m, emu_meta(m)->ts_ns, cp->n_ports, 0, (int)reason);
 	}
@@ -210,6 +230,8 @@ capture_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 	unsigned int i;
 
 	const char *filter;
+	double rotate_mb = 0, max_s = 0;
+	int64_t rotate_files = 0, max_frames = 0;
 
 	rc = capture_read(cfg, env, &c, err);
 	if (rc == 0)
@@ -220,6 +242,28 @@ capture_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 		rc = emu_json_get_str(cfg, env->path, "filter", false, "", &filter, err);
 	if (rc == 0 && filter[0] != '\0')
 		rc = capture_filter(cp, filter, (uint32_t)c.snaplen, env, err);
+	if (rc == 0)
+		rc = emu_json_get_num(cfg, env->path, "rotate_mb", false, 0, 0, false, 1e6,
+				      &rotate_mb, err);
+	if (rc == 0)
+		rc = emu_json_get_int(cfg, env->path, "rotate_files", false, 0, 0, 100000,
+				      &rotate_files, err);
+	if (rc == 0)
+		rc = emu_json_get_int(cfg, env->path, "max_frames", false, 0, 0, INT64_MAX,
+				      &max_frames, err);
+	if (rc == 0)
+		rc = emu_json_get_num(cfg, env->path, "max_seconds", false, 0, 0, false, 1e9,
+				      &max_s, err);
+	if (rc == 0 && rotate_files != 0 && rotate_mb == 0) {
+		emu_json_path(path, sizeof(path), env->path, "rotate_files");
+		rc = emu_err_set(err, "%s: needs \"rotate_mb\"", path);
+	}
+	if (rc == 0 && rotate_mb != 0 && rotate_mb < 0.01) {
+		emu_json_path(path, sizeof(path), env->path, "rotate_mb");
+		rc = emu_err_set(err, "%s: at least 0.01 (10 kB), got %g", path, rotate_mb);
+	}
+	cp->max_frames = (uint64_t)max_frames;
+	cp->max_ns = (uint64_t)(max_s * 1e9);
 	if (rc == 0)
 		rc = capture_read_drops(cp, cfg, env->path, err);
 	if (rc != 0)
@@ -262,6 +306,8 @@ capture_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 		emu_err_prefix(err, path);
 		return -1;
 	}
+	if (rotate_mb > 0)
+		emu_capture_set_rotation(cp->cap, (uint64_t)(rotate_mb * 1e6), (uint32_t)rotate_files);
 	if (cp->pcapng && strcmp(ann, "none") != 0 && env->annotate != NULL)
 		emu_capture_set_annotate(cp->cap, env->annotate, env->annotate_arg,
 					 strcmp(ann, "all") == 0,
@@ -292,6 +338,10 @@ capture_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst
 		if (!emu_stage_port_in(meta, cp->egress, cp->port_mask) ||
 		    (cp->bpf != NULL && rte_bpf_exec(cp->bpf, pkts[i]) == 0)) {
 			filtered++;
+			continue;
+		}
+		if (capture_limited(cp, meta->ts_ns)) {
+			ctx->ctr[CAPTURE_CTR_LIMIT] += 1;
 			continue;
 		}
 		captured += emu_capture_push_if(cp->cap, pkts[i], meta->ts_ns,

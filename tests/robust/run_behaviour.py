@@ -438,6 +438,43 @@ def t_capture_filter():
           "a bad filter is refused by check with its path (%s)" % r.stderr.strip())
 
 
+def t_capture_rotation():
+    """rotate_mb / rotate_files as tcpdump's -C / -W, and max_frames."""
+    fr = roce_frames(1)[0][1]
+    big = fr + bytes(1000 - len(fr))
+    roceframes.write_pcap(os.path.join(TMP, "rot.pcap"), [(i * 1000, big) for i in range(400)],
+                          t0=10**9)
+    for tag, extra, want_files in (("all", {"rotate_mb": 0.1}, None),
+                                   ("w3", {"rotate_mb": 0.1, "rotate_files": 3}, 3)):
+        sub = os.path.join(TMP, "rot-" + tag)
+        os.makedirs(sub)
+        d = pipeline("x")
+        d["egress"] = [dict({"type": "capture", "file": os.path.join(sub, "c.pcap"),
+                             "ports": ["p1"]}, **extra)]
+        write_json("rot.json", d)
+        r = run(["replay", "--pipeline", "rot.json", "--in", "rot.pcap:p0"])
+        files = sorted(os.listdir(sub))
+        sizes = [os.path.getsize(os.path.join(sub, f)) for f in files]
+        n = sum(len(pcapdump.read_pcap(os.path.join(sub, f))[1]) for f in files)
+        if want_files is None:
+            ok = r.returncode == 0 and n == 400 and len(files) == 5 and \
+                all(x <= 100000 for x in sizes) and files[0] == "c-1.pcap"
+        else:
+            ok = r.returncode == 0 and files == ["c-1.pcap", "c-2.pcap", "c.pcap"] and \
+                all(x <= 100000 for x in sizes) and n < 400
+        check(ok, "capture rotation %s: %d files %s of sizes %s, %d frames" %
+              (extra, len(files), files, sizes, n))
+    d = pipeline("x")
+    d["egress"] = [{"type": "capture", "file": "lim.pcap", "ports": ["p1"], "max_frames": 50}]
+    write_json("lim.json", d)
+    r = run(["replay", "--pipeline", "lim.json", "--in", "rot.pcap:p0", "--stats", "lim.json.s"])
+    n = len(pcapdump.read_pcap(os.path.join(TMP, "lim.pcap"))[1]) if r.returncode == 0 else -1
+    st = json.load(open(os.path.join(TMP, "lim.json.s"))) if r.returncode == 0 else {}
+    lim = [x["counters"].get("not_captured_limit") for x in st.get("stages", [])
+           if x["type"] == "capture"]
+    check(n == 50 and lim == [350], "max_frames 50: %d written, not_captured_limit %s" % (n, lim))
+
+
 def main():
     global ROCEMU, SRC, TMP
     ROCEMU, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
@@ -450,7 +487,7 @@ def main():
         roceframes.write_pcap(os.path.join(TMP, "in.pcap"), roce_frames(), t0=10**9)
         for t in (t_dev_full, t_full_disk, t_refused_runs_keep_files, t_signals, t_snap,
                   t_seconds_unsigned, t_out_every_port, t_profile_seed, t_live_drain_capture, t_live_discard,
-                  t_live_telemetry, t_capture_filter):
+                  t_live_telemetry, t_capture_filter, t_capture_rotation):
             print("== " + t.__name__)
             t()
     finally:
