@@ -12,7 +12,8 @@
  * frame size (net_null's "size" is fixed at probe): RX side, and TX side with no-rx=1 (both
  * are polled every pass, as rocemu's live mode does, so empty polls cost both sides alike).
  *
- * Usage: bench_switch [--epochs N] [--epoch-ms MS]    (defaults 20 x 200 ms per size)
+ * Usage: bench_switch [--epochs N] [--epoch-ms MS] [--quick]    (defaults 30 x 200 ms per size;
+ *        --quick: 3 x 20 ms, a smoke test of the same checks in a fraction of a second)
  */
 #include <errno.h>
 #include <getopt.h>
@@ -416,9 +417,11 @@ bench_run_size(struct emu_switch *sw, struct emu_switch *sw_tm, struct bench_siz
 static void
 bench_usage(FILE *f)
 {
-	fprintf(f, "usage: bench_switch [--epochs N] [--epoch-ms MS]\n"
+	fprintf(f, "usage: bench_switch [--epochs N] [--epoch-ms MS] [--quick]\n"
 		   "  epochs per frame size rotating io/bump/tm (default 30, a multiple of 3, <= %d), each MS ms "
-		   "(default 200)\n", BENCH_MAX_EPOCHS);
+		   "(default 200)\n"
+		   "  --quick: --epochs 3 --epoch-ms 20 (smoke test: the functional checks, no useful numbers)\n",
+		   BENCH_MAX_EPOCHS);
 }
 
 static int
@@ -427,6 +430,7 @@ bench_args(int argc, char **argv, unsigned int *epochs, unsigned int *epoch_ms)
 	static const struct option longopts[] = {
 		{ "epochs", required_argument, NULL, 'e' },
 		{ "epoch-ms", required_argument, NULL, 'm' },
+		{ "quick", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -451,6 +455,10 @@ bench_args(int argc, char **argv, unsigned int *epochs, unsigned int *epoch_ms)
 				*epochs = (unsigned int)v;
 			else
 				*epoch_ms = (unsigned int)v;
+			break;
+		case 'q':
+			*epochs = 3;
+			*epoch_ms = 20;
 			break;
 		case 'h':
 			bench_usage(stdout);
