@@ -15,8 +15,10 @@
  * Usage: bench_switch [--epochs N] [--epoch-ms MS] [--quick]    (defaults 30 x 200 ms per size;
  *        --quick: 3 x 20 ms, a smoke test of the same checks in a fraction of a second)
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -414,6 +416,27 @@ bench_run_size(struct emu_switch *sw, struct emu_switch *sw_tm, struct bench_siz
 	return 0;
 }
 
+/* EAL leaves its runtime directory (/var/run/dpdk/bench_PID) behind: empty it, remove it. */
+static void
+bench_rundir_remove(const char *dir)
+{
+	struct dirent *de;
+	DIR *d;
+
+	if (dir[0] == '\0' || (d = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		char path[PATH_MAX + 256];
+
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			unlink(path);
+		}
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
 static void
 bench_usage(FILE *f)
 {
@@ -479,7 +502,7 @@ int
 main(int argc, char **argv)
 {
 	static uint8_t frame[BENCH_FRAME_MAX];
-	char eal_args[16][128];
+	char eal_args[16][128], rundir[PATH_MAX];
 	char *eal_argv[17];
 	int eal_argc = 0;
 	struct emu_pipeline *pl = NULL, *pl_tm = NULL;
@@ -528,8 +551,10 @@ main(int argc, char **argv)
 	eal_argv[eal_argc] = NULL;
 	if (rte_eal_init(eal_argc, eal_argv) < 0) {
 		fprintf(stderr, "bench_switch: EAL init failed: %s\n", rte_strerror(rte_errno));
+		bench_rundir_remove(rte_eal_get_runtime_dir());
 		return 1;
 	}
+	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
 
 	root = json_loads(bench_pipeline_json, JSON_REJECT_DUPLICATES, &jerr);
 	if (root == NULL) {
@@ -641,5 +666,6 @@ out:
 	emu_pipeline_free(pl_tm);
 	rte_mempool_free(mp);
 	rte_eal_cleanup();
+	bench_rundir_remove(rundir);
 	return rc;
 }
