@@ -1425,15 +1425,32 @@ rg_run(struct rg_state *st)
 	return 0;
 }
 
-/* Remove EAL's runtime directory (/var/run/dpdk/PREFIX): rte_eal_cleanup() leaves it. */
+/*
+ * Remove EAL's runtime directory (/var/run/dpdk/PREFIX): rte_eal_cleanup() leaves it, and an
+ * EAL that failed part way may have made it. Not when another process still holds the lock a
+ * primary keeps on its "config" file: that is another rocegen (or any DPDK program) on the
+ * same --file-prefix, which is why our EAL failed, or our primary if we were a secondary.
+ */
 static void
 rg_runtime_dir_remove(const char *dir)
 {
+	char cfg[PATH_MAX + 16];
 	struct dirent *de;
 	DIR *d;
+	int fd;
 
 	if (dir == NULL || dir[0] == '\0')
 		return;
+	snprintf(cfg, sizeof(cfg), "%s/config", dir);
+	fd = open(cfg, O_RDWR);
+	if (fd >= 0) {
+		struct flock lk = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+		int busy = fcntl(fd, F_SETLK, &lk) != 0;
+
+		close(fd);
+		if (busy)
+			return;
+	}
 	d = opendir(dir);
 	if (d == NULL)
 		return;
@@ -1627,7 +1644,8 @@ main(int argc, char **argv)
 	snprintf(runtime_dir, sizeof(runtime_dir), "%s", rte_eal_get_runtime_dir());
 	if (rc < 0) {
 		fprintf(stderr, "rocegen: EAL initialisation failed: %s (rocegen --help lists "
-			"rocegen's options)\n", rte_strerror(rte_errno));
+			"rocegen's options)\n", rte_errno != 0 ? rte_strerror(rte_errno) :
+			"see EAL's message above");
 		goto out;
 	}
 	eal_up = true;

@@ -126,6 +126,27 @@ if [ $rc -ne 0 ] && grep -q "no DPDK port" <<<"$out"; then ok; else
 	bad "no port: exit $rc:"; sed 's/^/    /' <<<"$out"; fi
 no_rundir "a run refused after EAL started (no port)"
 
+# A run refused because another process holds the same --file-prefix must not remove that
+# process's runtime directory; the holder removes it when it ends.
+"$ROCEGEN" "${EAL[@]}" -l 0 -- "${IP[@]}" --time-limit 2 >"$WORK/holder.out" 2>&1 &
+holder=$!
+for _ in $(seq 50); do
+	[ -e "$RUNDIR/$PREFIX/mp_socket" ] && break
+	sleep 0.1
+done
+out=$("$ROCEGEN" "${EAL[@]}" -l 1 -- "${IP[@]}" 2>&1)
+rc=$?
+if [ $rc -ne 0 ] && grep -q "EAL initialisation failed" <<<"$out" &&
+	[ -e "$RUNDIR/$PREFIX/config" ] && kill -0 $holder 2>/dev/null; then
+	ok
+else
+	bad "a second rocegen on a busy --file-prefix: exit $rc, $RUNDIR/$PREFIX/config" \
+		"$([ -e "$RUNDIR/$PREFIX/config" ] && echo kept || echo REMOVED):"
+	sed 's/^/    /' <<<"$out"
+fi
+wait $holder
+no_rundir "the holder of the busy --file-prefix, at its end"
+
 # An existing --json file is left as it was by a refused run.
 echo keep >"$WORK/old.json"
 "$ROCEGEN" "${EAL[@]}" -- "${IP[@]}" --qps 0 --json "$WORK/old.json" >/dev/null 2>&1
