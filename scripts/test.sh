@@ -7,7 +7,8 @@
 #                                scripts/lsan.supp for DPDK's own allocations)
 #   BUILD=dir scripts/test.sh    another build directory
 #
-# Honesty rules (the run fails, whatever meson says, when):
+# Honesty rules (scripts/test_summary.py applies them and prints the closing line; its
+# --self-test, run by .ci/run, checks them; the run fails, whatever meson says, when):
 #   - fewer results come back than tests are registered (`meson test --list`): each missing
 #     one counts as failed;
 #   - under CI=true, a test skipped (exit 77) or a part of a test skipped counts as failed. A
@@ -67,62 +68,5 @@ if ! meson test -C "$BUILD" --no-rebuild --list 2>/dev/null | grep ' / ' >"$list
 fi
 rm -f "$BUILD/meson-logs/testlog.json"
 meson test -C "$BUILD" --no-rebuild --print-errorlogs --num-processes 2
-python3 - "$BUILD/meson-logs/testlog.json" "$list" "$CI" "$BUILD/meson-logs/meson-log.txt" <<'PY'
-import json, os, re, sys
-
-log, listed, ci, setup_log = sys.argv[1], sys.argv[2], sys.argv[3] == "true", sys.argv[4]
-registered = [l.strip() for l in open(listed) if l.strip()]
-passed = failed = skipped = 0
-lines = []
-results = []
-if os.path.exists(log):
-    with open(log) as f:
-        for line in f:
-            if line.strip():
-                results.append(json.loads(line))
-seen = set()
-for r in results:
-    name, res = r["name"], r.get("result")
-    seen.add(name)
-    parts = [l for l in (r.get("stdout") or "").splitlines() if l.startswith("SKIP (part)")]
-    if res in ("OK", "EXPECTEDFAIL") and parts and ci:
-        failed += 1
-        lines.append("FAILED: %s (CI=true: a skipped part is a failure: %s)" % (name, parts[0]))
-    elif res in ("OK", "EXPECTEDFAIL"):
-        passed += 1
-        for p in parts:
-            lines.append("SKIPPED PART: %s: %s" % (name, p))
-    elif res == "SKIP" and ci:
-        failed += 1
-        why = [l for l in (r.get("stdout") or "").splitlines() if l.startswith("SKIP")]
-        lines.append("FAILED: %s (CI=true: skipped: %s)" % (name, why[0] if why else "exit 77"))
-    elif res == "SKIP":
-        skipped += 1
-        lines.append("SKIPPED: " + name)
-    else:
-        failed += 1
-        lines.append("FAILED: %s (%s)" % (name, res))
-# both name a test "rocemu:unit / proto-crc"
-missing = [n for n in registered if n not in seen]
-for n in missing:
-    failed += 1
-    lines.append("FAILED: %s (registered, but no result came back)" % n)
-if len(results) < len(registered):
-    lines.append("FAILED: %d results for %d registered tests" % (len(results), len(registered)))
-if ci:
-    suites = {re.sub(r"^[^:]*:", "", l.split(" / ")[0]) for l in registered}
-    for s in ("unit", "fuzz", "replay", "e2e"):
-        if s not in suites:
-            failed += 1
-            lines.append("FAILED: CI=true: no test registered in suite %s" % s)
-    if os.path.exists(setup_log):
-        for l in open(setup_log, errors="replace"):
-            if "WARNING" in l and "NOT built" in l:
-                failed += 1
-                lines.append("FAILED: CI=true: configuration left tests out: " + l.strip())
-for l in lines:
-    print(l)
-tail = ", %d skipped" % skipped if skipped else ""
-print("%d passed, %d failed%s" % (passed, failed, tail))
-sys.exit(1 if failed or passed == 0 else 0)
-PY
+python3 scripts/test_summary.py "$BUILD/meson-logs/testlog.json" "$list" "$CI" \
+	"$BUILD/meson-logs/meson-log.txt"
