@@ -209,8 +209,8 @@ rg_usage(FILE *f)
 		"  --seed N             seed for --rx-loss (default 1)\n"
 		"  --json FILE          write the table and per-QP counters as JSON (checked before\n"
 		"                       the run starts; replaced only when complete)\n"
-		"  --help               this text (EAL's own options: rocegen --help -- or see\n"
-		"                       DPDK's EAL parameters guide)\n"
+		"  --help               this text; after an EAL option (rocegen -l 0 --help): EAL's\n"
+		"                       own options, then this\n"
 		"EAL options come before --, rocegen's after it. Exit status: 0 when every size ran\n"
 		"and verified and every output was written, 1 otherwise.\n"
 		"example (netns + veth): rocegen -l 0 --no-huge -m 512 --no-pci \\\n"
@@ -295,6 +295,7 @@ rg_parse_hosts(const char *arg, struct rg_opts *o)
 	return 0;
 }
 
+/* rocegen's options (argv[0] is skipped): 0, -1 after a message, 1 after --help was printed. */
 static int
 rg_parse_args(int argc, char **argv, struct rg_opts *o)
 {
