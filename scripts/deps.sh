@@ -3,11 +3,17 @@
 # Idempotent; sourced by test.sh and demo.sh, or run alone.
 set -u
 
+# Everything a test needs, so that nothing skips (under CI=true a skip is a failure):
+# libcmocka-dev (unit tests are not built without it), tshark and its dumpcap (Wireshark
+# cross-checks in proto-tshark-*, replay-switch-cnp, e2e-rocegen), dpdk (dpdk-testpmd: the
+# benchmarks' baseline), the PMDs the tests open by name (net_null, net_pcap, net_af_packet,
+# net_memif: rocegen-args, e2e, benchmarks), clang + libFuzzer (-Dfuzz=true builds).
 ROCEMU_DEB_PACKAGES=(
 	build-essential pkg-config meson ninja-build python3
 	dpdk dpdk-dev libdpdk-dev libjansson-dev libpcap-dev libibverbs-dev rdma-core
+	librte-net-null23 librte-net-pcap23 librte-net-af-packet23 librte-net-memif23
 	libcmocka-dev clang libfuzzer-14-dev
-	tshark iproute2 iputils-ping ethtool
+	tshark wireshark-common iproute2 iputils-ping ethtool
 )
 
 rocemu_install_deps() {

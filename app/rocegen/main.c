@@ -14,15 +14,20 @@
  * to every other), which also is the start-up handshake. QPs exist before a process sends or
  * answers any ARP, so no peer can reach it before it is ready.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <libgen.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <arpa/inet.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 #include <rte_cycles.h>
@@ -74,6 +79,21 @@ struct rg_opts {
 	double rx_loss;			/* test aid: RoCE frames to drop */
 	uint64_t seed;
 };
+
+/*
+ * The --json output, opened before EAL starts so that a path that cannot be written is refused
+ * before anything runs. A regular file (or a new one) is written under a temporary name in
+ * its directory and renamed over PATH only when complete, so a failed or interrupted run
+ * leaves what PATH held; anything else (a device such as /dev/null, a FIFO) is written in
+ * place as a stream.
+ */
+struct rg_out {
+	const char *path;
+	char tmp[PATH_MAX];	/* the temporary name, "" when writing PATH itself */
+	FILE *f;
+};
+
+static int rg_out_write(struct rg_out *out, const json_t *doc);
 
 /* One QP of this process: the requester of a connection src -> dst (a rank of ours to a remote
  * rank) or its responder (remote to ours). Channel n_qps is the control connection between
@@ -187,7 +207,12 @@ rg_usage(FILE *f)
 		"  --window-kb N        outstanding bytes per QP in KB (default 256)\n"
 		"  --rx-loss PCT        test aid: drop PCT %% of received RoCE frames (seeded)\n"
 		"  --seed N             seed for --rx-loss (default 1)\n"
-		"  --json FILE          write the table and per-QP counters as JSON\n"
+		"  --json FILE          write the table and per-QP counters as JSON (checked before\n"
+		"                       the run starts; replaced only when complete)\n"
+		"  --help               this text; after an EAL option (rocegen -l 0 --help): EAL's\n"
+		"                       own options, then this\n"
+		"EAL options come before --, rocegen's after it. Exit status: 0 when every size ran\n"
+		"and verified and every output was written, 1 otherwise.\n"
 		"example (netns + veth): rocegen -l 0 --no-huge -m 512 --no-pci \\\n"
 		"    --vdev=net_af_packet0,iface=veth0 -- --ip 198.18.0.1 --peer-ip 198.18.0.2\n",
 		RG_MAX_PROCS, RG_MAX_QPS, RG_MAX_LOCAL);
@@ -270,6 +295,7 @@ rg_parse_hosts(const char *arg, struct rg_opts *o)
 	return 0;
 }
 
+/* rocegen's options (argv[0] is skipped): 0, -1 after a message, 1 after --help was printed. */
 static int
 rg_parse_args(int argc, char **argv, struct rg_opts *o)
 {
@@ -453,7 +479,7 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 			break;
 		case 'h':
 			rg_usage(stdout);
-			exit(0);
+			return 1;
 		default:
 			rg_usage(stderr);
 			return -1;
@@ -1245,14 +1271,16 @@ rg_verify(struct rg_state *st)
 	return bad != 0 || placed != want ? -1 : 0;
 }
 
-static void
-rg_report(struct rg_state *st)
+/* The table and counters on stdout, and as JSON into @p out (NULL: none); -1 if that failed. */
+static int
+rg_report(struct rg_state *st, struct rg_out *out)
 {
 	const enum rg_coll coll = st->o.coll;
 	double factor = rg_busbw_factor(coll, st->R);
 	unsigned int q, c, r, shown = 0;
 	uint64_t tot[EP_CTR_MAX] = { 0 };
 	json_t *root = json_object(), *rows = json_array(), *qps = json_array(), *row;
+	int rc = 0;
 
 	printf("#\n# %s%s over %u ranks (%u processes x %u), %u QP(s) per pair, MTU %u\n",
 	       rg_coll_name(coll), coll == RG_COLL_ALLREDUCE ?
@@ -1327,9 +1355,10 @@ rg_report(struct rg_state *st)
 	json_object_set_new(root, "rx_lost_on_purpose", json_integer((json_int_t)st->rx_lost));
 	json_object_set_new(root, "pfc_received", json_integer((json_int_t)st->pfc.pfc_rcvd));
 	json_object_set_new(root, "pause_received", json_integer((json_int_t)st->pfc.pause_rcvd));
-	if (st->o.json != NULL && json_dump_file(root, st->o.json, JSON_INDENT(2)) != 0)
-		fprintf(stderr, "rocegen: %s: cannot write\n", st->o.json);
+	if (out != NULL && rg_out_write(out, root) != 0)
+		rc = -1;
 	json_decref(root);
+	return rc;
 }
 
 /* Buffers for the largest size: data, landing area and its bitmap per local rank. */
@@ -1397,25 +1426,242 @@ rg_run(struct rg_state *st)
 	return 0;
 }
 
+/*
+ * Remove EAL's runtime directory (/var/run/dpdk/PREFIX): rte_eal_cleanup() leaves it, and an
+ * EAL that failed part way may have made it. Not when another process still holds the lock a
+ * primary keeps on its "config" file: that is another rocegen (or any DPDK program) on the
+ * same --file-prefix, which is why our EAL failed, or our primary if we were a secondary.
+ */
+static void
+rg_runtime_dir_remove(const char *dir)
+{
+	char cfg[PATH_MAX + 16];
+	struct dirent *de;
+	DIR *d;
+	int fd;
+
+	if (dir == NULL || dir[0] == '\0')
+		return;
+	snprintf(cfg, sizeof(cfg), "%s/config", dir);
+	fd = open(cfg, O_RDWR);
+	if (fd >= 0) {
+		struct flock lk = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+		int busy = fcntl(fd, F_SETLK, &lk) != 0;
+
+		close(fd);
+		if (busy)
+			return;
+	}
+	d = opendir(dir);
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		char path[PATH_MAX + 256];
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		unlink(path);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
+/* Open @p path for the --json output (struct rg_out); prints one line and fails if it cannot. */
+static int
+rg_out_open(struct rg_out *out, const char *path)
+{
+	char dir[PATH_MAX], base[PATH_MAX];
+	struct stat sb;
+	int fd;
+
+	memset(out, 0, sizeof(*out));
+	out->path = path;
+	if (path[0] == '\0') {
+		fprintf(stderr, "rocegen: --json: empty file name\n");
+		return -1;
+	}
+	if (strlen(path) >= sizeof(dir) - 32) {
+		fprintf(stderr, "rocegen: --json %s: name too long\n", path);
+		return -1;
+	}
+	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		if (S_ISDIR(sb.st_mode)) {
+			fprintf(stderr, "rocegen: --json %s: is a directory\n", path);
+			return -1;
+		}
+		/* a device or FIFO: a stream, written in place */
+		out->f = fopen(path, "w");
+		if (out->f == NULL) {
+			fprintf(stderr, "rocegen: --json %s: %s\n", path, strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+	snprintf(dir, sizeof(dir), "%s", path);
+	snprintf(base, sizeof(base), "%s", path);
+	snprintf(out->tmp, sizeof(out->tmp), "%s/.%s.XXXXXX", dirname(dir), basename(base));
+	fd = mkstemp(out->tmp);
+	if (fd < 0) {
+		snprintf(dir, sizeof(dir), "%s", path);
+		fprintf(stderr, "rocegen: --json %s: cannot create a file in %s: %s\n", path,
+			dirname(dir), strerror(errno));
+		out->tmp[0] = '\0';
+		return -1;
+	}
+	/* mkstemp makes it 0600; the file gets what a plain create would give it */
+	{
+		mode_t um = umask(0);
+
+		umask(um);
+		if (fchmod(fd, 0666 & ~um) != 0) {
+			fprintf(stderr, "rocegen: --json %s: %s: %s\n", path, out->tmp,
+				strerror(errno));
+			close(fd);
+			unlink(out->tmp);
+			out->tmp[0] = '\0';
+			return -1;
+		}
+	}
+	out->f = fdopen(fd, "w");
+	if (out->f == NULL) {
+		fprintf(stderr, "rocegen: --json %s: %s\n", path, strerror(errno));
+		close(fd);
+		unlink(out->tmp);
+		out->tmp[0] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
+/* Drop the --json output without touching PATH (a run that did not get to its report). */
+static void
+rg_out_abandon(struct rg_out *out)
+{
+	if (out->f != NULL)
+		fclose(out->f);
+	out->f = NULL;
+	if (out->tmp[0] != '\0')
+		unlink(out->tmp);
+	out->tmp[0] = '\0';
+}
+
+/* Write @p doc, close, and put the file in place; one line naming the file and errno if not. */
+static int
+rg_out_write(struct rg_out *out, const json_t *doc)
+{
+	int rc = 0, e = 0;
+
+	if (json_dumpf(doc, out->f, JSON_INDENT(2)) != 0 || fputc('\n', out->f) == EOF ||
+	    fflush(out->f) != 0 || ferror(out->f)) {
+		e = errno;
+		rc = -1;
+	}
+	if (fclose(out->f) != 0 && rc == 0) {
+		e = errno;
+		rc = -1;
+	}
+	out->f = NULL;
+	if (rc == 0 && out->tmp[0] != '\0' && rename(out->tmp, out->path) != 0) {
+		e = errno;
+		rc = -1;
+	}
+	if (rc != 0) {
+		fprintf(stderr, "rocegen: --json %s: write failed: %s\n", out->path,
+			e != 0 ? strerror(e) : "I/O error");
+		if (out->tmp[0] != '\0')
+			unlink(out->tmp);
+	}
+	out->tmp[0] = '\0';
+	return rc;
+}
+
+/* After EAL's own usage (rocegen -l 0 --help): ours. */
+static void
+rg_usage_hook(const char *prgname)
+{
+	(void)prgname;
+	printf("\n");
+	rg_usage(stdout);
+}
+
+/* Is @p a a request for help? */
+static bool
+rg_is_help(const char *a)
+{
+	return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
+}
+
 int
 main(int argc, char **argv)
 {
+	char runtime_dir[PATH_MAX] = "";
+	struct rg_out out = { 0 };
 	struct rg_state *st;
+	int eal_argc = argc, dd = -1, i, rc, ret = 1;
+	bool eal_up = false, parsed = false;
 	unsigned int p, k;
 	uint64_t t0;
-	int rc, ret = 1;
 
-	rc = rte_eal_init(argc, argv);
-	if (rc < 0) {
-		fprintf(stderr, "rocegen: EAL initialisation failed: %s\n",
-			rte_strerror(rte_errno));
+	st = calloc(1, sizeof(*st));
+	if (st == NULL) {
+		fprintf(stderr, "rocegen: out of memory\n");
 		return 1;
 	}
-	argc -= rc;
-	argv += rc;
-	st = calloc(1, sizeof(*st));
-	if (st == NULL || rg_parse_args(argc, argv, &st->o) != 0)
+	for (i = 1; i < argc && dd < 0; i++)
+		if (strcmp(argv[i], "--") == 0)
+			dd = i;
+	/* "rocegen --help", "rocegen ... -- --help": ours, without starting EAL; "--help" among
+	 * EAL's options after others (rocegen -l 0 --help) is EAL's, followed by ours (the hook) */
+	if ((argc > 1 && rg_is_help(argv[1])) ||
+	    (dd > 0 && dd + 1 < argc && rg_is_help(argv[dd + 1]))) {
+		rg_usage(stdout);
+		free(st);
+		return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
+	}
+	rte_set_application_usage_hook(rg_usage_hook);
+	if (dd > 0) {
+		/* our options first: a bad command line is refused before EAL starts */
+		char *save = argv[dd];
+
+		argv[dd] = argv[0];
+		optind = 0;
+		rc = rg_parse_args(argc - dd, argv + dd, &st->o);
+		argv[dd] = save;
+		if (rc != 0) {
+			free(st);
+			return rc > 0 ? 0 : 1;
+		}
+		parsed = true;
+		eal_argc = dd + 1;	/* EAL sees "--" and stops there */
+	}
+	if (parsed && st->o.json != NULL && rg_out_open(&out, st->o.json) != 0) {
+		free(st);
+		return 1;
+	}
+	optind = 0;
+	rc = rte_eal_init(eal_argc, argv);
+	/* known even when EAL fails part way (it may have created the directory) */
+	snprintf(runtime_dir, sizeof(runtime_dir), "%s", rte_eal_get_runtime_dir());
+	if (rc < 0) {
+		fprintf(stderr, "rocegen: EAL initialisation failed: %s (rocegen --help lists "
+			"rocegen's options)\n", rte_errno != 0 ? rte_strerror(rte_errno) :
+			"see EAL's message above");
 		goto out;
+	}
+	eal_up = true;
+	if (!parsed) {
+		/* no "--": EAL took what it knows, the rest is ours */
+		argv[rc] = argv[0];
+		optind = 0;
+		i = rg_parse_args(argc - rc, argv + rc, &st->o);
+		if (i != 0) {
+			ret = i > 0 ? 0 : 1;
+			goto out;
+		}
+		if (st->o.json != NULL && rg_out_open(&out, st->o.json) != 0)
+			goto out;
+	}
 	/* line-buffered: a log redirected to a file keeps every line written before a crash */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGINT, rg_on_signal);
@@ -1445,7 +1691,7 @@ main(int argc, char **argv)
 	}
 	if (rg_alloc(st) != 0 || rg_port_setup(st) != 0 || rg_qps_init(st) != 0 ||
 	    rg_resolve_peers(st) != 0)
-		goto out;
+		goto out_port;
 	printf("rocegen: process %u of %u, ranks %u..%u of %u, %s%s, up to %" PRIu64 " bytes, "
 	       "%u QP(s) per pair (%u QPs here), MTU %u, DCQCN %s; running\n", st->proc,
 	       st->o.n_procs, st->proc * st->o.n_ranks, st->proc * st->o.n_ranks + st->o.n_ranks - 1,
@@ -1454,29 +1700,39 @@ main(int argc, char **argv)
 	       st->sched_max.size, st->o.n_qps, st->n_qp, st->o.mtu, st->o.dcqcn);
 	fflush(stdout);
 	ret = rg_run(st) == 0 ? 0 : 1;
-	rg_report(st);
+	if (rg_report(st, out.f != NULL ? &out : NULL) != 0)
+		ret = 1;
 	if (ret != 0)
 		fprintf(stderr, "rocegen: FAILED\n");
 	/* keep answering for a moment so the peers' last ACKs and barrier writes get out */
 	t0 = rg_now_ns(st);
 	while (rg_now_ns(st) - t0 < 300000000ULL && !rg_stop)
 		rg_poll(st);
-	rte_pktmbuf_free_bulk(st->txq, st->txq_n);
-	st->txq_n = 0;
-	rte_eth_dev_stop(st->port);
-out:
-	if (st != NULL) {
-		rg_sched_free(&st->sched);
-		rg_sched_free(&st->sched_max);
-		for (k = 0; k < RG_MAX_LOCAL; k++) {
-			free(st->data[k]);
-			free(st->land[k]);
-			free(st->bitmap[k]);
-		}
-		free(st->qps);
-		free(st->qp_of);
-		free(st);
+out_port:
+	if (st->pool != NULL) {
+		rte_pktmbuf_free_bulk(st->txq, st->txq_n);
+		st->txq_n = 0;
+		rte_eth_dev_stop(st->port);
 	}
-	rte_eal_cleanup();
+out:
+	rg_out_abandon(&out);
+	rg_sched_free(&st->sched);
+	rg_sched_free(&st->sched_max);
+	for (k = 0; k < RG_MAX_LOCAL; k++) {
+		free(st->data[k]);
+		free(st->land[k]);
+		free(st->bitmap[k]);
+	}
+	free(st->qps);
+	free(st->qp_of);
+	free(st);
+	if (eal_up)
+		rte_eal_cleanup();
+	rg_runtime_dir_remove(runtime_dir);
+	/* the report goes to stdout: a lost table is a failed run too */
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "rocegen: stdout: write failed: %s\n", strerror(errno));
+		ret = 1;
+	}
 	return ret;
 }

@@ -7,12 +7,14 @@
  *   unseeded: what the ICRC would cost if no masking were needed), the slice-by-8 tables and a
  *   plain one-table CRC-32;
  * - QP pairing: ns per learn + lookup.
- * Usage: bench_proto [iterations_scale]   (no EAL; rte_net_crc picks its algorithm itself)
+ * Usage: bench_proto [iterations_scale | --quick]   (no EAL; rte_net_crc picks its algorithm
+ *        itself; --quick: 1/100 of the iterations, a smoke test of the self-check and every loop)
  */
 /* rte_vect_{get,set}_max_simd_bitwidth() are experimental in DPDK 22.11 */
 #define ALLOW_EXPERIMENTAL_API 1
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,7 +159,9 @@ int
 main(int argc, char **argv)
 {
 	static uint8_t ack[128], wr[8192];
-	uint64_t scale = argc > 1 ? strtoull(argv[1], NULL, 0) : 1;
+	bool quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+	uint64_t scale = argc > 1 && !quick ? strtoull(argv[1], NULL, 0) : 1;
+	uint64_t div = quick ? 100 : 1;
 	int ack_len, wr_len;
 	struct roce_pkt pa, pw;
 	double ns_ack, ns_wr, g_icrc, g_rte, g_s8, g_b1, ns_qp, ns_icrc_ack;
@@ -185,16 +189,16 @@ main(int argc, char **argv)
 		return 1;
 	}
 
-	ns_ack = bench_parse(ack, (uint32_t)ack_len, 2000000 * scale);
-	ns_wr = bench_parse(wr, (uint32_t)wr_len, 2000000 * scale);
-	g_icrc = bench_crc(CRC_ICRC, wr, (uint32_t)wr_len, &pw, 50000 * scale);
-	g_rte = bench_crc(CRC_RTE, wr, (uint32_t)wr_len, &pw, 50000 * scale);
-	g_s8 = bench_crc(CRC_SLICE8, wr, (uint32_t)wr_len, &pw, 10000 * scale);
-	g_b1 = bench_crc(CRC_BYTEWISE, wr, (uint32_t)wr_len, &pw, 5000 * scale);
+	ns_ack = bench_parse(ack, (uint32_t)ack_len, 2000000 * scale / div);
+	ns_wr = bench_parse(wr, (uint32_t)wr_len, 2000000 * scale / div);
+	g_icrc = bench_crc(CRC_ICRC, wr, (uint32_t)wr_len, &pw, 50000 * scale / div);
+	g_rte = bench_crc(CRC_RTE, wr, (uint32_t)wr_len, &pw, 50000 * scale / div);
+	g_s8 = bench_crc(CRC_SLICE8, wr, (uint32_t)wr_len, &pw, 10000 * scale / div);
+	g_b1 = bench_crc(CRC_BYTEWISE, wr, (uint32_t)wr_len, &pw, 5000 * scale / div);
 	{
 		double best = 1e30, t0;
 		int r;
-		uint64_t i, n = 2000000 * scale;
+		uint64_t i, n = 2000000 * scale / div;
 
 		for (r = 0; r < 5; r++) {
 			uint32_t acc = 0;
@@ -208,7 +212,7 @@ main(int argc, char **argv)
 		}
 		ns_icrc_ack = best * 1e9 / (double)n;
 	}
-	ns_qp = bench_qpmap(2000000 * scale);
+	ns_qp = bench_qpmap(2000000 * scale / div);
 
 	printf("bench_proto: PCLMULQDQ %s\n", roce_crc32_has_clmul() ? "yes" : "no");
 	printf("parse  RC ACK %4d B:            %8.1f ns/packet\n", ack_len, ns_ack);

@@ -12,10 +12,13 @@
  * frame size (net_null's "size" is fixed at probe): RX side, and TX side with no-rx=1 (both
  * are polled every pass, as rocemu's live mode does, so empty polls cost both sides alike).
  *
- * Usage: bench_switch [--epochs N] [--epoch-ms MS]    (defaults 20 x 200 ms per size)
+ * Usage: bench_switch [--epochs N] [--epoch-ms MS] [--quick]    (defaults 30 x 200 ms per size;
+ *        --quick: 3 x 20 ms, a smoke test of the same checks in a fraction of a second)
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -413,12 +416,35 @@ bench_run_size(struct emu_switch *sw, struct emu_switch *sw_tm, struct bench_siz
 	return 0;
 }
 
+/* EAL leaves its runtime directory (/var/run/dpdk/bench_PID) behind: empty it, remove it. */
+static void
+bench_rundir_remove(const char *dir)
+{
+	struct dirent *de;
+	DIR *d;
+
+	if (dir[0] == '\0' || (d = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		char path[PATH_MAX + 256];
+
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			unlink(path);
+		}
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
 static void
 bench_usage(FILE *f)
 {
-	fprintf(f, "usage: bench_switch [--epochs N] [--epoch-ms MS]\n"
+	fprintf(f, "usage: bench_switch [--epochs N] [--epoch-ms MS] [--quick]\n"
 		   "  epochs per frame size rotating io/bump/tm (default 30, a multiple of 3, <= %d), each MS ms "
-		   "(default 200)\n", BENCH_MAX_EPOCHS);
+		   "(default 200)\n"
+		   "  --quick: --epochs 3 --epoch-ms 20 (smoke test: the functional checks, no useful numbers)\n",
+		   BENCH_MAX_EPOCHS);
 }
 
 static int
@@ -427,6 +453,7 @@ bench_args(int argc, char **argv, unsigned int *epochs, unsigned int *epoch_ms)
 	static const struct option longopts[] = {
 		{ "epochs", required_argument, NULL, 'e' },
 		{ "epoch-ms", required_argument, NULL, 'm' },
+		{ "quick", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -452,6 +479,10 @@ bench_args(int argc, char **argv, unsigned int *epochs, unsigned int *epoch_ms)
 			else
 				*epoch_ms = (unsigned int)v;
 			break;
+		case 'q':
+			*epochs = 3;
+			*epoch_ms = 20;
+			break;
 		case 'h':
 			bench_usage(stdout);
 			exit(0);
@@ -471,7 +502,7 @@ int
 main(int argc, char **argv)
 {
 	static uint8_t frame[BENCH_FRAME_MAX];
-	char eal_args[16][128];
+	char eal_args[16][128], rundir[PATH_MAX];
 	char *eal_argv[17];
 	int eal_argc = 0;
 	struct emu_pipeline *pl = NULL, *pl_tm = NULL;
@@ -520,8 +551,10 @@ main(int argc, char **argv)
 	eal_argv[eal_argc] = NULL;
 	if (rte_eal_init(eal_argc, eal_argv) < 0) {
 		fprintf(stderr, "bench_switch: EAL init failed: %s\n", rte_strerror(rte_errno));
+		bench_rundir_remove(rte_eal_get_runtime_dir());
 		return 1;
 	}
+	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
 
 	root = json_loads(bench_pipeline_json, JSON_REJECT_DUPLICATES, &jerr);
 	if (root == NULL) {
@@ -633,5 +666,6 @@ out:
 	emu_pipeline_free(pl_tm);
 	rte_mempool_free(mp);
 	rte_eal_cleanup();
+	bench_rundir_remove(rundir);
 	return rc;
 }

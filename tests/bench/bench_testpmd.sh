@@ -14,7 +14,9 @@
 # Reports; fails only when nothing is forwarded or rocemu's conservation check fails.
 #
 # usage: bench_testpmd.sh [--build DIR] [--runs N] [--seconds S] [--sizes "ack64 write1k write4k"]
-#        exit 77 (skipped) when not root or dpdk-testpmd is missing.
+#                         [--quick]
+#        --quick: --runs 1 --seconds 3, every size (a smoke test: same checks, rough numbers)
+#        exit 77 (skipped, a line starting "SKIP:") when not root or dpdk-testpmd is missing.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -33,7 +35,8 @@ while [ $# -gt 0 ]; do
 	--runs) runs=$2; shift 2 ;;
 	--seconds) secs=$2; shift 2 ;;
 	--sizes) sizes=$2; shift 2 ;;
-	-h|--help) sed -n '3,18p' "$0"; exit 0 ;;
+	--quick) runs=1; secs=3; shift ;;
+	-h|--help) sed -n '3,20p' "$0"; exit 0 ;;
 	*) echo "bench_testpmd: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -45,11 +48,11 @@ fi
 rocemu=$build/app/rocemu/rocemu
 testpmd=$(command -v dpdk-testpmd || true)
 if [ "$(id -u)" != 0 ]; then
-	echo "bench_testpmd: skipped: needs root (DPDK EAL)"
+	echo "SKIP: bench_testpmd needs root (DPDK EAL); NOT MEASURED"
 	exit 77
 fi
 if [ -z "$testpmd" ]; then
-	echo "bench_testpmd: skipped: dpdk-testpmd not found (apt-get install dpdk)"
+	echo "SKIP: bench_testpmd: dpdk-testpmd not found (apt-get install dpdk); NOT MEASURED"
 	exit 77
 fi
 if [ ! -x "$rocemu" ]; then

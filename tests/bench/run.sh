@@ -7,7 +7,8 @@
 # Both report ratios against a baseline measured in the same run (see README.md). Run as root.
 #
 # usage: tests/bench/run.sh [BUILD_DIR] [--quick]
-#        BUILD_DIR defaults to $BUILD or ./build; --quick: fewer/shorter epochs and runs
+#        BUILD_DIR defaults to $BUILD or ./build; --quick: each benchmark's quick mode (a smoke
+#        run with rough numbers; tests/bench/smoke.sh runs every benchmark that way)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -17,7 +18,7 @@ quick=0
 for a in "$@"; do
 	case "$a" in
 	--quick) quick=1 ;;
-	-h|--help) sed -n '3,10p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,11p' "$0"; exit 0 ;;
 	-*) echo "run.sh: unknown option $a" >&2; exit 2 ;;
 	*) build=$a ;;
 	esac
@@ -29,10 +30,10 @@ fi
 ninja -C "$build" tests/bench/bench_switch app/rocemu/rocemu
 
 if [ $quick -eq 1 ]; then
-	sw_args=(--epochs 8 --epoch-ms 100)
-	tp_args=(--runs 1 --seconds 4)
+	sw_args=(--quick)
+	tp_args=(--quick)
 else
-	sw_args=(--epochs 20 --epoch-ms 200)
+	sw_args=(--epochs 30 --epoch-ms 200)
 	tp_args=(--runs 3 --seconds 8)
 fi
 
@@ -45,7 +46,7 @@ echo "== bench_testpmd.sh ${tp_args[*]}"
 rc=0
 "$here/bench_testpmd.sh" --build "$build" "${tp_args[@]}" 2>&1 | tee -a "$log" || rc=$?
 if [ $rc -eq 77 ]; then
-	echo "(bench_testpmd skipped)"
+	echo "(bench_testpmd SKIPPED: NOT MEASURED)"
 elif [ $rc -ne 0 ]; then
 	echo "bench_testpmd.sh failed (rc $rc)" >&2
 	exit $rc

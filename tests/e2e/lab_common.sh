@@ -15,7 +15,7 @@ lab_cleanup() {
 	[ -n "$ROCEMU_PID" ] && kill -INT "$ROCEMU_PID" 2>/dev/null && sleep 1
 	[ -n "$ROCEMU_PID" ] && kill -9 "$ROCEMU_PID" 2>/dev/null
 	"$LAB" down >/dev/null 2>&1
-	rm -rf "$WORK"
+	rm -rf "$WORK" "/var/run/dpdk/${LAB_PREFIX}a" "/var/run/dpdk/${LAB_PREFIX}b"
 }
 trap lab_cleanup EXIT
 
@@ -57,7 +57,8 @@ rocemu_stop() {
 
 # rocegen_pair IP_A IP_B ARGS...: "$ROCEGEN" in A's and B's namespace at once (lcore 1, on the
 # namespace's veth end), process A first at IP_A, B at IP_B, outputs $WORK/{a,b}.{out,json};
-# fails if either exits non-zero or did not check its result and every byte from the wire.
+# fails if either exits non-zero, did not check its result and every byte from the wire, or
+# left its EAL runtime directory behind.
 rocegen_pair() {
 	local ip_a=$1 ip_b=$2 pa pb s
 	shift 2
@@ -71,6 +72,11 @@ rocegen_pair() {
 	pb=$!
 	wait $pa || { wait $pb; fail "rocegen A exited non-zero"; }
 	wait $pb || fail "rocegen B exited non-zero"
+	# rocegen removes its EAL runtime directory on every exit path (issue 11, item 13)
+	for s in a b; do
+		[ ! -e "/var/run/dpdk/${LAB_PREFIX}$s" ] ||
+			fail "rocegen $s left /var/run/dpdk/${LAB_PREFIX}$s behind"
+	done
 	for s in a b; do
 		grep -Eq "verify [0-9]+ bytes: data ok, ([0-9]+) of \1 bytes placed" "$WORK/$s.out" ||
 			fail "rocegen $s did not check its result and place every byte"

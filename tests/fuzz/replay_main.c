@@ -9,6 +9,9 @@
 
 #include "fuzz_common.h"
 
+/* Targets that need set-up (EAL) define it, as libFuzzer lets them. */
+int LLVMFuzzerInitialize(int *argc, char ***argv) __attribute__((weak));
+
 static int
 run_file(const char *path)
 {
@@ -46,6 +49,8 @@ main(int argc, char **argv)
 {
 	int i, n = 0;
 
+	if (LLVMFuzzerInitialize != NULL)
+		LLVMFuzzerInitialize(&argc, &argv);
 	for (i = 1; i < argc; i++) {
 		struct stat st;
 		DIR *d;

@@ -106,7 +106,7 @@ def check_cnps(frames, want_fields, nic_cnp_expected):
 def check_tshark(path, n_cnps):
     tshark = shutil.which("tshark")
     if tshark is None:
-        print("SKIPPED PART: tshark not installed: CNP dissection NOT checked (apt-get install tshark)")
+        print("SKIP (part): tshark not installed: CNP dissection NOT checked (apt-get install tshark)")
         return []
     errs = []
     r = subprocess.run([tshark, "-r", path, "-Y", "infiniband.bth.opcode == 129", "-T", "fields",
