@@ -9,6 +9,7 @@
 #   bench_proto --quick       lib/proto parse/ICRC/CRC/qpmap loops (1/100 of the iterations)
 #   bench_testpmd.sh --quick  rocemu live vs dpdk-testpmd io (1 run x 3 s per size)
 #   bench_rocegen.sh --quick  rocegen back to back over memif vs testpmd (8 MB, 1 run)
+#   bench_capture --quick     the switch with and without a 64 B header capture (2 x 50 ms)
 # Prints each benchmark's output, its wall time and PASS/FAIL/SKIP, then the closing line
 # "N passed, N failed" (", N skipped" when some were; under CI=true a skip is a failure).
 # Exit status: 0 when none failed, 1 otherwise, 2 for a bad argument.
@@ -21,7 +22,7 @@ root=$(cd "$here/../.." && pwd)
 build=${BUILD:-$root/build}
 CI=${CI:-false}
 case "${1:-}" in
--h|--help) sed -n '3,16p' "$0"; exit 0 ;;
+-h|--help) sed -n '3,17p' "$0"; exit 0 ;;
 -*) echo "smoke.sh: unknown option $1" >&2; exit 2 ;;
 "") ;;
 *) build=$1 ;;
@@ -32,7 +33,7 @@ if [ ! -f "$build/build.ninja" ]; then
 	meson setup "$build" "$root" >/dev/null || { echo "0 passed, 1 failed"; exit 1; }
 fi
 if ! ninja -C "$build" tests/bench/bench_switch tests/bench/bench_impair tests/bench/bench_proto \
-	app/rocemu/rocemu app/rocegen/rocegen >/dev/null; then
+	tests/bench/bench_capture app/rocemu/rocemu app/rocegen/rocegen >/dev/null; then
 	echo "smoke.sh: build failed"
 	echo "0 passed, 1 failed"
 	exit 1
@@ -67,6 +68,7 @@ bench bench_impair "$build/tests/bench/bench_impair" --quick
 bench bench_proto "$build/tests/bench/bench_proto" --quick
 bench bench_testpmd "$here/bench_testpmd.sh" --build "$build" --quick
 bench bench_rocegen "$here/bench_rocegen.sh" --build "$build" --quick
+bench bench_capture "$build/tests/bench/bench_capture" --quick
 
 echo "== smoke summary"
 printf '%s\n' "${summary[@]}"
