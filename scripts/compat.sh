@@ -11,6 +11,10 @@
 #   ROCEMU_COMPAT_MIRROR=http://...             Debian mirror (default http://deb.debian.org/debian)
 #   ROCEMU_COMPAT_REFRESH=1                     apt-get upgrade inside the cached root first
 #   ROCEMU_COMPAT_NEW=1                         throw the cached root away and make it anew
+#   ROCEMU_COMPAT_DPDK_SRC=/path/dpdk-23.11.7   a DPDK source tree (an unpacked release tarball):
+#       build that DPDK inside the root (cached by version under /opt/dpdk-VERSION there) and
+#       build and test rocemu against it instead of the suite's own DPDK. This is how 23.11 is
+#       tested: no Debian suite ships it.
 #
 # Needs root (debootstrap, chroot, mount). Installs debootstrap on the host with apt-get if it is
 # missing. Mounts /proc, /sys, /dev (with its own /dev/shm and /run tmpfs) and the source tree
@@ -33,6 +37,9 @@ PACKAGES=(
 	libcmocka-dev tshark
 )
 TEST_SUITES=(unit fuzz replay)
+DPDK_SRC=${ROCEMU_COMPAT_DPDK_SRC:-}
+# The DPDK drivers the tests and the vdev labs use (bus/pci, bus/vdev, mempool/ring always come).
+DPDK_DRIVERS=net/ring,net/null,net/pcap,net/af_packet
 
 MOUNTS=()
 t_start=$(date +%s)
@@ -98,6 +105,12 @@ for c in mount umount chroot awk realpath flock; do
 	command -v "$c" >/dev/null || die "'$c' not found on the host"
 done
 [ -f "$SRC/meson.build" ] || die "no meson.build in $SRC: run the script from the rocemu tree"
+if [ -n "$DPDK_SRC" ]; then
+	DPDK_SRC=$(realpath "$DPDK_SRC") || die "ROCEMU_COMPAT_DPDK_SRC: no such directory"
+	[ -f "$DPDK_SRC/VERSION" ] && [ -f "$DPDK_SRC/lib/eal/include/rte_version.h" ] ||
+		die "ROCEMU_COMPAT_DPDK_SRC=$DPDK_SRC is not a DPDK source tree (no VERSION, lib/eal)"
+	PACKAGES+=(python3-pyelftools libnuma-dev)
+fi
 case "$ROOTFS" in
 / | /bin* | /boot* | /dev* | /etc* | /home | /proc* | /sys* | /usr* | /var | "$SRC"*)
 	die "refusing root directory '$ROOTFS'" ;;
@@ -200,7 +213,35 @@ for p in "${PACKAGES[@]}"; do
 done
 touch "$STAMP"
 
-dpdk_version=$(in_root pkg-config --modversion libdpdk) || die "pkg-config finds no libdpdk in the root"
+# ---- DPDK from source (ROCEMU_COMPAT_DPDK_SRC) -----------------------------------------------
+DPDK_ENV=()
+if [ -n "$DPDK_SRC" ]; then
+	dver=$(tr -d ' \n' <"$DPDK_SRC/VERSION")
+	prefix=/opt/dpdk-$dver
+	if [ ! -f "$ROOTFS$prefix/.rocemu-compat-ready" ]; then
+		t0=$(date +%s)
+		say "building DPDK $dver from $DPDK_SRC into $prefix inside the root (once per version)"
+		mnt bind,ro "$DPDK_SRC" /src/dpdk
+		rm -rf --one-file-system "$ROOTFS$prefix" "$ROOTFS/build-dpdk"
+		mkdir -p "$ROOTFS/build-dpdk"
+		log=$CACHE/dpdk-$dver-$SUITE.log
+		if ! in_root meson setup /build-dpdk/$dver /src/dpdk --prefix="$prefix" --libdir=lib \
+			-Dplatform=generic -Dtests=false -Denable_docs=false -Dexamples= \
+			-Ddisable_apps='*' -Denable_kmods=false -Denable_libs=pcapng \
+			-Denable_drivers="$DPDK_DRIVERS" >"$log" 2>&1 ||
+			! in_root ninja -C /build-dpdk/$dver -j "$JOBS" install >>"$log" 2>&1; then
+			tail -n 30 "$log" >&2
+			die "building DPDK $dver failed (log: $log)"
+		fi
+		rm -rf --one-file-system "$ROOTFS/build-dpdk"
+		touch "$ROOTFS$prefix/.rocemu-compat-ready"
+		say "DPDK $dver built and installed in $(($(date +%s) - t0)) s"
+	fi
+	DPDK_ENV=(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" LD_LIBRARY_PATH="$prefix/lib")
+fi
+
+dpdk_version=$(in_root "${DPDK_ENV[@]}" pkg-config --modversion libdpdk) ||
+	die "pkg-config finds no libdpdk in the root"
 gcc_version=$(in_root gcc -dumpfullversion) || die "no gcc in the root"
 meson_version=$(in_root meson --version) || die "no meson in the root"
 say "Debian $(cat "$ROOTFS/etc/debian_version"): DPDK $dpdk_version, gcc $gcc_version, meson $meson_version"
@@ -212,11 +253,14 @@ rm -rf --one-file-system "$ROOTFS/build" || die "cannot remove the old build dir
 mkdir -p "$ROOTFS/build"
 t0=$(date +%s)
 say "meson setup $BUILD (werror on, e2e off) and ninja"
-if ! in_root meson setup "$BUILD" /src/rocemu -De2e=disabled >"$ROOTFS/build/setup.log" 2>&1; then
+if ! in_root "${DPDK_ENV[@]}" meson setup "$BUILD" /src/rocemu -De2e=disabled >"$ROOTFS/build/setup.log" 2>&1; then
 	tail -n 40 "$ROOTFS/build/setup.log"
 	die "meson setup failed against DPDK $dpdk_version (log: $ROOTFS/build/setup.log)"
 fi
-if ! in_root ninja -C "$BUILD" -j "$JOBS" >"$ROOTFS/build/ninja.log" 2>&1; then
+if [ -n "$DPDK_SRC" ] && ! grep -q -- "-I$prefix/include" "$ROOTFS$BUILD/build.ninja"; then
+	die "the build does not use $prefix/include: it would test the suite's own DPDK"
+fi
+if ! in_root ninja -C "$BUILD" -k 0 -j "$JOBS" >"$ROOTFS/build/ninja.log" 2>&1; then
 	grep -E 'error|warning' "$ROOTFS/build/ninja.log" | head -n 40
 	tail -n 20 "$ROOTFS/build/ninja.log"
 	die "build failed against DPDK $dpdk_version, gcc $gcc_version (log: $ROOTFS/build/ninja.log)"
@@ -229,7 +273,7 @@ t0=$(date +%s)
 suite_args=()
 for s in "${TEST_SUITES[@]}"; do suite_args+=(--suite "$s"); done
 say "meson test ${suite_args[*]}"
-in_root meson test -C "$BUILD" --no-rebuild --print-errorlogs --num-processes "$JOBS" \
+in_root "${DPDK_ENV[@]}" meson test -C "$BUILD" --no-rebuild --print-errorlogs --num-processes "$JOBS" \
 	"${suite_args[@]}"
 say "tests done in $(($(date +%s) - t0)) s; total $(elapsed)"
 
