@@ -44,10 +44,13 @@ DPDK_DRIVERS=net/ring,net/null,net/pcap,net/af_packet
 MOUNTS=()
 t_start=$(date +%s)
 
-say() { echo "compat: $*"; }
+# Messages go to the script's own stdout/stderr, saved here: a trap that fires while a function
+# runs with its output redirected (in_root ... >log) would otherwise write into that log.
+exec 3>&1 4>&2
+say() { echo "compat: $*" >&3; }
 die() {
-	echo "compat: ERROR: $*" >&2
-	echo "0 passed, 1 failed"
+	echo "compat: ERROR: $*" >&4
+	echo "0 passed, 1 failed" >&3
 	exit 1
 }
 elapsed() { echo "$(($(date +%s) - t_start)) s"; }
@@ -60,7 +63,7 @@ unmount_below() {
 	for m in $(awk -v b="$base" '$2 == b || index($2, b "/") == 1 { print $2 }' /proc/self/mounts |
 		sort -r); do
 		umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null ||
-			echo "compat: cannot unmount $m" >&2
+			echo "compat: cannot unmount $m" >&4
 	done
 	! awk -v b="$base" '$2 == b || index($2, b "/") == 1 { found = 1 } END { exit !found }' \
 		/proc/self/mounts
@@ -73,12 +76,12 @@ cleanup() {
 		MOUNTS=()
 		unmount_below "$ROOTFS" || rc=1
 	fi
-	exec 9>&- 2>/dev/null
+	exec 9>&-
 	exit $rc
 }
 trap cleanup EXIT
-trap 'echo "compat: interrupted" >&2; echo "0 passed, 1 failed"; exit 130' INT
-trap 'echo "compat: terminated" >&2; echo "0 passed, 1 failed"; exit 143' TERM HUP
+trap 'echo "compat: interrupted" >&4; echo "0 passed, 1 failed" >&3; exit 130' INT
+trap 'echo "compat: terminated" >&4; echo "0 passed, 1 failed" >&3; exit 143' TERM HUP
 
 # Mount $2 at $ROOTFS$3 with options $1 ("bind", "bind,ro" or an fstype), private so nothing
 # propagates back to the host's own mounts.
@@ -133,7 +136,10 @@ if ! flock -n 9; then
 	flock 9 || die "cannot lock $ROOTFS.lock"
 fi
 # A run killed with SIGKILL leaves its mounts: take them away before touching the root.
-unmount_below "$ROOTFS" || die "stale mounts under $ROOTFS cannot be removed"
+if [ -d "$ROOTFS" ] && grep -q " $(realpath "$ROOTFS")/" /proc/self/mounts; then
+	say "removing mounts left under $ROOTFS by a killed run"
+	unmount_below "$ROOTFS" || die "stale mounts under $ROOTFS cannot be removed"
+fi
 
 # ---- the root ------------------------------------------------------------------------------
 STAMP=$ROOTFS/.rocemu-compat-ready
