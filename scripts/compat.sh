@@ -69,6 +69,13 @@ unmount_below() {
 		/proc/self/mounts
 }
 
+# rm -rf of the root only with nothing mounted in it: --one-file-system does not stop at a bind
+# mount from the same filesystem (the deb cache, the source tree).
+remove_root() {
+	unmount_below "$ROOTFS" || die "refusing to remove $ROOTFS: something is still mounted in it"
+	rm -rf --one-file-system "$ROOTFS" || die "cannot remove $ROOTFS"
+}
+
 cleanup() {
 	local rc=$?
 	if [ ${#MOUNTS[@]} -gt 0 ]; then
@@ -146,19 +153,23 @@ STAMP=$ROOTFS/.rocemu-compat-ready
 BOOTSTRAPPED=$ROOTFS/.rocemu-compat-bootstrapped
 if [ "${ROCEMU_COMPAT_NEW:-0}" = 1 ] && [ -d "$ROOTFS" ]; then
 	say "ROCEMU_COMPAT_NEW=1: removing the cached root $ROOTFS"
-	rm -rf --one-file-system "$ROOTFS" || die "cannot remove $ROOTFS"
+	remove_root
 fi
 if [ -d "$ROOTFS" ] && [ ! -f "$BOOTSTRAPPED" ]; then
 	say "removing the unfinished root $ROOTFS (an earlier run stopped while making it)"
-	rm -rf --one-file-system "$ROOTFS" || die "cannot remove $ROOTFS"
+	remove_root
 fi
 if [ ! -d "$ROOTFS" ]; then
 	say "making a Debian $SUITE root with debootstrap in $ROOTFS (from $MIRROR)"
 	t0=$(date +%s)
 	mkdir -p "$CACHE/debs" || die "cannot make $CACHE/debs"
 	log=$CACHE/debootstrap-$SUITE.log
+	# An older debootstrap has no script for a newer suite: Debian's suites since buster all
+	# bootstrap like sid.
+	dscript=()
+	[ -e "/usr/share/debootstrap/scripts/$SUITE" ] || dscript=(/usr/share/debootstrap/scripts/sid)
 	if ! debootstrap --variant=minbase --cache-dir="$CACHE/debs" "$SUITE" "$ROOTFS" "$MIRROR" \
-		>"$log" 2>&1; then
+		"${dscript[@]}" >"$log" 2>&1; then
 		tail -n 20 "$log" >&2
 		[ -f "$ROOTFS/debootstrap/debootstrap.log" ] &&
 			tail -n 20 "$ROOTFS/debootstrap/debootstrap.log" >&2
