@@ -176,9 +176,13 @@ if [ ! -d "$ROOTFS" ]; then
 		die "debootstrap $SUITE failed (full log: $log)"
 	fi
 	say "debootstrap done in $(($(date +%s) - t0)) s"
-	printf 'APT::Install-Recommends "false";\n' >"$ROOTFS/etc/apt/apt.conf.d/90rocemu-compat"
 	touch "$BOOTSTRAPPED"
 fi
+# No recommends; and a testing suite's Release on a mirror that lags the clock may be past its
+# Valid-Until (forky here): signatures are still checked.
+printf 'APT::Install-Recommends "false";\nAcquire::Check-Valid-Until "false";\n' \
+	>"$ROOTFS/etc/apt/apt.conf.d/90rocemu-compat" 2>/dev/null ||
+	die "$ROOTFS/etc/apt is not writable: not a Debian root (remove it)"
 [ -x "$ROOTFS/usr/bin/apt-get" ] || die "$ROOTFS has no apt-get: not a Debian root (remove it)"
 
 # ---- mounts --------------------------------------------------------------------------------
