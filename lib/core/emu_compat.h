@@ -35,9 +35,12 @@
  * - 24.11 declares rte_malloc()/rte_zmalloc() __rte_malloc __rte_dealloc_free: gcc then warns
  *   when their memory is passed to free() (-Wmismatched-dealloc); pair them with rte_free().
  * - 25.03 turns rte_net_crc_calc() into a call on a context made by rte_net_crc_set_alg():
- *   emu_compat_crc32_eth() below computes the Ethernet CRC-32 on either API.
+ *   struct emu_compat_crc and emu_compat_crc32_eth() below work on either API (the unit test
+ *   and the benchmark compare rocemu's CRC engine with DPDK's). With that, rocemu also builds
+ *   and passes on 25.11 (Debian forky, gcc 16).
  */
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -58,22 +61,77 @@
 #endif
 
 #ifdef _RTE_NET_CRC_H_
+/*
+ * DPDK's own Ethernet CRC-32 (rte_net_crc: init all ones, final xor), the reference rocemu's
+ * CRC engine is tested and benchmarked against. Include <rte_net_crc.h> before this header to
+ * get these. Until 25.03 the algorithm is process-wide (rte_net_crc_set_alg(alg)); since then
+ * rte_net_crc_set_alg(alg, type) returns a context that rte_net_crc_calc() takes first.
+ */
+
+/** An rte_net_crc CRC-32 (Ethernet) context on either API. */
+struct emu_compat_crc {
+#if EMU_DPDK_AT_LEAST(25, 3)
+	struct rte_net_crc *ctx;
+#endif
+	enum rte_net_crc_alg alg; /**< what was asked for; DPDK falls back to what the CPU has */
+};
+
 /**
- * Ethernet CRC-32 (init all ones, final xor) of @p len bytes with DPDK's own rte_net_crc, the
- * reference rocemu's CRC engine is tested against. Include <rte_net_crc.h> before this header
- * to get it. Returns 0 if DPDK cannot make a context (25.03 and later: out of memory).
+ * Set up @p c for algorithm @p alg. Before 25.03 this sets DPDK's process-wide algorithm.
+ * Returns 0, or -ENOMEM when DPDK cannot allocate the context (25.03 and later).
+ */
+static inline int
+emu_compat_crc_init(struct emu_compat_crc *c, enum rte_net_crc_alg alg)
+{
+	c->alg = alg;
+#if EMU_DPDK_AT_LEAST(25, 3)
+	c->ctx = rte_net_crc_set_alg(alg, RTE_NET_CRC32_ETH);
+	return c->ctx == NULL ? -ENOMEM : 0;
+#else
+	rte_net_crc_set_alg(alg);
+	return 0;
+#endif
+}
+
+/** The CRC-32 of @p len bytes at @p data with the context @p c set up by emu_compat_crc_init(). */
+static inline uint32_t
+emu_compat_crc_calc(const struct emu_compat_crc *c, const void *data, uint32_t len)
+{
+#if EMU_DPDK_AT_LEAST(25, 3)
+	return rte_net_crc_calc(c->ctx, data, len);
+#else
+	(void)c;
+	return rte_net_crc_calc(data, len, RTE_NET_CRC32_ETH);
+#endif
+}
+
+/** Release what emu_compat_crc_init() took; accepts a context whose init failed. */
+static inline void
+emu_compat_crc_fini(struct emu_compat_crc *c)
+{
+#if EMU_DPDK_AT_LEAST(25, 3)
+	rte_net_crc_free(c->ctx);
+	c->ctx = NULL;
+#else
+	(void)c;
+#endif
+}
+
+/**
+ * One-shot CRC-32 of @p len bytes with DPDK's default (before 25.03) or scalar algorithm.
+ * Returns 0 if the context cannot be allocated (25.03 and later).
  */
 static inline uint32_t
 emu_compat_crc32_eth(const void *data, uint32_t len)
 {
 #if EMU_DPDK_AT_LEAST(25, 3)
-	struct rte_net_crc *ctx = rte_net_crc_set_alg(RTE_NET_CRC_SCALAR, RTE_NET_CRC32_ETH);
+	struct emu_compat_crc c;
 	uint32_t crc;
 
-	if (ctx == NULL)
+	if (emu_compat_crc_init(&c, RTE_NET_CRC_SCALAR) != 0)
 		return 0;
-	crc = rte_net_crc_calc(ctx, data, len);
-	rte_net_crc_free(ctx);
+	crc = emu_compat_crc_calc(&c, data, len);
+	emu_compat_crc_fini(&c);
 	return crc;
 #else
 	return rte_net_crc_calc(data, len, RTE_NET_CRC32_ETH);
