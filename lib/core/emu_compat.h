@@ -7,9 +7,10 @@
  * The one place where rocemu's code depends on which DPDK it is built against.
  *
  * Supported: the LTS releases 22.11 (Debian 12), 23.11 (Ubuntu 24.04, RHEL 9) and 24.11
- * (Debian 13); scripts/compat.sh builds and tests 24.11 (and 25.11 with
- * ROCEMU_COMPAT_SUITE=forky), the host build 22.11. Each check below names the release that
- * changed the API and what rocemu does about it, from DPDK's own headers of each tag.
+ * (Debian 13), and 25.11. Tested: 22.11 natively (scripts/test.sh); 24.11 in a Debian 13 root
+ * (scripts/compat.sh); 23.11 built from source in that root (ROCEMU_COMPAT_DPDK_SRC); 25.11 in
+ * a Debian forky root (ROCEMU_COMPAT_SUITE=forky). Each note below names the release that
+ * changed an API rocemu uses and what rocemu does about it, read from DPDK's headers per tag.
  *
  * What rocemu uses and did NOT change between 22.11 and 24.11 (checked header by header):
  * - rte_pcapng: not used; rocemu writes pcap and pcapng itself (lib/capture/emu_pcapw.c), so
@@ -36,8 +37,9 @@
  *   when their memory is passed to free() (-Wmismatched-dealloc); pair them with rte_free().
  * - 25.03 turns rte_net_crc_calc() into a call on a context made by rte_net_crc_set_alg():
  *   struct emu_compat_crc and emu_compat_crc32_eth() below work on either API (the unit test
- *   and the benchmark compare rocemu's CRC engine with DPDK's). With that, rocemu also builds
- *   and passes on 25.11 (Debian forky, gcc 16).
+ *   and the benchmark compare rocemu's CRC engine with DPDK's). The context is rte_zmalloc'd,
+ *   so from 25.03 on these need EAL started (test_crc starts it; bench_proto does not yet).
+ *   With that, rocemu also builds and passes on 25.11 (Debian forky, gcc 16).
  */
 
 #include <errno.h>
