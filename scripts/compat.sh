@@ -28,6 +28,8 @@ CACHE=${ROCEMU_COMPAT_DIR:-/var/cache/rocemu-compat}
 ROOTFS=${ROCEMU_COMPAT_ROOT:-$CACHE/$SUITE}
 MIRROR=${ROCEMU_COMPAT_MIRROR:-http://deb.debian.org/debian}
 JOBS=${ROCEMU_COMPAT_JOBS:-2}
+CACHE=$(realpath -m "$CACHE") ROOTFS=$(realpath -m "$ROOTFS")
+DEBS=$CACHE/debs-$SUITE # downloaded packages, kept for a new root of the same suite
 
 # What the build and the unit/fuzz/replay tests need (scripts/deps.sh, less the e2e lab's
 # network tools, rdma-core and the clang fuzz toolchain, which these suites do not use).
@@ -162,13 +164,13 @@ fi
 if [ ! -d "$ROOTFS" ]; then
 	say "making a Debian $SUITE root with debootstrap in $ROOTFS (from $MIRROR)"
 	t0=$(date +%s)
-	mkdir -p "$CACHE/debs" || die "cannot make $CACHE/debs"
+	mkdir -p "$DEBS" || die "cannot make $DEBS"
 	log=$CACHE/debootstrap-$SUITE.log
 	# An older debootstrap has no script for a newer suite: Debian's suites since buster all
 	# bootstrap like sid.
 	dscript=()
 	[ -e "/usr/share/debootstrap/scripts/$SUITE" ] || dscript=(/usr/share/debootstrap/scripts/sid)
-	if ! debootstrap --variant=minbase --cache-dir="$CACHE/debs" "$SUITE" "$ROOTFS" "$MIRROR" \
+	if ! debootstrap --variant=minbase --cache-dir="$DEBS" "$SUITE" "$ROOTFS" "$MIRROR" \
 		"${dscript[@]}" >"$log" 2>&1; then
 		tail -n 20 "$log" >&2
 		[ -f "$ROOTFS/debootstrap/debootstrap.log" ] &&
@@ -209,8 +211,8 @@ done
 if [ ${#missing[@]} -gt 0 ] || [ "${ROCEMU_COMPAT_REFRESH:-0}" = 1 ]; then
 	t0=$(date +%s)
 	# debs downloaded inside the root land in the host's cache dir, reused by a new root
-	mkdir -p "$CACHE/debs"
-	mnt bind "$CACHE/debs" /var/cache/apt/archives
+	mkdir -p "$DEBS"
+	mnt bind "$DEBS" /var/cache/apt/archives
 	mkdir -p "$ROOTFS/var/cache/apt/archives/partial"
 	say "apt-get update inside the root"
 	in_root apt-get update -qq >/dev/null || die "apt-get update failed inside the $SUITE root"
@@ -224,6 +226,8 @@ if [ ${#missing[@]} -gt 0 ] || [ "${ROCEMU_COMPAT_REFRESH:-0}" = 1 ]; then
 		in_root apt-get install -y -q --no-install-recommends "${missing[@]}" >"$log" 2>&1 ||
 			{ tail -n 20 "$log" >&2; die "apt-get install failed inside the root (log: $log)"; }
 	fi
+	# keep the shared deb cache to what the mirror still has (old versions go)
+	in_root apt-get -qq autoclean >/dev/null 2>&1 || true
 	umount "$ROOTFS/var/cache/apt/archives" || die "cannot unmount the deb cache"
 	unset 'MOUNTS[${#MOUNTS[@]}-1]'
 	say "packages done in $(($(date +%s) - t0)) s"
