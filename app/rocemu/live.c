@@ -278,8 +278,9 @@ live_port_setup(struct live_state *st, unsigned int i)
 	rc = rte_eth_promiscuous_enable(id);
 	rte_eth_dev_get_mtu(id, &got_mtu);
 	memset(&link, 0, sizeof(link));
-	rte_eth_link_get_nowait(id, &link);
-	if (link.link_status == RTE_ETH_LINK_DOWN)
+	if (rte_eth_link_get_nowait(id, &link) != 0)
+		snprintf(link_s, sizeof(link_s), "link state unknown");
+	else if (link.link_status == RTE_ETH_LINK_DOWN)
 		snprintf(link_s, sizeof(link_s), "link down");
 	else
 		snprintf(link_s, sizeof(link_s), "link up %u Mb/s %s-duplex", link.link_speed,

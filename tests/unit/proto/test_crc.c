@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* CRC-32 engine: tables, the three code paths, seeding, and agreement with rte_net_crc. */
+#include <unistd.h>
+
+#include <rte_eal.h>
 #include <rte_net_crc.h>
 
+#include "lib/core/emu_compat.h"
 #include "lib/proto/roce_crc.h"
 #include "test_util.h"
 
@@ -44,7 +48,7 @@ test_check_value(void **state)
 	assert_int_equal(~roce_crc32_update_table(ROCE_CRC32_INIT, "123456789", 9), 0xCBF43926u);
 	assert_int_equal(~roce_crc32_update_bytewise(ROCE_CRC32_INIT, "123456789", 9),
 		0xCBF43926u);
-	assert_int_equal(rte_net_crc_calc("123456789", 9, RTE_NET_CRC32_ETH), 0xCBF43926u);
+	assert_int_equal(emu_compat_crc32_eth("123456789", 9), 0xCBF43926u);
 }
 
 /* All paths agree with the bitwise definition at every length, alignment and seed. */
@@ -76,11 +80,40 @@ test_paths_agree(void **state)
 			assert_int_equal(roce_crc32_update(st, buf + align + cut, len - cut), ref);
 		}
 		/* DPDK's one-shot CRC is the same function (init all ones, final inversion) */
-		assert_int_equal(rte_net_crc_calc(buf + align, (uint32_t)len, RTE_NET_CRC32_ETH),
+		assert_int_equal(emu_compat_crc32_eth(buf + align, (uint32_t)len),
 			~crc_bitwise(ROCE_CRC32_INIT, buf + align, len));
 	}
 	printf("PCLMULQDQ path %s\n", roce_crc32_has_clmul() ? "tested" : "not available");
 }
+
+#if EMU_DPDK_AT_LEAST(25, 3)
+/* Since 25.03 rte_net_crc's context comes from rte_zmalloc(), which needs EAL (emu_compat.h). */
+static char crc_runtime_dir[256];
+
+static void
+crc_eal_cleanup(void)
+{
+	rte_eal_cleanup();
+	if (crc_runtime_dir[0] != '\0')
+		rmdir(crc_runtime_dir);
+}
+
+static void
+crc_eal_init(void)
+{
+	char prefix[64];
+	char *argv[] = { "test_proto_crc", "--no-huge", "--no-pci", "--no-shconf", prefix,
+			 "--no-telemetry", "-l", "0", "--log-level=lib.eal:error", "-m", "64", NULL };
+
+	snprintf(prefix, sizeof(prefix), "--file-prefix=test_proto_crc_%d", (int)getpid());
+	if (rte_eal_init(11, argv) < 0) {
+		fprintf(stderr, "test_proto_crc: EAL init failed\n");
+		exit(1);
+	}
+	snprintf(crc_runtime_dir, sizeof(crc_runtime_dir), "%s", rte_eal_get_runtime_dir());
+	atexit(crc_eal_cleanup);
+}
+#endif
 
 int
 main(void)
@@ -91,5 +124,8 @@ main(void)
 		cmocka_unit_test(test_paths_agree),
 	};
 
+#if EMU_DPDK_AT_LEAST(25, 3)
+	crc_eal_init();
+#endif
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
