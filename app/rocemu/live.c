@@ -24,9 +24,9 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_telemetry.h>
-#include <rte_version.h>
 
 #include "app.h"
+#include "lib/core/emu_compat.h"
 
 #define LIVE_RXD 1024
 #define LIVE_TXD 1024
@@ -455,12 +455,6 @@ live_tel_profile(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
-/* DPDK 23.03 renamed the dictionary's unsigned adder (the old name is deprecated). */
-#if RTE_VERSION >= RTE_VERSION_NUM(23, 3, 0, 0)
-#define LIVE_TEL_DICT_U64 rte_tel_data_add_dict_uint
-#else
-#define LIVE_TEL_DICT_U64 rte_tel_data_add_dict_u64
-#endif
 
 static struct live_state *live_tel_state;
 
@@ -493,7 +487,7 @@ live_tel_flat(struct rte_tel_data *d, const json_t *o, const char *prefix)
 			continue;
 		snprintf(key, sizeof(key), "%s%s", prefix, k);
 		live_tel_key(key, sizeof(key), key);
-		LIVE_TEL_DICT_U64(d, key, json_is_boolean(v) ? json_is_true(v) :
+		EMU_TEL_ADD_DICT_UINT(d, key, json_is_boolean(v) ? json_is_true(v) :
 					   (uint64_t)json_integer_value(v));
 	}
 }
@@ -583,7 +577,7 @@ live_tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 					snprintf(key, sizeof(key), "%s/%s",
 						 json_string_value(json_object_get(o, "name")), k);
 					live_tel_key(key, sizeof(key), key);
-					LIVE_TEL_DICT_U64(d, key, (uint64_t)json_integer_value(v));
+					EMU_TEL_ADD_DICT_UINT(d, key, (uint64_t)json_integer_value(v));
 				}
 		json_array_foreach(json_object_get(root, "tm"), i, o)
 			json_object_foreach(json_object_get(o, "counters"), k, v)
@@ -591,12 +585,12 @@ live_tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 					snprintf(key, sizeof(key), "tm/%s/%s",
 						 json_string_value(json_object_get(o, "port")), k);
 					live_tel_key(key, sizeof(key), key);
-					LIVE_TEL_DICT_U64(d, key, (uint64_t)json_integer_value(v));
+					EMU_TEL_ADD_DICT_UINT(d, key, (uint64_t)json_integer_value(v));
 				}
 		json_object_foreach(json_object_get(root, "runner"), k, v)
 			if (strncmp(k, "drop_", 5) == 0) {
 				snprintf(key, sizeof(key), "runner/%s", k);
-				LIVE_TEL_DICT_U64(d, key, (uint64_t)json_integer_value(v));
+				EMU_TEL_ADD_DICT_UINT(d, key, (uint64_t)json_integer_value(v));
 			}
 	} else if (strcmp(cmd, "/rocemu/capture") == 0) {
 		json_t *caps = json_array();

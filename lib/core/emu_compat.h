@@ -20,7 +20,8 @@
  *   rte_tel_data_add_dict_string() are the same in all three; 24.11 adds
  *   rte_telemetry_register_cmd_arg() (a callback with a context pointer), not needed here.
  *   The integer adders were renamed in 23.03 (rte_tel_data_add_dict_u64 -> _uint, the old
- *   name deprecated): use EMU_TEL_ADD_DICT_UINT() below if a counter is ever added.
+ *   name deprecated): use EMU_TEL_ADD_DICT_UINT() below (the telemetry counters of
+ *   app/rocemu/live.c do).
  * - ethdev flow control: struct rte_eth_fc_conf and rte_eth_dev_flow_ctrl_get/set() are
  *   identical in all three.
  * - struct rte_eth_link: 24.11 wraps the fields in a union with an atomic val64; the field
