@@ -2,9 +2,12 @@
 """Lab helper (stdlib only), run inside a lab namespace: count MAC control frames (EtherType
 0x8808: 802.3x PAUSE and 802.1Qbb PFC) arriving on an interface through an AF_PACKET socket.
 
-  sniff.py IFACE SECONDS     prints "ready", then at the end one line per frame kind:
-                             "pfc N xoff N xon N prio3_quanta Q" and "pause N"
-"""
+  sniff.py IFACE SECONDS [STOPFILE]
+      prints "ready", then at the end one line per frame kind: "pfc N xoff N xon N
+      prio3_quanta Q" and "pause N". It ends after SECONDS, or 0.5 s after STOPFILE appears
+      (a test creates it once the frames' sender has exited, so none is missed on a slow
+      machine)."""
+import os
 import socket
 import struct
 import sys
@@ -13,6 +16,7 @@ import time
 
 def main():
     iface, seconds = sys.argv[1], float(sys.argv[2])
+    stopfile = sys.argv[3] if len(sys.argv) > 3 else None
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x8808))
     s.bind((iface, 0))
     s.settimeout(0.2)
@@ -21,6 +25,8 @@ def main():
     pfc = xoff = xon = pause = 0
     quanta = set()
     while time.time() < end:
+        if stopfile is not None and os.path.exists(stopfile):
+            end = min(end, os.path.getmtime(stopfile) + 0.5)
         try:
             f = s.recv(2048)
         except socket.timeout:

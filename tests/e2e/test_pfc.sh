@@ -14,16 +14,18 @@ rocemu_start -l 0-1 --no-huge --no-pci -m 1024 --file-prefix=rp_$$ $("$LAB" eal)
 	--pipeline "$SRC/tests/e2e/pfc-1g.json" --stats "$WORK/stats.json"
 grep -q "^rocemu: port p0 .*PFC" "$WORK/rocemu.out" || fail "no PFC capability line for p0"
 
-ip netns exec "$NS_A" python3 "$SRC/scripts/lab/sniff.py" eth0 8 >"$WORK/sniff" &
+# The sniffer counts until rocemu (which sends the frames) has stopped, then 0.5 s more.
+ip netns exec "$NS_A" python3 "$SRC/scripts/lab/sniff.py" eth0 120 "$WORK/stop" >"$WORK/sniff" &
 SNIFF=$!
 for _ in $(seq 50); do grep -q ready "$WORK/sniff" && break; sleep 0.1; done
 # ARP first (paced), then the flood: 20000 x 1400 B with TOS 106 (DSCP 26, ECT(0)).
 ip netns exec "$NS_A" ping -c 1 -W 2 "$IP_B" >/dev/null || fail "ping A -> B"
 ip netns exec "$NS_A" python3 "$SRC/scripts/lab/udp.py" send "$IP_B" 4791 20000 1400 106 0 \
 	>/dev/null || fail "sender"
+rocemu_stop
+touch "$WORK/stop"
 wait $SNIFF
 cat "$WORK/sniff"
-rocemu_stop
 grep -q "^conservation: .*: OK$" "$WORK/rocemu.out" || fail "no OK conservation line"
 python3 - "$WORK/stats.json" "$WORK/sniff" <<'PY' || fail "PFC checks"
 import json, re, sys
