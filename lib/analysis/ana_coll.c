@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Collectives from the wire: iterations are bursts of RoCE data separated by at least
+ * --idle-gap of silence; per iteration the time (first to last data packet) and the payload
+ * bytes of every QP. For --collective X --ranks N the buffer size S follows from the bytes on
+ * the wire of a ring schedule (all ranks together): all-reduce 2 (N-1) S, all-gather and
+ * reduce-scatter (N-1) S, broadcast (N-1) S, all-to-all (N-1) S; then as nccl-tests:
+ * algbw = S / t, busbw = algbw x 2 (N-1) / N (all-reduce), (N-1) / N (all-gather,
+ * reduce-scatter, all-to-all), 1 (broadcast). The app log (nccl-tests or rocegen output) gives
+ * the application's busbw to put next to the wire's.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ana_internal.h"
+
+void
+ana_coll_data(struct ana *a, uint64_t t_ns, uint64_t bytes)
+{
+	struct ana_iter *it;
+
+	if (a->iters == NULL) {
+		a->iters = calloc(ANA_ITERS_CAP, sizeof(*a->iters));
+		if (a->iters == NULL)
+			return;
+	}
+	if (!a->in_iter || t_ns - a->last_data_ns >= a->o.idle_gap_ns) {
+		if (a->n_iters >= ANA_ITERS_CAP) {
+			a->iters_dropped++;
+			a->last_data_ns = t_ns;
+			return;
+		}
+		it = &a->iters[a->n_iters++];
+		it->start_ns = t_ns;
+		a->in_iter = true;
+	}
+	it = &a->iters[a->n_iters - 1];
+	a->last_data_ns = t_ns;
+	it->end_ns = t_ns;
+	it->bytes += bytes;
+	it->pkts++;
+}
+
+void
+ana_coll_finish(struct ana *a)
+{
+	(void)a;
+}
+
+/*
+ * Wire bytes per buffer byte (all ranks) for a collective on a ring of n ranks; *bus gets the
+ * nccl-tests bus factor. 0 if the collective is unknown.
+ */
+double
+ana_coll_factor(const char *c, unsigned int n, double *bus)
+{
+	double nm1 = n > 1 ? (double)(n - 1) : 1.0;
+
+	if (strcmp(c, "allreduce") == 0 || strcmp(c, "all_reduce") == 0) {
+		*bus = 2.0 * nm1 / n;
+		return 2.0 * nm1;
+	}
+	if (strcmp(c, "allgather") == 0 || strcmp(c, "all_gather") == 0 ||
+	    strcmp(c, "reducescatter") == 0 || strcmp(c, "reduce_scatter") == 0 ||
+	    strcmp(c, "alltoall") == 0 || strcmp(c, "all_to_all") == 0) {
+		*bus = nm1 / n;
+		return nm1;
+	}
+	if (strcmp(c, "broadcast") == 0) {
+		*bus = 1.0;
+		return nm1;
+	}
+	*bus = 0;
+	return 0;
+}
+
+/*
+ * nccl-tests rows (size count type redop root time algbw busbw #wrong ...), '#' lines skipped,
+ * or rocegen's table (a row whose fields parse the same way); the largest size's row is kept.
+ */
+int
+ana_app_log(struct ana *a, const char *path, char *err, size_t err_len)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024];
+	bool any = false;
+
+	if (f == NULL) {
+		snprintf(err, err_len, "--app-log %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	while (fgets(line, sizeof(line), f) != NULL) {
+		char *tok[32], *s = line, *save = NULL;
+		unsigned int n = 0, i;
+		double num[32];
+		unsigned long long size;
+		char *end;
+
+		if (line[0] == '#')
+			continue;
+		while (n < 32 && (tok[n] = strtok_r(s, " \t\r\n", &save)) != NULL) {
+			s = NULL;
+			n++;
+		}
+		if (n < 8)
+			continue;
+		size = strtoull(tok[0], &end, 10);
+		if (*end != '\0' || size == 0)
+			continue;
+		/* time algbw busbw follow the 5 leading columns (size count type redop root) */
+		for (i = 5; i < 8; i++) {
+			num[i] = strtod(tok[i], &end);
+			if (*end != '\0')
+				break;
+		}
+		if (i < 8)
+			continue;
+		if (!any || size >= a->app_size) {
+			a->app_size = size;
+			a->app_algbw_gbs = num[6];
+			a->app_busbw_gbs = num[7];
+			snprintf(a->app_kind, sizeof(a->app_kind), "%s", tok[2]);
+		}
+		any = true;
+	}
+	if (ferror(f)) {
+		snprintf(err, err_len, "--app-log %s: read error", path);
+		fclose(f);
+		return -EIO;
+	}
+	fclose(f);
+	if (!any) {
+		snprintf(err, err_len, "--app-log %s: no nccl-tests or rocegen result row found",
+			 path);
+		return -EINVAL;
+	}
+	a->app_seen = true;
+	return 0;
+}
+
+bool
+ana_collective_known(const char *name)
+{
+	double bus;
+
+	return ana_coll_factor(name, 2, &bus) > 0;
+}
