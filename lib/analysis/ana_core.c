@@ -345,23 +345,31 @@ ana_flow_get(struct ana *a, const struct roce_pkt *p, uint64_t pktno, uint64_t t
 	return &a->flows[a->n_flows++];
 }
 
-/* The flow of the other direction of f's QP: (dst -> src, DestQP = f's sender QPN). */
+/*
+ * The flow of the other direction of f's QP: (dst -> src, DestQP = f's sender QPN). During
+ * the pass only the table's source-port (or DETH) answers are trusted: its "one QPN seen
+ * between the two hosts" rule may hold only because the second QP has not spoken yet;
+ * ana_finish uses that rule once everything was seen.
+ */
 static struct ana_flow *
 ana_peer(struct ana *a, struct ana_flow *f, const struct roce_pkt *p, uint64_t t_ns)
 {
+	uint64_t pair_hits = roce_qpmap_counters(a->qpmap)[ROCE_QPMAP_CTR_HIT_PAIR];
 	uint32_t sqp;
 	int32_t i;
 
 	if (f->peer >= 0)
 		return &a->flows[f->peer];
 	if (!f->sqp_known) {
-		if (roce_qpmap_lookup_sender(a->qpmap, p, t_ns, &sqp) != 0)
+		if (roce_qpmap_lookup_sender(a->qpmap, p, t_ns, &sqp) != 0 ||
+		    roce_qpmap_counters(a->qpmap)[ROCE_QPMAP_CTR_HIT_PAIR] != pair_hits)
 			return NULL;
 		f->sqp = sqp;
 		f->sqp_known = true;
 	}
 	i = ana_find(a, f->dst_ip, f->src_ip, f->sqp);
-	if (i < 0)
+	if (i < 0 || a->flows[i].peer >= 0 ||
+	    (a->flows[i].sqp_known && a->flows[i].sqp != f->dqp))
 		return NULL;
 	f->peer = i;
 	a->flows[i].peer = (int32_t)(f - a->flows);
@@ -511,6 +519,13 @@ ana_data_psn(struct ana *a, struct ana_flow *f, uint32_t psn, uint64_t pktno, ui
 			f->retx_lat_max_ns = (uint64_t)lat;
 		if ((uint64_t)lat < f->retx_lat_min_ns)
 			f->retx_lat_min_ns = (uint64_t)lat;
+	} else if (t_ns - f->t_last_data_ns >= a->o.timeout_ns) {
+		/* after a timeout's silence: a resend (of a PSN seen or lost before us) */
+		f->c[ANA_C_TIMEOUTS]++;
+		f->c[ANA_C_RETX_ROUNDS]++;
+		f->c[ANA_C_RETX_PKTS]++;
+		ana_flow_event(f, ANA_EV_TIMEOUT, pktno, 0, t_ns, psn, 0,
+			       (int64_t)(t_ns - f->t_last_data_ns));
 	} else if (!ana_seen_get(f, psn)) {
 		int64_t deg = -psn_diff(psn, f->psn_max);
 
@@ -521,12 +536,6 @@ ana_data_psn(struct ana *a, struct ana_flow *f, uint32_t psn, uint64_t pktno, ui
 		ana_seen_set(f, psn, true);
 		f->t_last_data_ns = t_ns;
 		return;
-	} else if (t_ns - f->t_last_data_ns >= a->o.timeout_ns) {
-		f->c[ANA_C_TIMEOUTS]++;
-		f->c[ANA_C_RETX_ROUNDS]++;
-		f->c[ANA_C_RETX_PKTS]++;
-		ana_flow_event(f, ANA_EV_TIMEOUT, pktno, 0, t_ns, psn, 0,
-			       (int64_t)(t_ns - f->t_last_data_ns));
 	} else {
 		f->c[ANA_C_DUP_RUNS]++;
 		f->c[ANA_C_RETX_PKTS]++;
@@ -560,6 +569,9 @@ ana_response(struct ana_flow *r, struct ana_flow *d, const struct roce_pkt *p, u
 			} else {
 				r->c[ANA_C_ACKED_PSNS] += (uint64_t)step;
 			}
+		} else if (d != NULL && d->have_psn && psn_diff(p->psn, d->psn_first) >= 0) {
+			/* the first ACK covers every PSN from the first one seen */
+			r->c[ANA_C_ACKED_PSNS] += (uint64_t)psn_diff(p->psn, d->psn_first) + 1;
 		} else {
 			r->c[ANA_C_ACKED_PSNS]++;
 		}
@@ -633,6 +645,8 @@ ana_cnp(struct ana *a, struct ana_flow *c, struct ana_flow *d, const struct roce
 	if (d != NULL && d->ce_first_open_ns != 0) {
 		uint64_t lat = t_ns - d->ce_first_open_ns;
 
+		if (d->cnp_lat_n == 0)
+			d->cnp_lat_first_ns = lat;
 		d->cnp_lat_sum_ns += lat;
 		d->cnp_lat_n++;
 		if (lat > d->cnp_lat_max_ns)
@@ -641,14 +655,18 @@ ana_cnp(struct ana *a, struct ana_flow *c, struct ana_flow *d, const struct roce
 	}
 }
 
-/* "rocemu: key=value key=value ...": queue depth, wait, drop reason. */
-static void
+/*
+ * "rocemu: key=value key=value ...": queue depth, wait, drop reason. Returns true when the
+ * packet was dropped by the emulator (it never reached the receiver).
+ */
+static bool
 ana_annotation(struct ana *a, struct ana_flow *f, const char *c, uint64_t t_ns)
 {
 	const char *s = strstr(c, "rocemu:");
+	bool dropped = false;
 
 	if (s == NULL)
-		return;
+		return false;
 	a->ann_pkts++;
 	s += 7;
 	while (*s != '\0') {
@@ -711,8 +729,10 @@ ana_annotation(struct ana *a, struct ana_flow *f, const char *c, uint64_t t_ns)
 				a->drop_count[i]++;
 			if (f != NULL)
 				f->c[ANA_C_DROPS_ANNOTATED]++;
+			dropped = true;
 		}
 	}
+	return dropped;
 }
 
 void
@@ -782,17 +802,18 @@ ana_feed(struct ana *a, const uint8_t *frame, uint32_t caplen, uint32_t orig_len
 		a->flows_dropped_pkts++;
 		return;
 	}
-	if (comment != NULL)
-		ana_annotation(a, f, comment, t_ns);
 	f->c[ANA_C_PKTS]++;
 	f->c[ANA_C_BYTES] += orig_len;
 	f->ops[op]++;
+	/* a packet the emulator dropped is counted, and nothing more: it was not delivered */
+	if (comment != NULL && ana_annotation(a, f, comment, t_ns))
+		return;
 	f->t_last_ns = t_ns;
 	if (f->sport != p.udp_sport)
 		f->sport_varies = true;
 	if (f->c[ANA_C_PKTS] == 1)
 		memcpy(f->src_mac, frame + 6, 6);
-	if (hdr_only)
+	if (hdr_only || caplen < orig_len)
 		f->c[ANA_C_HEADER_ONLY]++;
 	else if (!roce_icrc_verify(frame, caplen, &p))
 		f->c[ANA_C_ICRC_BAD]++;
@@ -896,7 +917,8 @@ ana_finish(struct ana *a)
 		if (!f->sqp_known)
 			continue;
 		j = ana_find(a, f->dst_ip, f->src_ip, f->sqp);
-		if (j >= 0 && a->flows[j].peer < 0) {
+		if (j >= 0 && j != (int32_t)i && a->flows[j].peer < 0 &&
+		    (!a->flows[j].sqp_known || a->flows[j].sqp == f->dqp)) {
 			f->peer = j;
 			a->flows[j].peer = (int32_t)i;
 			a->flows[j].sqp = f->dqp;

@@ -128,7 +128,7 @@ struct ana_flow {
 	uint64_t last_ack_pkt;
 	/* CE on this flow's data; CNPs answering it travel on the peer */
 	uint64_t ce_first_open_ns;  /* first CE not yet answered by a CNP (0: none) */
-	uint64_t cnp_lat_sum_ns, cnp_lat_max_ns, cnp_lat_n;
+	uint64_t cnp_lat_sum_ns, cnp_lat_max_ns, cnp_lat_n, cnp_lat_first_ns;
 	/* CNPs this flow carries (to the sender QPN = dqp) */
 	uint64_t *cnp_t;
 	uint32_t n_cnp, cap_cnp;

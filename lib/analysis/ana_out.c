@@ -292,8 +292,8 @@ ana_write_text(struct ana *a, FILE *out)
 				f->retx_lat_sum_ns / 1000.0 / (double)f->retx_lat_n,
 				f->retx_lat_max_ns / 1000.0);
 		if (f->cnp_lat_n)
-			fprintf(out, "     ce_to_cnp_latency_us: mean %.3f max %.3f\n",
-				f->cnp_lat_sum_ns / 1000.0 / (double)f->cnp_lat_n,
+			fprintf(out, "     ce_to_cnp_latency_us: first %.3f mean %.3f max %.3f\n",
+				f->cnp_lat_first_ns / 1000.0, f->cnp_lat_sum_ns / 1000.0 / (double)f->cnp_lat_n,
 				f->cnp_lat_max_ns / 1000.0);
 		if (f->reorder_max)
 			fprintf(out, "     reorder_degree_max: %ld\n", (long)f->reorder_max);
@@ -364,16 +364,17 @@ ana_write_text(struct ana *a, FILE *out)
 			"measured Mb/s", "model Mb/s", "ok");
 		for (j = 0; j < r->n_cuts && j < 30; j++)
 			fprintf(out, "  %4u %12.3f %13.1f %13.1f %13.1f %4s\n", j,
-				r->cuts[j].t_ns / 1000.0, r->cuts[j].before_mbps,
+				(r->cuts[j].t_ns - a->t_first_ns) / 1000.0, r->cuts[j].before_mbps,
 				r->cuts[j].meas_after_mbps, r->cuts[j].pred_after_mbps,
 				r->cuts[j].ok ? "yes" : "NO");
 		if (r->n_cuts > 30)
 			fprintf(out, "  ... %u more in --json / --csv\n", r->n_cuts - 30);
 		fprintf(out, "  trajectory error %.4f (a sender ignoring CNPs: %.4f)\n", r->err_traj,
 			r->err_traj_line);
-		fprintf(out, "  recovery to 95%% of line rate: measured %.1f us, model %.1f us "
-			"(model: %lu fast recovery, %lu additive, %lu hyper steps)\n",
-			r->recovery_meas_ns / 1000.0, r->recovery_pred_ns / 1000.0,
+		fprintf(out, "  recovery to 95%% of line rate after the last CNP: measured %.1f us, "
+			"model %.1f us (-1: not reached; model: %lu fast recovery, %lu additive, "
+			"%lu hyper steps)\n", r->recovery_meas_ns / 1000.0,
+			r->recovery_pred_ns / 1000.0,
 			(unsigned long)r->pred_fast, (unsigned long)r->pred_additive,
 			(unsigned long)r->pred_hyper);
 		fprintf(out, "  %s %s\n", r->pass ? "PASS" : "FAIL", r->why);
@@ -387,7 +388,7 @@ ana_write_text(struct ana *a, FILE *out)
 				r->fit.rpg_min_dec_fac_pct, a->o.dcqcn_name,
 				r->fit_differs[0] ? r->fit_differs : "nothing (within 5%)");
 	}
-	if (a->n_iters) {
+	if (a->n_iters && (a->o.collective[0] || a->app_seen)) {
 		double bus, f = a->o.collective[0] ?
 				  ana_coll_factor(a->o.collective, a->o.ranks, &bus) : 0;
 
@@ -420,7 +421,7 @@ ana_write_text(struct ana *a, FILE *out)
 /* ---- JSON ---- */
 
 static json_t *
-ana_json_events(const struct ana_flow *f)
+ana_json_events(const struct ana *a, const struct ana_flow *f)
 {
 	json_t *arr = json_array();
 	uint32_t i;
@@ -431,7 +432,7 @@ ana_json_events(const struct ana_flow *f)
 		json_array_append_new(arr, json_pack("{s:s,s:I,s:I,s:f,s:I,s:I,s:I}", "type",
 						     ana_ev_name(e->type), "packet", (json_int_t)e->pkt,
 						     "packet2", (json_int_t)e->pkt2, "t_us",
-						     e->t_ns / 1000.0, "psn", (json_int_t)e->psn,
+						     (e->t_ns - a->t_first_ns) / 1000.0, "psn", (json_int_t)e->psn,
 						     "psn2", (json_int_t)e->psn2, "value",
 						     (json_int_t)e->val));
 	}
@@ -458,8 +459,8 @@ ana_json_flow(const struct ana *a, const struct ana_flow *f, uint32_t idx)
 	json_object_set_new(o, "udp_sport", json_integer(f->sport));
 	json_object_set_new(o, "udp_sport_varies", json_boolean(f->sport_varies));
 	json_object_set_new(o, "first_packet", json_integer((json_int_t)f->first_pkt));
-	json_object_set_new(o, "t_first_us", json_real(f->t_first_ns / 1000.0));
-	json_object_set_new(o, "t_last_us", json_real(f->t_last_ns / 1000.0));
+	json_object_set_new(o, "t_first_us", json_real((f->t_first_ns - a->t_first_ns) / 1000.0));
+	json_object_set_new(o, "t_last_us", json_real((f->t_last_ns - a->t_first_ns) / 1000.0));
 	json_object_set_new(o, "active_us", json_real((f->t_last_ns - f->t_first_ns) / 1000.0));
 	json_object_set_new(o, "mean_mbps", json_real(ana_flow_mean_mbps(f)));
 	json_object_set_new(o, "peak_mbps", json_real(ana_flow_peak_mbps(a, f)));
@@ -482,7 +483,8 @@ ana_json_flow(const struct ana *a, const struct ana_flow *f, uint32_t idx)
 				      (json_int_t)f->retx_lat_n) : json_null());
 	json_object_set_new(o, "reorder_degree_max", json_integer(f->reorder_max));
 	json_object_set_new(o, "ce_to_cnp_latency_us", f->cnp_lat_n ?
-			    json_pack("{s:f,s:f,s:I}", "mean",
+			    json_pack("{s:f,s:f,s:f,s:I}", "first",
+				      f->cnp_lat_first_ns / 1000.0, "mean",
 				      f->cnp_lat_sum_ns / 1000.0 / (double)f->cnp_lat_n, "max",
 				      f->cnp_lat_max_ns / 1000.0, "n", (json_int_t)f->cnp_lat_n) :
 			    json_null());
@@ -502,7 +504,7 @@ ana_json_flow(const struct ana *a, const struct ana_flow *f, uint32_t idx)
 			f->c[ANA_C_RESTART_BAD] ? "FAIL" : "PASS",
 		"cnp_spacing", f->n_cnp == 0 ? "n/a" : f->c[ANA_C_CNPS_FAST] ? "FAIL" : "PASS",
 		"cnp_becn", f->n_cnp == 0 ? "n/a" : f->c[ANA_C_CNPS_NO_BECN] ? "FAIL" : "PASS"));
-	json_object_set_new(o, "events", ana_json_events(f));
+	json_object_set_new(o, "events", ana_json_events(a, f));
 	json_object_set_new(o, "events_dropped", json_integer((json_int_t)f->ev_dropped));
 	return o;
 }
@@ -601,8 +603,9 @@ ana_json(struct ana *a)
 			snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2],
 				 m[3], m[4], m[5]);
 			for (k = 0; k < q->n_iv; k++)
-				json_array_append_new(iv, json_pack("[f,f]", q->iv[k].start_ns / 1000.0,
-								    q->iv[k].end_ns / 1000.0));
+				json_array_append_new(iv, json_pack("[f,f]",
+					(q->iv[k].start_ns - a->t_first_ns) / 1000.0,
+					(q->iv[k].end_ns - a->t_first_ns) / 1000.0));
 			json_array_append_new(pfc, json_pack("{s:s,s:i,s:i,s:I,s:I,s:I,s:f,s:f,s:I,"
 				"s:o,s:I}", "port", mac, "interface", (int)a->pfc[i].ifindex,
 				"priority", (int)j, "frames", (json_int_t)q->frames, "xoff",
@@ -630,7 +633,7 @@ ana_json(struct ana *a)
 
 		for (j = 0; j < r->n_cuts; j++)
 			json_array_append_new(cuts, json_pack("{s:f,s:f,s:f,s:f,s:b}", "t_us",
-				r->cuts[j].t_ns / 1000.0, "before_mbps", r->cuts[j].before_mbps,
+				(r->cuts[j].t_ns - a->t_first_ns) / 1000.0, "before_mbps", r->cuts[j].before_mbps,
 				"measured_mbps", r->cuts[j].meas_after_mbps, "predicted_mbps",
 				r->cuts[j].pred_after_mbps, "ok", r->cuts[j].ok));
 		o = json_pack("{s:i,s:I,s:f,s:f,s:o,s:I,s:f,s:f,s:{s:I,s:I,s:I},s:s,s:s,s:o}",
