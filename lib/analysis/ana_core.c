@@ -137,8 +137,10 @@ ana_series_add(struct ana_series *s, uint64_t t_ns, double v)
 {
 	uint64_t idx;
 
-	if (s->n == 0 && s->cap == 0)
+	if (!s->started) {
 		s->t0_ns = t_ns;
+		s->started = true;
+	}
 	if (t_ns < s->t0_ns)
 		t_ns = s->t0_ns;
 	idx = (t_ns - s->t0_ns) / s->bin_ns;
@@ -235,6 +237,8 @@ ana_free(struct ana *a)
 		free(f->ev);
 		ana_series_free(&f->rate);
 		ana_series_free(&f->ce_series);
+		ana_series_free(&f->gap_sum);
+		ana_series_free(&f->gap_n);
 	}
 	free(a->flows);
 	free(a->hash);
@@ -338,6 +342,8 @@ ana_flow_get(struct ana *a, const struct roce_pkt *p, uint64_t pktno, uint64_t t
 	f->transport = 0xFF;
 	ana_series_init(&f->rate, a->o.bin_ns, false);
 	ana_series_init(&f->ce_series, a->o.bin_ns, false);
+	ana_series_init(&f->gap_sum, a->o.bin_ns, false);
+	ana_series_init(&f->gap_n, a->o.bin_ns, false);
 	h = ana_key_hash(f->src_ip, f->dst_ip, f->dqp) & (a->hash_size - 1);
 	while (a->hash[h] >= 0)
 		h = (h + 1) & (a->hash_size - 1);
@@ -857,6 +863,20 @@ ana_feed(struct ana *a, const uint8_t *frame, uint32_t caplen, uint32_t orig_len
 		f->t_first_data_ns = t_ns;
 	/* wire bytes: the frame, its FCS, preamble and inter-frame gap */
 	ana_series_add(&f->rate, t_ns, (double)orig_len + 24.0);
+	if (f->prev_wire != 0 && t_ns > f->t_prev_tx_ns) {
+		if (!f->gap_sum.started) {
+			/* align with the rate series */
+			f->gap_sum.t0_ns = f->rate.t0_ns;
+			f->gap_n.t0_ns = f->rate.t0_ns;
+			f->gap_sum.started = true;
+			f->gap_n.started = true;
+		}
+		ana_series_add(&f->gap_sum, f->t_prev_tx_ns,
+			       (double)f->prev_wire * 8000.0 / (double)(t_ns - f->t_prev_tx_ns));
+		ana_series_add(&f->gap_n, f->t_prev_tx_ns, 1.0);
+	}
+	f->t_prev_tx_ns = t_ns;
+	f->prev_wire = orig_len + 24;
 	if (p.ecn == 3) {
 		ana_series_add(&f->ce_series, t_ns, 1.0);
 		if (f->ce_first_open_ns == 0)

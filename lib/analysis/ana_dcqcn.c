@@ -5,7 +5,7 @@
  * same CNP arrival times with the --dcqcn parameters; per-CNP cuts, recovery, a verdict; and a
  * fit of the parameters (coordinate search) that explain the trace best.
  *
- * Error measure: windows of W = max(--window, 16 frame times at line rate); per window the
+ * Error measure: windows of W = max(--window, 64 frame times at line rate); per window the
  * measured and the predicted wire bytes; err = sqrt(sum (m - p)^2 / sum m^2) over the windows
  * from the first CNP to the last data packet. The prediction feeds the model the measured
  * bytes (the byte counter counts what the NIC sent).
@@ -254,9 +254,19 @@ struct ana_trace {
 	uint64_t t0_ns, bin_ns;
 	const uint64_t *cnp;
 	uint32_t n_cnp;
+	const double *gsum;       /* per bin: sum of the rates the inter-packet gaps imply */
+	const double *gn;         /* per bin: number of gaps (NULL: fit on bytes) */
 	uint32_t w;               /* bins per window */
 	uint32_t k0, k1;          /* windowed range compared: bins [k0, k1) */
 };
+
+static int
+ana_cmp_u64_d(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
 
 /* Bin of time t (may be negative: before the series starts). */
 static int64_t
@@ -320,11 +330,46 @@ ana_err(const struct ana_trace *t, const double *pred)
 	return den > 0 ? sqrt(num / den) : 1e9;
 }
 
+/*
+ * The fit's error when the pacing is visible: per bin the mean rate the inter-packet gaps
+ * imply against Rc at the bin's start, weighted by the number of gaps; relative RMS. A paced
+ * sender's gaps give its rate packet by packet, much finer than bytes per window.
+ */
+static double
+ana_err_gaps(const struct ana_trace *t, const struct dcqcn_params *p)
+{
+	struct dcqcn_rp rp;
+	double num = 0, den = 0;
+	uint32_t k, ci = 0;
+
+	dcqcn_rp_init(&rp, p, t->t0_ns);
+	for (k = 0; k < t->n; k++) {
+		uint64_t a = t->t0_ns + (uint64_t)k * t->bin_ns;
+
+		while (ci < t->n_cnp && t->cnp[ci] <= a) {
+			dcqcn_rp_on_cnp(&rp, p, t->cnp[ci]);
+			ci++;
+		}
+		dcqcn_rp_advance(&rp, p, a);
+		if (k >= t->k0 && t->gn[k] > 0) {
+			double m = t->gsum[k] / t->gn[k];
+
+			num += t->gn[k] * (m - rp.rc_mbps) * (m - rp.rc_mbps);
+			den += t->gn[k] * m * m;
+		}
+		if (t->meas[k] > 0)
+			dcqcn_rp_on_bytes(&rp, p, (uint64_t)t->meas[k], a + t->bin_ns);
+	}
+	return den > 0 ? sqrt(num / den) : 1e9;
+}
+
 static double
 ana_eval(const struct ana_trace *t, const struct dcqcn_params *p, double *pred)
 {
 	struct dcqcn_rp rp;
 
+	if (t->gn != NULL)
+		return ana_err_gaps(t, p);
 	ana_predict(t, p, pred, &rp);
 	return ana_err(t, pred);
 }
@@ -412,31 +457,19 @@ ana_fset(struct dcqcn_params *p, const struct ana_fitp *f, double v)
 }
 
 /*
- * Coordinate search: each parameter in turn, a golden-section search of log(value) within a
- * bracket around the current value (x/4 .. x*4 first, narrowing each round), threshold F by
- * scanning 1..10; rounds until nothing improves by 1e-4.
+ * Coordinate search for one rpg_threshold F: each continuous parameter in turn, a
+ * golden-section search of log(value) within a bracket around the current value (x/4 .. x*4
+ * first, narrowing each round), until a round improves by less than 1e-5.
  */
-static void
-ana_fit(const struct ana_trace *t, struct dcqcn_params *p, double *pred, double *best_err)
+static double
+ana_fit_f(const struct ana_trace *t, struct dcqcn_params *p, double *pred)
 {
 	double best = ana_eval(t, p, pred), span = log(4.0);
 	unsigned int round, i;
 
-	for (round = 0; round < 8; round++) {
+	for (round = 0; round < 12; round++) {
 		double start = best;
-		uint32_t f, bestf = p->rpg_threshold;
 
-		for (f = 1; f <= 10; f++) {
-			double e;
-
-			p->rpg_threshold = f;
-			e = ana_eval(t, p, pred);
-			if (e < best - 1e-12) {
-				best = e;
-				bestf = f;
-			}
-		}
-		p->rpg_threshold = bestf;
 		for (i = 0; i < ANA_NFIT; i++) {
 			const struct ana_fitp *fp = &ana_fitps[i];
 			double x0 = log(fmax(ana_fget(p, fp), fp->lo)), lo = x0 - span, hi = x0 + span;
@@ -454,7 +487,7 @@ ana_fit(const struct ana_trace *t, struct dcqcn_params *p, double *pred, double 
 			fc = ana_eval(t, p, pred);
 			ana_fset(p, fp, exp(d));
 			fd = ana_eval(t, p, pred);
-			for (it = 0; it < 30 && hi - lo > 1e-4; it++) {
+			for (it = 0; it < 40 && hi - lo > 1e-4; it++) {
 				if (fc < fd) {
 					hi = d;
 					d = c;
@@ -478,11 +511,388 @@ ana_fit(const struct ana_trace *t, struct dcqcn_params *p, double *pred, double 
 				ana_fset(p, fp, keep);
 			}
 		}
-		span = span * 0.6 > log(1.02) ? span * 0.6 : log(1.02);
-		if (start - best < 1e-4 && round >= 2)
+		span = span * 0.7 > log(1.05) ? span * 0.7 : log(1.05);
+		if (start - best < 1e-5 && round >= 3)
 			break;
 	}
-	*best_err = ana_eval(t, p, pred);
+	return best;
+}
+
+/*
+ * The cut each CNP caused, as a ratio Rc after / Rc before, in the model (q) and in the
+ * measured pacing (m: mean gap rate over 10 us before the CNP and over 10 us from one monitor
+ * period after it, when no other CNP falls in between). Returns the number of pairs.
+ */
+static uint32_t
+ana_cut_ratios(const struct ana_trace *t, const struct dcqcn_params *p, double *m, double *q)
+{
+	struct dcqcn_rp rp;
+	uint32_t k, ci = 0, pending = UINT32_MAX, n = 0;
+	uint32_t wb = (uint32_t)(10000 / t->bin_ns) + 1;
+	uint64_t dec = 0;
+	double rc_prev;
+
+	for (k = 0; k < t->n_cnp; k++)
+		q[k] = -1;
+	dcqcn_rp_init(&rp, p, t->t0_ns);
+	rc_prev = rp.rc_mbps;
+	for (k = 0; k < t->n; k++) {
+		uint64_t a = t->t0_ns + (uint64_t)k * t->bin_ns;
+
+		while (ci < t->n_cnp && t->cnp[ci] <= a) {
+			dcqcn_rp_advance(&rp, p, t->cnp[ci]);
+			if (rp.decreases != dec && pending != UINT32_MAX) {
+				q[pending] = rp.rc_mbps / rc_prev;
+				pending = UINT32_MAX;
+			}
+			dec = rp.decreases;
+			rc_prev = rp.rc_mbps;
+			if (dcqcn_rp_on_cnp(&rp, p, t->cnp[ci]))
+				pending = ci;
+			ci++;
+		}
+		dcqcn_rp_advance(&rp, p, a);
+		if (rp.decreases != dec && pending != UINT32_MAX) {
+			q[pending] = rp.rc_mbps / rc_prev;
+			pending = UINT32_MAX;
+		}
+		dec = rp.decreases;
+		rc_prev = rp.rc_mbps;
+	}
+	for (ci = 0; ci < t->n_cnp; ci++) {
+		int64_t kc = ana_bin(t, t->cnp[ci]);
+		int64_t ka = ana_bin(t, t->cnp[ci] + p->rate_reduce_monitor_period_ns) + 1;
+		double sb = 0, nb = 0, sa = 0, na = 0;
+		uint32_t j;
+
+		if (q[ci] <= 0 || kc < (int64_t)wb || ka + wb >= t->n)
+			continue;
+		if (ci + 1 < t->n_cnp && ana_bin(t, t->cnp[ci + 1]) < ka + (int64_t)wb)
+			continue;
+		for (j = 1; j <= wb; j++) {
+			sb += t->gsum[kc - j];
+			nb += t->gn[kc - j];
+			sa += t->gsum[ka + j - 1];
+			na += t->gn[ka + j - 1];
+		}
+		if (nb == 0 || na == 0)
+			continue;
+		m[n] = (sa / na) / (sb / nb);
+		q[n] = q[ci];
+		n++;
+	}
+	return n;
+}
+
+static double
+ana_cut_err(const struct ana_trace *t, const struct dcqcn_params *p, double *m, double *q)
+{
+	uint32_t n = ana_cut_ratios(t, p, m, q), i;
+	double e = 0;
+
+	for (i = 0; i < n; i++)
+		e += (log(m[i]) - log(q[i])) * (log(m[i]) - log(q[i]));
+	return n ? sqrt(e / n) : 1e9;
+}
+
+/* Golden-section search of one parameter (log scale) within x/span .. x*span on err(). */
+static double
+ana_golden(const struct ana_fitp *fp, struct dcqcn_params *p, double span,
+	   double (*err)(const struct ana_trace *, const struct dcqcn_params *, double *,
+			 double *), const struct ana_trace *t, double *b1, double *b2, double cur)
+{
+	double x0 = log(fmax(ana_fget(p, fp), fp->lo)), lo = x0 - log(span), hi = x0 + log(span);
+	const double gr = 0.6180339887498949;
+	double c, d, fc, fd, keep = ana_fget(p, fp);
+	unsigned int it;
+
+	if (lo < log(fp->lo))
+		lo = log(fp->lo);
+	if (hi > log(fp->hi))
+		hi = log(fp->hi);
+	c = hi - gr * (hi - lo);
+	d = lo + gr * (hi - lo);
+	ana_fset(p, fp, exp(c));
+	fc = err(t, p, b1, b2);
+	ana_fset(p, fp, exp(d));
+	fd = err(t, p, b1, b2);
+	for (it = 0; it < 40 && hi - lo > 1e-4; it++) {
+		if (fc < fd) {
+			hi = d;
+			d = c;
+			fd = fc;
+			c = hi - gr * (hi - lo);
+			ana_fset(p, fp, exp(c));
+			fc = err(t, p, b1, b2);
+		} else {
+			lo = c;
+			c = d;
+			fc = fd;
+			d = lo + gr * (hi - lo);
+			ana_fset(p, fp, exp(d));
+			fd = err(t, p, b1, b2);
+		}
+	}
+	if (fmin(fc, fd) < cur - 1e-12) {
+		ana_fset(p, fp, exp(fc < fd ? c : d));
+		return fmin(fc, fd);
+	}
+	ana_fset(p, fp, keep);
+	return cur;
+}
+
+/*
+ * Nelder-Mead over log(rpg_ai_rate), log(rpg_hai_rate) (and log(rpg_time_reset) unless
+ * fix_tr, when the trace gave it): these trade
+ * off against each other along narrow diagonal valleys that a one-at-a-time search cannot
+ * follow. Standard coefficients (reflect 1, expand 2, contract 1/2, shrink 1/2), initial
+ * steps of 30%, at most 300 evaluations.
+ */
+static double
+ana_nelder_mead(const struct ana_trace *t, struct dcqcn_params *p, double *pred, bool fix_tr)
+{
+	enum { DMAX = 3 };
+	const struct ana_fitp *fp[DMAX] = { &ana_fitps[3], &ana_fitps[4], &ana_fitps[2] };
+	const unsigned int D = fix_tr ? 2 : 3;
+	double x[DMAX + 1][DMAX], fx[DMAX + 1];
+	unsigned int i, j, evals = 0;
+
+#define NM_EVAL(v, out)                                                                 \
+	do {                                                                            \
+		struct dcqcn_params q_ = *p;                                            \
+		unsigned int k_;                                                        \
+		for (k_ = 0; k_ < D; k_++)                                              \
+			ana_fset(&q_, fp[k_], exp((v)[k_]));                            \
+		(out) = ana_eval(t, &q_, pred);                                         \
+		evals++;                                                                \
+	} while (0)
+
+	for (j = 0; j < D; j++)
+		x[0][j] = log(fmax(ana_fget(p, fp[j]), fp[j]->lo));
+	for (i = 1; i <= D; i++) {
+		for (j = 0; j < D; j++)
+			x[i][j] = x[0][j] + (i - 1 == j ? log(1.3) : 0);
+	}
+	for (i = 0; i <= D; i++)
+		NM_EVAL(x[i], fx[i]);
+	while (evals < 400) {
+		double c[DMAX], xr[DMAX], xe[DMAX], xc[DMAX], fr, fe, fc;
+		unsigned int hi = 0, lo = 0, nh = 0;
+
+		for (i = 0; i <= D; i++) {
+			if (fx[i] > fx[hi])
+				hi = i;
+			if (fx[i] < fx[lo])
+				lo = i;
+		}
+		nh = lo;
+		for (i = 0; i <= D; i++)
+			if (i != hi && fx[i] > fx[nh])
+				nh = i;
+		if (fx[hi] - fx[lo] < 1e-7 * fmax(fx[lo], 1e-9))
+			break;
+		for (j = 0; j < D; j++) {
+			c[j] = 0;
+			for (i = 0; i <= D; i++)
+				if (i != hi)
+					c[j] += x[i][j] / D;
+			xr[j] = c[j] + (c[j] - x[hi][j]);
+		}
+		NM_EVAL(xr, fr);
+		if (fr < fx[lo]) {
+			for (j = 0; j < D; j++)
+				xe[j] = c[j] + 2 * (c[j] - x[hi][j]);
+			NM_EVAL(xe, fe);
+			if (fe < fr) {
+				memcpy(x[hi], xe, sizeof(xe));
+				fx[hi] = fe;
+			} else {
+				memcpy(x[hi], xr, sizeof(xr));
+				fx[hi] = fr;
+			}
+			continue;
+		}
+		if (fr < fx[nh]) {
+			memcpy(x[hi], xr, sizeof(xr));
+			fx[hi] = fr;
+			continue;
+		}
+		for (j = 0; j < D; j++)
+			xc[j] = c[j] + 0.5 * (x[hi][j] - c[j]);
+		NM_EVAL(xc, fc);
+		if (fc < fx[hi]) {
+			memcpy(x[hi], xc, sizeof(xc));
+			fx[hi] = fc;
+			continue;
+		}
+		for (i = 0; i <= D; i++) {
+			if (i == lo)
+				continue;
+			for (j = 0; j < D; j++)
+				x[i][j] = x[lo][j] + 0.5 * (x[i][j] - x[lo][j]);
+			NM_EVAL(x[i], fx[i]);
+		}
+	}
+#undef NM_EVAL
+	j = 0;
+	for (i = 1; i <= D; i++)
+		if (fx[i] < fx[j])
+			j = i;
+	for (i = 0; i < D; i++)
+		ana_fset(p, fp[i], exp(x[j][i]));
+	return fx[j];
+}
+
+/*
+ * rpg_time_reset from the trace: after each cut (its time from the model: the monitor grid
+ * depends only on the first CNP), the first bin whose mean gap rate rises 0.2% above the
+ * level just after the cut marks the first increase event; the median over the cuts that see
+ * one before the next CNP. 0 if none.
+ */
+static uint64_t
+ana_est_time_reset(const struct ana_trace *t, const struct dcqcn_params *p)
+{
+	struct dcqcn_rp rp;
+	uint64_t *cut = calloc(t->n_cnp + 1, sizeof(uint64_t)), *d, res = 0;
+	uint32_t k, ci = 0, nc = 0, nd = 0, i;
+	uint64_t dec = 0;
+
+	d = calloc(t->n_cnp + 1, sizeof(uint64_t));
+	if (cut == NULL || d == NULL)
+		goto out;
+	dcqcn_rp_init(&rp, p, t->t0_ns);
+	for (k = 0; k < t->n; k++) {
+		uint64_t a = t->t0_ns + (uint64_t)k * t->bin_ns;
+
+		while (ci < t->n_cnp && t->cnp[ci] <= a) {
+			dcqcn_rp_on_cnp(&rp, p, t->cnp[ci]);
+			ci++;
+		}
+		dcqcn_rp_advance(&rp, p, a);
+		if (rp.decreases != dec && nc <= t->n_cnp)
+			cut[nc++] = rp.last_decrease_ns;
+		dec = rp.decreases;
+	}
+	for (i = 0; i < nc; i++) {
+		int64_t k0 = ana_bin(t, cut[i]) + 1, kk;
+		uint64_t next = UINT64_MAX;
+		double s = 0, n = 0, level;
+
+		for (ci = 0; ci < t->n_cnp; ci++)
+			if (t->cnp[ci] > cut[i]) {
+				next = t->cnp[ci];
+				break;
+			}
+		for (kk = k0; kk < k0 + (int64_t)(8000 / t->bin_ns) + 1 && kk < (int64_t)t->n; kk++) {
+			s += t->gsum[kk];
+			n += t->gn[kk];
+		}
+		if (n == 0)
+			continue;
+		level = s / n;
+		for (; kk < (int64_t)t->n; kk++) {
+			uint64_t tb = t->t0_ns + (uint64_t)kk * t->bin_ns;
+
+			if (tb >= next)
+				break;
+			if (t->gn[kk] > 0 && t->gsum[kk] / t->gn[kk] > level * 1.002) {
+				d[nd++] = tb - cut[i];
+				break;
+			}
+		}
+	}
+	if (nd > 0) {
+		qsort(d, nd, sizeof(*d), ana_cmp_u64_d);
+		res = d[nd / 2];
+	}
+out:
+	free(cut);
+	free(d);
+	return res;
+}
+
+/*
+ * Two stages. (1) The cut ratios depend on the alpha parameters only (initial_alpha_value,
+ * dce_tcp_g), not on the increases: fit those on the measured cuts alone. (2) With alpha
+ * fixed, the increase parameters: for each rpg_threshold 1..8 the best of 16 rpg_time_reset
+ * values (10 us .. 5 ms, log-spaced), then a coordinate search of rpg_time_reset,
+ * rpg_ai_rate, rpg_hai_rate from each of these 8 (and from the given values), and a
+ * last coordinate search polishes every parameter together. Without gaps (no pacing visible)
+ * only the joint search runs.
+ */
+static void
+ana_fit(const struct ana_trace *t, struct dcqcn_params *p, double *pred, double *best_err)
+{
+	struct dcqcn_params start = *p, best_p, cand[10];
+	double best = 1e300, cerr[1];
+	uint64_t tr = 0;
+	unsigned int nc = 0, i, j, round;
+	uint32_t f;
+
+	if (t->gn != NULL && t->n_cnp > 0) {
+		double *m = calloc(t->n_cnp, sizeof(double)), *q = calloc(t->n_cnp, sizeof(double));
+
+		if (m != NULL && q != NULL) {
+			double cur = ana_cut_err(t, p, m, q), span = 8;
+
+			for (round = 0; round < 8; round++) {
+				cur = ana_golden(&ana_fitps[0], p, span, ana_cut_err, t, m, q, cur);
+				cur = ana_golden(&ana_fitps[1], p, span, ana_cut_err, t, m, q, cur);
+				span = span > 1.3 ? sqrt(span) : 1.1;
+			}
+		}
+		free(m);
+		free(q);
+		start = *p;
+		if (getenv("ROCESTAT_FIT_DEBUG"))
+			fprintf(stderr, "fit stage 1: initial_alpha %.4f g %.4f\n", p->initial_alpha,
+				p->g);
+		tr = ana_est_time_reset(t, &start);
+		if (getenv("ROCESTAT_FIT_DEBUG"))
+			fprintf(stderr, "fit: time_reset estimated %lu ns\n", (unsigned long)tr);
+		/* per F, rpg_time_reset as estimated, else the best of 16 values from 10 us to
+		 * 5 ms */
+		for (f = 1; f <= 8; f++) {
+			cerr[0] = 1e300;
+			for (i = 0; i < (tr ? 1u : 16u); i++) {
+				struct dcqcn_params c = start;
+				double e;
+
+				c.rpg_threshold = f;
+				c.rpg_time_reset_ns = tr ? tr :
+					(uint64_t)(10000.0 * pow(500.0, i / 15.0));
+				e = ana_eval(t, &c, pred);
+				if (e < cerr[0]) {
+					cerr[0] = e;
+					cand[nc] = c;
+				}
+			}
+			nc++;
+		}
+	}
+	cand[nc++] = start;
+	best_p = start;
+	for (i = 0; i < nc; i++) {
+		struct dcqcn_params c = cand[i];
+		double e = ana_nelder_mead(t, &c, pred, tr != 0 && i + 1 < nc);
+
+		(void)round;
+		(void)j;
+		if (getenv("ROCESTAT_FIT_DEBUG"))
+			fprintf(stderr, "fit cand %u: F %u time_reset %lu ai %.2f hai %.2f err %.5f\n",
+				i, c.rpg_threshold, (unsigned long)c.rpg_time_reset_ns,
+				c.rpg_ai_rate_mbps, c.rpg_hai_rate_mbps, e);
+		if (e < best) {
+			best = e;
+			best_p = c;
+		}
+	}
+	*p = best_p;
+	best = ana_fit_f(t, p, pred);
+	/* once more along the AI/HAI valley, then polish */
+	ana_nelder_mead(t, p, pred, true);
+	best = ana_fit_f(t, p, pred);
+	*best_err = best;
 }
 
 static void
@@ -527,7 +937,7 @@ ana_dcqcn_flow(struct ana *a, struct ana_flow *d, struct ana_flow *c, struct ana
 	frame_bytes = d->c[ANA_C_DATA_PKTS] ? (double)d->c[ANA_C_BYTES] / (double)d->c[ANA_C_PKTS]
 					   + 24.0 : 1000.0;
 	frame_ns = frame_bytes * 8000.0 / line;
-	t.w = (uint32_t)(fmax((double)a->o.window_ns, 16 * frame_ns) / (double)t.bin_ns + 0.999);
+	t.w = (uint32_t)(fmax((double)a->o.window_ns, 64 * frame_ns) / (double)t.bin_ns + 0.999);
 	if (t.w == 0)
 		t.w = 1;
 	kc = ana_bin(&t, t.cnp[0]);
@@ -588,6 +998,22 @@ ana_dcqcn_flow(struct ana *a, struct ana_flow *d, struct ana_flow *c, struct ana
 	if (a->o.fit) {
 		double *tmp = calloc(t.n ? t.n : 1, sizeof(double));
 
+		if (d->gap_n.n > 0 && d->gap_n.bin_ns == t.bin_ns && d->gap_n.t0_ns == t.t0_ns &&
+		    d->gap_n.n <= t.n && d->gap_sum.n == d->gap_n.n) {
+			/* the gap series may end a bin early: pad with empty bins */
+			double *gs = calloc(t.n, sizeof(double)), *gn = calloc(t.n, sizeof(double));
+
+			if (gs != NULL && gn != NULL) {
+				memcpy(gs, d->gap_sum.v, d->gap_sum.n * sizeof(double));
+				memcpy(gn, d->gap_n.v, d->gap_n.n * sizeof(double));
+				t.gsum = gs;
+				t.gn = gn;
+				r->fit_on_gaps = true;
+			} else {
+				free(gs);
+				free(gn);
+			}
+		}
 		if (tmp != NULL) {
 			r->fit = p;
 			ana_fit(&t, &r->fit, tmp, &r->fit_err);
@@ -595,6 +1021,8 @@ ana_dcqcn_flow(struct ana *a, struct ana_flow *d, struct ana_flow *c, struct ana
 			ana_differs(&p, &r->fit, r->fit_differs, sizeof(r->fit_differs));
 			free(tmp);
 		}
+		free((double *)t.gsum);
+		free((double *)t.gn);
 	}
 }
 

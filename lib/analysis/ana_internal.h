@@ -17,6 +17,7 @@ struct ana_series {
 	uint32_t n;
 	uint32_t cap;
 	double *v;
+	bool started;
 	bool max_mode; /* bins keep the maximum (queue depth) instead of the sum (bytes) */
 };
 
@@ -138,6 +139,12 @@ struct ana_flow {
 	/* measured wire bytes of data per bin */
 	struct ana_series rate;
 	struct ana_series ce_series;
+	/* pacing: per bin the sum and count of the rate each inter-packet gap implies
+	 * (previous frame's wire bytes over the gap), for the DCQCN fit */
+	struct ana_series gap_sum;
+	struct ana_series gap_n;
+	uint64_t t_prev_tx_ns;
+	uint32_t prev_wire;
 	struct ana_event *ev;
 	uint32_t n_ev;
 	uint64_t ev_dropped;
@@ -198,6 +205,7 @@ struct ana_dcqcn_res {
 	bool pass;
 	char why[160];
 	bool fitted;
+	bool fit_on_gaps;         /* fitted on inter-packet gaps (else bytes per window) */
 	struct dcqcn_params fit;
 	double fit_err;
 	char fit_differs[160];    /* names of parameters that differ from --dcqcn by > 5% */
