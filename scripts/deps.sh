@@ -6,7 +6,7 @@ set -u
 ROCEMU_DEB_PACKAGES=(
 	build-essential pkg-config meson ninja-build python3
 	dpdk dpdk-dev libdpdk-dev libjansson-dev libpcap-dev libibverbs-dev rdma-core
-	libcmocka-dev clang libfuzzer-14-dev
+	libcmocka-dev clang libfuzzer-14-dev python3-matplotlib
 	tshark iproute2 iputils-ping ethtool
 )
 
