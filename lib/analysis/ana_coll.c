@@ -77,8 +77,8 @@ ana_coll_factor(const char *c, unsigned int n, double *bus)
 }
 
 /*
- * nccl-tests rows (size count type redop root time algbw busbw #wrong ...), '#' lines skipped,
- * or rocegen's table (a row whose fields parse the same way); the largest size's row is kept.
+ * nccl-tests rows (size count type redop root time algbw busbw #wrong ...) or rocegen's
+ * (size count type redop time algbw busbw); '#' lines skipped; the largest size's row is kept.
  */
 int
 ana_app_log(struct ana *a, const char *path, char *err, size_t err_len)
@@ -104,23 +104,30 @@ ana_app_log(struct ana *a, const char *path, char *err, size_t err_len)
 			s = NULL;
 			n++;
 		}
-		if (n < 8)
+		unsigned int t0;
+
+		/* nccl-tests: size count type redop root time algbw busbw #wrong ...;
+		 * rocegen: size count type redop time algbw busbw */
+		if (n == 7)
+			t0 = 4;
+		else if (n >= 8)
+			t0 = 5;
+		else
 			continue;
 		size = strtoull(tok[0], &end, 10);
 		if (*end != '\0' || size == 0)
 			continue;
-		/* time algbw busbw follow the 5 leading columns (size count type redop root) */
-		for (i = 5; i < 8; i++) {
+		for (i = t0; i < t0 + 3; i++) {
 			num[i] = strtod(tok[i], &end);
 			if (*end != '\0')
 				break;
 		}
-		if (i < 8)
+		if (i < t0 + 3)
 			continue;
 		if (!any || size >= a->app_size) {
 			a->app_size = size;
-			a->app_algbw_gbs = num[6];
-			a->app_busbw_gbs = num[7];
+			a->app_algbw_gbs = num[t0 + 1];
+			a->app_busbw_gbs = num[t0 + 2];
 			snprintf(a->app_kind, sizeof(a->app_kind), "%s", tok[2]);
 		}
 		any = true;

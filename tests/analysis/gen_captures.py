@@ -258,13 +258,36 @@ def case_pfc():
     return fr
 
 
+COLL_S = 96 * 1024   # the all-reduce buffer (bytes per rank)
+
+
+def case_allreduce4():
+    """Ring all-reduce over 4 ranks (10.0.1.1..4, QP 0x10+i -> 0x20+i), 3 iterations 2 ms
+    apart: each rank sends 2 (N-1)/N S = 1.5 S bytes to the next one, 1 KiB packets every 1 us,
+    all four in parallel, so each iteration lasts 143 us (first to last packet) and the wire
+    carries 2 (N-1) S = 6 S. As nccl-tests: algbw = S / t, busbw = algbw 2 (N-1) / N."""
+    fr = []
+    per_rank = COLL_S * 3 // 2 // 1024
+    for it in range(3):
+        t0 = it * 2000 * US
+        for r in range(4):
+            src, dst = bytes([10, 0, 1, 1 + r]), bytes([10, 0, 1, 1 + (r + 1) % 4])
+            sp = linux_sport(0x10 + r, 0x20 + r)
+            for k in range(per_rank):
+                fr.append((t0 + k * US + r * 10, frame(src, dst, A_MAC, B_MAC, 0x01, 0x20 + r,
+                                                       it * per_rank + k, payload=bytes(1024),
+                                                       sport=sp)))
+    fr.sort(key=lambda x: x[0])
+    return fr
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     cases = {
         "drop_gbn": case_drop_gbn(), "lost_retx": case_lost_retx(), "timeout": case_timeout(),
         "double_nak": case_double_nak(), "cnp_train": case_cnp_train(),
-        "cnp_scope": case_cnp_scope(), "pfc": case_pfc(),
+        "cnp_scope": case_cnp_scope(), "pfc": case_pfc(), "allreduce4": case_allreduce4(),
     }
     for name, fr in cases.items():
         roceframes.write_pcap(os.path.join(out, name + ".pcap"), fr, T0)
@@ -287,6 +310,20 @@ def main():
         elif i % 3 == 0:
             comments[i] = "rocemu: qdepth=%d wait=%d" % (1000 * i, 100 * i)
     write_pcapng(os.path.join(out, "drop_gbn_annot.pcapng"), ng, comments)
+    # an nccl-tests log (2.19 layout) and a rocegen table for --app-log
+    with open(os.path.join(out, "nccl-tests.log"), "w") as f:
+        f.write("#  out-of-place in-place\n#       size         count      type   redop    root"
+                "     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong\n"
+                "       65536         16384     float     sum      -1    50.10    1.31    1.96"
+                "      0    49.80    1.32    1.97      0\n"
+                "       98304         24576     float     sum      -1    60.00    1.64    2.46"
+                "      0    59.00    1.67    2.50      0\n"
+                "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 2.2\n")
+    with open(os.path.join(out, "rocegen.log"), "w") as f:
+        f.write("#\n# allreduce (ring) over 4 ranks (1 processes x 4), 1 QP(s) per pair, MTU 1024\n"
+                "#      size(B)        count   type  redop   time(us) algbw(GB/s) busbw(GB/s)\n"
+                "         98304        24576  float    sum      143.0       0.687       1.031\n"
+                "# per-QP counters (QPs that carried traffic)\n")
     print("wrote %d cases to %s" % (len(cases) + 3, out))
 
 

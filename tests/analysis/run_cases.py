@@ -198,6 +198,27 @@ def main():
     expect("write_read", r["counters"], {"gaps": 0, "retx_rounds": 0, "out_of_order": 0})
     n += 1
 
+    # collectives from the wire: 3 iterations of a 4-rank ring all-reduce of 96 KiB
+    for log, kind, alg, bus in (("nccl-tests.log", "float", 1.64, 2.46),
+                                ("rocegen.log", "float", 0.687, 1.031)):
+        d = run(os.path.join(cap, "allreduce4.pcap"), "--collective", "allreduce", "--ranks",
+                "4", "--idle-gap-us", "500", "--app-log", os.path.join(cap, log), want_rc=0)
+        it = d["collective"]["iterations"]
+        if len(it) != 3:
+            fail("allreduce4: %d iterations, want 3" % len(it))
+        t = 143.030  # first packet (rank 0, k 0) to last (rank 3, k 143)
+        for x in it:
+            expect("allreduce4", x, {"size_bytes": 96.0 * 1024, "time_us": t,
+                                     "wire_bytes": 6 * 96 * 1024,
+                                     "algbw_gbs": 96 * 1024 / 1e9 / (t * 1e-6),
+                                     "busbw_gbs": 96 * 1024 / 1e9 / (t * 1e-6) * 1.5})
+        expect("allreduce4 app", d["collective"]["application"],
+               {"size_bytes": 98304, "algbw_gbs": alg, "busbw_gbs": bus, "type": kind})
+    d = run(os.path.join(cap, "allreduce4.pcap"), "--collective", "allgather", "--ranks", "4",
+            "--idle-gap-us", "500")
+    expect("allgather4", d["collective"]["iterations"][0], {"size_bytes": 2 * 96.0 * 1024})
+    n += 1
+
     # bad input: one clear line, exit 2, no crash
     bad = os.path.join(tmp, "bad.pcap")
     with open(bad, "wb") as f:
