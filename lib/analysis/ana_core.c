@@ -137,6 +137,20 @@ ana_series_add(struct ana_series *s, uint64_t t_ns, double v)
 {
 	uint64_t idx;
 
+	/* fast path: a started series, a time inside what is allocated */
+	if (s->started && t_ns >= s->t0_ns) {
+		idx = (t_ns - s->t0_ns) / s->bin_ns;
+		if (idx < s->cap) {
+			if (idx >= s->n)
+				s->n = (uint32_t)idx + 1;
+			if (s->max_mode)
+				s->v[idx] = s->v[idx] > v ? s->v[idx] : v;
+			else
+				s->v[idx] += v;
+			return;
+		}
+	}
+
 	if (!s->started) {
 		s->t0_ns = t_ns;
 		s->started = true;
@@ -251,18 +265,21 @@ ana_free(struct ana *a)
 	free(a);
 }
 
+/* Hash of (src, dst, DestQP): the addresses as 64-bit words, multiply-xorshift mixed. */
 static uint32_t
 ana_key_hash(const uint8_t *src, const uint8_t *dst, uint32_t dqp)
 {
-	uint32_t h = 2166136261u;
+	uint64_t w[4], h = dqp * 0x9E3779B97F4A7C15ULL;
 	unsigned int i;
 
-	for (i = 0; i < 16; i++)
-		h = (h ^ src[i]) * 16777619u;
-	for (i = 0; i < 16; i++)
-		h = (h ^ dst[i]) * 16777619u;
-	h = (h ^ dqp) * 16777619u;
-	return h ^ (h >> 15);
+	memcpy(w, src, 16);
+	memcpy(w + 2, dst, 16);
+	for (i = 0; i < 4; i++) {
+		h ^= w[i];
+		h *= 0xFF51AFD7ED558CCDULL;
+		h ^= h >> 32;
+	}
+	return (uint32_t)h;
 }
 
 static int
@@ -367,6 +384,13 @@ ana_peer(struct ana *a, struct ana_flow *f, const struct roce_pkt *p, uint64_t t
 	if (f->peer >= 0)
 		return &a->flows[f->peer];
 	if (!f->sqp_known) {
+		/* ask again only when the table learned something since the last miss */
+		uint64_t epoch = roce_qpmap_counters(a->qpmap)[ROCE_QPMAP_CTR_LEARNED] +
+				 roce_qpmap_counters(a->qpmap)[ROCE_QPMAP_CTR_QPN_CHANGED];
+
+		if (epoch == f->qpmap_epoch)
+			return NULL;
+		f->qpmap_epoch = epoch;
 		if (roce_qpmap_lookup_sender(a->qpmap, p, t_ns, &sqp) != 0 ||
 		    roce_qpmap_counters(a->qpmap)[ROCE_QPMAP_CTR_HIT_PAIR] != pair_hits)
 			return NULL;
@@ -802,11 +826,15 @@ ana_feed(struct ana *a, const uint8_t *frame, uint32_t caplen, uint32_t orig_len
 	}
 	if (hdr_only)
 		p.cls = ROCE_CLASS_ROCEV2;
-	roce_qpmap_learn(a->qpmap, &p, t_ns);
 	f = ana_flow_get(a, &p, pktno, t_ns);
 	if (f == NULL) {
 		a->flows_dropped_pkts++;
 		return;
+	}
+	/* the table's entries do not age: a flow teaches it once, and again on a new port */
+	if (f->c[ANA_C_PKTS] == 0 || f->last_sport != p.udp_sport) {
+		roce_qpmap_learn(a->qpmap, &p, t_ns);
+		f->last_sport = p.udp_sport;
 	}
 	f->c[ANA_C_PKTS]++;
 	f->c[ANA_C_BYTES] += orig_len;
@@ -920,6 +948,7 @@ ana_finish(struct ana *a)
 			continue;
 		if (!f->sqp_known) {
 			struct roce_pkt p;
+			uint32_t sqp;
 
 			memset(&p, 0, sizeof(p));
 			p.cls = ROCE_CLASS_ROCEV2;
@@ -931,11 +960,16 @@ ana_finish(struct ana *a)
 			p.udp_dport = 4791;
 			p.opcode = f->transport == 1 ? 0x20 : 0x00;
 			p.transport = f->transport == 1 ? 1 : 0;
-			if (roce_qpmap_lookup_sender(a->qpmap, &p, a->t_last_ns, &f->sqp) == 0)
-				f->sqp_known = true;
+			/* the table's answer names the sender only if that flow exists unpaired */
+			if (roce_qpmap_lookup_sender(a->qpmap, &p, a->t_last_ns, &sqp) != 0)
+				continue;
+			j = ana_find(a, f->dst_ip, f->src_ip, sqp);
+			if (j < 0 || j == (int32_t)i || a->flows[j].peer >= 0 ||
+			    (a->flows[j].sqp_known && a->flows[j].sqp != f->dqp))
+				continue;
+			f->sqp = sqp;
+			f->sqp_known = true;
 		}
-		if (!f->sqp_known)
-			continue;
 		j = ana_find(a, f->dst_ip, f->src_ip, f->sqp);
 		if (j >= 0 && j != (int32_t)i && a->flows[j].peer < 0 &&
 		    (!a->flows[j].sqp_known || a->flows[j].sqp == f->dqp)) {

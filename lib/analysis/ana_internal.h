@@ -104,7 +104,9 @@ struct ana_flow {
 	int32_t peer;             /* the flow of the other direction, -1 if none */
 	int32_t conn;             /* index of the connection (report row), -1 before pairing */
 	uint16_t sport;
+	uint16_t last_sport;
 	bool sport_varies;
+	uint64_t qpmap_epoch;     /* the table's learn count at the last failed lookup */
 	uint8_t src_mac[6];
 	uint8_t transport;        /* of the first RC/UC/UD packet */
 	uint64_t c[ANA_C_MAX];
