@@ -462,7 +462,7 @@ ana_is_msg_end(uint8_t op)
  * a NAK it is a timeout (after timeout_ns of silence) or a duplicate. A PSN going back into
  * a gap that was never seen, with no NAK, is a late (reordered) packet.
  */
-static void
+static bool
 ana_data_psn(struct ana *a, struct ana_flow *f, uint32_t psn, uint64_t pktno, uint64_t t_ns)
 {
 	int32_t d;
@@ -474,7 +474,7 @@ ana_data_psn(struct ana *a, struct ana_flow *f, uint32_t psn, uint64_t pktno, ui
 		f->psn_first = psn;
 		f->psn_max = psn;
 		ana_seen_set(f, psn, true);
-		return;
+		return true;
 	}
 	d = psn_diff(psn, (f->psn_max + 1) & PSN_MASK);
 	if (d >= 0) {
@@ -496,7 +496,7 @@ ana_data_psn(struct ana *a, struct ana_flow *f, uint32_t psn, uint64_t pktno, ui
 		ana_seen_set(f, psn, true);
 		f->round_active = false;
 		f->t_last_data_ns = t_ns;
-		return;
+		return true;
 	}
 	/* psn is at or behind the highest PSN seen */
 	if (f->round_active && psn == f->round_next) {
@@ -506,7 +506,7 @@ ana_data_psn(struct ana *a, struct ana_flow *f, uint32_t psn, uint64_t pktno, ui
 			f->round_active = false;
 		ana_seen_set(f, psn, true);
 		f->t_last_data_ns = t_ns;
-		return;
+		return false;
 	}
 	if (f->round_active && psn_diff(psn, f->round_next) > 0) {
 		/* a resend skipped inside a round: lost before the capture point */
@@ -520,7 +520,7 @@ ana_data_psn(struct ana *a, struct ana_flow *f, uint32_t psn, uint64_t pktno, ui
 		if (psn == f->round_end)
 			f->round_active = false;
 		f->t_last_data_ns = t_ns;
-		return;
+		return false;
 	}
 	if (f->nak_pending) {
 		int64_t lat = (int64_t)(t_ns - f->nak_t_ns);
@@ -565,7 +565,7 @@ ana_data_psn(struct ana *a, struct ana_flow *f, uint32_t psn, uint64_t pktno, ui
 		ana_flow_event(f, ANA_EV_OOO, pktno, 0, t_ns, psn, f->psn_max, deg);
 		ana_seen_set(f, psn, true);
 		f->t_last_data_ns = t_ns;
-		return;
+		return true;
 	} else {
 		f->c[ANA_C_DUP_RUNS]++;
 		f->c[ANA_C_RETX_PKTS]++;
@@ -580,6 +580,7 @@ ana_data_psn(struct ana *a, struct ana_flow *f, uint32_t psn, uint64_t pktno, ui
 	} else {
 		f->round_active = false;
 	}
+	return false;
 }
 
 /* A response (ACK, NAK) on flow r for the data flow d (may be NULL: not paired yet). */
@@ -773,7 +774,8 @@ ana_feed(struct ana *a, const uint8_t *frame, uint32_t caplen, uint32_t orig_len
 	struct ana_flow *f, *peer;
 	uint64_t pktno = ++a->pkts;
 	enum roce_class cls;
-	bool hdr_only = false;
+	bool hdr_only = false, fresh;
+	uint64_t payload = 0;
 	uint8_t op;
 
 	a->bytes += orig_len;
@@ -885,7 +887,7 @@ ana_feed(struct ana *a, const uint8_t *frame, uint32_t caplen, uint32_t orig_len
 			plen = p.payload_len;
 		}
 		f->c[ANA_C_PAYLOAD_BYTES] += plen;
-		ana_coll_data(a, t_ns, plen);
+		payload = plen;
 	}
 	if (f->c[ANA_C_DATA_PKTS] == 1)
 		f->t_first_data_ns = t_ns;
@@ -911,9 +913,21 @@ ana_feed(struct ana *a, const uint8_t *frame, uint32_t caplen, uint32_t orig_len
 			f->ce_first_open_ns = t_ns ? t_ns : 1;
 	}
 	/* read responses carry the requester's PSNs: not this direction's sequence */
-	if ((op & 0x1F) < ROCE_OP_RDMA_READ_RESPONSE_FIRST ||
-	    (op & 0x1F) > ROCE_OP_RDMA_READ_RESPONSE_ONLY)
+	if ((op & 0x1F) >= ROCE_OP_RDMA_READ_RESPONSE_FIRST &&
+	    (op & 0x1F) <= ROCE_OP_RDMA_READ_RESPONSE_ONLY)
+		fresh = true;
+	else {
+		/* new at this point of the capture: a PSN not seen before (a resend of a PSN lost
+		 * before the capture point is the first copy seen here) */
+		fresh = !(f->have_psn && psn_diff(p.psn, f->psn_max) <= 0 &&
+			  ana_seen_get(f, p.psn));
 		ana_data_psn(a, f, p.psn, pktno, t_ns);
+	}
+	/* goodput and collectives count each PSN once: resends are not application bytes */
+	if (fresh) {
+		f->c[ANA_C_GOODPUT_BYTES] += payload;
+		ana_coll_data(a, t_ns, payload);
+	}
 }
 
 static struct ana_conn *

@@ -57,6 +57,7 @@ struct ana_event {
 	_(BYTES, "bytes") \
 	_(DATA_PKTS, "data_packets") \
 	_(PAYLOAD_BYTES, "payload_bytes") \
+	_(GOODPUT_BYTES, "goodput_bytes") \
 	_(MESSAGES, "messages") \
 	_(ACKS, "acks") \
 	_(ACKED_PSNS, "acked_psns") \

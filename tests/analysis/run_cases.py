@@ -84,7 +84,7 @@ def main():
                                     "gaps": 1, "gap_psns": 1, "retx_rounds": 1,
                                     "retx_packets": 3, "timeouts": 0, "duplicates": 0,
                                     "out_of_order": 0, "restart_not_at_nak": 0,
-                                    "payload_bytes": 1024 * 22})
+                                    "payload_bytes": 1024 * 22, "goodput_bytes": 1024 * 20})
         expect(var, b["counters"], {"naks_seq_err": 1, "acks": 2, "double_naks": 0,
                                     "acked_psns": 20})
         expect(var, a["checks"], {"gbn_restart_at_nak": "PASS"})
