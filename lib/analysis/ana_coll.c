@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Collectives from the wire: iterations are bursts of RoCE data separated by at least
- * --idle-gap of silence; per iteration the time (first to last data packet) and the payload
+ * --idle-gap of silence (packets of at most 64 payload bytes, such as barriers and credit
+ * returns, neither start nor extend one); per iteration the time (first to last data packet) and the payload
  * bytes of every QP. For --collective X --ranks N the buffer size S follows from the bytes on
  * the wire of a ring schedule (all ranks together): all-reduce 2 (N-1) S, all-gather and
  * reduce-scatter (N-1) S, broadcast (N-1) S, all-to-all (N-1) S; then as nccl-tests:
@@ -21,12 +22,16 @@ ana_coll_data(struct ana *a, uint64_t t_ns, uint64_t bytes)
 {
 	struct ana_iter *it;
 
+	/* tiny messages (barriers, credit returns) are control, not the collective's data */
+	if (bytes <= 64)
+		return;
 	if (a->iters == NULL) {
 		a->iters = calloc(ANA_ITERS_CAP, sizeof(*a->iters));
 		if (a->iters == NULL)
 			return;
 	}
-	if (!a->in_iter || t_ns - a->last_data_ns >= a->o.idle_gap_ns) {
+	/* (capture times of two ports may interleave slightly out of order) */
+	if (!a->in_iter || (t_ns > a->last_data_ns && t_ns - a->last_data_ns >= a->o.idle_gap_ns)) {
 		if (a->n_iters >= ANA_ITERS_CAP) {
 			a->iters_dropped++;
 			a->last_data_ns = t_ns;
@@ -37,8 +42,10 @@ ana_coll_data(struct ana *a, uint64_t t_ns, uint64_t bytes)
 		a->in_iter = true;
 	}
 	it = &a->iters[a->n_iters - 1];
-	a->last_data_ns = t_ns;
-	it->end_ns = t_ns;
+	if (t_ns > a->last_data_ns)
+		a->last_data_ns = t_ns;
+	if (t_ns > it->end_ns)
+		it->end_ns = t_ns;
 	it->bytes += bytes;
 	it->pkts++;
 }
@@ -126,6 +133,7 @@ ana_app_log(struct ana *a, const char *path, char *err, size_t err_len)
 			continue;
 		if (!any || size >= a->app_size) {
 			a->app_size = size;
+			a->app_time_us = num[t0];
 			a->app_algbw_gbs = num[t0 + 1];
 			a->app_busbw_gbs = num[t0 + 2];
 			snprintf(a->app_kind, sizeof(a->app_kind), "%s", tok[2]);

@@ -369,6 +369,45 @@ ana_flow_get(struct ana *a, const struct roce_pkt *p, uint64_t pktno, uint64_t t
 }
 
 /*
+ * The PSN rule, for NICs the table cannot pair (a different source port per direction and
+ * several QPs between two hosts, as rocegen and some NICs do): an ACK or NAK with PSN p on
+ * flow r (Y -> X) answers a data flow X -> Y whose PSNs seen so far cover p. When exactly one
+ * unpaired data flow X -> Y covers p, it is r's peer (an ACK never acknowledges a PSN not yet
+ * sent, so r's own data flow always covers it, if the capture holds it).
+ */
+static int32_t
+ana_psn_rule(struct ana *a, const struct ana_flow *r, uint32_t p)
+{
+	int32_t found = -1;
+	uint32_t i;
+
+	for (i = 0; i < a->n_flows; i++) {
+		const struct ana_flow *d = &a->flows[i];
+
+		if (d == r || d->peer >= 0 || !d->have_psn || d->sqp_known ||
+		    memcmp(d->src_ip, r->dst_ip, 16) != 0 || memcmp(d->dst_ip, r->src_ip, 16) != 0)
+			continue;
+		if (psn_diff(p, d->psn_first) < -1 || psn_diff(p, d->psn_max) > 0)
+			continue;
+		if (found >= 0)
+			return -1;
+		found = (int32_t)i;
+	}
+	return found;
+}
+
+static void
+ana_link(struct ana *a, int32_t x, int32_t y)
+{
+	a->flows[x].peer = y;
+	a->flows[y].peer = x;
+	a->flows[x].sqp = a->flows[y].dqp;
+	a->flows[x].sqp_known = true;
+	a->flows[y].sqp = a->flows[x].dqp;
+	a->flows[y].sqp_known = true;
+}
+
+/*
  * The flow of the other direction of f's QP: (dst -> src, DestQP = f's sender QPN). During
  * the pass only the table's source-port (or DETH) answers are trusted: its "one QPN seen
  * between the two hosts" rule may hold only because the second QP has not spoken yet;
@@ -388,12 +427,21 @@ ana_peer(struct ana *a, struct ana_flow *f, const struct roce_pkt *p, uint64_t t
 		uint64_t epoch = roce_qpmap_counters(a->qpmap)[ROCE_QPMAP_CTR_LEARNED] +
 				 roce_qpmap_counters(a->qpmap)[ROCE_QPMAP_CTR_QPN_CHANGED];
 
-		if (epoch == f->qpmap_epoch)
-			return NULL;
-		f->qpmap_epoch = epoch;
-		if (roce_qpmap_lookup_sender(a->qpmap, p, t_ns, &sqp) != 0 ||
-		    roce_qpmap_counters(a->qpmap)[ROCE_QPMAP_CTR_HIT_PAIR] != pair_hits)
-			return NULL;
+		if (epoch != f->qpmap_epoch) {
+			f->qpmap_epoch = epoch;
+			if (roce_qpmap_lookup_sender(a->qpmap, p, t_ns, &sqp) == 0 &&
+			    roce_qpmap_counters(a->qpmap)[ROCE_QPMAP_CTR_HIT_PAIR] == pair_hits)
+				goto found;
+		}
+		if (p->has_aeth && p->opcode != ROCE_OPCODE_CNP) {
+			i = ana_psn_rule(a, f, p->psn);
+			if (i >= 0) {
+				ana_link(a, (int32_t)(f - a->flows), i);
+				return &a->flows[i];
+			}
+		}
+		return NULL;
+found:
 		f->sqp = sqp;
 		f->sqp_known = true;
 	}
@@ -523,7 +571,8 @@ ana_data_psn(struct ana *a, struct ana_flow *f, uint32_t psn, uint64_t pktno, ui
 		return false;
 	}
 	if (f->nak_pending) {
-		int64_t lat = (int64_t)(t_ns - f->nak_t_ns);
+		/* the NAK came on the other port: its time may be a little ahead */
+		int64_t lat = t_ns > f->nak_t_ns ? (int64_t)(t_ns - f->nak_t_ns) : 0;
 
 		f->nak_pending = false;
 		f->c[ANA_C_RETX_ROUNDS]++;
@@ -549,7 +598,7 @@ ana_data_psn(struct ana *a, struct ana_flow *f, uint32_t psn, uint64_t pktno, ui
 			f->retx_lat_max_ns = (uint64_t)lat;
 		if ((uint64_t)lat < f->retx_lat_min_ns)
 			f->retx_lat_min_ns = (uint64_t)lat;
-	} else if (t_ns - f->t_last_data_ns >= a->o.timeout_ns) {
+	} else if (t_ns > f->t_last_data_ns && t_ns - f->t_last_data_ns >= a->o.timeout_ns) {
 		/* after a timeout's silence: a resend (of a PSN seen or lost before us) */
 		f->c[ANA_C_TIMEOUTS]++;
 		f->c[ANA_C_RETX_ROUNDS]++;
@@ -674,7 +723,7 @@ ana_cnp(struct ana *a, struct ana_flow *c, struct ana_flow *d, const struct roce
 	if (c->n_cnp < c->cap_cnp)
 		c->cnp_t[c->n_cnp++] = t_ns;
 	if (d != NULL && d->ce_first_open_ns != 0) {
-		uint64_t lat = t_ns - d->ce_first_open_ns;
+		uint64_t lat = t_ns > d->ce_first_open_ns ? t_ns - d->ce_first_open_ns : 0;
 
 		if (d->cnp_lat_n == 0)
 			d->cnp_lat_first_ns = lat;
@@ -992,6 +1041,17 @@ ana_finish(struct ana *a)
 			a->flows[j].sqp = f->dqp;
 			a->flows[j].sqp_known = true;
 		}
+	}
+	/* the PSN rule for response flows still alone (their last ACK) */
+	for (i = 0; i < a->n_flows; i++) {
+		struct ana_flow *f = &a->flows[i];
+		int32_t j;
+
+		if (f->peer >= 0 || !f->have_ack)
+			continue;
+		j = ana_psn_rule(a, f, f->last_ack_psn);
+		if (j >= 0)
+			ana_link(a, (int32_t)i, j);
 	}
 	if (a->conns != NULL) {
 		for (i = 0; i < a->n_flows; i++) {

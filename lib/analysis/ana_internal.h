@@ -266,6 +266,7 @@ struct ana {
 	bool app_seen;
 	double app_busbw_gbs;
 	double app_algbw_gbs;
+	double app_time_us;
 	uint64_t app_size;
 	char app_kind[32];
 	/* results */

@@ -665,9 +665,10 @@ ana_json(struct ana *a)
 	}
 	json_object_set_new(root, "collective", json_pack("{s:s,s:i,s:f,s:o,s:o}", "name",
 		a->o.collective, "ranks", (int)a->o.ranks, "idle_gap_us", a->o.idle_gap_ns / 1000.0,
-		"iterations", iters, "application", a->app_seen ? json_pack("{s:s,s:I,s:f,s:f}",
-		"type", a->app_kind, "size_bytes", (json_int_t)a->app_size, "algbw_gbs",
-		a->app_algbw_gbs, "busbw_gbs", a->app_busbw_gbs) : json_null()));
+		"iterations", iters, "application", a->app_seen ? json_pack("{s:s,s:I,s:f,s:f,s:f}",
+		"type", a->app_kind, "size_bytes", (json_int_t)a->app_size, "time_us",
+		a->app_time_us, "algbw_gbs", a->app_algbw_gbs, "busbw_gbs", a->app_busbw_gbs) :
+		json_null()));
 	json_object_set_new(root, "failures", json_integer(ana_failures(a)));
 	return root;
 }
