@@ -258,6 +258,28 @@ def case_pfc():
     return fr
 
 
+def case_psn_pair():
+    """Two QPs between the same hosts, a different UDP source port per direction (no Linux
+    rule, as rocegen and some NICs): QP 0x300 -> 0x400 sends PSNs 0..99, QP 0x301 -> 0x401
+    PSNs 0..9; each receiver ACKs (to 0x300 / 0x301) every 10 PSNs. Neither the QP table's
+    port rule nor its pair rule can pair them; the PSN rule can (ACK 99 covers only the
+    first flow; then ACK 9 only the second)."""
+    fr = []
+    for i in range(100):
+        fr.append((i * US, frame(A_IP, B_IP, A_MAC, B_MAC, 0x01, 0x400, i, payload=bytes(256),
+                                 sport=50000)))
+        if i < 10:
+            fr.append((i * US + 300, frame(A_IP, B_IP, A_MAC, B_MAC, 0x01, 0x401, i,
+                                           payload=bytes(256), sport=50001)))
+        if i % 10 == 9 and i > 9:
+            fr.append((i * US + 500, frame(B_IP, A_IP, B_MAC, A_MAC, 0x11, 0x300, i,
+                                           ext=struct.pack(">I", 0x1F << 24), sport=60000)))
+    fr.append((200 * US, frame(B_IP, A_IP, B_MAC, A_MAC, 0x11, 0x301, 9,
+                               ext=struct.pack(">I", 0x1F << 24), sport=60001)))
+    fr.sort(key=lambda x: x[0])
+    return fr
+
+
 COLL_S = 96 * 1024   # the all-reduce buffer (bytes per rank)
 
 
@@ -288,6 +310,7 @@ def main():
         "drop_gbn": case_drop_gbn(), "lost_retx": case_lost_retx(), "timeout": case_timeout(),
         "double_nak": case_double_nak(), "cnp_train": case_cnp_train(),
         "cnp_scope": case_cnp_scope(), "pfc": case_pfc(), "allreduce4": case_allreduce4(),
+        "psn_pair": case_psn_pair(),
     }
     for name, fr in cases.items():
         roceframes.write_pcap(os.path.join(out, name + ".pcap"), fr, T0)

@@ -219,6 +219,15 @@ def main():
     expect("allgather4", d["collective"]["iterations"][0], {"size_bytes": 2 * 96.0 * 1024})
     n += 1
 
+    # pairing by PSNs when ports and the pair rule cannot tell the QPs apart
+    d = run(os.path.join(cap, "psn_pair.pcap"), want_rc=0)
+    for data_l, ack_l in (("10.0.0.1:0x300->10.0.0.2:0x400", "10.0.0.2:0x400->10.0.0.1:0x300"),
+                          ("10.0.0.1:0x301->10.0.0.2:0x401", "10.0.0.2:0x401->10.0.0.1:0x301")):
+        x, y = flow(d, data_l), flow(d, ack_l)
+        if x["peer"] != y["id"] or y["peer"] != x["id"]:
+            fail("psn_pair: %s and %s not paired" % (data_l, ack_l))
+    n += 1
+
     # bad input: one clear line, exit 2, no crash
     bad = os.path.join(tmp, "bad.pcap")
     with open(bad, "wb") as f:
