@@ -371,12 +371,22 @@ ana_write_text(struct ana *a, FILE *out)
 			fprintf(out, "  ... %u more in --json / --csv\n", r->n_cuts - 30);
 		fprintf(out, "  trajectory error %.4f (a sender ignoring CNPs: %.4f)\n", r->err_traj,
 			r->err_traj_line);
-		fprintf(out, "  recovery to 95%% of line rate after the last CNP: measured %.1f us, "
-			"model %.1f us (-1: not reached; model: %lu fast recovery, %lu additive, "
-			"%lu hyper steps)\n", r->recovery_meas_ns / 1000.0,
-			r->recovery_pred_ns / 1000.0,
-			(unsigned long)r->pred_fast, (unsigned long)r->pred_additive,
-			(unsigned long)r->pred_hyper);
+		{
+			char m[32], q[32];
+
+			if (r->recovery_meas_ns < 0)
+				snprintf(m, sizeof(m), "not reached");
+			else
+				snprintf(m, sizeof(m), "%.1f us", r->recovery_meas_ns / 1000.0);
+			if (r->recovery_pred_ns < 0)
+				snprintf(q, sizeof(q), "not reached");
+			else
+				snprintf(q, sizeof(q), "%.1f us", r->recovery_pred_ns / 1000.0);
+			fprintf(out, "  recovery to 95%% of line rate after the last CNP: measured %s, "
+				"model %s (model: %lu fast recovery, %lu additive, %lu hyper steps)\n",
+				m, q, (unsigned long)r->pred_fast, (unsigned long)r->pred_additive,
+				(unsigned long)r->pred_hyper);
+		}
 		fprintf(out, "  %s %s\n", r->pass ? "PASS" : "FAIL", r->why);
 		if (r->fitted)
 			fprintf(out, "  fit (error %.4f): initial_alpha_value %.1f dce_tcp_g %.1f "
@@ -636,19 +646,21 @@ ana_json(struct ana *a)
 				(r->cuts[j].t_ns - a->t_first_ns) / 1000.0, "before_mbps", r->cuts[j].before_mbps,
 				"measured_mbps", r->cuts[j].meas_after_mbps, "predicted_mbps",
 				r->cuts[j].pred_after_mbps, "ok", r->cuts[j].ok));
-		o = json_pack("{s:i,s:I,s:f,s:f,s:o,s:I,s:f,s:f,s:{s:I,s:I,s:I},s:s,s:s,s:o}",
+		o = json_pack("{s:i,s:I,s:f,s:f,s:o,s:I,s:o,s:o,s:{s:I,s:I,s:I},s:s,s:s,s:o}",
 			"flow", r->flow, "cnps", (json_int_t)r->n_cnp, "trajectory_error",
 			r->err_traj, "trajectory_error_ignoring_cnps", r->err_traj_line, "cuts", cuts,
 			"cuts_ok", (json_int_t)r->cuts_ok, "recovery_measured_us",
-			r->recovery_meas_ns / 1000.0, "recovery_predicted_us",
-			r->recovery_pred_ns / 1000.0, "predicted_steps", "fast_recovery",
+			r->recovery_meas_ns < 0 ? json_null() : json_real(r->recovery_meas_ns / 1000.0),
+			"recovery_predicted_us",
+			r->recovery_pred_ns < 0 ? json_null() : json_real(r->recovery_pred_ns / 1000.0),
+			"predicted_steps", "fast_recovery",
 			(json_int_t)r->pred_fast, "additive", (json_int_t)r->pred_additive, "hyper",
 			(json_int_t)r->pred_hyper, "verdict", r->pass ? "PASS" : "FAIL", "why", r->why,
 			"params", ana_json_params(&a->o.dcqcn));
 		if (r->fitted)
-			json_object_set_new(o, "fit", json_pack("{s:o,s:f,s:s}", "params",
+			json_object_set_new(o, "fit", json_pack("{s:o,s:f,s:s,s:s}", "params",
 				ana_json_params(&r->fit), "error", r->fit_err, "differs",
-				r->fit_differs));
+				r->fit_differs, "measure", r->fit_on_gaps ? "gaps" : "bytes"));
 		json_array_append_new(dv, o);
 	}
 	json_object_set_new(root, "dcqcn", dv);
