@@ -533,6 +533,9 @@ ana_data_psn(struct ana *a, struct ana_flow *f, uint32_t psn, uint64_t pktno, ui
 			f->c[ANA_C_GAP_PSNS] += (uint64_t)d;
 			ana_flow_event(f, ANA_EV_GAP, pktno, 0, t_ns, (f->psn_max + 1) & PSN_MASK,
 				       (psn - 1) & PSN_MASK, d);
+			f->gap_open = true;
+			f->gap_psn = (f->psn_max + 1) & PSN_MASK;
+			f->gap_t_ns = t_ns;
 			/* the skipped PSNs are unseen: clear them (bounded by the bitmap) */
 			for (q = 1; q <= (uint32_t)d && q < ANA_SEEN_BITS; q++)
 				ana_seen_set(f, (f->psn_max + q) & PSN_MASK, false);
@@ -678,6 +681,16 @@ ana_response(struct ana_flow *r, struct ana_flow *d, const struct roce_pkt *p, u
 		ana_flow_event(r, ANA_EV_DOUBLE_NAK, pktno, d->nak_pkt, t_ns, p->psn, 0,
 			       (int64_t)(t_ns - d->nak_t_ns));
 		return;
+	}
+	/* NAK generation latency (Lumina): from the packet that showed the gap to the NAK */
+	if (d->gap_open && d->gap_psn == p->psn && t_ns >= d->gap_t_ns) {
+		uint64_t lat = t_ns - d->gap_t_ns;
+
+		d->nak_gen_sum_ns += lat;
+		d->nak_gen_n++;
+		if (lat > d->nak_gen_max_ns)
+			d->nak_gen_max_ns = lat;
+		d->gap_open = false;
 	}
 	d->nak_pending = true;
 	d->nak_psn = p->psn;

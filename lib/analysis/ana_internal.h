@@ -125,6 +125,10 @@ struct ana_flow {
 	uint32_t nak_psn;
 	uint64_t nak_t_ns, nak_pkt;
 	uint64_t retx_lat_sum_ns, retx_lat_max_ns, retx_lat_min_ns, retx_lat_n;
+	bool gap_open;            /* the last gap seen, not yet NAKed */
+	uint32_t gap_psn;
+	uint64_t gap_t_ns;
+	uint64_t nak_gen_sum_ns, nak_gen_max_ns, nak_gen_n;
 	int64_t reorder_max;
 	/* ACKs (this flow carries responses) */
 	bool have_ack;

@@ -118,6 +118,117 @@ ana_scope_inferred(const struct ana_scope *s)
 	return s[0].groups ? "none" : "no_cnps";
 }
 
+/* ---- collectives: host pairs and the pattern ---- */
+
+struct ana_hpair {
+	const uint8_t *src, *dst;
+	uint8_t version;
+	uint32_t qps;
+	uint64_t bytes;
+};
+
+/*
+ * Host pairs carrying bulk data (flows with at least 64 KiB of goodput, or 1% of the largest),
+ * and the pattern they form: "ring" (every host sends to one and receives from one, one
+ * cycle), "all_to_all" (every host sends to every other, more than 2 hosts), "tree" (pairs
+ * in both directions forming a tree), "incast" (all send to one), else "other".
+ */
+static uint32_t
+ana_host_pairs(const struct ana *a, struct ana_hpair *hp, uint32_t cap, const char **pattern)
+{
+	uint64_t big = 0, thr;
+	uint32_t n = 0, i, j, nh = 0, k;
+	const uint8_t *hosts[64];
+	unsigned int outd[64] = { 0 }, ind[64] = { 0 };
+	bool ring = true, a2a = true;
+
+	*pattern = "none";
+	for (i = 0; i < a->n_flows; i++)
+		if (a->flows[i].c[ANA_C_GOODPUT_BYTES] > big)
+			big = a->flows[i].c[ANA_C_GOODPUT_BYTES];
+	thr = big / 100 > 65536 ? 65536 : big / 100;
+	if (big == 0)
+		return 0;
+	for (i = 0; i < a->n_flows; i++) {
+		const struct ana_flow *f = &a->flows[i];
+
+		if (f->c[ANA_C_GOODPUT_BYTES] < thr || f->c[ANA_C_GOODPUT_BYTES] == 0)
+			continue;
+		for (j = 0; j < n; j++)
+			if (memcmp(hp[j].src, f->src_ip, 16) == 0 && memcmp(hp[j].dst, f->dst_ip, 16) == 0)
+				break;
+		if (j == n) {
+			if (n == cap)
+				continue;
+			hp[n].src = f->src_ip;
+			hp[n].dst = f->dst_ip;
+			hp[n].version = f->ip_version;
+			hp[n].qps = 0;
+			hp[n].bytes = 0;
+			n++;
+		}
+		hp[j].qps++;
+		hp[j].bytes += f->c[ANA_C_GOODPUT_BYTES];
+	}
+	for (i = 0; i < n; i++) {
+		const uint8_t *e[2] = { hp[i].src, hp[i].dst };
+
+		for (k = 0; k < 2; k++) {
+			for (j = 0; j < nh; j++)
+				if (memcmp(hosts[j], e[k], 16) == 0)
+					break;
+			if (j == nh && nh < 64)
+				hosts[nh++] = e[k];
+			if (j < 64)
+				(k == 0 ? outd : ind)[j]++;
+		}
+	}
+	if (nh < 2) {
+		*pattern = "other";
+		return n;
+	}
+	for (j = 0; j < nh; j++) {
+		if (outd[j] != 1 || ind[j] != 1)
+			ring = false;
+		if (outd[j] != nh - 1 || ind[j] != nh - 1)
+			a2a = false;
+	}
+	if (ring) {
+		/* one cycle: follow the successors from host 0 */
+		const uint8_t *cur = hosts[0];
+		uint32_t steps = 0;
+
+		do {
+			for (i = 0; i < n; i++)
+				if (memcmp(hp[i].src, cur, 16) == 0)
+					break;
+			cur = hp[i].dst;
+			steps++;
+		} while (memcmp(cur, hosts[0], 16) != 0 && steps <= nh);
+		*pattern = steps == nh ? "ring" : "other";
+	} else if (a2a && nh > 2) {
+		*pattern = "all_to_all";
+	} else if (n == 2 * (nh - 1)) {
+		bool sym = true;
+
+		for (i = 0; i < n && sym; i++) {
+			for (j = 0; j < n; j++)
+				if (memcmp(hp[j].src, hp[i].dst, 16) == 0 &&
+				    memcmp(hp[j].dst, hp[i].src, 16) == 0)
+					break;
+			sym = j < n;
+		}
+		*pattern = sym ? "tree" : "other";
+	} else {
+		for (j = 0; j < nh; j++)
+			if (ind[j] == nh - 1 && n == nh - 1)
+				*pattern = "incast";
+		if (strcmp(*pattern, "incast") != 0)
+			*pattern = "other";
+	}
+	return n;
+}
+
 /* ---- text ---- */
 
 static void
@@ -295,6 +406,10 @@ ana_write_text(struct ana *a, FILE *out)
 			fprintf(out, "     ce_to_cnp_latency_us: first %.3f mean %.3f max %.3f\n",
 				f->cnp_lat_first_ns / 1000.0, f->cnp_lat_sum_ns / 1000.0 / (double)f->cnp_lat_n,
 				f->cnp_lat_max_ns / 1000.0);
+		if (f->nak_gen_n)
+			fprintf(out, "     nak_latency_us (gap seen to NAK): mean %.3f max %.3f\n",
+				f->nak_gen_sum_ns / 1000.0 / (double)f->nak_gen_n,
+				f->nak_gen_max_ns / 1000.0);
 		if (f->reorder_max)
 			fprintf(out, "     reorder_degree_max: %ld\n", (long)f->reorder_max);
 		if (f->n_cnp)
@@ -402,9 +517,13 @@ ana_write_text(struct ana *a, FILE *out)
 		double bus, f = a->o.collective[0] ?
 				  ana_coll_factor(a->o.collective, a->o.ranks, &bus) : 0;
 
-		fprintf(out, "#\n# Iterations (bursts separated by >= %.1f us idle)%s%s, %u ranks\n",
-			a->o.idle_gap_ns / 1000.0, a->o.collective[0] ? ": " : "",
-			a->o.collective, a->o.ranks);
+		struct ana_hpair hp[256];
+		const char *pattern;
+		uint32_t np = ana_host_pairs(a, hp, 256, &pattern);
+
+		fprintf(out, "#\n# Iterations (bursts separated by >= %.1f us idle)%s%s, %u ranks; "
+			"%u host pairs carry the data, pattern: %s\n", a->o.idle_gap_ns / 1000.0,
+			a->o.collective[0] ? ": " : "", a->o.collective, a->o.ranks, np, pattern);
 		fprintf(out, "# %5s %12s %12s %14s %12s %8s %8s\n", "iter", "start us", "time us",
 			"wire bytes", "size (B)", "algbw", "busbw");
 		fprintf(out, "# %5s %12s %12s %14s %12s %8s %8s\n", "", "", "", "", "", "(GB/s)",
@@ -491,6 +610,11 @@ ana_json_flow(const struct ana *a, const struct ana_flow *f, uint32_t idx)
 				      "mean", f->retx_lat_sum_ns / 1000.0 / (double)f->retx_lat_n,
 				      "max", f->retx_lat_max_ns / 1000.0, "n",
 				      (json_int_t)f->retx_lat_n) : json_null());
+	json_object_set_new(o, "nak_latency_us", f->nak_gen_n ?
+			    json_pack("{s:f,s:f,s:I}", "mean",
+				      f->nak_gen_sum_ns / 1000.0 / (double)f->nak_gen_n, "max",
+				      f->nak_gen_max_ns / 1000.0, "n", (json_int_t)f->nak_gen_n) :
+			    json_null());
 	json_object_set_new(o, "reorder_degree_max", json_integer(f->reorder_max));
 	json_object_set_new(o, "ce_to_cnp_latency_us", f->cnp_lat_n ?
 			    json_pack("{s:f,s:f,s:f,s:I}", "first",
@@ -674,6 +798,23 @@ ana_json(struct ana *a)
 			(it->start_ns - a->t_first_ns) / 1000.0, "time_us", t_s * 1e6, "wire_bytes",
 			(json_int_t)it->bytes, "packets", (json_int_t)it->pkts, "size_bytes", size,
 			"algbw_gbs", alg, "busbw_gbs", alg * bus));
+	}
+	{
+		struct ana_hpair hp[256];
+		const char *pattern;
+		uint32_t n = ana_host_pairs(a, hp, 256, &pattern), k;
+		json_t *pairs = json_array();
+
+		for (k = 0; k < n; k++) {
+			char s1[64], s2[64];
+
+			ana_ip_str(hp[k].src, hp[k].version, s1, sizeof(s1));
+			ana_ip_str(hp[k].dst, hp[k].version, s2, sizeof(s2));
+			json_array_append_new(pairs, json_pack("{s:s,s:s,s:i,s:I}", "src", s1, "dst",
+				s2, "qps", (int)hp[k].qps, "goodput_bytes", (json_int_t)hp[k].bytes));
+		}
+		json_object_set_new(root, "host_pairs", pairs);
+		json_object_set_new(root, "pattern", json_string(pattern));
 	}
 	json_object_set_new(root, "collective", json_pack("{s:s,s:i,s:f,s:o,s:o}", "name",
 		a->o.collective, "ranks", (int)a->o.ranks, "idle_gap_us", a->o.idle_gap_ns / 1000.0,

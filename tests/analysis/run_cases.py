@@ -90,6 +90,8 @@ def main():
         expect(var, a["checks"], {"gbn_restart_at_nak": "PASS"})
         expect(var, b["checks"], {"one_nak_per_gap": "PASS", "ack_psn_monotonic": "PASS"})
         expect(var, a["retx_latency_us"], {"min": 5.0, "max": 5.0, "n": 1})
+        # the NAK 1 us after PSN 8 showed the gap
+        expect(var, a["nak_latency_us"], {"max": 1.0, "n": 1})
         g = events(a, "gap")[0]
         expect(var, g, {"psn": 7, "psn2": 7})
         if "annot" in var:
@@ -214,6 +216,10 @@ def main():
                                      "busbw_gbs": 96 * 1024 / 1e9 / (t * 1e-6) * 1.5})
         expect("allreduce4 app", d["collective"]["application"],
                {"size_bytes": 98304, "algbw_gbs": alg, "busbw_gbs": bus, "type": kind})
+        if d["pattern"] != "ring" or len(d["host_pairs"]) != 4:
+            fail("allreduce4: pattern %r, %d host pairs" % (d["pattern"], len(d["host_pairs"])))
+        expect("allreduce4 pairs", d["host_pairs"][0], {"qps": 1,
+                                                        "goodput_bytes": 3 * 144 * 1024})
     d = run(os.path.join(cap, "allreduce4.pcap"), "--collective", "allgather", "--ranks", "4",
             "--idle-gap-us", "500")
     expect("allgather4", d["collective"]["iterations"][0], {"size_bytes": 2 * 96.0 * 1024})
