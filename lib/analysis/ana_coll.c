@@ -2,8 +2,8 @@
 /*
  * Collectives from the wire: iterations are bursts of RoCE data separated by at least
  * --idle-gap of silence (packets of at most 64 payload bytes, such as barriers and credit
- * returns, neither start nor extend one); per iteration the time (first to last data packet) and the payload
- * bytes of every QP. For --collective X --ranks N the buffer size S follows from the bytes on
+ * returns, neither start nor extend one); per iteration the time (first to last data
+ * packet) and the payload bytes of every QP, each PSN once. For --collective X --ranks N the buffer size S follows from the bytes on
  * the wire of a ring schedule (all ranks together): all-reduce 2 (N-1) S, all-gather and
  * reduce-scatter (N-1) S, broadcast (N-1) S, all-to-all (N-1) S; then as nccl-tests:
  * algbw = S / t, busbw = algbw x 2 (N-1) / N (all-reduce), (N-1) / N (all-gather,

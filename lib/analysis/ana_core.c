@@ -433,7 +433,9 @@ ana_peer(struct ana *a, struct ana_flow *f, const struct roce_pkt *p, uint64_t t
 			    roce_qpmap_counters(a->qpmap)[ROCE_QPMAP_CTR_HIT_PAIR] == pair_hits)
 				goto found;
 		}
-		if (p->has_aeth && p->opcode != ROCE_OPCODE_CNP) {
+		/* the PSN rule scans the flows: try it on the first 32 ACKs, then 1 in 256 */
+		if (p->has_aeth && p->opcode != ROCE_OPCODE_CNP &&
+		    (++f->psn_rule_tries <= 32 || (f->psn_rule_tries & 255) == 0)) {
 			i = ana_psn_rule(a, f, p->psn);
 			if (i >= 0) {
 				ana_link(a, (int32_t)(f - a->flows), i);

@@ -108,6 +108,7 @@ struct ana_flow {
 	uint16_t last_sport;
 	bool sport_varies;
 	uint64_t qpmap_epoch;     /* the table's learn count at the last failed lookup */
+	uint32_t psn_rule_tries;  /* ACKs tried against the PSN rule while unpaired */
 	uint8_t src_mac[6];
 	uint8_t transport;        /* of the first RC/UC/UD packet */
 	uint64_t c[ANA_C_MAX];
