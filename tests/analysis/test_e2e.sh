@@ -147,7 +147,8 @@ if mode == "loss":
     print("busbw: wire %.5f GB/s (size %.0f B, %.1f us), rocegen %.5f GB/s (%d B, %.1f us)" % (
         wire, it[0]["size_bytes"], it[0]["time_us"], busbw, app["size_bytes"],
         app["time_us"]))
-    assert abs(it[0]["size_bytes"] - app["size_bytes"]) <= 0.001 * app["size_bytes"], it
+    # (each PSN counted once; under load rocegen's sender may put a few more on the wire)
+    assert abs(it[0]["size_bytes"] - app["size_bytes"]) <= 0.01 * app["size_bytes"], it
     assert abs(wire - busbw) <= 0.02 * busbw, (wire, busbw)
 else:
     for v in rin["dcqcn"]:
