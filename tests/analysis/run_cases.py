@@ -190,6 +190,19 @@ def main():
     expect("cx4lx cnp", c, {"dest_qp": 0x118, "udp_sport": 0})
     expect("cx4lx cnp", c["cnp"], {"count": 1, "dscp": 48, "ecn": 2})
     expect("cx4lx cnp", c["counters"], {"cnps": 1, "cnps_without_becn": 0, "icrc_bad": 0})
+    # the same capture as pcapng written by Wireshark's editcap, with packet comments: the
+    # comments are read beside libpcap packet by packet
+    ng = os.path.join(tmp, "huawei.pcapng")
+    subprocess.run(["editcap", "-F", "pcapng", "-a", "3:rocemu: qdepth=77 wait=5000",
+                    "-a", "10:rocemu: drop=test_reason", os.path.join(REAL, "huawei_rc_send.pcap"),
+                    ng], check=True, capture_output=True)
+    d = run(ng)
+    expect("huawei pcapng", d["annotations"], {"packets": 2, "qdepth_max": 77.0,
+                                               "wait_max_us": 5.0,
+                                               "drops": {"test_reason": 1}})
+    expect("huawei pcapng", d["capture"], {"packets": 123, "roce_packets": 105})
+    expect("huawei pcapng", flow(d, "192.168.70.4:0x45->192.168.70.6:0x48")["counters"],
+           {"packets": 37})
     # UC frames cut to 243 bytes with orig_len 243: malformed (bad IP length), not a crash
     d = run(os.path.join(REAL2, "connectx_uc_truncated.pcap"))
     expect("uc truncated", d["capture"], {"packets": 520, "malformed_roce": 489})
