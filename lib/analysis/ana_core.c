@@ -911,8 +911,10 @@ ana_feed(struct ana *a, const uint8_t *frame, uint32_t caplen, uint32_t orig_len
 	f->t_last_ns = t_ns;
 	if (f->sport != p.udp_sport)
 		f->sport_varies = true;
-	if (f->c[ANA_C_PKTS] == 1)
+	if (f->c[ANA_C_PKTS] == 1) {
 		memcpy(f->src_mac, frame + 6, 6);
+		f->rocev1 = cls == ROCE_CLASS_ROCEV1;
+	}
 	if (hdr_only || caplen < orig_len)
 		f->c[ANA_C_HEADER_ONLY]++;
 	else if (!roce_icrc_verify(frame, caplen, &p))
@@ -1076,7 +1078,7 @@ ana_finish(struct ana *a)
 			if (f->conn >= 0)
 				continue;
 			c = ana_conn_add(a, (int32_t)i, f->peer);
-			if (f->peer >= 0) {
+			if (f->peer >= 0 && !f->rocev1) {
 				struct ana_flow *g = &a->flows[f->peer];
 
 				c->sport_checked = true;

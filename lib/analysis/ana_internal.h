@@ -111,6 +111,7 @@ struct ana_flow {
 	uint32_t psn_rule_tries;  /* ACKs tried against the PSN rule while unpaired */
 	uint8_t src_mac[6];
 	uint8_t transport;        /* of the first RC/UC/UD packet */
+	bool rocev1;              /* GRH + BTH: no UDP header */
 	uint64_t c[ANA_C_MAX];
 	uint64_t ops[256];
 	uint64_t first_pkt;

@@ -379,6 +379,8 @@ ana_write_text(struct ana *a, FILE *out)
 		if (c->sport_checked)
 			fprintf(out, "    UDP source port %s the Linux/mlx5 rule (expected %u)\n",
 				c->sport_linux ? "follows" : "does NOT follow", c->sport_expected);
+		else if (a->flows[c->a].rocev1)
+			fprintf(out, "    RoCEv1 (GRH): no UDP source port\n");
 		else
 			fprintf(out, "    one direction only: UDP source port rule not checked\n");
 	}
