@@ -257,6 +257,36 @@ def main():
         if r.returncode != 2 or len(r.stderr.strip().splitlines()) < 1 or \
                 not r.stderr.startswith("rocestat: "):
             fail("bad input %r: exit %d, stderr %r" % (args, r.returncode, r.stderr))
+    # DCQCN parameter files: each bad one is refused with the file, line and name
+    bads = {"unknown.txt": ("rpg_time_reset 300\nrpg_bogus 1\n", "rpg_bogus"),
+            "range.txt": ("rpg_threshold 0\n", "rpg_threshold"),
+            "notnum.txt": ("rpg_ai_rate fast\n", "rpg_ai_rate"),
+            "first.txt": ("rate_to_set_on_first_cnp 500\n", "rate_to_set_on_first_cnp"),
+            "g.json": ('{"dce_tcp_g": 2000}', "dce_tcp_g"),
+            "str.json": ('{"rpg_ai_rate": "5"}', "rpg_ai_rate"),
+            "dup.json": ('{"rpg_ai_rate": 5, "rpg_ai_rate": 6}', "duplicate")}
+    for name, (text, word) in bads.items():
+        pf = os.path.join(tmp, name)
+        with open(pf, "w") as f:
+            f.write(text)
+        r = subprocess.run([ROCESTAT, "--dcqcn", pf, os.path.join(cap, "drop_gbn.pcap")],
+                           capture_output=True, text=True, timeout=60)
+        if r.returncode != 2 or word not in r.stderr or len(r.stderr.strip().splitlines()) != 1:
+            fail("--dcqcn %s: exit %d, stderr %r" % (name, r.returncode, r.stderr))
+    # good files in the other accepted forms: debugfs names, grep's path:value, JSON
+    goods = {"debugfs.txt": "rp_time_reset 150\nnp_min_time_between_cnps 4\n",
+             "grep.txt": "/sys/class/net/eth0/ecn/roce_rp/rpg_ai_rate:7\n",
+             "ok.json": '{"rpg_hai_rate": 60, "dce_tcp_rtt": 2}'}
+    for name, text in goods.items():
+        pf = os.path.join(tmp, name)
+        with open(pf, "w") as f:
+            f.write(text)
+        d = run(os.path.join(cap, "cnp_train.pcap"), "--dcqcn", pf)
+        prm = d["dcqcn"][0]["params"]
+        want = {"debugfs.txt": ("rpg_time_reset_us", 150.0), "grep.txt": ("rpg_ai_rate_mbps", 7.0),
+                "ok.json": ("dce_tcp_rtt_us", 2.0)}[name]
+        if abs(prm[want[0]] - want[1]) > 1e-9:
+            fail("--dcqcn %s: %s = %r" % (name, want[0], prm[want[0]]))
     # a failed write makes the exit status non-zero
     r = subprocess.run([ROCESTAT, "--quiet", "--json", "/dev/full",
                         os.path.join(cap, "drop_gbn.pcap")], capture_output=True, text=True)
