@@ -922,7 +922,7 @@ ana_dcqcn_flow(struct ana *a, struct ana_flow *d, struct ana_flow *c, struct ana
 	double line = a->o.link_gbps * 1000.0, *line_pred;
 	struct ana_trace t;
 	struct dcqcn_rp rp;
-	double frame_bytes, frame_ns;
+	double frame_bytes, frame_ns, meas_ratio;
 	uint32_t i, k;
 	int64_t kc;
 
@@ -980,6 +980,17 @@ ana_dcqcn_flow(struct ana *a, struct ana_flow *d, struct ana_flow *c, struct ana
 		r->cuts_ok += u->ok;
 		r->n_cuts++;
 	}
+	{
+		double sum = 0;
+		uint32_t nr = 0;
+
+		for (i = 0; i < r->n_cuts; i++)
+			if (r->cuts[i].before_mbps > 0) {
+				sum += r->cuts[i].meas_after_mbps / r->cuts[i].before_mbps;
+				nr++;
+			}
+		meas_ratio = nr ? sum / nr : 1;
+	}
 	r->recovery_meas_ns = ana_recovery(&t, t.meas, line);
 	r->recovery_pred_ns = ana_recovery(&t, r->pred, line);
 	r->pass = r->err_traj <= a->o.tol_traj && r->cuts_ok * 10 >= r->n_cuts * 9;
@@ -987,10 +998,12 @@ ana_dcqcn_flow(struct ana *a, struct ana_flow *d, struct ana_flow *c, struct ana
 		snprintf(r->why, sizeof(r->why), "trajectory error %.3f <= %.3f, %u of %u cuts "
 			 "within %.0f%%", r->err_traj, a->o.tol_traj, r->cuts_ok, r->n_cuts,
 			 a->o.tol_cut * 100);
-	else if (r->err_traj_line < r->err_traj && r->err_traj_line <= a->o.tol_traj)
-		snprintf(r->why, sizeof(r->why), "the sender kept its rate: a sender ignoring the "
-			 "CNPs explains the trace (error %.3f) better than the model (%.3f)",
-			 r->err_traj_line, r->err_traj);
+	else if (r->err_traj_line < r->err_traj && r->err_traj_line <= a->o.tol_traj &&
+		 meas_ratio > 0.98)
+		snprintf(r->why, sizeof(r->why), "the sender kept its rate: no cut after the CNPs "
+			 "(rate after / before %.3f), a sender ignoring them explains the trace (error "
+			 "%.3f) better than the model (%.3f)", meas_ratio, r->err_traj_line,
+			 r->err_traj);
 	else
 		snprintf(r->why, sizeof(r->why), "trajectory error %.3f > %.3f or only %u of %u "
 			 "cuts within %.0f%%", r->err_traj, a->o.tol_traj, r->cuts_ok, r->n_cuts,

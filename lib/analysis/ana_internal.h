@@ -212,7 +212,7 @@ struct ana_dcqcn_res {
 	double recovery_pred_ns;
 	uint64_t pred_fast, pred_additive, pred_hyper;
 	bool pass;
-	char why[160];
+	char why[256];
 	bool fitted;
 	bool fit_on_gaps;         /* fitted on inter-packet gaps (else bytes per window) */
 	struct dcqcn_params fit;

@@ -6,8 +6,9 @@
  * 10.0.0.2 sends CNPs (UDP source port 0, as ConnectX-4 Lx) at a fixed irregular schedule:
  * gaps of 250..1050 us, some followed by a second CNP 30 us later.
  *
- *   gen_dcqcn OUT.pcap TRUTH.txt WRONG.txt [--ignore-cnps]
+ *   gen_dcqcn OUT.pcap TRUTH.txt WRONG.txt [--ignore-cnps | --nvidia]
  *
+ * --nvidia: the sender runs NVIDIA's defaults instead (byte counter on), TRUTH.txt unused.
  * TRUTH.txt holds the parameters in NVIDIA's names; WRONG.txt the same with rpg_time_reset,
  * rpg_ai_rate, rpg_hai_rate, rpg_threshold, dce_tcp_g and initial_alpha_value changed.
  */
@@ -80,6 +81,7 @@ main(int argc, char **argv)
 	unsigned int n_cnp = 0, ci = 0;
 	uint32_t lcg = 12345, psn = 0;
 	bool ignore = argc > 4 && strcmp(argv[4], "--ignore-cnps") == 0;
+	bool nvidia = argc > 4 && strcmp(argv[4], "--nvidia") == 0;
 	uint8_t buf[2048], cbuf[128];
 	pcap_dumper_t *d;
 	pcap_t *dead;
@@ -92,6 +94,8 @@ main(int argc, char **argv)
 		return 2;
 	}
 	gen_params(&p);
+	if (nvidia)
+		dcqcn_params_nvidia(&p, LINE_MBPS); /* byte counter on: 32767 B */
 	if (gen_write_params(argv[2], 200, 80, 400, 3, 768, 1000) != 0 ||
 	    gen_write_params(argv[3], 300, 30, 150, 1, 960, 700) != 0) {
 		fprintf(stderr, "gen_dcqcn: cannot write the parameter files\n");

@@ -84,6 +84,21 @@ print("wrong: FAIL as it should; fit " + ", ".join("%s %.4g" % (k, fit[k]) for _
       ", initial_alpha_value %.1f, dce_tcp_g %.1f; differs: %s" % (
           fit["initial_alpha_value"], fit["dce_tcp_g"], v["fit"]["differs"]))
 
+# NVIDIA's defaults (byte counter on: an increase every 32767 B, 26 us at 10 Gb/s): PASS
+# against nvidia, FAIL against paper (whose 10 MB byte counter and 55 us timer recover far
+# slower than this sender, which is back at line rate within one window of most CNPs)
+nv = os.path.join(tmp, "nvidia.pcap")
+subprocess.run([GEN, nv, os.path.join(tmp, "t3.txt"), os.path.join(tmp, "w3.txt"), "--nvidia"],
+               check=True, capture_output=True)
+v = run("--dcqcn", "nvidia", nv, want_rc=0)
+if v["verdict"] != "PASS":
+    fail("nvidia sender against nvidia: %s" % v["why"])
+print("nvidia sender, nvidia parameters: PASS (%s)" % v["why"])
+v = run("--dcqcn", "paper", nv, want_rc=1)
+if v["verdict"] != "FAIL" or v["trajectory_error"] < 0.3:
+    fail("nvidia sender against paper: %s" % v["why"])
+print("nvidia sender, paper parameters: FAIL (%s)" % v["why"])
+
 v = run("--dcqcn", truth, ign, want_rc=1)
 if v["verdict"] != "FAIL" or "kept its rate" not in v["why"]:
     fail("ignoring sender: %r" % v["why"])
