@@ -707,6 +707,7 @@ ana_cnp(struct ana *a, struct ana_flow *c, struct ana_flow *d, const struct roce
 	uint64_t pktno, uint64_t t_ns)
 {
 	c->c[ANA_C_CNPS]++;
+	a->cnps_seen++;
 	if (!p->becn)
 		c->c[ANA_C_CNPS_NO_BECN]++;
 	if (c->n_cnp == 0) {
@@ -959,7 +960,9 @@ ana_feed(struct ana *a, const uint8_t *frame, uint32_t caplen, uint32_t orig_len
 		f->t_first_data_ns = t_ns;
 	/* wire bytes: the frame, its FCS, preamble and inter-frame gap */
 	ana_series_add(&f->rate, t_ns, (double)orig_len + 24.0);
-	if (f->prev_wire != 0 && t_ns > f->t_prev_tx_ns) {
+	/* pacing samples (for the DCQCN fit, which starts at the first CNP) only once the capture
+	 * has CNPs (the flows may not be paired yet): no memory for them otherwise */
+	if (f->prev_wire != 0 && t_ns > f->t_prev_tx_ns && a->cnps_seen > 0) {
 		if (!f->gap_sum.started) {
 			/* align with the rate series */
 			f->gap_sum.t0_ns = f->rate.t0_ns;

@@ -242,6 +242,7 @@ struct ana {
 	uint64_t reasons[32];
 	uint64_t roce_pkts, pfc_frames, pause_frames, other_pkts;
 	uint64_t ud_pkts, invalid_pkts;
+	uint64_t cnps_seen;
 	/* flows */
 	struct ana_flow *flows;
 	uint32_t n_flows, cap_flows;
