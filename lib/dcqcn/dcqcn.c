@@ -159,7 +159,7 @@ dcqcn_rp_alpha_to(struct dcqcn_rp *rp, const struct dcqcn_params *p, uint64_t li
 			return;
 	}
 	k = (limit_ns - rp->next_alpha_ns) / p->alpha_period_ns + 1;
-	rp->alpha *= pow(1.0 - p->g, (double)k);
+	rp->alpha *= k == 1 ? 1.0 - p->g : pow(1.0 - p->g, (double)k); /* (pow is slow) */
 	rp->next_alpha_ns += k * p->alpha_period_ns;
 }
 
