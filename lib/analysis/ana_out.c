@@ -46,7 +46,19 @@ ana_cmp_u64(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-/* Scope 0: per QP, 1: per IP pair, 2: per NP port (CNP source IP). */
+/* Whether CNP flows f and g share a pacing group of the scope. */
+static bool
+ana_same_scope(const struct ana_flow *f, const struct ana_flow *g, int scope)
+{
+	bool src = memcmp(g->src_ip, f->src_ip, 16) == 0, dst = memcmp(g->dst_ip, f->dst_ip, 16) == 0;
+
+	return scope == 1 ? src && dst : scope == 2 ? src : scope == 3 ? dst : false;
+}
+
+/*
+ * Scope 0: per QP, 1: per IP pair, 2: per NP port (CNP source IP), 3: per destination IP
+ * (the data sender's host): Lumina's scopes.
+ */
 static void
 ana_scope(const struct ana *a, int scope, struct ana_scope *out)
 {
@@ -68,8 +80,7 @@ ana_scope(const struct ana *a, int scope, struct ana_scope *out)
 
 			if (done[j] || g->n_cnp == 0)
 				continue;
-			if (j != i && (scope == 0 || memcmp(g->src_ip, f->src_ip, 16) != 0 ||
-				       (scope == 1 && memcmp(g->dst_ip, f->dst_ip, 16) != 0)))
+			if (j != i && !ana_same_scope(f, g, scope))
 				continue;
 			n += g->n_cnp;
 		}
@@ -82,8 +93,7 @@ ana_scope(const struct ana *a, int scope, struct ana_scope *out)
 
 			if (done[j] || g->n_cnp == 0)
 				continue;
-			if (j != i && (scope == 0 || memcmp(g->src_ip, f->src_ip, 16) != 0 ||
-				       (scope == 1 && memcmp(g->dst_ip, f->dst_ip, 16) != 0)))
+			if (j != i && !ana_same_scope(f, g, scope))
 				continue;
 			memcpy(t + n, g->cnp_t, g->n_cnp * sizeof(*t));
 			n += g->n_cnp;
@@ -104,7 +114,8 @@ ana_scope(const struct ana *a, int scope, struct ana_scope *out)
 	free(done);
 }
 
-static const char *const ana_scope_names[] = { "qp", "ip_pair", "port" };
+#define ANA_SCOPES 4
+static const char *const ana_scope_names[] = { "qp", "ip_pair", "port", "dst_ip" };
 
 /* The broadest scope without violations; "none" if even per QP some CNPs come too fast. */
 static const char *
@@ -112,9 +123,11 @@ ana_scope_inferred(const struct ana_scope *s)
 {
 	int i;
 
-	for (i = 2; i >= 0; i--)
-		if (s[i].violations == 0 && s[i].groups > 0)
-			return ana_scope_names[i];
+	static const int order[] = { 2, 3, 1, 0 }; /* broadest first */
+
+	for (i = 0; i < ANA_SCOPES; i++)
+		if (s[order[i]].violations == 0 && s[order[i]].groups > 0)
+			return ana_scope_names[order[i]];
 	return s[0].groups ? "none" : "no_cnps";
 }
 
@@ -335,7 +348,7 @@ int
 ana_write_text(struct ana *a, FILE *out)
 {
 	double dur_us = (double)(a->t_last_ns - a->t_first_ns) / 1000.0;
-	struct ana_scope sc[3];
+	struct ana_scope sc[ANA_SCOPES];
 	uint32_t i, j;
 
 	fprintf(out, "# rocestat: %lu packets, %lu bytes, %.3f us; RoCE %lu, PFC %lu, PAUSE %lu, "
@@ -426,14 +439,14 @@ ana_write_text(struct ana *a, FILE *out)
 		ana_flow_label(a, &a->flows[i], lbl, sizeof(lbl));
 		ana_text_checks(a, out, &a->flows[i], lbl);
 	}
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < ANA_SCOPES; i++)
 		ana_scope(a, (int)i, &sc[i]);
 	if (sc[0].groups) {
 		fprintf(out, "#\n# CNP pacing (min_time_between_cnps %.1f us)\n",
 			a->o.np_min_time_between_cnps_ns / 1000.0);
 		fprintf(out, "# %-8s %7s %12s %11s\n", "scope", "groups", "min gap us",
 			"violations");
-		for (i = 0; i < 3; i++)
+		for (i = 0; i < ANA_SCOPES; i++)
 			fprintf(out, "  %-8s %7lu %12.3f %11lu\n", ana_scope_names[i],
 				(unsigned long)sc[i].groups,
 				sc[i].min_gap_ns == UINT64_MAX ? 0 : sc[i].min_gap_ns / 1000.0,
@@ -672,7 +685,7 @@ ana_json(struct ana *a)
 	json_t *root = json_object(), *flows = json_array(), *conns = json_array();
 	json_t *pfc = json_array(), *dv = json_array(), *iters = json_array(), *cls = json_object();
 	json_t *scope = json_object();
-	struct ana_scope sc[3];
+	struct ana_scope sc[ANA_SCOPES];
 	double bus = 0, f = a->o.collective[0] ? ana_coll_factor(a->o.collective, a->o.ranks,
 								  &bus) : 0;
 	uint32_t i, j;
@@ -713,7 +726,7 @@ ana_json(struct ana *a)
 			json_null()));
 	}
 	json_object_set_new(root, "qps", conns);
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < ANA_SCOPES; i++) {
 		ana_scope(a, (int)i, &sc[i]);
 		json_object_set_new(scope, ana_scope_names[i], json_pack("{s:I,s:o,s:I}", "groups",
 			(json_int_t)sc[i].groups, "min_gap_us", sc[i].min_gap_ns == UINT64_MAX ?

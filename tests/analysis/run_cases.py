@@ -150,6 +150,7 @@ def main():
     expect("cnp_scope", d["cnp_pacing"], {"inferred": "qp"})
     expect("cnp_scope", d["cnp_pacing"]["qp"], {"violations": 0, "groups": 2})
     expect("cnp_scope", d["cnp_pacing"]["ip_pair"], {"violations": 8, "min_gap_us": 1.0})
+    expect("cnp_scope", d["cnp_pacing"]["dst_ip"], {"violations": 8, "groups": 1})
     f2 = flow(d, "10.0.0.2:0x201->10.0.0.1:0x101")
     expect("cnp_scope", f2["counters"], {"cnps": 8})
     n += 1
