@@ -847,7 +847,8 @@ ana_fit(const struct ana_trace *t, struct dcqcn_params *p, double *pred, double 
 		if (getenv("ROCESTAT_FIT_DEBUG"))
 			fprintf(stderr, "fit stage 1: initial_alpha %.4f g %.4f\n", p->initial_alpha,
 				p->g);
-		tr = ana_est_time_reset(t, &start);
+		/* with the byte counter on, the first increase may be the counter's */
+		tr = start.rpg_byte_reset == 0 ? ana_est_time_reset(t, &start) : 0;
 		if (getenv("ROCESTAT_FIT_DEBUG"))
 			fprintf(stderr, "fit: time_reset estimated %lu ns\n", (unsigned long)tr);
 		/* per F, rpg_time_reset as estimated, else the best of 16 values from 10 us to
