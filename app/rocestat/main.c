@@ -335,8 +335,10 @@ rs_read(struct ana *a, const char *path)
 	char errbuf[PCAP_ERRBUF_SIZE];
 	struct pcap_pkthdr *h;
 	const u_char *data;
+	static uint8_t cooked[65536 + 14];
 	struct rs_ng ng = { 0 };
 	bool use_ng = false;
+	int dlt;
 	pcap_t *p;
 	FILE *f;
 	int rc;
@@ -364,9 +366,10 @@ rs_read(struct ana *a, const char *path)
 			fclose(f);
 		return -EINVAL;
 	}
-	if (pcap_datalink(p) != DLT_EN10MB) {
-		fprintf(stderr, "rocestat: %s: link type %s not supported (Ethernet only)\n", path,
-			pcap_datalink_val_to_name(pcap_datalink(p)) ?: "?");
+	dlt = pcap_datalink(p);
+	if (dlt != DLT_EN10MB && dlt != DLT_LINUX_SLL && dlt != DLT_LINUX_SLL2) {
+		fprintf(stderr, "rocestat: %s: link type %s not supported (Ethernet, Linux cooked "
+			"v1/v2)\n", path, pcap_datalink_val_to_name(dlt) ?: "?");
 		pcap_close(p);
 		if (use_ng)
 			fclose(f);
@@ -385,7 +388,31 @@ rs_read(struct ana *a, const char *path)
 				use_ng = false;
 			}
 		}
-		ana_feed(a, data, h->caplen, h->len, t, ifx, comment);
+		if (dlt == DLT_EN10MB) {
+			ana_feed(a, data, h->caplen, h->len, t, ifx, comment);
+			continue;
+		}
+		/* Linux cooked capture (tcpdump -i any): an Ethernet header in its place, the
+		 * source address from the cooked header */
+		{
+			uint32_t hl = dlt == DLT_LINUX_SLL ? 16 : 20, cap, len;
+			uint16_t proto_off = dlt == DLT_LINUX_SLL ? 14 : 0;
+			uint16_t addr_off = dlt == DLT_LINUX_SLL ? 6 : 12;
+
+			if (h->caplen < hl || h->len < hl) {
+				ana_feed(a, data, 0, 0, t, ifx, comment);
+				continue;
+			}
+			cap = h->caplen - hl;
+			len = h->len - hl;
+			if (cap > sizeof(cooked) - 14)
+				cap = sizeof(cooked) - 14;
+			memset(cooked, 0, 6);
+			memcpy(cooked + 6, data + addr_off, 6);
+			memcpy(cooked + 12, data + proto_off, 2);
+			memcpy(cooked + 14, data + hl, cap);
+			ana_feed(a, cooked, cap + 14, len + 14, t, ifx, comment);
+		}
 	}
 	if (ng.f != NULL)
 		fclose(ng.f);

@@ -105,6 +105,18 @@ def write_pcap_snap(path, frames, snaplen):
             f.write(cut)
 
 
+def write_pcap_sll(path, frames):
+    """ns pcap of Linux cooked (SLL v1, tcpdump -i any) records: the Ethernet header replaced
+    by the 16-byte cooked header (outgoing, ARPHRD_ETHER, the source MAC, the EtherType)."""
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", roceframes.MAGIC_NS, 2, 4, 0, 0, 65535, 113))
+        for t, b in frames:
+            rec = struct.pack(">HHH", 4, 1, 6) + b[6:12] + b"\x00\x00" + b[12:14] + b[14:]
+            f.write(struct.pack("<IIII", t // 1_000_000_000, t % 1_000_000_000, len(rec),
+                                len(rec)))
+            f.write(rec)
+
+
 def pad4(b):
     return b + b"\x00" * (-len(b) % 4)
 
@@ -319,6 +331,7 @@ def main():
     g = cases["drop_gbn"]
     write_pcap_us(os.path.join(out, "drop_gbn_us.pcap"), [(T0 + t, b) for t, b in g])
     write_pcap_snap(os.path.join(out, "drop_gbn_snap64.pcap"), [(T0 + t, b) for t, b in g], 64)
+    write_pcap_sll(os.path.join(out, "drop_gbn_sll.pcap"), [(T0 + t, b) for t, b in g])
     ng, comments = [], {}
     for t, b in g:
         if not ng and False:

@@ -72,10 +72,10 @@ def main():
                    capture_output=True)
     n = 0
 
-    # one drop and its go-back-N, in four formats (ns pcap, us pcap, snaplen 64, pcapng with
-    # rocemu annotations where the dropped original is present and marked drop=)
+    # one drop and its go-back-N, in five formats (ns pcap, us pcap, snaplen 64, pcapng with
+    # rocemu annotations where the dropped original is present and marked drop=, Linux cooked)
     for var in ("drop_gbn.pcap", "drop_gbn_us.pcap", "drop_gbn_snap64.pcap",
-                "drop_gbn_annot.pcapng"):
+                "drop_gbn_annot.pcapng", "drop_gbn_sll.pcap"):
         d = run(os.path.join(cap, var), want_rc=0)
         a, b = gbn_common(var, d)
         # (the dropped original in the annotated capture counts as a packet, not as data)
