@@ -910,8 +910,18 @@ ana_feed(struct ana *a, const uint8_t *frame, uint32_t caplen, uint32_t orig_len
 	if (comment != NULL && ana_annotation(a, f, comment, t_ns))
 		return;
 	f->t_last_ns = t_ns;
-	if (f->sport != p.udp_sport)
+	/* the QP's own port, from its data and ACKs: CNPs may come from another port (0) */
+	if (op == ROCE_OPCODE_CNP) {
+		if (!f->have_cnp_sport) {
+			f->have_cnp_sport = true;
+			f->cnp_sport = p.udp_sport;
+		}
+	} else if (!f->have_sport) {
+		f->have_sport = true;
+		f->sport = p.udp_sport;
+	} else if (f->sport != p.udp_sport) {
 		f->sport_varies = true;
+	}
 	if (f->c[ANA_C_PKTS] == 1) {
 		memcpy(f->src_mac, frame + 6, 6);
 		f->rocev1 = cls == ROCE_CLASS_ROCEV1;
@@ -1084,13 +1094,22 @@ ana_finish(struct ana *a)
 			if (f->peer >= 0 && !f->rocev1) {
 				struct ana_flow *g = &a->flows[f->peer];
 
-				c->sport_checked = true;
 				c->sport_expected = ana_linux_udp_sport(f->dqp, g->dqp);
-				c->sport_linux = !f->sport_varies && !g->sport_varies &&
-						 (f->c[ANA_C_PKTS] == f->c[ANA_C_CNPS] ||
-						  f->sport == c->sport_expected) &&
-						 (g->c[ANA_C_PKTS] == g->c[ANA_C_CNPS] ||
-						  g->sport == c->sport_expected);
+				c->sport_checked = f->have_sport || g->have_sport;
+				c->sport_linux = c->sport_checked && !f->sport_varies &&
+						 !g->sport_varies &&
+						 (!f->have_sport || f->sport == c->sport_expected) &&
+						 (!g->have_sport || g->sport == c->sport_expected);
+				if (c->sport_linux)
+					c->sport_rule = "linux";
+				else if (f->sport_varies || g->sport_varies)
+					c->sport_rule = "varies";
+				else if (!f->have_sport || !g->have_sport)
+					c->sport_rule = "other";
+				else if (f->sport == g->sport)
+					c->sport_rule = "symmetric_other";
+				else
+					c->sport_rule = "per_direction";
 			}
 		}
 	}

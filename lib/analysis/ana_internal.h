@@ -104,8 +104,10 @@ struct ana_flow {
 	bool sqp_known;
 	int32_t peer;             /* the flow of the other direction, -1 if none */
 	int32_t conn;             /* index of the connection (report row), -1 before pairing */
-	uint16_t sport;
+	uint16_t sport;           /* of its data and ACKs (the first CNP's if it has only CNPs) */
 	uint16_t last_sport;
+	uint16_t cnp_sport;
+	bool have_sport, have_cnp_sport;
 	bool sport_varies;
 	uint64_t qpmap_epoch;     /* the table's learn count at the last failed lookup */
 	uint32_t psn_rule_tries;  /* ACKs tried against the PSN rule while unpaired */
@@ -165,6 +167,7 @@ struct ana_conn {
 	bool sport_linux;         /* the source port(s) match the Linux/mlx5 formula */
 	bool sport_checked;
 	uint16_t sport_expected;
+	const char *sport_rule;   /* linux, symmetric_other, per_direction, varies, other */
 };
 
 #define ANA_PRIOS 9 /* 0..7 PFC priorities, 8 = 802.3x PAUSE (all traffic) */

@@ -390,8 +390,14 @@ ana_write_text(struct ana *a, FILE *out)
 				f->sport, f->sport_varies ? "*" : "");
 		}
 		if (c->sport_checked)
-			fprintf(out, "    UDP source port %s the Linux/mlx5 rule (expected %u)\n",
-				c->sport_linux ? "follows" : "does NOT follow", c->sport_expected);
+			fprintf(out, "    UDP source port %s the Linux/mlx5 rule (expected %u)%s%s\n",
+				c->sport_linux ? "follows" : "does NOT follow", c->sport_expected,
+				c->sport_linux ? "" : ": ",
+				c->sport_linux ? "" : strcmp(c->sport_rule, "per_direction") == 0 ?
+				"a different port per direction" :
+				strcmp(c->sport_rule, "symmetric_other") == 0 ?
+				"the same port both ways, another hash" :
+				strcmp(c->sport_rule, "varies") == 0 ? "the port changes" : "another rule");
 		else if (a->flows[c->a].rocev1)
 			fprintf(out, "    RoCEv1 (GRH): no UDP source port\n");
 		else
@@ -638,10 +644,11 @@ ana_json_flow(const struct ana *a, const struct ana_flow *f, uint32_t idx)
 				      f->cnp_lat_max_ns / 1000.0, "n", (json_int_t)f->cnp_lat_n) :
 			    json_null());
 	if (f->n_cnp)
-		json_object_set_new(o, "cnp", json_pack("{s:I,s:f,s:i,s:i,s:i,s:b}", "count",
+		json_object_set_new(o, "cnp", json_pack("{s:I,s:f,s:i,s:i,s:i,s:b,s:i}", "count",
 			(json_int_t)f->n_cnp, "min_gap_us", f->n_cnp > 1 ?
 			f->cnp_min_gap_ns / 1000.0 : 0.0, "dscp", f->cnp_dscp, "pcp", f->cnp_pcp,
-			"ecn", f->cnp_ecn, "fields_vary", f->cnp_fields_vary));
+			"ecn", f->cnp_ecn, "fields_vary", f->cnp_fields_vary, "udp_sport",
+			(int)f->cnp_sport));
 	else
 		json_object_set_new(o, "cnp", json_null());
 	json_object_set_new(o, "checks", json_pack("{s:s,s:s,s:s,s:s,s:s}",
@@ -719,11 +726,12 @@ ana_json(struct ana *a)
 	for (i = 0; i < a->n_conns; i++) {
 		const struct ana_conn *c = &a->conns[i];
 
-		json_array_append_new(conns, json_pack("{s:i,s:o,s:o,s:o}", "a", c->a, "b",
+		json_array_append_new(conns, json_pack("{s:i,s:o,s:o,s:o,s:o}", "a", c->a, "b",
 			c->b >= 0 ? json_integer(c->b) : json_null(), "udp_sport_linux_rule",
 			c->sport_checked ? json_boolean(c->sport_linux) : json_null(),
 			"udp_sport_expected", c->sport_checked ? json_integer(c->sport_expected) :
-			json_null()));
+			json_null(), "udp_sport_rule", c->sport_checked && c->sport_rule ?
+			json_string(c->sport_rule) : json_null()));
 	}
 	json_object_set_new(root, "qps", conns);
 	for (i = 0; i < ANA_SCOPES; i++) {

@@ -60,7 +60,8 @@ def gbn_common(case, d):
     if a["peer"] is None or d["flows"][a["peer"]]["label"] != B_FLOW:
         fail("%s: the two directions are not paired" % case)
     q = [x for x in d["qps"] if x["a"] in (a["id"], b["id"])][0]
-    if q["udp_sport_linux_rule"] is not True or q["udp_sport_expected"] != 49160:
+    if q["udp_sport_linux_rule"] is not True or q["udp_sport_expected"] != 49160 or \
+            q["udp_sport_rule"] != "linux":
         fail("%s: UDP source port rule: %r" % (case, q))
     return a, b
 
@@ -184,12 +185,12 @@ def main():
                                       "icrc_bad": 0, "gaps": 0, "retx_rounds": 0})
     expect("huawei", d["capture"], {"roce_packets": 105, "packets": 123})
     q = [x for x in d["qps"] if h1["id"] in (x["a"], x["b"])][0]
-    if q["udp_sport_linux_rule"] is not False:
+    if q["udp_sport_linux_rule"] is not False or q["udp_sport_rule"] != "per_direction":
         fail("huawei: sport rule %r" % q)
     d = run(os.path.join(REAL, "connectx4lx_cnp.pcap"), want_rc=0)
     c = d["flows"][0]
     expect("cx4lx cnp", c, {"dest_qp": 0x118, "udp_sport": 0})
-    expect("cx4lx cnp", c["cnp"], {"count": 1, "dscp": 48, "ecn": 2})
+    expect("cx4lx cnp", c["cnp"], {"count": 1, "dscp": 48, "ecn": 2, "udp_sport": 0})
     expect("cx4lx cnp", c["counters"], {"cnps": 1, "cnps_without_becn": 0, "icrc_bad": 0})
     # the same capture as pcapng written by Wireshark's editcap, with packet comments: the
     # comments are read beside libpcap packet by packet
