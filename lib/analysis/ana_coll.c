@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Collectives from the wire: iterations are bursts of RoCE data separated by at least
- * --idle-gap of silence (packets of at most 64 payload bytes, such as barriers and credit
- * returns, neither start nor extend one); per iteration the time (first to last data
+ * --idle-gap of silence or by a barrier (packets of at most 64 payload bytes, such as barriers
+ * and credit returns, neither start nor extend one; one on a QP that never carried bulk data
+ * ends the iteration, which then lasts until the barrier's last packet); per iteration the time (first to last data
  * packet) and the payload bytes of every QP, each PSN once. For --collective X --ranks N the buffer size S follows from the bytes on
  * the wire of a ring schedule (all ranks together): all-reduce 2 (N-1) S, all-gather and
  * reduce-scatter (N-1) S, broadcast (N-1) S, all-to-all (N-1) S; then as nccl-tests:
@@ -18,27 +19,45 @@
 #include "ana_internal.h"
 
 void
-ana_coll_data(struct ana *a, uint64_t t_ns, uint64_t bytes)
+ana_coll_data(struct ana *a, struct ana_flow *f, uint64_t t_ns, uint64_t bytes)
 {
 	struct ana_iter *it;
+	bool barrier;
 
-	/* tiny messages (barriers, credit returns) are control, not the collective's data */
-	if (bytes <= 64)
+	/* tiny messages (barriers, credit returns) are control, not the collective's data; on
+	 * a QP that never carried bulk data (a control QP, as rocegen's barrier QPs) one ends
+	 * the iteration: the next bulk packet starts a new one */
+	if (bytes <= 64) {
+		if (f->bulk_pkts == 0 && a->in_iter && a->n_iters > 0) {
+			/* the barrier completes the iteration: its time counts, as the
+			 * application's timer counts it */
+			it = &a->iters[a->n_iters - 1];
+			a->barrier_seen = true;
+			if (t_ns > it->end_ns)
+				it->end_ns = t_ns;
+		}
 		return;
+	}
+	f->bulk_pkts++;
+	barrier = a->barrier_seen;
+	a->barrier_seen = false;
 	if (a->iters == NULL) {
 		a->iters = calloc(ANA_ITERS_CAP, sizeof(*a->iters));
 		if (a->iters == NULL)
 			return;
 	}
 	/* (capture times of two ports may interleave slightly out of order) */
-	if (!a->in_iter || (t_ns > a->last_data_ns && t_ns - a->last_data_ns >= a->o.idle_gap_ns)) {
+	if (!a->in_iter || barrier ||
+	    (t_ns > a->last_data_ns && t_ns - a->last_data_ns >= a->o.idle_gap_ns)) {
 		if (a->n_iters >= ANA_ITERS_CAP) {
 			a->iters_dropped++;
 			a->last_data_ns = t_ns;
 			return;
 		}
 		it = &a->iters[a->n_iters++];
-		it->start_ns = t_ns;
+		/* after a barrier the iteration starts when the barrier ended, as the
+		 * application's loop does (nccl-tests times iterations back to back) */
+		it->start_ns = barrier && a->n_iters > 1 ? a->iters[a->n_iters - 2].end_ns : t_ns;
 		a->in_iter = true;
 	}
 	it = &a->iters[a->n_iters - 1];

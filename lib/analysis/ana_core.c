@@ -1005,7 +1005,7 @@ ana_feed(struct ana *a, const uint8_t *frame, uint32_t caplen, uint32_t orig_len
 	/* goodput and collectives count each PSN once: resends are not application bytes */
 	if (fresh) {
 		f->c[ANA_C_GOODPUT_BYTES] += payload;
-		ana_coll_data(a, t_ns, payload);
+		ana_coll_data(a, f, t_ns, payload);
 	}
 }
 

@@ -111,6 +111,7 @@ struct ana_flow {
 	bool sport_varies;
 	uint64_t qpmap_epoch;     /* the table's learn count at the last failed lookup */
 	uint32_t psn_rule_tries;  /* ACKs tried against the PSN rule while unpaired */
+	uint64_t bulk_pkts;       /* data packets with more than 64 payload bytes, each PSN once */
 	uint8_t src_mac[6];
 	uint8_t transport;        /* of the first RC/UC/UD packet */
 	bool rocev1;              /* GRH + BTH: no UDP header */
@@ -272,6 +273,7 @@ struct ana {
 	uint64_t iters_dropped;
 	uint64_t last_data_ns;
 	bool in_iter;
+	bool barrier_seen;        /* a tiny message on a control QP since the last bulk packet */
 	/* app log */
 	bool app_seen;
 	double app_busbw_gbs;
@@ -309,7 +311,7 @@ void ana_dcqcn_run(struct ana *a);
 void ana_dcqcn_free(struct ana *a);
 
 /* ana_coll.c */
-void ana_coll_data(struct ana *a, uint64_t t_ns, uint64_t bytes);
+void ana_coll_data(struct ana *a, struct ana_flow *f, uint64_t t_ns, uint64_t bytes);
 void ana_coll_finish(struct ana *a);
 double ana_coll_factor(const char *collective, unsigned int ranks, double *bus);
 

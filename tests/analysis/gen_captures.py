@@ -270,6 +270,28 @@ def case_pfc():
     return fr
 
 
+def case_allreduce_barrier():
+    """2 ranks (10.0.2.1, 10.0.2.2), 4 iterations of 64 KiB each way (data QPs 0x50 -> 0x60,
+    0x51 -> 0x61), each ended by a barrier: a 4-byte write on control QPs (0x52 -> 0x62,
+    0x53 -> 0x63) both ways; only 20 us between iterations (shorter than --idle-gap)."""
+    a, b = bytes([10, 0, 2, 1]), bytes([10, 0, 2, 2])
+    fr, t = [], 0
+    for it in range(4):
+        for k in range(64):
+            fr.append((t + k * US, frame(a, b, A_MAC, B_MAC, 0x07, 0x60, it * 64 + k,
+                                         payload=bytes(1024), sport=50100)))
+            fr.append((t + k * US + 400, frame(b, a, B_MAC, A_MAC, 0x07, 0x61, it * 64 + k,
+                                               payload=bytes(1024), sport=50101)))
+        t += 64 * US + 5 * US
+        fr.append((t, frame(a, b, A_MAC, B_MAC, 0x0B, 0x62, it, ext=bytes(20),
+                            payload=bytes(4), sport=50102)))
+        fr.append((t + 300, frame(b, a, B_MAC, A_MAC, 0x0B, 0x63, it, ext=bytes(20),
+                                  payload=bytes(4), sport=50103)))
+        t += 20 * US
+    fr.sort(key=lambda x: x[0])
+    return fr
+
+
 def case_psn_pair():
     """Two QPs between the same hosts, a different UDP source port per direction (no Linux
     rule, as rocegen and some NICs): QP 0x300 -> 0x400 sends PSNs 0..99, QP 0x301 -> 0x401
@@ -322,7 +344,7 @@ def main():
         "drop_gbn": case_drop_gbn(), "lost_retx": case_lost_retx(), "timeout": case_timeout(),
         "double_nak": case_double_nak(), "cnp_train": case_cnp_train(),
         "cnp_scope": case_cnp_scope(), "pfc": case_pfc(), "allreduce4": case_allreduce4(),
-        "psn_pair": case_psn_pair(),
+        "psn_pair": case_psn_pair(), "allreduce_barrier": case_allreduce_barrier(),
     }
     for name, fr in cases.items():
         roceframes.write_pcap(os.path.join(out, name + ".pcap"), fr, T0)

@@ -240,6 +240,17 @@ def main():
     expect("allgather4", d["collective"]["iterations"][0], {"size_bytes": 2 * 96.0 * 1024})
     n += 1
 
+    # iterations ended by barriers on control QPs, 20 us apart (less than --idle-gap)
+    d = run(os.path.join(cap, "allreduce_barrier.pcap"), "--collective", "allreduce", "--ranks",
+            "2", "--idle-gap-us", "1000")
+    it = d["collective"]["iterations"]
+    if len(it) != 4:
+        fail("allreduce_barrier: %d iterations, want 4" % len(it))
+    for x in it:
+        # 2 x 64 KiB on the wire = 2 (N-1) S with N = 2: S = 64 KiB
+        expect("allreduce_barrier", x, {"size_bytes": 65536.0, "wire_bytes": 131072})
+    n += 1
+
     # pairing by PSNs when ports and the pair rule cannot tell the QPs apart
     d = run(os.path.join(cap, "psn_pair.pcap"), want_rc=0)
     for data_l, ack_l in (("10.0.0.1:0x300->10.0.0.2:0x400", "10.0.0.2:0x400->10.0.0.1:0x300"),
