@@ -814,19 +814,20 @@ out:
 /*
  * Two stages. (1) The cut ratios depend on the alpha parameters only (initial_alpha_value,
  * dce_tcp_g), not on the increases: fit those on the measured cuts alone. (2) With alpha
- * fixed, the increase parameters: for each rpg_threshold 1..8 the best of 16 rpg_time_reset
- * values (10 us .. 5 ms, log-spaced), then a coordinate search of rpg_time_reset,
- * rpg_ai_rate, rpg_hai_rate from each of these 8 (and from the given values), and a
- * last coordinate search polishes every parameter together. Without gaps (no pacing visible)
- * only the joint search runs.
+ * fixed, the increase parameters: rpg_time_reset measured from the trace (byte counter off)
+ * or, for each rpg_threshold 1..8, the best of 16 values (10 us .. 5 ms, log-spaced); from
+ * each of these 8 starts (and the given values) a Nelder-Mead search of rpg_ai_rate and
+ * rpg_hai_rate (and rpg_time_reset when it was not measured); then coordinate searches of
+ * every parameter, Nelder-Mead once more, and a last polish. Without gaps (no pacing
+ * visible) only the search from the given values runs.
  */
 static void
 ana_fit(const struct ana_trace *t, struct dcqcn_params *p, double *pred, double *best_err)
 {
 	struct dcqcn_params start = *p, best_p, cand[10];
-	double best = 1e300, cerr[1];
+	double best = 1e300, cell;
 	uint64_t tr = 0;
-	unsigned int nc = 0, i, j, round;
+	unsigned int nc = 0, i, round;
 	uint32_t f;
 
 	if (t->gn != NULL && t->n_cnp > 0) {
@@ -844,17 +845,12 @@ ana_fit(const struct ana_trace *t, struct dcqcn_params *p, double *pred, double 
 		free(m);
 		free(q);
 		start = *p;
-		if (getenv("ROCESTAT_FIT_DEBUG"))
-			fprintf(stderr, "fit stage 1: initial_alpha %.4f g %.4f\n", p->initial_alpha,
-				p->g);
 		/* with the byte counter on, the first increase may be the counter's */
 		tr = start.rpg_byte_reset == 0 ? ana_est_time_reset(t, &start) : 0;
-		if (getenv("ROCESTAT_FIT_DEBUG"))
-			fprintf(stderr, "fit: time_reset estimated %lu ns\n", (unsigned long)tr);
 		/* per F, rpg_time_reset as estimated, else the best of 16 values from 10 us to
 		 * 5 ms */
 		for (f = 1; f <= 8; f++) {
-			cerr[0] = 1e300;
+			cell = 1e300;
 			for (i = 0; i < (tr ? 1u : 16u); i++) {
 				struct dcqcn_params c = start;
 				double e;
@@ -863,8 +859,8 @@ ana_fit(const struct ana_trace *t, struct dcqcn_params *p, double *pred, double 
 				c.rpg_time_reset_ns = tr ? tr :
 					(uint64_t)(10000.0 * pow(500.0, i / 15.0));
 				e = ana_eval(t, &c, pred);
-				if (e < cerr[0]) {
-					cerr[0] = e;
+				if (e < cell) {
+					cell = e;
 					cand[nc] = c;
 				}
 			}
@@ -877,12 +873,6 @@ ana_fit(const struct ana_trace *t, struct dcqcn_params *p, double *pred, double 
 		struct dcqcn_params c = cand[i];
 		double e = ana_nelder_mead(t, &c, pred, tr != 0 && i + 1 < nc);
 
-		(void)round;
-		(void)j;
-		if (getenv("ROCESTAT_FIT_DEBUG"))
-			fprintf(stderr, "fit cand %u: F %u time_reset %lu ai %.2f hai %.2f err %.5f\n",
-				i, c.rpg_threshold, (unsigned long)c.rpg_time_reset_ns,
-				c.rpg_ai_rate_mbps, c.rpg_hai_rate_mbps, e);
 		if (e < best) {
 			best = e;
 			best_p = c;
