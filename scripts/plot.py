@@ -73,11 +73,11 @@ def plot_rate(csvdir, rep, out, size):
     labels = {f["id"]: f["label"] for f in rep.get("flows", [])}
     f = fig(size)
     ax = f.add_subplot(1, 1, 1)
-    # the busiest data flows (at most 6)
-    order = sorted(flows, key=lambda k: -len(flows[k]))[:6]
+    # the busiest data flows (at most 6, at least 10 data packets each)
+    nflow = {f["id"]: f["counters"]["data_packets"] for f in rep.get("flows", [])}
+    order = sorted((k for k in flows if nflow.get(k, 0) >= 10), key=lambda k: -nflow[k])[:6]
     # a window holding about 50 packets of the busiest flow (at least 20 us)
     window = 20.0
-    nflow = {f["id"]: f["counters"]["data_packets"] for f in rep.get("flows", [])}
     if order and nflow.get(order[0]):
         ts0 = [float(r["t_us"]) for r in flows[order[0]]]
         window = max(window, 50.0 * (ts0[-1] - ts0[0]) / max(1, nflow[order[0]]))
