@@ -18,6 +18,7 @@
 #define ANA_SEEN_BITS (1u << 16)
 #define ANA_CNP_CAP (1u << 20)
 #define PSN_MASK 0xFFFFFFu
+#define ANA_CNP_NAK_NS 2000 /* a CNP and a NAK this close on one flow went out together */
 
 static const char *const ana_ctr_names[] = {
 #define ANA_CTR_NAME_(n, s) s,
@@ -674,6 +675,11 @@ ana_response(struct ana_flow *r, struct ana_flow *d, const struct roce_pkt *p, u
 		return;
 	}
 	r->c[ANA_C_NAKS_SEQ]++;
+	/* ConnectX-5/6 with slow restart send a CNP together with a NAK (ANALYSIS.md) */
+	if (r->n_cnp > 0 && t_ns >= r->cnp_t[r->n_cnp - 1] &&
+	    t_ns - r->cnp_t[r->n_cnp - 1] <= ANA_CNP_NAK_NS)
+		r->c[ANA_C_CNPS_WITH_NAK]++;
+	r->last_nak_ns = t_ns;
 	ana_flow_event(r, ANA_EV_NAK, pktno, 0, t_ns, p->psn, 0, 0);
 	if (d == NULL)
 		return;
@@ -707,6 +713,8 @@ ana_cnp(struct ana *a, struct ana_flow *c, struct ana_flow *d, const struct roce
 	uint64_t pktno, uint64_t t_ns)
 {
 	c->c[ANA_C_CNPS]++;
+	if (c->last_nak_ns != 0 && t_ns >= c->last_nak_ns && t_ns - c->last_nak_ns <= ANA_CNP_NAK_NS)
+		c->c[ANA_C_CNPS_WITH_NAK]++;
 	a->cnps_seen++;
 	if (!p->becn)
 		c->c[ANA_C_CNPS_NO_BECN]++;

@@ -86,6 +86,7 @@ struct ana_event {
 	_(ACK_BACK, "ack_psn_back") \
 	_(CNPS_FAST, "cnps_under_min_time") \
 	_(CNPS_NO_BECN, "cnps_without_becn") \
+	_(CNPS_WITH_NAK, "cnps_with_nak") \
 	_(DROPS_ANNOTATED, "drops_annotated")
 
 #define ANA_CTR_ENUM_(n, s) ANA_C_##n,
@@ -146,6 +147,7 @@ struct ana_flow {
 	uint64_t *cnp_t;
 	uint32_t n_cnp, cap_cnp;
 	uint64_t cnp_min_gap_ns;
+	uint64_t last_nak_ns;     /* last NAK this flow carried (0: none) */
 	uint8_t cnp_dscp, cnp_pcp, cnp_ecn;
 	bool cnp_fields_vary;
 	/* measured wire bytes of data per bin */

@@ -189,6 +189,15 @@ def case_lost_retx():
     return fr
 
 
+def case_nak_cnp():
+    """PSN 3 lost; the receiver sends NAK(3) and, 300 ns later, a CNP (ConnectX-5/6 with slow
+    restart do), then the resend of 3..5; a lone CNP 100 us later."""
+    fr = [(0, data(0)), (US, data(1)), (2 * US, data(2)), (4 * US, data(4)),
+          (4 * US + 500, nak(3)), (4 * US + 800, cnp()), (10 * US, data(3)), (11 * US, data(4)),
+          (12 * US, data(5)), (112 * US, cnp())]
+    return fr
+
+
 def case_timeout():
     """Capture at the sender: 0..9 all seen, ACK 7, the tail lost after the capture point,
     no NAK; 800 us later the sender resends 8, 9 (a timeout)."""
@@ -342,7 +351,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     cases = {
         "drop_gbn": case_drop_gbn(), "lost_retx": case_lost_retx(), "timeout": case_timeout(),
-        "double_nak": case_double_nak(), "cnp_train": case_cnp_train(),
+        "double_nak": case_double_nak(), "nak_cnp": case_nak_cnp(), "cnp_train": case_cnp_train(),
         "cnp_scope": case_cnp_scope(), "pfc": case_pfc(), "allreduce4": case_allreduce4(),
         "psn_pair": case_psn_pair(), "allreduce_barrier": case_allreduce_barrier(),
     }

@@ -129,6 +129,12 @@ def main():
     expect("double_nak", a["checks"], {"gbn_restart_at_nak": "PASS"})
     n += 1
 
+    # a CNP sent together with a NAK (slow restart) is counted; a lone one is not
+    d = run(os.path.join(cap, "nak_cnp.pcap"))
+    expect("nak_cnp", flow(d, B_FLOW)["counters"], {"cnps": 2, "cnps_with_nak": 1,
+                                                    "naks_seq_err": 1})
+    n += 1
+
     # a CNP train with 50 us spacing and one violation of 4 us
     d = run(os.path.join(cap, "cnp_train.pcap"), "--np-min-time-between-cnps", "4",
             want_rc=1)
