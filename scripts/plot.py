@@ -152,7 +152,7 @@ def write_index(out, rep):
              "<p><a href=report.txt>report.txt</a> | <a href=report.json>report.json</a> | "
              "CSV: " + " ".join("<a href=csv/%s>%s</a>" % (c, c) for c in
                                 ("rate.csv", "cnp.csv", "events.csv", "pfc.csv",
-                                 "qdepth.csv")) + "</p>"]
+                                 "qdepth.csv", "ce.csv")) + "</p>"]
     for v in rep.get("dcqcn", []):
         parts.append("<p>DCQCN flow %d: <b>%s</b> %s</p>" % (v["flow"], v["verdict"],
                                                            html.escape(v["why"])))

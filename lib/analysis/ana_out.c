@@ -959,6 +959,20 @@ ana_write_csv(struct ana *a, const char *dir, char *err, size_t err_len)
 	rc = ana_csv_close(f, dir, "pfc.csv", err, err_len);
 	if (rc != 0)
 		return rc;
+	f = ana_csv_open(dir, "ce.csv", "flow,t_us,ce_marks\n", err, err_len);
+	if (f == NULL)
+		return -EIO;
+	for (i = 0; i < a->n_flows; i++) {
+		const struct ana_series *cs = &a->flows[i].ce_series;
+
+		for (k = 0; k < cs->n; k++)
+			if (cs->v[k] > 0)
+				fprintf(f, "%u,%.3f,%.0f\n", i, (cs->t0_ns - a->t_first_ns +
+					(double)k * cs->bin_ns) / 1000.0, cs->v[k]);
+	}
+	rc = ana_csv_close(f, dir, "ce.csv", err, err_len);
+	if (rc != 0)
+		return rc;
 	f = ana_csv_open(dir, "qdepth.csv", "t_us,qdepth_max\n", err, err_len);
 	if (f == NULL)
 		return -EIO;

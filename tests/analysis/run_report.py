@@ -44,7 +44,7 @@ for capture, opts, want_rc, (w, h) in cases:
     if r.returncode != want_rc:
         fail("%s: exit %d: %s" % (capture, r.returncode, r.stderr))
     for name in ("report.txt", "report.json", "index.html", "csv/rate.csv", "csv/cnp.csv",
-                 "csv/events.csv", "csv/pfc.csv", "csv/qdepth.csv"):
+                 "csv/events.csv", "csv/pfc.csv", "csv/qdepth.csv", "csv/ce.csv"):
         if not os.path.isfile(os.path.join(out, name)):
             fail("%s: %s missing" % (capture, name))
     for png in ("rate.png", "pfc.png", "qdepth.png"):
@@ -65,6 +65,14 @@ for capture, opts, want_rc, (w, h) in cases:
 with open(os.path.join(tmp, "pfc.pcap.report", "csv", "pfc.csv")) as f:
     if len(f.read().strip().splitlines()) != 1 + 4:
         fail("pfc.csv: expected 4 paused intervals")
+# CE over time: the cnp_train capture's 100 CE-marked packets
+out = os.path.join(tmp, "ce.report")
+r = subprocess.run([ROCESTAT, "report", os.path.join(cap, "cnp_train.pcap"), out],
+                   capture_output=True, text=True, timeout=300)
+with open(os.path.join(out, "csv", "ce.csv")) as f:
+    rows = f.read().strip().splitlines()[1:]
+if sum(int(x.split(",")[2]) for x in rows) != 100:
+    fail("ce.csv: %d CE marks, want 100" % sum(int(x.split(",")[2]) for x in rows))
 # bad size: one message, non-zero
 r = subprocess.run([ROCESTAT, "report", "--png", "10x10", d, os.path.join(tmp, "x")],
                    capture_output=True, text=True)
