@@ -89,12 +89,15 @@ if mode != "loss":
     B_IPS = ("198.18.0.12",)
     A_IPS = ("198.18.0.11",)
 
-def flows(rep, dst_ips, dqp):
-    return [f for f in rep["flows"] if f["dst_ip"] in dst_ips and f["dest_qp"] == dqp]
+# flows by both addresses: the lab's kernels and neighbours may put other frames on the wire
+def flows(rep, src_ips, dst_ips, dqp):
+    return [f for f in rep["flows"] if f["src_ip"] in src_ips and f["dst_ip"] in dst_ips and
+            f["dest_qp"] == dqp]
 
-def one(rep, dst_ips, dqp, what):
-    fl = flows(rep, dst_ips, dqp)
-    assert len(fl) == 1, (what, dqp, [f["label"] for f in fl])
+def one(rep, src_ips, dst_ips, dqp, what):
+    fl = flows(rep, src_ips, dst_ips, dqp)
+    assert len(fl) == 1, (what, dqp, [f["label"] for f in fl],
+                          [f["label"] for f in rep["flows"] if f["dest_qp"] == dqp])
     return fl[0]
 
 checked = 0
@@ -105,15 +108,15 @@ for snd, rcv, rcv_ips, snd_ips in ((a, b, B_IPS, A_IPS), (b, a, A_IPS, B_IPS)):
         r = [x for x in rcv["qps"] if x["qpn"] == q["dest_qpn"] and not x["requester"]]
         assert len(r) == 1, ("responder of", q["qpn"])
         r = r[0]
-        fin = one(rin, rcv_ips, q["dest_qpn"], "ingress data")
-        fout = one(rout, rcv_ips, q["dest_qpn"], "egress data")
+        fin = one(rin, snd_ips, rcv_ips, q["dest_qpn"], "ingress data")
+        fout = one(rout, snd_ips, rcv_ips, q["dest_qpn"], "egress data")
         assert fin["counters"]["data_packets"] == q["tx_data_packets"], (
             "ingress", fin["label"], fin["counters"]["data_packets"], q["tx_data_packets"])
         assert fout["counters"]["data_packets"] == r["rx_packets"], (
             "egress", fout["label"], fout["counters"]["data_packets"], r["rx_packets"])
         # the responses and CNPs to the sender's QPN
-        rin_b = one(rin, snd_ips, q["qpn"], "ingress responses")
-        rout_b = one(rout, snd_ips, q["qpn"], "egress responses")
+        rin_b = one(rin, rcv_ips, snd_ips, q["qpn"], "ingress responses")
+        rout_b = one(rout, rcv_ips, snd_ips, q["qpn"], "egress responses")
         assert rin_b["counters"]["naks_seq_err"] == r["naks_sent"], (
             "NAKs sent", rin_b["counters"]["naks_seq_err"], r["naks_sent"])
         assert rout_b["counters"]["naks_seq_err"] == q["naks_received"], (
@@ -134,9 +137,11 @@ for snd, rcv, rcv_ips, snd_ips in ((a, b, B_IPS, A_IPS), (b, a, A_IPS, B_IPS)):
 assert checked >= 2, checked
 if mode == "loss":
     ctr = next(s["counters"] for s in st["stages"] if s["name"] == "loss")
-    for ev, ips in (("data_from_a", B_IPS), ("data_from_b", A_IPS)):
-        sin = sum(f["counters"]["data_packets"] for f in rin["flows"] if f["dst_ip"] in ips)
-        sout = sum(f["counters"]["data_packets"] for f in rout["flows"] if f["dst_ip"] in ips)
+    for ev, src, ips in (("data_from_a", A_IPS, B_IPS), ("data_from_b", B_IPS, A_IPS)):
+        sin = sum(f["counters"]["data_packets"] for f in rin["flows"]
+                  if f["src_ip"] in src and f["dst_ip"] in ips)
+        sout = sum(f["counters"]["data_packets"] for f in rout["flows"]
+                   if f["src_ip"] in src and f["dst_ip"] in ips)
         assert sin - sout == ctr["drop_" + ev], (ev, sin, sout, ctr["drop_" + ev])
         print("ok: %s: rocestat sees %d - %d = %d dropped, rocemu counted %d" % (
             ev, sin, sout, sin - sout, ctr["drop_" + ev]))
