@@ -12,7 +12,7 @@ ROCEMU_DEB_PACKAGES=(
 	build-essential pkg-config meson ninja-build python3
 	dpdk dpdk-dev libdpdk-dev libjansson-dev libpcap-dev libibverbs-dev rdma-core
 	librte-net-null23 librte-net-pcap23 librte-net-af-packet23 librte-net-memif23
-	libcmocka-dev clang libfuzzer-14-dev
+	libcmocka-dev clang libfuzzer-14-dev python3-matplotlib
 	tshark wireshark-common iproute2 iputils-ping ethtool
 )
 

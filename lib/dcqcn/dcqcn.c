@@ -67,12 +67,19 @@ dcqcn_rp_init(struct dcqcn_rp *rp, const struct dcqcn_params *p, uint64_t now_ns
 	rp->rc_mbps = p->line_rate_mbps;
 	rp->rt_mbps = p->line_rate_mbps;
 	rp->alpha = p->initial_alpha;
+	rp->next_cut_ns = UINT64_MAX;
 	rp->next_alpha_ns = UINT64_MAX;
 	rp->next_timer_ns = UINT64_MAX;
 }
 
 static double
 dcqcn_min(double a, double b)
+{
+	return a < b ? a : b;
+}
+
+static uint64_t
+dcqcn_min_u64(uint64_t a, uint64_t b)
 {
 	return a < b ? a : b;
 }
@@ -84,11 +91,16 @@ dcqcn_rp_increase(struct dcqcn_rp *rp, const struct dcqcn_params *p)
 	uint32_t lo = rp->t_events < rp->bc_events ? rp->t_events : rp->bc_events;
 	uint32_t hi = rp->t_events > rp->bc_events ? rp->t_events : rp->bc_events;
 	uint32_t f = p->rpg_threshold;
+	int stage; /* 0 fast recovery, 1 additive, 2 hyper */
 
-	if (hi < f) {
+	if (p->rpg_byte_reset == 0)
+		stage = rp->t_events < f ? 0 : rp->t_events == f ? 1 : 2;
+	else
+		stage = hi < f ? 0 : lo >= f ? 2 : 1;
+	if (stage == 0) {
 		rp->fast_recoveries++;
-	} else if (lo >= f) {
-		rp->rt_mbps += p->rpg_hai_rate_mbps * (double)(lo - f + 1);
+	} else if (stage == 2) {
+		rp->rt_mbps += p->rpg_hai_rate_mbps;
 		rp->hyper_increases++;
 	} else {
 		rp->rt_mbps += p->rpg_ai_rate_mbps;
@@ -96,45 +108,18 @@ dcqcn_rp_increase(struct dcqcn_rp *rp, const struct dcqcn_params *p)
 	}
 	rp->rt_mbps = dcqcn_min(rp->rt_mbps, p->line_rate_mbps);
 	rp->rc_mbps = dcqcn_min((rp->rt_mbps + rp->rc_mbps) / 2, p->line_rate_mbps);
-	/* Back at line rate nothing is left to recover: the timer stops until the next CNP. */
+	/* Back at line rate nothing is left to recover: the timer stops until the next cut. */
 	if (rp->rc_mbps >= p->line_rate_mbps)
 		rp->next_timer_ns = UINT64_MAX;
 }
 
-void
-dcqcn_rp_advance(struct dcqcn_rp *rp, const struct dcqcn_params *p, uint64_t now_ns)
-{
-	/* Alpha decays by (1 - g) once per elapsed period, in closed form. */
-	if (rp->next_alpha_ns != UINT64_MAX && now_ns >= rp->next_alpha_ns) {
-		uint64_t k = (now_ns - rp->next_alpha_ns) / p->alpha_period_ns + 1;
-
-		rp->alpha *= pow(1.0 - p->g, (double)k);
-		rp->next_alpha_ns += k * p->alpha_period_ns;
-	}
-	while (rp->next_timer_ns != UINT64_MAX && now_ns >= rp->next_timer_ns) {
-		rp->next_timer_ns += p->rpg_time_reset_ns;
-		rp->t_events++;
-		rp->timer_inc_since_cnp = true;
-		dcqcn_rp_increase(rp, p);
-	}
-}
-
-bool
-dcqcn_rp_on_cnp(struct dcqcn_rp *rp, const struct dcqcn_params *p, uint64_t now_ns)
+/* The cut a CNP of the monitor period ending at @p t_ns asked for. */
+static void
+dcqcn_rp_cut(struct dcqcn_rp *rp, const struct dcqcn_params *p, uint64_t t_ns)
 {
 	double floor_mbps;
 
-	dcqcn_rp_advance(rp, p, now_ns);
-	rp->cnps++;
-	if (rp->cnp_seen && now_ns - rp->last_decrease_ns < p->rate_reduce_monitor_period_ns) {
-		rp->cnps_ignored++;
-		return false;
-	}
-	if (!rp->cnp_seen)
-		rp->alpha = p->initial_alpha;
-	else
-		rp->alpha = (1.0 - p->g) * rp->alpha + p->g;
-	if (!rp->cnp_seen || p->clamp_tgt_rate ||
+	if (rp->decreases == 0 || p->clamp_tgt_rate ||
 	    (p->clamp_tgt_rate_after_time_inc && rp->timer_inc_since_cnp))
 		rp->rt_mbps = rp->rc_mbps;
 	floor_mbps = rp->rc_mbps * (1.0 - p->rpg_min_dec_fac_pct / 100.0);
@@ -143,15 +128,89 @@ dcqcn_rp_on_cnp(struct dcqcn_rp *rp, const struct dcqcn_params *p, uint64_t now_
 		rp->rc_mbps = floor_mbps;
 	if (rp->rc_mbps < p->rpg_min_rate_mbps)
 		rp->rc_mbps = p->rpg_min_rate_mbps;
-	rp->cnp_seen = true;
 	rp->decreases++;
-	rp->last_decrease_ns = now_ns;
+	rp->last_decrease_ns = t_ns;
+	rp->cut_pending = false;
+	rp->next_cut_ns = UINT64_MAX;
 	rp->t_events = 0;
 	rp->bc_events = 0;
 	rp->bytes_since = 0;
 	rp->timer_inc_since_cnp = false;
-	rp->next_timer_ns = now_ns + p->rpg_time_reset_ns;
-	rp->next_alpha_ns = now_ns + p->alpha_period_ns;
+	rp->next_timer_ns = t_ns + p->rpg_time_reset_ns;
+}
+
+/*
+ * Alpha updates on the grid up to and including @p limit_ns. Only the first update can see
+ * a CNP (dcqcn_rp_on_cnp advances to its arrival first); the rest are plain decays, applied
+ * in closed form.
+ */
+static void
+dcqcn_rp_alpha_to(struct dcqcn_rp *rp, const struct dcqcn_params *p, uint64_t limit_ns)
+{
+	uint64_t k;
+
+	if (rp->next_alpha_ns == UINT64_MAX || limit_ns < rp->next_alpha_ns)
+		return;
+	if (rp->alpha_cnp) {
+		rp->alpha = (1.0 - p->g) * rp->alpha + p->g;
+		rp->alpha_cnp = false;
+		rp->next_alpha_ns += p->alpha_period_ns;
+		if (limit_ns < rp->next_alpha_ns)
+			return;
+	}
+	k = (limit_ns - rp->next_alpha_ns) / p->alpha_period_ns + 1;
+	rp->alpha *= k == 1 ? 1.0 - p->g : pow(1.0 - p->g, (double)k); /* (pow is slow) */
+	rp->next_alpha_ns += k * p->alpha_period_ns;
+}
+
+void
+dcqcn_rp_advance(struct dcqcn_rp *rp, const struct dcqcn_params *p, uint64_t now_ns)
+{
+	for (;;) {
+		uint64_t t = dcqcn_min_u64(rp->next_cut_ns, rp->next_timer_ns);
+
+		if (t > now_ns)
+			break;
+		/* alpha first on a shared instant, then the cut, then the timer (which a cut
+		 * at the same instant restarts) */
+		dcqcn_rp_alpha_to(rp, p, t);
+		if (rp->next_cut_ns == t) {
+			dcqcn_rp_cut(rp, p, t);
+			continue;
+		}
+		rp->next_timer_ns += p->rpg_time_reset_ns;
+		rp->t_events++;
+		rp->timer_inc_since_cnp = true;
+		dcqcn_rp_increase(rp, p);
+	}
+	dcqcn_rp_alpha_to(rp, p, now_ns);
+}
+
+bool
+dcqcn_rp_on_cnp(struct dcqcn_rp *rp, const struct dcqcn_params *p, uint64_t now_ns)
+{
+	uint64_t k;
+
+	dcqcn_rp_advance(rp, p, now_ns);
+	rp->cnps++;
+	if (!rp->cnp_seen) {
+		rp->cnp_seen = true;
+		rp->alpha = p->initial_alpha;
+		rp->alpha_cnp = false;
+		rp->grid0_ns = now_ns;
+		rp->next_alpha_ns = now_ns + p->alpha_period_ns;
+		rp->cut_pending = true;
+		rp->next_cut_ns = now_ns + p->rate_reduce_monitor_period_ns;
+		return true;
+	}
+	rp->alpha_cnp = true;
+	if (rp->cut_pending) {
+		rp->cnps_coalesced++;
+		return false;
+	}
+	k = (now_ns - rp->grid0_ns) / p->rate_reduce_monitor_period_ns + 1;
+	rp->cut_pending = true;
+	rp->next_cut_ns = rp->grid0_ns + k * p->rate_reduce_monitor_period_ns;
 	return true;
 }
 
@@ -160,7 +219,7 @@ dcqcn_rp_on_bytes(struct dcqcn_rp *rp, const struct dcqcn_params *p, uint64_t by
 		  uint64_t now_ns)
 {
 	dcqcn_rp_advance(rp, p, now_ns);
-	if (!rp->cnp_seen || rp->rc_mbps >= p->line_rate_mbps)
+	if (rp->decreases == 0 || p->rpg_byte_reset == 0 || rp->rc_mbps >= p->line_rate_mbps)
 		return;
 	rp->bytes_since += bytes;
 	while (rp->bytes_since >= p->rpg_byte_reset && rp->rc_mbps < p->line_rate_mbps) {

@@ -1,0 +1,586 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rocestat: the capture analyser and DCQCN validator. Reads pcap or pcapng (us or ns) with
+ * libpcap in one streaming pass; pcapng packet comments ("rocemu: key=value ...") are read by
+ * a small block walker that follows libpcap packet by packet. Never writes to its input.
+ *
+ *   rocestat [OPTIONS] CAPTURE             text report on stdout
+ *   rocestat report [OPTIONS] CAPTURE DIR  report.txt, report.json, csv/, PNGs, index.html
+ *
+ * Exit status: 0 every check passed, 1 a check FAILED, 2 bad input or a failed write.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <pcap/pcap.h>
+
+#include "lib/analysis/ana.h"
+
+#ifndef ROCESTAT_PLOT
+#define ROCESTAT_PLOT "scripts/plot.py"
+#endif
+
+struct rs_opts {
+	struct ana_opts ana;
+	const char *dcqcn;
+	const char *json_path;
+	const char *csv_dir;
+	const char *app_log;
+	const char *capture;
+	const char *report_dir;
+	unsigned int png_w, png_h;
+	bool quiet;
+};
+
+static void
+rs_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: rocestat [OPTIONS] CAPTURE\n"
+		"       rocestat report [OPTIONS] CAPTURE DIR\n"
+		"  --json FILE|-                  the JSON report (docs/rocestat.md)\n"
+		"  --csv DIR                      time series as CSV files\n"
+		"  --quiet                        no text report\n"
+		"  --link-gbps G                  link rate (PFC quanta, DCQCN line rate) [100]\n"
+		"  --np-min-time-between-cnps US  CNP pacing to check [4]\n"
+		"  --timeout-us US                silence before a resend = timeout [100]\n"
+		"  --bin-us US                    rate bin [1]\n"
+		"  --window-us US                 sliding window for rates [10]\n"
+		"  --pfc-storm-us US              continuous pause = storm [10000]\n"
+		"  --idle-gap-us US               idle time between iterations [1000]\n"
+		"  --dcqcn nvidia|paper|FILE      parameters to validate against [nvidia]\n"
+		"  --fit                          fit the DCQCN parameters to the trace\n"
+		"  --tol-cut F  --tol-traj F      verdict tolerances (relative) [0.10 0.10]\n"
+		"  --collective X --ranks N       allreduce|allgather|reducescatter|broadcast|alltoall\n"
+		"  --app-log FILE                 nccl-tests or rocegen output to compare with\n"
+		"  --png WxH                      plot size for report [1000x500]\n");
+}
+
+static int
+rs_num(const char *opt, const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s || *end != '\0' || !isfinite(v) || v < lo || v > hi) {
+		fprintf(stderr, "rocestat: %s: expected a number in [%g, %g], got '%s'\n", opt, lo,
+			hi, s);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+static int
+rs_parse(int argc, char **argv, struct rs_opts *o)
+{
+	enum { O_JSON = 256, O_CSV, O_QUIET, O_LINK, O_NPMIN, O_TIMEOUT, O_BIN, O_WINDOW, O_STORM,
+	       O_IDLE, O_DCQCN, O_FIT, O_TOLCUT, O_TOLTRAJ, O_COLL, O_RANKS, O_APPLOG, O_PNG,
+	       O_HELP };
+	static const struct option longopts[] = {
+		{ "json", required_argument, NULL, O_JSON },
+		{ "csv", required_argument, NULL, O_CSV },
+		{ "quiet", no_argument, NULL, O_QUIET },
+		{ "link-gbps", required_argument, NULL, O_LINK },
+		{ "np-min-time-between-cnps", required_argument, NULL, O_NPMIN },
+		{ "timeout-us", required_argument, NULL, O_TIMEOUT },
+		{ "bin-us", required_argument, NULL, O_BIN },
+		{ "window-us", required_argument, NULL, O_WINDOW },
+		{ "pfc-storm-us", required_argument, NULL, O_STORM },
+		{ "idle-gap-us", required_argument, NULL, O_IDLE },
+		{ "dcqcn", required_argument, NULL, O_DCQCN },
+		{ "fit", no_argument, NULL, O_FIT },
+		{ "tol-cut", required_argument, NULL, O_TOLCUT },
+		{ "tol-traj", required_argument, NULL, O_TOLTRAJ },
+		{ "collective", required_argument, NULL, O_COLL },
+		{ "ranks", required_argument, NULL, O_RANKS },
+		{ "app-log", required_argument, NULL, O_APPLOG },
+		{ "png", required_argument, NULL, O_PNG },
+		{ "help", no_argument, NULL, O_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool report = argc > 1 && strcmp(argv[1], "report") == 0;
+	double v;
+	int c;
+
+	ana_opts_default(&o->ana);
+	o->dcqcn = "nvidia";
+	o->png_w = 1000;
+	o->png_h = 500;
+	if (report) {
+		argv++;
+		argc--;
+	}
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		const char *n = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+
+		switch (c) {
+		case O_JSON: o->json_path = optarg; break;
+		case O_CSV: o->csv_dir = optarg; break;
+		case O_QUIET: o->quiet = true; break;
+		case O_FIT: o->ana.fit = true; break;
+		case O_DCQCN: o->dcqcn = optarg; break;
+		case O_APPLOG: o->app_log = optarg; break;
+		case O_LINK:
+			if (rs_num("--link-gbps", optarg, 0.001, 10000, &o->ana.link_gbps))
+				return -EINVAL;
+			break;
+		case O_NPMIN:
+			if (rs_num("--np-min-time-between-cnps", optarg, 0, 1e6, &v))
+				return -EINVAL;
+			o->ana.np_min_time_between_cnps_ns = (uint64_t)(v * 1000 + 0.5);
+			break;
+		case O_TIMEOUT:
+			if (rs_num("--timeout-us", optarg, 0.001, 1e9, &v))
+				return -EINVAL;
+			o->ana.timeout_ns = (uint64_t)(v * 1000 + 0.5);
+			break;
+		case O_BIN:
+			if (rs_num("--bin-us", optarg, 0.001, 1e6, &v))
+				return -EINVAL;
+			o->ana.bin_ns = (uint64_t)(v * 1000 + 0.5);
+			break;
+		case O_WINDOW:
+			if (rs_num("--window-us", optarg, 0.001, 1e9, &v))
+				return -EINVAL;
+			o->ana.window_ns = (uint64_t)(v * 1000 + 0.5);
+			break;
+		case O_STORM:
+			if (rs_num("--pfc-storm-us", optarg, 0.001, 1e12, &v))
+				return -EINVAL;
+			o->ana.pfc_storm_ns = (uint64_t)(v * 1000 + 0.5);
+			break;
+		case O_IDLE:
+			if (rs_num("--idle-gap-us", optarg, 0.001, 1e12, &v))
+				return -EINVAL;
+			o->ana.idle_gap_ns = (uint64_t)(v * 1000 + 0.5);
+			break;
+		case O_TOLCUT:
+			if (rs_num("--tol-cut", optarg, 0, 10, &o->ana.tol_cut))
+				return -EINVAL;
+			break;
+		case O_TOLTRAJ:
+			if (rs_num("--tol-traj", optarg, 0, 10, &o->ana.tol_traj))
+				return -EINVAL;
+			break;
+		case O_COLL: {
+			if (!ana_collective_known(optarg)) {
+				fprintf(stderr, "rocestat: --collective: unknown '%s' (allreduce, "
+					"allgather, reducescatter, broadcast, alltoall)\n", optarg);
+				return -EINVAL;
+			}
+			snprintf(o->ana.collective, sizeof(o->ana.collective), "%s", optarg);
+			break;
+		}
+		case O_RANKS:
+			if (rs_num("--ranks", optarg, 2, 65536, &v) || v != floor(v)) {
+				if (v != floor(v))
+					fprintf(stderr, "rocestat: --ranks: expected an integer\n");
+				return -EINVAL;
+			}
+			o->ana.ranks = (unsigned int)v;
+			break;
+		case O_PNG:
+			if (sscanf(optarg, "%ux%u", &o->png_w, &o->png_h) != 2 || o->png_w < 100 ||
+			    o->png_h < 100 || o->png_w > 10000 || o->png_h > 10000) {
+				fprintf(stderr, "rocestat: --png: expected WxH (100..10000), got '%s'\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case O_HELP:
+			rs_usage(stdout);
+			exit(0);
+		default:
+			fprintf(stderr, "rocestat: bad option %s\n", n);
+			rs_usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (argc - optind != (report ? 2 : 1)) {
+		fprintf(stderr, "rocestat: expected %s\n", report ? "CAPTURE DIR" : "one CAPTURE");
+		rs_usage(stderr);
+		return -EINVAL;
+	}
+	o->capture = argv[optind];
+	if (report)
+		o->report_dir = argv[optind + 1];
+	return 0;
+}
+
+/* ---- pcapng comments: walk the blocks beside libpcap ---- */
+
+struct rs_ng {
+	FILE *f;
+	bool swap;
+	char comment[4096];
+	uint32_t ifindex;
+};
+
+static uint32_t
+rs_u32(const struct rs_ng *w, const uint8_t *b)
+{
+	uint32_t v;
+
+	memcpy(&v, b, 4);
+	return w->swap ? __builtin_bswap32(v) : v;
+}
+
+static uint16_t
+rs_u16(const struct rs_ng *w, const uint8_t *b)
+{
+	uint16_t v;
+
+	memcpy(&v, b, 2);
+	return w->swap ? __builtin_bswap16(v) : v;
+}
+
+/*
+ * Advance to the next packet block (EPB 6, SPB 3, obsolete PB 2) and collect its comments.
+ * Returns 1 with w->comment set ("" if none), 0 at the end, -1 on a malformed file (then
+ * comments are no longer read; libpcap still reads the packets or reports the error).
+ */
+static int
+rs_ng_next(struct rs_ng *w)
+{
+	uint8_t hdr[8], *body = NULL;
+
+	for (;;) {
+		uint32_t type, len, opt_off = 0;
+
+		if (fread(hdr, 1, 8, w->f) != 8)
+			return 0;
+		memcpy(&type, hdr, 4);
+		if (type == 0x0A0D0D0A) {
+			uint8_t bom[4];
+			uint32_t magic;
+
+			if (fread(bom, 1, 4, w->f) != 4)
+				return -1;
+			memcpy(&magic, bom, 4);
+			w->swap = magic != 0x1A2B3C4D;
+			if (w->swap && magic != 0x4D3C2B1A)
+				return -1;
+			len = rs_u32(w, hdr + 4);
+			if (len < 12 || len % 4 || fseek(w->f, (long)len - 12, SEEK_CUR) != 0)
+				return -1;
+			continue;
+		}
+		type = rs_u32(w, hdr);
+		len = rs_u32(w, hdr + 4);
+		if (len < 12 || len % 4 || len > (64u << 20))
+			return -1;
+		if (type != 6 && type != 3 && type != 2) {
+			if (fseek(w->f, (long)len - 8, SEEK_CUR) != 0)
+				return -1;
+			continue;
+		}
+		body = malloc(len - 8);
+		if (body == NULL || fread(body, 1, len - 8, w->f) != len - 8) {
+			free(body);
+			return -1;
+		}
+		w->comment[0] = '\0';
+		w->ifindex = 0;
+		if (type == 6 && len >= 32) {
+			uint32_t cap = rs_u32(w, body + 12);
+
+			w->ifindex = rs_u32(w, body);
+			opt_off = 20 + ((cap + 3) & ~3u);
+		} else if (type == 2 && len >= 32) {
+			uint32_t cap = rs_u32(w, body + 12);
+
+			w->ifindex = rs_u16(w, body);
+			opt_off = 20 + ((cap + 3) & ~3u);
+		} else {
+			opt_off = len; /* SPB: no options */
+		}
+		/* options until opt_endofopt or the trailing length */
+		while (opt_off + 4 <= len - 12) {
+			uint16_t code = rs_u16(w, body + opt_off);
+			uint16_t ol = rs_u16(w, body + opt_off + 2);
+
+			if (code == 0 || opt_off + 4 + ol > len - 12)
+				break;
+			if (code == 1) {
+				size_t cur = strlen(w->comment);
+
+				if (cur + ol + 2 < sizeof(w->comment)) {
+					if (cur)
+						w->comment[cur++] = ' ';
+					memcpy(w->comment + cur, body + opt_off + 4, ol);
+					w->comment[cur + ol] = '\0';
+				}
+			}
+			opt_off += 4 + ((ol + 3u) & ~3u);
+		}
+		free(body);
+		return 1;
+	}
+}
+
+static int
+rs_read(struct ana *a, const char *path)
+{
+	char errbuf[PCAP_ERRBUF_SIZE];
+	struct pcap_pkthdr *h;
+	const u_char *data;
+	static uint8_t cooked[65536 + 14];
+	struct rs_ng ng = { 0 };
+	bool use_ng = false;
+	int dlt;
+	pcap_t *p;
+	FILE *f;
+	int rc;
+
+	f = fopen(path, "rb");
+	if (f == NULL) {
+		fprintf(stderr, "rocestat: %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	{
+		uint32_t magic = 0;
+
+		if (fread(&magic, 1, 4, f) == 4 && magic == 0x0A0D0D0A) {
+			use_ng = true;
+			rewind(f);
+			ng.f = f;
+		} else {
+			fclose(f);
+		}
+	}
+	p = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, errbuf);
+	if (p == NULL) {
+		fprintf(stderr, "rocestat: %s: %s\n", path, errbuf);
+		if (use_ng)
+			fclose(f);
+		return -EINVAL;
+	}
+	dlt = pcap_datalink(p);
+	if (dlt != DLT_EN10MB && dlt != DLT_LINUX_SLL && dlt != DLT_LINUX_SLL2) {
+		fprintf(stderr, "rocestat: %s: link type %s not supported (Ethernet, Linux cooked "
+			"v1/v2)\n", path, pcap_datalink_val_to_name(dlt) ?: "?");
+		pcap_close(p);
+		if (use_ng)
+			fclose(f);
+		return -EINVAL;
+	}
+	while ((rc = pcap_next_ex(p, &h, &data)) == 1) {
+		uint64_t t = (uint64_t)h->ts.tv_sec * 1000000000ULL + (uint64_t)h->ts.tv_usec;
+		const char *comment = NULL;
+		uint32_t ifx = 0;
+
+		if (use_ng) {
+			if (rs_ng_next(&ng) == 1) {
+				comment = ng.comment[0] ? ng.comment : NULL;
+				ifx = ng.ifindex;
+			} else {
+				use_ng = false;
+			}
+		}
+		if (dlt == DLT_EN10MB) {
+			ana_feed(a, data, h->caplen, h->len, t, ifx, comment);
+			continue;
+		}
+		/* Linux cooked capture (tcpdump -i any): an Ethernet header in its place, the
+		 * source address from the cooked header */
+		{
+			uint32_t hl = dlt == DLT_LINUX_SLL ? 16 : 20, cap, len;
+			uint16_t proto_off = dlt == DLT_LINUX_SLL ? 14 : 0;
+			uint16_t addr_off = dlt == DLT_LINUX_SLL ? 6 : 12;
+
+			if (h->caplen < hl || h->len < hl) {
+				ana_feed(a, data, 0, 0, t, ifx, comment);
+				continue;
+			}
+			cap = h->caplen - hl;
+			len = h->len - hl;
+			if (cap > sizeof(cooked) - 14)
+				cap = sizeof(cooked) - 14;
+			memset(cooked, 0, 6);
+			memcpy(cooked + 6, data + addr_off, 6);
+			memcpy(cooked + 12, data + proto_off, 2);
+			memcpy(cooked + 14, data + hl, cap);
+			ana_feed(a, cooked, cap + 14, len + 14, t, ifx, comment);
+		}
+	}
+	if (ng.f != NULL)
+		fclose(ng.f);
+	if (rc == -1) {
+		fprintf(stderr, "rocestat: %s: %s\n", path, pcap_geterr(p));
+		pcap_close(p);
+		return -EINVAL;
+	}
+	pcap_close(p);
+	return 0;
+}
+
+static int
+rs_write_json(struct ana *a, const char *path)
+{
+	json_t *j = ana_json(a);
+	int rc;
+
+	if (j == NULL) {
+		fprintf(stderr, "rocestat: out of memory building the JSON report\n");
+		return -ENOMEM;
+	}
+	if (strcmp(path, "-") == 0) {
+		rc = json_dumpf(j, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
+		if (rc == 0 && (fputc('\n', stdout) == EOF || fflush(stdout) != 0))
+			rc = -1;
+	} else {
+		rc = json_dump_file(j, path, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
+	}
+	json_decref(j);
+	if (rc != 0) {
+		fprintf(stderr, "rocestat: --json %s: write failed\n", path);
+		return -EIO;
+	}
+	return 0;
+}
+
+static int
+rs_run(const char *const *argv)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		execvp(argv[0], (char *const *)argv);
+		fprintf(stderr, "rocestat: cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	if (waitpid(pid, &st, 0) < 0)
+		return -errno;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
+}
+
+/* DIR/report.txt, report.json, csv/, PNGs by scripts/plot.py, index.html */
+static int
+rs_report(struct ana *a, const struct rs_opts *o)
+{
+	char path[4096], csv[4096], js[4096], size[64], err[512];
+	const char *plot = getenv("ROCESTAT_PLOT") ? getenv("ROCESTAT_PLOT") : ROCESTAT_PLOT;
+	const char *argv[12];
+	FILE *f;
+	int rc;
+
+	if (mkdir(o->report_dir, 0755) != 0 && errno != EEXIST) {
+		fprintf(stderr, "rocestat: report %s: %s\n", o->report_dir, strerror(errno));
+		return -errno;
+	}
+	snprintf(path, sizeof(path), "%s/report.txt", o->report_dir);
+	f = fopen(path, "w");
+	if (f == NULL) {
+		fprintf(stderr, "rocestat: %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	rc = ana_write_text(a, f);
+	if (fclose(f) != 0 || rc != 0) {
+		fprintf(stderr, "rocestat: %s: write failed\n", path);
+		return -EIO;
+	}
+	snprintf(js, sizeof(js), "%s/report.json", o->report_dir);
+	rc = rs_write_json(a, js);
+	if (rc != 0)
+		return rc;
+	snprintf(csv, sizeof(csv), "%s/csv", o->report_dir);
+	rc = ana_write_csv(a, csv, err, sizeof(err));
+	if (rc != 0) {
+		fprintf(stderr, "rocestat: %s\n", err);
+		return rc;
+	}
+	snprintf(size, sizeof(size), "%ux%u", o->png_w, o->png_h);
+	argv[0] = "/usr/bin/python3";
+	argv[1] = plot;
+	argv[2] = "--csv";
+	argv[3] = csv;
+	argv[4] = "--json";
+	argv[5] = js;
+	argv[6] = "--out";
+	argv[7] = o->report_dir;
+	argv[8] = "--size";
+	argv[9] = size;
+	argv[10] = "--index";
+	argv[11] = NULL;
+	rc = rs_run(argv);
+	if (rc != 0) {
+		fprintf(stderr, "rocestat: report: %s failed\n", plot);
+		return rc;
+	}
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct rs_opts o;
+	char err[1024];
+	struct ana *a;
+	unsigned int fails;
+	int rc;
+
+	memset(&o, 0, sizeof(o));
+	if (rs_parse(argc, argv, &o) != 0)
+		return 2;
+	if (strcmp(o.dcqcn, "nvidia") == 0 || strcmp(o.dcqcn, "paper") == 0) {
+		dcqcn_params_by_name(&o.ana.dcqcn, o.dcqcn, o.ana.link_gbps * 1000);
+	} else {
+		dcqcn_params_nvidia(&o.ana.dcqcn, o.ana.link_gbps * 1000);
+		if (ana_dcqcn_load(&o.ana.dcqcn, o.dcqcn, err, sizeof(err)) != 0) {
+			fprintf(stderr, "rocestat: %s\n", err);
+			return 2;
+		}
+	}
+	o.ana.dcqcn.line_rate_mbps = o.ana.link_gbps * 1000;
+	snprintf(o.ana.dcqcn_name, sizeof(o.ana.dcqcn_name), "%s", o.dcqcn);
+	a = ana_create(&o.ana, err, sizeof(err));
+	if (a == NULL) {
+		fprintf(stderr, "rocestat: %s\n", err);
+		return 2;
+	}
+	if (o.app_log != NULL && ana_app_log(a, o.app_log, err, sizeof(err)) != 0) {
+		fprintf(stderr, "rocestat: %s\n", err);
+		ana_free(a);
+		return 2;
+	}
+	if (rs_read(a, o.capture) != 0) {
+		ana_free(a);
+		return 2;
+	}
+	ana_finish(a);
+	rc = 0;
+	if (o.report_dir != NULL) {
+		rc = rs_report(a, &o);
+	} else {
+		if (!o.quiet && (ana_write_text(a, stdout) != 0 || fflush(stdout) != 0)) {
+			fprintf(stderr, "rocestat: stdout: write failed\n");
+			rc = -EIO;
+		}
+		if (rc == 0 && o.json_path != NULL)
+			rc = rs_write_json(a, o.json_path);
+		if (rc == 0 && o.csv_dir != NULL && ana_write_csv(a, o.csv_dir, err,
+								   sizeof(err)) != 0) {
+			fprintf(stderr, "rocestat: %s\n", err);
+			rc = -EIO;
+		}
+	}
+	fails = ana_failures(a);
+	ana_free(a);
+	if (rc != 0)
+		return 2;
+	return fails ? 1 : 0;
+}

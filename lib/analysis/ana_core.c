@@ -1,0 +1,1177 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The streaming pass: flows, per-flow counters, the retransmission checks (Lumina's and more)
+ * and the congestion signals. Memory per flow: counters, a 2^16-PSN bitmap for data flows,
+ * bounded event lists, rate bins whose width doubles rather than grow past a cap.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/proto/roce_proto.h"
+
+#include "ana_internal.h"
+
+#define ANA_MAX_FLOWS (1u << 20)
+#define ANA_SEEN_BITS (1u << 16)
+#define ANA_CNP_CAP (1u << 20)
+#define PSN_MASK 0xFFFFFFu
+#define ANA_CNP_NAK_NS 2000 /* a CNP and a NAK this close on one flow went out together */
+
+static const char *const ana_ctr_names[] = {
+#define ANA_CTR_NAME_(n, s) s,
+	ANA_FOREACH_FLOW_CTR(ANA_CTR_NAME_)
+#undef ANA_CTR_NAME_
+};
+
+static const char *const ana_ev_names[] = {
+	"gap", "nak", "double_nak", "retx", "restart_not_at_nak", "lost_retx", "timeout",
+	"duplicate", "out_of_order", "ack_psn_back", "cnp_under_min_time",
+};
+
+const char *
+ana_ctr_name(enum ana_ctr c)
+{
+	return c < ANA_C_MAX ? ana_ctr_names[c] : "unknown";
+}
+
+const char *
+ana_ev_name(enum ana_ev_type t)
+{
+	return t < ANA_EV_MAX ? ana_ev_names[t] : "unknown";
+}
+
+void
+ana_opts_default(struct ana_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->link_gbps = 100;
+	o->np_min_time_between_cnps_ns = 4000;
+	o->timeout_ns = 100000;
+	o->bin_ns = 1000;
+	o->window_ns = 10000;
+	o->pfc_storm_ns = 10000000;
+	o->idle_gap_ns = 1000000;
+	dcqcn_params_nvidia(&o->dcqcn, o->link_gbps * 1000);
+	snprintf(o->dcqcn_name, sizeof(o->dcqcn_name), "nvidia");
+	o->tol_cut = 0.10;
+	o->tol_traj = 0.10;
+	o->ranks = 2;
+}
+
+/* Signed distance a - b between two 24-bit PSNs, in (-2^23, 2^23]. */
+static int32_t
+psn_diff(uint32_t a, uint32_t b)
+{
+	int32_t d = (int32_t)((a - b) & PSN_MASK);
+
+	return d >= (1 << 23) ? d - (1 << 24) : d;
+}
+
+uint16_t
+ana_linux_udp_sport(uint32_t lqpn, uint32_t rqpn)
+{
+	uint64_t v = (uint64_t)lqpn * rqpn;
+	uint32_t fl, lo;
+
+	v ^= v >> 20;
+	v ^= v >> 40;
+	fl = (uint32_t)(v & 0xFFFFF);
+	lo = fl & 0x3FFF;
+	lo ^= (fl & 0xFC000) >> 14;
+	return (uint16_t)(lo | 0xC000);
+}
+
+void
+ana_ip_str(const uint8_t *ip, uint8_t version, char *buf, size_t len)
+{
+	if (version == 4) {
+		if (inet_ntop(AF_INET, ip, buf, (socklen_t)len) == NULL)
+			snprintf(buf, len, "?");
+	} else if (inet_ntop(AF_INET6, ip, buf, (socklen_t)len) == NULL) {
+		snprintf(buf, len, "?");
+	}
+}
+
+void
+ana_series_init(struct ana_series *s, uint64_t bin_ns, bool max_mode)
+{
+	memset(s, 0, sizeof(*s));
+	s->bin_ns = bin_ns ? bin_ns : 1000;
+	s->max_mode = max_mode;
+}
+
+void
+ana_series_free(struct ana_series *s)
+{
+	free(s->v);
+	s->v = NULL;
+	s->n = 0;
+	s->cap = 0;
+}
+
+/* Halve the resolution: merge bin pairs (sum or max). */
+static void
+ana_series_coarsen(struct ana_series *s)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->n; i++) {
+		double x = s->v[i];
+
+		if (i % 2 == 0)
+			s->v[i / 2] = x;
+		else if (s->max_mode)
+			s->v[i / 2] = s->v[i / 2] > x ? s->v[i / 2] : x;
+		else
+			s->v[i / 2] += x;
+	}
+	s->n = (s->n + 1) / 2;
+	memset(s->v + s->n, 0, (s->cap - s->n) * sizeof(double));
+	s->bin_ns *= 2;
+}
+
+void
+ana_series_add(struct ana_series *s, uint64_t t_ns, double v)
+{
+	uint64_t idx;
+
+	/* fast path: a started series, a time inside what is allocated */
+	if (s->started && t_ns >= s->t0_ns) {
+		idx = (t_ns - s->t0_ns) / s->bin_ns;
+		if (idx < s->cap) {
+			if (idx >= s->n)
+				s->n = (uint32_t)idx + 1;
+			if (s->max_mode)
+				s->v[idx] = s->v[idx] > v ? s->v[idx] : v;
+			else
+				s->v[idx] += v;
+			return;
+		}
+	}
+
+	if (!s->started) {
+		s->t0_ns = t_ns;
+		s->started = true;
+	}
+	if (t_ns < s->t0_ns)
+		t_ns = s->t0_ns;
+	idx = (t_ns - s->t0_ns) / s->bin_ns;
+	while (idx >= ANA_SERIES_CAP) {
+		if (s->cap == 0)
+			return;
+		ana_series_coarsen(s);
+		idx = (t_ns - s->t0_ns) / s->bin_ns;
+	}
+	if (idx >= s->cap) {
+		uint32_t ncap = s->cap ? s->cap : 1024;
+		double *nv;
+
+		while (ncap <= idx)
+			ncap *= 2;
+		if (ncap > ANA_SERIES_CAP)
+			ncap = ANA_SERIES_CAP;
+		nv = realloc(s->v, ncap * sizeof(double));
+		if (nv == NULL)
+			return;
+		memset(nv + s->cap, 0, (ncap - s->cap) * sizeof(double));
+		s->v = nv;
+		s->cap = ncap;
+	}
+	if (idx >= s->n)
+		s->n = (uint32_t)idx + 1;
+	if (s->max_mode)
+		s->v[idx] = s->v[idx] > v ? s->v[idx] : v;
+	else
+		s->v[idx] += v;
+}
+
+void
+ana_flow_event(struct ana_flow *f, enum ana_ev_type type, uint64_t pkt, uint64_t pkt2,
+	       uint64_t t_ns, uint32_t psn, uint32_t psn2, int64_t val)
+{
+	struct ana_event *e;
+
+	if (f->ev == NULL) {
+		f->ev = calloc(ANA_EVENTS_CAP, sizeof(*f->ev));
+		if (f->ev == NULL) {
+			f->ev_dropped++;
+			return;
+		}
+	}
+	if (f->n_ev >= ANA_EVENTS_CAP) {
+		f->ev_dropped++;
+		return;
+	}
+	e = &f->ev[f->n_ev++];
+	e->type = (uint8_t)type;
+	e->pkt = pkt;
+	e->pkt2 = pkt2;
+	e->t_ns = t_ns;
+	e->psn = psn;
+	e->psn2 = psn2;
+	e->val = val;
+}
+
+struct ana *
+ana_create(const struct ana_opts *o, char *err, size_t err_len)
+{
+	struct ana *a = calloc(1, sizeof(*a));
+
+	if (a == NULL)
+		goto fail;
+	a->o = *o;
+	a->hash_size = 1024;
+	a->hash = malloc(a->hash_size * sizeof(*a->hash));
+	a->qpmap = roce_qpmap_create(1 << 16, 0);
+	if (a->hash == NULL || a->qpmap == NULL)
+		goto fail;
+	memset(a->hash, 0xff, a->hash_size * sizeof(*a->hash));
+	ana_series_init(&a->qdepth, o->bin_ns, true);
+	return a;
+fail:
+	snprintf(err, err_len, "out of memory");
+	ana_free(a);
+	return NULL;
+}
+
+void
+ana_free(struct ana *a)
+{
+	uint32_t i;
+
+	if (a == NULL)
+		return;
+	for (i = 0; i < a->n_flows; i++) {
+		struct ana_flow *f = &a->flows[i];
+
+		free(f->seen);
+		free(f->cnp_t);
+		free(f->ev);
+		ana_series_free(&f->rate);
+		ana_series_free(&f->ce_series);
+		ana_series_free(&f->gap_sum);
+		ana_series_free(&f->gap_n);
+	}
+	free(a->flows);
+	free(a->hash);
+	free(a->conns);
+	free(a->iters);
+	roce_qpmap_free(a->qpmap);
+	ana_pfc_free(a);
+	ana_dcqcn_free(a);
+	ana_series_free(&a->qdepth);
+	free(a);
+}
+
+/* Hash of (src, dst, DestQP): the addresses as 64-bit words, multiply-xorshift mixed. */
+static uint32_t
+ana_key_hash(const uint8_t *src, const uint8_t *dst, uint32_t dqp)
+{
+	uint64_t w[4], h = dqp * 0x9E3779B97F4A7C15ULL;
+	unsigned int i;
+
+	memcpy(w, src, 16);
+	memcpy(w + 2, dst, 16);
+	for (i = 0; i < 4; i++) {
+		h ^= w[i];
+		h *= 0xFF51AFD7ED558CCDULL;
+		h ^= h >> 32;
+	}
+	return (uint32_t)h;
+}
+
+static int
+ana_rehash(struct ana *a, uint32_t size)
+{
+	int32_t *nh = malloc(size * sizeof(*nh));
+	uint32_t i;
+
+	if (nh == NULL)
+		return -ENOMEM;
+	memset(nh, 0xff, size * sizeof(*nh));
+	for (i = 0; i < a->n_flows; i++) {
+		struct ana_flow *f = &a->flows[i];
+		uint32_t h = ana_key_hash(f->src_ip, f->dst_ip, f->dqp) & (size - 1);
+
+		while (nh[h] >= 0)
+			h = (h + 1) & (size - 1);
+		nh[h] = (int32_t)i;
+	}
+	free(a->hash);
+	a->hash = nh;
+	a->hash_size = size;
+	return 0;
+}
+
+static int32_t
+ana_find(struct ana *a, const uint8_t *src, const uint8_t *dst, uint32_t dqp)
+{
+	uint32_t h = ana_key_hash(src, dst, dqp) & (a->hash_size - 1);
+
+	while (a->hash[h] >= 0) {
+		struct ana_flow *f = &a->flows[a->hash[h]];
+
+		if (f->dqp == dqp && memcmp(f->src_ip, src, 16) == 0 &&
+		    memcmp(f->dst_ip, dst, 16) == 0)
+			return a->hash[h];
+		h = (h + 1) & (a->hash_size - 1);
+	}
+	return -1;
+}
+
+static struct ana_flow *
+ana_flow_get(struct ana *a, const struct roce_pkt *p, uint64_t pktno, uint64_t t_ns)
+{
+	int32_t i = ana_find(a, p->src_ip, p->dst_ip, p->dest_qp);
+	struct ana_flow *f;
+	uint32_t h;
+
+	if (i >= 0)
+		return &a->flows[i];
+	if (a->n_flows >= ANA_MAX_FLOWS)
+		return NULL;
+	if (a->n_flows == a->cap_flows) {
+		uint32_t ncap = a->cap_flows ? a->cap_flows * 2 : 64;
+		struct ana_flow *nf = realloc(a->flows, ncap * sizeof(*nf));
+
+		if (nf == NULL)
+			return NULL;
+		a->flows = nf;
+		a->cap_flows = ncap;
+	}
+	if ((a->n_flows + 1) * 2 > a->hash_size && ana_rehash(a, a->hash_size * 2) != 0)
+		return NULL;
+	f = &a->flows[a->n_flows];
+	memset(f, 0, sizeof(*f));
+	memcpy(f->src_ip, p->src_ip, 16);
+	memcpy(f->dst_ip, p->dst_ip, 16);
+	f->ip_version = p->ip_version ? p->ip_version : 6;
+	f->dqp = p->dest_qp;
+	f->peer = -1;
+	f->conn = -1;
+	f->sport = p->udp_sport;
+	f->first_pkt = pktno;
+	f->t_first_ns = t_ns;
+	f->retx_lat_min_ns = UINT64_MAX;
+	f->cnp_min_gap_ns = UINT64_MAX;
+	f->transport = 0xFF;
+	ana_series_init(&f->rate, a->o.bin_ns, false);
+	ana_series_init(&f->ce_series, a->o.bin_ns, false);
+	ana_series_init(&f->gap_sum, a->o.bin_ns, false);
+	ana_series_init(&f->gap_n, a->o.bin_ns, false);
+	h = ana_key_hash(f->src_ip, f->dst_ip, f->dqp) & (a->hash_size - 1);
+	while (a->hash[h] >= 0)
+		h = (h + 1) & (a->hash_size - 1);
+	a->hash[h] = (int32_t)a->n_flows;
+	return &a->flows[a->n_flows++];
+}
+
+/*
+ * The PSN rule, for NICs the table cannot pair (a different source port per direction and
+ * several QPs between two hosts, as rocegen and some NICs do): an ACK or NAK with PSN p on
+ * flow r (Y -> X) answers a data flow X -> Y whose PSNs seen so far cover p. When exactly one
+ * unpaired data flow X -> Y covers p, it is r's peer (an ACK never acknowledges a PSN not yet
+ * sent, so r's own data flow always covers it, if the capture holds it).
+ */
+static int32_t
+ana_psn_rule(struct ana *a, const struct ana_flow *r, uint32_t p)
+{
+	int32_t found = -1;
+	uint32_t i;
+
+	for (i = 0; i < a->n_flows; i++) {
+		const struct ana_flow *d = &a->flows[i];
+
+		if (d == r || d->peer >= 0 || !d->have_psn || d->sqp_known ||
+		    memcmp(d->src_ip, r->dst_ip, 16) != 0 || memcmp(d->dst_ip, r->src_ip, 16) != 0)
+			continue;
+		if (psn_diff(p, d->psn_first) < -1 || psn_diff(p, d->psn_max) > 0)
+			continue;
+		if (found >= 0)
+			return -1;
+		found = (int32_t)i;
+	}
+	return found;
+}
+
+static void
+ana_link(struct ana *a, int32_t x, int32_t y)
+{
+	a->flows[x].peer = y;
+	a->flows[y].peer = x;
+	a->flows[x].sqp = a->flows[y].dqp;
+	a->flows[x].sqp_known = true;
+	a->flows[y].sqp = a->flows[x].dqp;
+	a->flows[y].sqp_known = true;
+}
+
+/*
+ * The flow of the other direction of f's QP: (dst -> src, DestQP = f's sender QPN). During
+ * the pass only the table's source-port (or DETH) answers are trusted: its "one QPN seen
+ * between the two hosts" rule may hold only because the second QP has not spoken yet;
+ * ana_finish uses that rule once everything was seen.
+ */
+static struct ana_flow *
+ana_peer(struct ana *a, struct ana_flow *f, const struct roce_pkt *p, uint64_t t_ns)
+{
+	uint64_t pair_hits = roce_qpmap_counters(a->qpmap)[ROCE_QPMAP_CTR_HIT_PAIR];
+	uint32_t sqp;
+	int32_t i;
+
+	if (f->peer >= 0)
+		return &a->flows[f->peer];
+	if (!f->sqp_known) {
+		/* ask again only when the table learned something since the last miss */
+		uint64_t epoch = roce_qpmap_counters(a->qpmap)[ROCE_QPMAP_CTR_LEARNED] +
+				 roce_qpmap_counters(a->qpmap)[ROCE_QPMAP_CTR_QPN_CHANGED];
+
+		if (epoch != f->qpmap_epoch) {
+			f->qpmap_epoch = epoch;
+			if (roce_qpmap_lookup_sender(a->qpmap, p, t_ns, &sqp) == 0 &&
+			    roce_qpmap_counters(a->qpmap)[ROCE_QPMAP_CTR_HIT_PAIR] == pair_hits)
+				goto found;
+		}
+		/* the PSN rule scans the flows: try it on the first 32 ACKs, then 1 in 256 */
+		if (p->has_aeth && p->opcode != ROCE_OPCODE_CNP &&
+		    (++f->psn_rule_tries <= 32 || (f->psn_rule_tries & 255) == 0)) {
+			i = ana_psn_rule(a, f, p->psn);
+			if (i >= 0) {
+				ana_link(a, (int32_t)(f - a->flows), i);
+				return &a->flows[i];
+			}
+		}
+		return NULL;
+found:
+		f->sqp = sqp;
+		f->sqp_known = true;
+	}
+	i = ana_find(a, f->dst_ip, f->src_ip, f->sqp);
+	if (i < 0 || a->flows[i].peer >= 0 ||
+	    (a->flows[i].sqp_known && a->flows[i].sqp != f->dqp))
+		return NULL;
+	f->peer = i;
+	a->flows[i].peer = (int32_t)(f - a->flows);
+	a->flows[i].sqp = f->dqp;
+	a->flows[i].sqp_known = true;
+	return &a->flows[i];
+}
+
+static bool
+ana_seen_get(const struct ana_flow *f, uint32_t psn)
+{
+	uint32_t b = psn & (ANA_SEEN_BITS - 1);
+
+	return f->seen != NULL && (f->seen[b / 64] >> (b % 64) & 1);
+}
+
+static void
+ana_seen_set(struct ana_flow *f, uint32_t psn, bool on)
+{
+	uint32_t b = psn & (ANA_SEEN_BITS - 1);
+
+	if (f->seen == NULL)
+		return;
+	if (on)
+		f->seen[b / 64] |= 1ULL << (b % 64);
+	else
+		f->seen[b / 64] &= ~(1ULL << (b % 64));
+}
+
+static bool
+ana_is_data_op(uint8_t op)
+{
+	return op <= ROCE_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE || op == ROCE_OP_RDMA_READ_REQUEST ||
+	       op == ROCE_OP_COMPARE_SWAP || op == ROCE_OP_FETCH_ADD ||
+	       op == ROCE_OP_SEND_LAST_WITH_INVALIDATE || op == ROCE_OP_SEND_ONLY_WITH_INVALIDATE ||
+	       (op >= ROCE_OP_RDMA_READ_RESPONSE_FIRST && op <= ROCE_OP_RDMA_READ_RESPONSE_ONLY);
+}
+
+static bool
+ana_is_msg_end(uint8_t op)
+{
+	switch (op) {
+	case ROCE_OP_SEND_LAST: case ROCE_OP_SEND_LAST_WITH_IMMEDIATE: case ROCE_OP_SEND_ONLY:
+	case ROCE_OP_SEND_ONLY_WITH_IMMEDIATE: case ROCE_OP_RDMA_WRITE_LAST:
+	case ROCE_OP_RDMA_WRITE_LAST_WITH_IMMEDIATE: case ROCE_OP_RDMA_WRITE_ONLY:
+	case ROCE_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE: case ROCE_OP_RDMA_READ_REQUEST:
+	case ROCE_OP_RDMA_READ_RESPONSE_LAST: case ROCE_OP_RDMA_READ_RESPONSE_ONLY:
+	case ROCE_OP_SEND_LAST_WITH_INVALIDATE: case ROCE_OP_SEND_ONLY_WITH_INVALIDATE:
+	case ROCE_OP_COMPARE_SWAP: case ROCE_OP_FETCH_ADD:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * A data packet with PSN psn: go-back-N bookkeeping at the capture point. The capture may sit
+ * before or after a loss, so a drop shows either as a gap (PSNs skipped) or not at all; a
+ * resend shows as the PSN going back: after a NAK it must restart at the NAK'd PSN; without
+ * a NAK it is a timeout (after timeout_ns of silence) or a duplicate. A PSN going back into
+ * a gap that was never seen, with no NAK, is a late (reordered) packet.
+ */
+static bool
+ana_data_psn(struct ana *a, struct ana_flow *f, uint32_t psn, uint64_t pktno, uint64_t t_ns)
+{
+	int32_t d;
+
+	if (f->seen == NULL)
+		f->seen = calloc(ANA_SEEN_BITS / 64, sizeof(uint64_t));
+	if (!f->have_psn) {
+		f->have_psn = true;
+		f->psn_first = psn;
+		f->psn_max = psn;
+		ana_seen_set(f, psn, true);
+		return true;
+	}
+	d = psn_diff(psn, (f->psn_max + 1) & PSN_MASK);
+	if (d >= 0) {
+		uint32_t q;
+
+		if (d > 0) {
+			f->c[ANA_C_GAPS]++;
+			f->c[ANA_C_GAP_PSNS] += (uint64_t)d;
+			ana_flow_event(f, ANA_EV_GAP, pktno, 0, t_ns, (f->psn_max + 1) & PSN_MASK,
+				       (psn - 1) & PSN_MASK, d);
+			f->gap_open = true;
+			f->gap_psn = (f->psn_max + 1) & PSN_MASK;
+			f->gap_t_ns = t_ns;
+			/* the skipped PSNs are unseen: clear them (bounded by the bitmap) */
+			for (q = 1; q <= (uint32_t)d && q < ANA_SEEN_BITS; q++)
+				ana_seen_set(f, (f->psn_max + q) & PSN_MASK, false);
+		}
+		if (psn < f->psn_max)
+			f->c[ANA_C_PSN_WRAPS]++;
+		ana_seen_set(f, (psn + ANA_SEEN_BITS / 2) & PSN_MASK, false);
+		f->psn_max = psn;
+		ana_seen_set(f, psn, true);
+		f->round_active = false;
+		f->t_last_data_ns = t_ns;
+		return true;
+	}
+	/* psn is at or behind the highest PSN seen */
+	if (f->round_active && psn == f->round_next) {
+		f->c[ANA_C_RETX_PKTS]++;
+		f->round_next = (psn + 1) & PSN_MASK;
+		if (psn == f->round_end)
+			f->round_active = false;
+		ana_seen_set(f, psn, true);
+		f->t_last_data_ns = t_ns;
+		return false;
+	}
+	if (f->round_active && psn_diff(psn, f->round_next) > 0) {
+		/* a resend skipped inside a round: lost before the capture point */
+		int32_t k = psn_diff(psn, f->round_next);
+
+		f->c[ANA_C_LOST_RETX_PSNS] += (uint64_t)k;
+		ana_flow_event(f, ANA_EV_LOST_RETX, pktno, 0, t_ns, f->round_next,
+			       (psn - 1) & PSN_MASK, k);
+		f->c[ANA_C_RETX_PKTS]++;
+		f->round_next = (psn + 1) & PSN_MASK;
+		if (psn == f->round_end)
+			f->round_active = false;
+		f->t_last_data_ns = t_ns;
+		return false;
+	}
+	if (f->nak_pending) {
+		/* the NAK came on the other port: its time may be a little ahead */
+		int64_t lat = t_ns > f->nak_t_ns ? (int64_t)(t_ns - f->nak_t_ns) : 0;
+
+		f->nak_pending = false;
+		f->c[ANA_C_RETX_ROUNDS]++;
+		f->c[ANA_C_RETX_PKTS]++;
+		if (psn == f->nak_psn) {
+			ana_flow_event(f, ANA_EV_RETX, pktno, f->nak_pkt, t_ns, psn, f->nak_psn, lat);
+		} else if (psn_diff(psn, f->nak_psn) > 0 && !ana_seen_get(f, f->nak_psn)) {
+			/* the round began at the NAK'd PSN but that resend did not reach us */
+			int32_t k = psn_diff(psn, f->nak_psn);
+
+			f->c[ANA_C_LOST_RETX_PSNS] += (uint64_t)k;
+			ana_flow_event(f, ANA_EV_RETX, pktno, f->nak_pkt, t_ns, psn, f->nak_psn, lat);
+			ana_flow_event(f, ANA_EV_LOST_RETX, pktno, f->nak_pkt, t_ns, f->nak_psn,
+				       (psn - 1) & PSN_MASK, k);
+		} else {
+			f->c[ANA_C_RESTART_BAD]++;
+			ana_flow_event(f, ANA_EV_RESTART_BAD, pktno, f->nak_pkt, t_ns, psn,
+				       f->nak_psn, lat);
+		}
+		f->retx_lat_sum_ns += (uint64_t)lat;
+		f->retx_lat_n++;
+		if ((uint64_t)lat > f->retx_lat_max_ns)
+			f->retx_lat_max_ns = (uint64_t)lat;
+		if ((uint64_t)lat < f->retx_lat_min_ns)
+			f->retx_lat_min_ns = (uint64_t)lat;
+	} else if (t_ns > f->t_last_data_ns && t_ns - f->t_last_data_ns >= a->o.timeout_ns) {
+		/* after a timeout's silence: a resend (of a PSN seen or lost before us) */
+		f->c[ANA_C_TIMEOUTS]++;
+		f->c[ANA_C_RETX_ROUNDS]++;
+		f->c[ANA_C_RETX_PKTS]++;
+		ana_flow_event(f, ANA_EV_TIMEOUT, pktno, 0, t_ns, psn, 0,
+			       (int64_t)(t_ns - f->t_last_data_ns));
+	} else if (!ana_seen_get(f, psn)) {
+		int64_t deg = -psn_diff(psn, f->psn_max);
+
+		f->c[ANA_C_OOO_PKTS]++;
+		if (deg > f->reorder_max)
+			f->reorder_max = deg;
+		ana_flow_event(f, ANA_EV_OOO, pktno, 0, t_ns, psn, f->psn_max, deg);
+		ana_seen_set(f, psn, true);
+		f->t_last_data_ns = t_ns;
+		return true;
+	} else {
+		f->c[ANA_C_DUP_RUNS]++;
+		f->c[ANA_C_RETX_PKTS]++;
+		ana_flow_event(f, ANA_EV_DUP, pktno, 0, t_ns, psn, 0, 0);
+	}
+	ana_seen_set(f, psn, true);
+	f->t_last_data_ns = t_ns;
+	if (psn != f->psn_max) {
+		f->round_active = true;
+		f->round_next = (psn + 1) & PSN_MASK;
+		f->round_end = f->psn_max;
+	} else {
+		f->round_active = false;
+	}
+	return false;
+}
+
+/* A response (ACK, NAK) on flow r for the data flow d (may be NULL: not paired yet). */
+static void
+ana_response(struct ana_flow *r, struct ana_flow *d, const struct roce_pkt *p, uint64_t pktno,
+	     uint64_t t_ns)
+{
+	if (p->aeth_kind == ROCE_AETH_KIND_ACK) {
+		r->c[ANA_C_ACKS]++;
+		if (r->have_ack) {
+			int32_t step = psn_diff(p->psn, r->last_ack_psn);
+
+			if (step < 0) {
+				r->c[ANA_C_ACK_BACK]++;
+				ana_flow_event(r, ANA_EV_ACK_BACK, pktno, r->last_ack_pkt, t_ns,
+					       p->psn, r->last_ack_psn, step);
+			} else {
+				r->c[ANA_C_ACKED_PSNS] += (uint64_t)step;
+			}
+		} else if (d != NULL && d->have_psn && psn_diff(p->psn, d->psn_first) >= 0) {
+			/* the first ACK covers every PSN from the first one seen */
+			r->c[ANA_C_ACKED_PSNS] += (uint64_t)psn_diff(p->psn, d->psn_first) + 1;
+		} else {
+			r->c[ANA_C_ACKED_PSNS]++;
+		}
+		r->have_ack = true;
+		r->last_ack_psn = p->psn;
+		r->last_ack_pkt = pktno;
+		return;
+	}
+	if (p->aeth_kind == ROCE_AETH_KIND_RNR_NAK) {
+		r->c[ANA_C_NAKS_RNR]++;
+		return;
+	}
+	if (p->aeth_kind != ROCE_AETH_KIND_NAK || p->aeth_code != 0) {
+		r->c[ANA_C_NAKS_OTHER]++;
+		return;
+	}
+	r->c[ANA_C_NAKS_SEQ]++;
+	/* ConnectX-5/6 with slow restart send a CNP together with a NAK (ANALYSIS.md) */
+	if (r->n_cnp > 0 && t_ns >= r->cnp_t[r->n_cnp - 1] &&
+	    t_ns - r->cnp_t[r->n_cnp - 1] <= ANA_CNP_NAK_NS)
+		r->c[ANA_C_CNPS_WITH_NAK]++;
+	r->last_nak_ns = t_ns;
+	ana_flow_event(r, ANA_EV_NAK, pktno, 0, t_ns, p->psn, 0, 0);
+	if (d == NULL)
+		return;
+	if (d->nak_pending && d->nak_psn == p->psn) {
+		/* at most one outstanding NAK per gap (Lumina): the second one fails */
+		r->c[ANA_C_DOUBLE_NAKS]++;
+		ana_flow_event(r, ANA_EV_DOUBLE_NAK, pktno, d->nak_pkt, t_ns, p->psn, 0,
+			       (int64_t)(t_ns - d->nak_t_ns));
+		return;
+	}
+	/* NAK generation latency (Lumina): from the packet that showed the gap to the NAK */
+	if (d->gap_open && d->gap_psn == p->psn && t_ns >= d->gap_t_ns) {
+		uint64_t lat = t_ns - d->gap_t_ns;
+
+		d->nak_gen_sum_ns += lat;
+		d->nak_gen_n++;
+		if (lat > d->nak_gen_max_ns)
+			d->nak_gen_max_ns = lat;
+		d->gap_open = false;
+	}
+	d->nak_pending = true;
+	d->nak_psn = p->psn;
+	d->nak_t_ns = t_ns;
+	d->nak_pkt = pktno;
+	d->round_active = false;
+}
+
+/* A CNP on flow c (to the data sender QPN c->dqp); d = the data flow it answers. */
+static void
+ana_cnp(struct ana *a, struct ana_flow *c, struct ana_flow *d, const struct roce_pkt *p,
+	uint64_t pktno, uint64_t t_ns)
+{
+	c->c[ANA_C_CNPS]++;
+	if (c->last_nak_ns != 0 && t_ns >= c->last_nak_ns && t_ns - c->last_nak_ns <= ANA_CNP_NAK_NS)
+		c->c[ANA_C_CNPS_WITH_NAK]++;
+	a->cnps_seen++;
+	if (!p->becn)
+		c->c[ANA_C_CNPS_NO_BECN]++;
+	if (c->n_cnp == 0) {
+		c->cnp_dscp = p->dscp;
+		c->cnp_pcp = p->pcp;
+		c->cnp_ecn = p->ecn;
+	} else if (c->cnp_dscp != p->dscp || c->cnp_pcp != p->pcp || c->cnp_ecn != p->ecn) {
+		c->cnp_fields_vary = true;
+	}
+	if (c->n_cnp > 0) {
+		uint64_t gap = t_ns - c->cnp_t[c->n_cnp - 1];
+
+		if (gap < c->cnp_min_gap_ns)
+			c->cnp_min_gap_ns = gap;
+		if (gap < a->o.np_min_time_between_cnps_ns) {
+			c->c[ANA_C_CNPS_FAST]++;
+			ana_flow_event(c, ANA_EV_CNP_FAST, pktno, 0, t_ns, 0, 0, (int64_t)gap);
+		}
+	}
+	if (c->n_cnp == c->cap_cnp && c->cap_cnp < ANA_CNP_CAP) {
+		uint32_t ncap = c->cap_cnp ? c->cap_cnp * 2 : 64;
+		uint64_t *nt = realloc(c->cnp_t, ncap * sizeof(*nt));
+
+		if (nt != NULL) {
+			c->cnp_t = nt;
+			c->cap_cnp = ncap;
+		}
+	}
+	if (c->n_cnp < c->cap_cnp)
+		c->cnp_t[c->n_cnp++] = t_ns;
+	if (d != NULL && d->ce_first_open_ns != 0) {
+		uint64_t lat = t_ns > d->ce_first_open_ns ? t_ns - d->ce_first_open_ns : 0;
+
+		if (d->cnp_lat_n == 0)
+			d->cnp_lat_first_ns = lat;
+		d->cnp_lat_sum_ns += lat;
+		d->cnp_lat_n++;
+		if (lat > d->cnp_lat_max_ns)
+			d->cnp_lat_max_ns = lat;
+		d->ce_first_open_ns = 0;
+	}
+}
+
+/*
+ * "rocemu: key=value key=value ...": queue depth, wait, drop reason. Returns true when the
+ * packet was dropped by the emulator (it never reached the receiver).
+ */
+static bool
+ana_annotation(struct ana *a, struct ana_flow *f, const char *c, uint64_t t_ns)
+{
+	const char *s = strstr(c, "rocemu:");
+	bool dropped = false;
+
+	if (s == NULL)
+		return false;
+	a->ann_pkts++;
+	s += 7;
+	while (*s != '\0') {
+		char key[32], val[64];
+		size_t kl = 0, vl = 0;
+
+		while (*s == ' ' || *s == '\t' || *s == '\n' || *s == ',' || *s == ';')
+			s++;
+		if (*s == '\0')
+			break;
+		while (*s != '\0' && *s != '=' && *s != ' ' && kl + 1 < sizeof(key))
+			key[kl++] = *s++;
+		key[kl] = '\0';
+		if (*s != '=') {
+			a->ann_bad++;
+			while (*s != '\0' && *s != ' ')
+				s++;
+			continue;
+		}
+		s++;
+		while (*s != '\0' && *s != ' ' && *s != '\t' && *s != '\n' && vl + 1 < sizeof(val))
+			val[vl++] = *s++;
+		val[vl] = '\0';
+		while (*s != '\0' && *s != ' ' && *s != '\t' && *s != '\n')
+			s++;
+		if (strcmp(key, "qdepth") == 0 || strcmp(key, "qdepth_bytes") == 0) {
+			char *end;
+			double q = strtod(val, &end);
+
+			if (end == val) {
+				a->ann_bad++;
+				continue;
+			}
+			if (q > a->qdepth_max)
+				a->qdepth_max = q;
+			ana_series_add(&a->qdepth, t_ns, q);
+		} else if (strcmp(key, "wait") == 0 || strcmp(key, "wait_ns") == 0) {
+			char *end;
+			unsigned long long w = strtoull(val, &end, 10);
+
+			if (end == val) {
+				a->ann_bad++;
+				continue;
+			}
+			a->wait_sum_ns += w;
+			a->wait_n++;
+			if (w > a->wait_max_ns)
+				a->wait_max_ns = w;
+		} else if (strcmp(key, "drop") == 0) {
+			uint32_t i;
+
+			for (i = 0; i < a->n_drop_reasons; i++)
+				if (strcmp(a->drop_reason[i], val) == 0)
+					break;
+			if (i == a->n_drop_reasons && i < ANA_DROP_REASONS) {
+				snprintf(a->drop_reason[i], sizeof(a->drop_reason[i]), "%s", val);
+				a->n_drop_reasons++;
+			}
+			if (i < ANA_DROP_REASONS)
+				a->drop_count[i]++;
+			if (f != NULL)
+				f->c[ANA_C_DROPS_ANNOTATED]++;
+			dropped = true;
+		}
+	}
+	return dropped;
+}
+
+void
+ana_feed(struct ana *a, const uint8_t *frame, uint32_t caplen, uint32_t orig_len,
+	 uint64_t t_ns, uint32_t ifindex, const char *comment)
+{
+	struct roce_pkt p;
+	struct ana_flow *f, *peer;
+	uint64_t pktno = ++a->pkts;
+	enum roce_class cls;
+	bool hdr_only = false, fresh;
+	uint64_t payload = 0;
+	uint8_t op;
+
+	a->bytes += orig_len;
+	if (a->pkts == 1)
+		a->t_first_ns = t_ns;
+	if (t_ns < a->t_last_ns)
+		a->time_back++;
+	else
+		a->t_last_ns = t_ns;
+	cls = roce_parse_partial(frame, caplen, orig_len, 4791, &p);
+	if (cls < 16)
+		a->cls[cls]++;
+	if (p.reason < 32)
+		a->reasons[p.reason]++;
+	if (cls == ROCE_CLASS_MAC_CONTROL) {
+		if (p.macctl_opcode == 0x0101)
+			a->pfc_frames++;
+		else if (p.macctl_opcode == 0x0001)
+			a->pause_frames++;
+		if (p.macctl_opcode == 0x0101 || p.macctl_opcode == 0x0001)
+			ana_pfc_frame(a, frame + 6, ifindex, p.macctl_opcode, p.pfc_enable,
+				      p.pause_quanta, t_ns);
+		if (comment != NULL)
+			ana_annotation(a, NULL, comment, t_ns);
+		return;
+	}
+	/* header-only captures: the BTH is there, extension headers or ICRC cut off */
+	if (cls == ROCE_CLASS_INVALID && caplen < orig_len && p.bth_off != 0 &&
+	    (p.reason == ROCE_REASON_TRUNC_EXT_HDR || p.reason == ROCE_REASON_TRUNC_BTH) &&
+	    caplen >= (uint32_t)p.bth_off + 12u) {
+		hdr_only = true;
+		cls = ROCE_CLASS_ROCEV2;
+	}
+	if (cls != ROCE_CLASS_ROCEV2 && cls != ROCE_CLASS_ROCEV1) {
+		if (cls == ROCE_CLASS_INVALID)
+			a->invalid_pkts++;
+		else
+			a->other_pkts++;
+		if (comment != NULL)
+			ana_annotation(a, NULL, comment, t_ns);
+		return;
+	}
+	a->roce_pkts++;
+	op = p.opcode;
+	if (p.transport == 3 || p.transport == 2) {
+		a->ud_pkts++;
+		if (comment != NULL)
+			ana_annotation(a, NULL, comment, t_ns);
+		return;
+	}
+	if (hdr_only)
+		p.cls = ROCE_CLASS_ROCEV2;
+	f = ana_flow_get(a, &p, pktno, t_ns);
+	if (f == NULL) {
+		a->flows_dropped_pkts++;
+		return;
+	}
+	/* the table's entries do not age: a flow teaches it once, and again on a new port */
+	if (f->c[ANA_C_PKTS] == 0 || f->last_sport != p.udp_sport) {
+		roce_qpmap_learn(a->qpmap, &p, t_ns);
+		f->last_sport = p.udp_sport;
+	}
+	f->c[ANA_C_PKTS]++;
+	f->c[ANA_C_BYTES] += orig_len;
+	f->ops[op]++;
+	/* a packet the emulator dropped is counted, and nothing more: it was not delivered */
+	if (comment != NULL && ana_annotation(a, f, comment, t_ns))
+		return;
+	f->t_last_ns = t_ns;
+	/* the QP's own port, from its data and ACKs: CNPs may come from another port (0) */
+	if (op == ROCE_OPCODE_CNP) {
+		if (!f->have_cnp_sport) {
+			f->have_cnp_sport = true;
+			f->cnp_sport = p.udp_sport;
+		}
+	} else if (!f->have_sport) {
+		f->have_sport = true;
+		f->sport = p.udp_sport;
+	} else if (f->sport != p.udp_sport) {
+		f->sport_varies = true;
+	}
+	if (f->c[ANA_C_PKTS] == 1) {
+		memcpy(f->src_mac, frame + 6, 6);
+		f->rocev1 = cls == ROCE_CLASS_ROCEV1;
+	}
+	if (hdr_only || caplen < orig_len)
+		f->c[ANA_C_HEADER_ONLY]++;
+	else if (!roce_icrc_verify(frame, caplen, &p))
+		f->c[ANA_C_ICRC_BAD]++;
+	f->c[ANA_C_NOT_ECT + (p.ecn & 3)]++;
+	peer = ana_peer(a, f, &p, t_ns);
+	if (op == ROCE_OPCODE_CNP) {
+		ana_cnp(a, f, peer, &p, pktno, t_ns);
+		return;
+	}
+	if (f->transport == 0xFF)
+		f->transport = p.transport;
+	if ((op & 0x1F) == ROCE_OP_ACKNOWLEDGE || (op & 0x1F) == ROCE_OP_ATOMIC_ACKNOWLEDGE) {
+		if (p.has_aeth)
+			ana_response(f, peer, &p, pktno, t_ns);
+		return;
+	}
+	if (!ana_is_data_op(op & 0x1F))
+		return;
+	f->c[ANA_C_DATA_PKTS]++;
+	if ((op & 0x1F) == ROCE_OP_RDMA_READ_REQUEST)
+		f->c[ANA_C_READ_REQS]++;
+	if (ana_is_msg_end(op & 0x1F))
+		f->c[ANA_C_MESSAGES]++;
+	{
+		/* payload from the IP/UDP lengths (the frame may be cut): UDP length - UDP, BTH,
+		 * extension headers, pad and ICRC */
+		uint32_t plen = 0;
+
+		if (p.ip_version == 4 && caplen >= (uint32_t)p.l4_off + 6u) {
+			uint32_t ulen = (uint32_t)frame[p.l4_off + 4] << 8 | frame[p.l4_off + 5];
+			uint32_t hdr = 8 + 12 + roce_opcode_ext_len(op) + p.padcnt + 4;
+
+			plen = ulen > hdr ? ulen - hdr : 0;
+		} else {
+			plen = p.payload_len;
+		}
+		f->c[ANA_C_PAYLOAD_BYTES] += plen;
+		payload = plen;
+	}
+	if (f->c[ANA_C_DATA_PKTS] == 1)
+		f->t_first_data_ns = t_ns;
+	/* wire bytes: the frame, its FCS, preamble and inter-frame gap */
+	ana_series_add(&f->rate, t_ns, (double)orig_len + 24.0);
+	/* pacing samples (for the DCQCN fit, which starts at the first CNP) only once the capture
+	 * has CNPs (the flows may not be paired yet): no memory for them otherwise */
+	if (f->prev_wire != 0 && t_ns > f->t_prev_tx_ns && a->cnps_seen > 0) {
+		if (!f->gap_sum.started) {
+			/* align with the rate series */
+			f->gap_sum.t0_ns = f->rate.t0_ns;
+			f->gap_n.t0_ns = f->rate.t0_ns;
+			f->gap_sum.started = true;
+			f->gap_n.started = true;
+		}
+		ana_series_add(&f->gap_sum, f->t_prev_tx_ns,
+			       (double)f->prev_wire * 8000.0 / (double)(t_ns - f->t_prev_tx_ns));
+		ana_series_add(&f->gap_n, f->t_prev_tx_ns, 1.0);
+	}
+	f->t_prev_tx_ns = t_ns;
+	f->prev_wire = orig_len + 24;
+	if (p.ecn == 3) {
+		ana_series_add(&f->ce_series, t_ns, 1.0);
+		if (f->ce_first_open_ns == 0)
+			f->ce_first_open_ns = t_ns ? t_ns : 1;
+	}
+	/* read responses carry the requester's PSNs: not this direction's sequence */
+	if ((op & 0x1F) >= ROCE_OP_RDMA_READ_RESPONSE_FIRST &&
+	    (op & 0x1F) <= ROCE_OP_RDMA_READ_RESPONSE_ONLY)
+		fresh = true;
+	else {
+		/* new at this point of the capture: a PSN not seen before (a resend of a PSN lost
+		 * before the capture point is the first copy seen here) */
+		fresh = !(f->have_psn && psn_diff(p.psn, f->psn_max) <= 0 &&
+			  ana_seen_get(f, p.psn));
+		ana_data_psn(a, f, p.psn, pktno, t_ns);
+	}
+	/* goodput and collectives count each PSN once: resends are not application bytes */
+	if (fresh) {
+		f->c[ANA_C_GOODPUT_BYTES] += payload;
+		ana_coll_data(a, f, t_ns, payload);
+	}
+}
+
+static struct ana_conn *
+ana_conn_add(struct ana *a, int32_t x, int32_t y)
+{
+	struct ana_conn *c = &a->conns[a->n_conns];
+
+	c->a = x;
+	c->b = y;
+	a->flows[x].conn = (int32_t)a->n_conns;
+	if (y >= 0)
+		a->flows[y].conn = (int32_t)a->n_conns;
+	a->n_conns++;
+	return c;
+}
+
+void
+ana_finish(struct ana *a)
+{
+	uint32_t i;
+
+	if (a->finished)
+		return;
+	a->finished = true;
+	a->conns = calloc(a->n_flows ? a->n_flows : 1, sizeof(*a->conns));
+	/* pair what was not paired during the pass (the reverse direction came later) */
+	for (i = 0; i < a->n_flows; i++) {
+		struct ana_flow *f = &a->flows[i];
+		int32_t j;
+
+		if (f->peer >= 0)
+			continue;
+		if (!f->sqp_known) {
+			struct roce_pkt p;
+			uint32_t sqp;
+
+			memset(&p, 0, sizeof(p));
+			p.cls = ROCE_CLASS_ROCEV2;
+			p.ip_version = f->ip_version;
+			memcpy(p.src_ip, f->src_ip, 16);
+			memcpy(p.dst_ip, f->dst_ip, 16);
+			p.dest_qp = f->dqp;
+			p.udp_sport = f->sport;
+			p.udp_dport = 4791;
+			p.opcode = f->transport == 1 ? 0x20 : 0x00;
+			p.transport = f->transport == 1 ? 1 : 0;
+			/* the table's answer names the sender only if that flow exists unpaired */
+			if (roce_qpmap_lookup_sender(a->qpmap, &p, a->t_last_ns, &sqp) != 0)
+				continue;
+			j = ana_find(a, f->dst_ip, f->src_ip, sqp);
+			if (j < 0 || j == (int32_t)i || a->flows[j].peer >= 0 ||
+			    (a->flows[j].sqp_known && a->flows[j].sqp != f->dqp))
+				continue;
+			f->sqp = sqp;
+			f->sqp_known = true;
+		}
+		j = ana_find(a, f->dst_ip, f->src_ip, f->sqp);
+		if (j >= 0 && j != (int32_t)i && a->flows[j].peer < 0 &&
+		    (!a->flows[j].sqp_known || a->flows[j].sqp == f->dqp)) {
+			f->peer = j;
+			a->flows[j].peer = (int32_t)i;
+			a->flows[j].sqp = f->dqp;
+			a->flows[j].sqp_known = true;
+		}
+	}
+	/* the PSN rule for response flows still alone (their last ACK) */
+	for (i = 0; i < a->n_flows; i++) {
+		struct ana_flow *f = &a->flows[i];
+		int32_t j;
+
+		if (f->peer >= 0 || !f->have_ack)
+			continue;
+		j = ana_psn_rule(a, f, f->last_ack_psn);
+		if (j >= 0)
+			ana_link(a, (int32_t)i, j);
+	}
+	if (a->conns != NULL) {
+		for (i = 0; i < a->n_flows; i++) {
+			struct ana_flow *f = &a->flows[i];
+			struct ana_conn *c;
+
+			if (f->conn >= 0)
+				continue;
+			c = ana_conn_add(a, (int32_t)i, f->peer);
+			if (f->peer >= 0 && !f->rocev1) {
+				struct ana_flow *g = &a->flows[f->peer];
+
+				c->sport_expected = ana_linux_udp_sport(f->dqp, g->dqp);
+				c->sport_checked = f->have_sport || g->have_sport;
+				c->sport_linux = c->sport_checked && !f->sport_varies &&
+						 !g->sport_varies &&
+						 (!f->have_sport || f->sport == c->sport_expected) &&
+						 (!g->have_sport || g->sport == c->sport_expected);
+				if (c->sport_linux)
+					c->sport_rule = "linux";
+				else if (f->sport_varies || g->sport_varies)
+					c->sport_rule = "varies";
+				else if (!f->have_sport || !g->have_sport)
+					c->sport_rule = "other";
+				else if (f->sport == g->sport)
+					c->sport_rule = "symmetric_other";
+				else
+					c->sport_rule = "per_direction";
+			}
+		}
+	}
+	ana_pfc_finish(a);
+	ana_coll_finish(a);
+	ana_dcqcn_run(a);
+}
+
+double
+ana_flow_mean_mbps(const struct ana_flow *f)
+{
+	uint64_t dt = f->t_last_ns - f->t_first_ns;
+
+	return dt ? (double)f->c[ANA_C_BYTES] * 8e3 / (double)dt : 0;
+}
+
+double
+ana_flow_peak_mbps(const struct ana *a, const struct ana_flow *f)
+{
+	const struct ana_series *s = &f->rate;
+	uint32_t w = (uint32_t)(a->o.window_ns / s->bin_ns), i;
+	double sum = 0, best = 0;
+
+	if (w == 0)
+		w = 1;
+	for (i = 0; i < s->n; i++) {
+		sum += s->v[i];
+		if (i >= w)
+			sum -= s->v[i - w];
+		if (i + 1 >= w && sum > best)
+			best = sum;
+	}
+	if (s->n > 0 && s->n < w)
+		best = sum;
+	return best * 8e3 / (double)(w * s->bin_ns);
+}
+
+unsigned int
+ana_flow_check_fails(const struct ana_flow *f)
+{
+	return (f->c[ANA_C_DOUBLE_NAKS] != 0) + (f->c[ANA_C_RESTART_BAD] != 0) +
+	       (f->c[ANA_C_ACK_BACK] != 0) + (f->c[ANA_C_CNPS_FAST] != 0) +
+	       (f->c[ANA_C_CNPS_NO_BECN] != 0);
+}
+
+unsigned int
+ana_failures(const struct ana *a)
+{
+	unsigned int n = 0;
+	uint32_t i;
+
+	for (i = 0; i < a->n_flows; i++)
+		n += ana_flow_check_fails(&a->flows[i]);
+	for (i = 0; i < a->n_dres; i++)
+		n += !a->dres[i].pass;
+	return n;
+}

@@ -1,0 +1,197 @@
+#!/usr/bin/python3
+"""PNGs from rocestat's CSV time series and JSON report (python3-matplotlib from Debian).
+
+    plot.py --csv DIR --json REPORT.json --out DIR [--size WxH] [--index]
+
+Writes OUT/rate.png (measured rate per data flow over a sliding window, the rate lib/dcqcn
+predicts where the flow was validated, CNP ticks, retransmission markers), OUT/pfc.png (pause
+timeline per port and priority), OUT/qdepth.png (queue depth from rocemu's annotations) and,
+with --index, OUT/index.html linking them with the text, JSON and CSV files. Every PNG is
+WxH pixels (default 1000x500). Exits 1 with one message line on bad input."""
+import argparse
+import csv
+import html
+import json
+import os
+import sys
+
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+DPI = 100
+
+
+def die(msg):
+    print("plot.py: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def read_csv(path):
+    try:
+        with open(path, newline="") as f:
+            return list(csv.DictReader(f))
+    except OSError as e:
+        die("%s: %s" % (path, e.strerror))
+
+
+def smooth(ts, vs, window_us):
+    """Mean over a sliding window of window_us (the bins are equally spaced)."""
+    if len(ts) < 2:
+        return vs
+    step = ts[1] - ts[0] if ts[1] > ts[0] else 1.0
+    w = max(1, int(round(window_us / step)))
+    out, s = [], 0.0
+    for i, v in enumerate(vs):
+        s += v
+        if i >= w:
+            s -= vs[i - w]
+        out.append(s / w)
+    return out
+
+
+def fig(size):
+    w, h = size
+    return plt.figure(figsize=(w / DPI, h / DPI), dpi=DPI)
+
+
+def save(f, path):
+    try:
+        f.savefig(path, dpi=DPI)
+    except OSError as e:
+        die("%s: %s" % (path, e.strerror))
+    plt.close(f)
+
+
+def plot_rate(csvdir, rep, out, size):
+    rows = read_csv(os.path.join(csvdir, "rate.csv"))
+    cnps = read_csv(os.path.join(csvdir, "cnp.csv"))
+    evs = read_csv(os.path.join(csvdir, "events.csv"))
+    flows = {}
+    for r in rows:
+        flows.setdefault(int(r["flow"]), []).append(r)
+    labels = {f["id"]: f["label"] for f in rep.get("flows", [])}
+    f = fig(size)
+    ax = f.add_subplot(1, 1, 1)
+    # the busiest data flows (at most 6, at least 10 data packets each)
+    nflow = {f["id"]: f["counters"]["data_packets"] for f in rep.get("flows", [])}
+    order = sorted((k for k in flows if nflow.get(k, 0) >= 10), key=lambda k: -nflow[k])[:6]
+    # a window holding about 50 packets of the busiest flow (at least 20 us)
+    window = 20.0
+    if order and nflow.get(order[0]):
+        ts0 = [float(r["t_us"]) for r in flows[order[0]]]
+        window = max(window, 50.0 * (ts0[-1] - ts0[0]) / max(1, nflow[order[0]]))
+    for k in order:
+        ts = [float(r["t_us"]) for r in flows[k]]
+        ms = [float(r["measured_mbps"]) for r in flows[k]]
+        line, = ax.plot(ts, smooth(ts, ms, window), lw=1,
+                        label="%s measured" % labels.get(k, k))
+        if flows[k][0]["predicted_mbps"] != "":
+            ps = [float(r["predicted_mbps"]) for r in flows[k]]
+            ax.plot(ts, smooth(ts, ps, window), lw=1.2, ls="--", color="black", alpha=0.8,
+                    label="%s lib/dcqcn prediction" % labels.get(k, k))
+        ct = [float(c["t_us"]) for c in cnps if c["data_flow"] == str(k)]
+        if ct:
+            ax.plot(ct, [0] * len(ct), "|", ms=12, color=line.get_color())
+        for e in evs:
+            if int(e["flow"]) == k and e["type"] in ("gap", "retx", "timeout", "lost_retx"):
+                ax.axvline(float(e["t_us"]), color="red", lw=0.6, alpha=0.5)
+    ax.set_xlabel("time (us)")
+    ax.set_ylabel("rate (Mb/s, %.0f us window)" % window)
+    ax.set_title("rate per QP: CNPs as ticks at 0, retransmissions as red lines")
+    if order:
+        ax.legend(fontsize=7, loc="best")
+    else:
+        ax.text(0.5, 0.5, "no data packets", ha="center", transform=ax.transAxes)
+    f.tight_layout()
+    save(f, os.path.join(out, "rate.png"))
+
+
+def plot_pfc(csvdir, out, size):
+    rows = read_csv(os.path.join(csvdir, "pfc.csv"))
+    f = fig(size)
+    ax = f.add_subplot(1, 1, 1)
+    lanes = sorted({(r["port"], int(r["priority"])) for r in rows})
+    for i, lane in enumerate(lanes):
+        iv = [(float(r["start_us"]), float(r["end_us"]) - float(r["start_us"]))
+              for r in rows if (r["port"], int(r["priority"])) == lane]
+        ax.broken_barh(iv, (i - 0.4, 0.8), color="tab:orange")
+    ax.set_yticks(range(len(lanes)))
+    ax.set_yticklabels(["%s prio %d" % (p, q) if q < 8 else "%s PAUSE" % p for p, q in lanes],
+                       fontsize=7)
+    ax.set_xlabel("time (us)")
+    ax.set_title("PFC / PAUSE: paused intervals")
+    if not lanes:
+        ax.text(0.5, 0.5, "no PFC or PAUSE frames", ha="center", transform=ax.transAxes)
+    f.tight_layout()
+    save(f, os.path.join(out, "pfc.png"))
+
+
+def plot_qdepth(csvdir, out, size):
+    rows = read_csv(os.path.join(csvdir, "qdepth.csv"))
+    f = fig(size)
+    ax = f.add_subplot(1, 1, 1)
+    if rows:
+        ax.plot([float(r["t_us"]) for r in rows], [float(r["qdepth_max"]) for r in rows],
+                ".", ms=2)
+    else:
+        ax.text(0.5, 0.5, "no rocemu queue-depth annotations", ha="center",
+                transform=ax.transAxes)
+    ax.set_xlabel("time (us)")
+    ax.set_ylabel("queue depth (max per bin)")
+    ax.set_title("queue depth (rocemu annotations)")
+    f.tight_layout()
+    save(f, os.path.join(out, "qdepth.png"))
+
+
+def write_index(out, rep):
+    fails = rep.get("failures", 0)
+    parts = ["<!doctype html><meta charset=utf-8><title>rocestat report</title>",
+             "<h1>rocestat report</h1>",
+             "<p>%d packets, %d checks failed</p>" % (rep["capture"]["packets"], fails),
+             "<p><a href=report.txt>report.txt</a> | <a href=report.json>report.json</a> | "
+             "CSV: " + " ".join("<a href=csv/%s>%s</a>" % (c, c) for c in
+                                ("rate.csv", "cnp.csv", "events.csv", "pfc.csv",
+                                 "qdepth.csv", "ce.csv")) + "</p>"]
+    for v in rep.get("dcqcn", []):
+        parts.append("<p>DCQCN flow %d: <b>%s</b> %s</p>" % (v["flow"], v["verdict"],
+                                                           html.escape(v["why"])))
+    for png in ("rate.png", "pfc.png", "qdepth.png"):
+        parts.append("<h2>%s</h2><img src=%s>" % (png, png))
+    path = os.path.join(out, "index.html")
+    try:
+        with open(path, "w") as f:
+            f.write("\n".join(parts) + "\n")
+    except OSError as e:
+        die("%s: %s" % (path, e.strerror))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--csv", required=True)
+    ap.add_argument("--json", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--size", default="1000x500")
+    ap.add_argument("--index", action="store_true")
+    a = ap.parse_args()
+    try:
+        w, h = (int(x) for x in a.size.split("x"))
+        if not (100 <= w <= 10000 and 100 <= h <= 10000):
+            raise ValueError
+    except ValueError:
+        die("--size: expected WxH (100..10000), got %r" % a.size)
+    try:
+        with open(a.json) as f:
+            rep = json.load(f)
+    except (OSError, ValueError) as e:
+        die("%s: %s" % (a.json, e))
+    os.makedirs(a.out, exist_ok=True)
+    plot_rate(a.csv, rep, a.out, (w, h))
+    plot_pfc(a.csv, a.out, (w, h))
+    plot_qdepth(a.csv, a.out, (w, h))
+    if a.index:
+        write_index(a.out, rep)
+
+
+if __name__ == "__main__":
+    main()

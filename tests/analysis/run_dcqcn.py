@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""DCQCN validation and fit on synthetic senders (gen_dcqcn): one that follows lib/dcqcn with
+known parameters (TRUTH, in NVIDIA's names), one that ignores the CNPs.
+
+    run_dcqcn.py ROCESTAT GEN_DCQCN
+
+- the model-following sender validated against TRUTH: PASS, exit 0;
+- the same trace against WRONG (6 parameters changed) with --fit: FAIL, exit 1, the fit
+  recovers every TRUTH value within 5% and names the 6 parameters that differ from WRONG;
+- the sender ignoring CNPs against TRUTH: FAIL, and the verdict says it kept its rate."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROCESTAT, GEN = sys.argv[1], sys.argv[2]
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def run(*args, want_rc):
+    r = subprocess.run([ROCESTAT, "--quiet", "--json", "-", "--link-gbps", "10"] + list(args),
+                       capture_output=True, text=True, timeout=300)
+    if r.returncode != want_rc:
+        fail("rocestat %s: exit %d, want %d: %s" % (" ".join(args), r.returncode, want_rc,
+                                                     r.stderr))
+    d = json.loads(r.stdout)
+    if len(d["dcqcn"]) != 1:
+        fail("expected one validated QP, got %d" % len(d["dcqcn"]))
+    return d["dcqcn"][0]
+
+
+def params(path):
+    out = {}
+    with open(path) as f:
+        for line in f:
+            if line.strip() and not line.startswith("#"):
+                k, v = line.split()
+                out[k] = float(v)
+    return out
+
+
+tmp = tempfile.mkdtemp(prefix="rocestat-dcqcn-")
+cap, truth, wrong = (os.path.join(tmp, x) for x in ("d.pcap", "truth.txt", "wrong.txt"))
+ign = os.path.join(tmp, "ignore.pcap")
+subprocess.run([GEN, cap, truth, wrong], check=True, capture_output=True)
+subprocess.run([GEN, ign, os.path.join(tmp, "t2.txt"), os.path.join(tmp, "w2.txt"),
+                "--ignore-cnps"], check=True, capture_output=True)
+T = params(truth)
+
+v = run("--dcqcn", truth, cap, want_rc=0)
+if v["verdict"] != "PASS" or v["cuts_ok"] != len(v["cuts"]) or v["trajectory_error"] > 0.02:
+    fail("truth: %r" % {k: v[k] for k in ("verdict", "why", "trajectory_error", "cuts_ok")})
+print("truth: PASS, trajectory error %.4f, %d/%d cuts, recovery %.1f us (model %.1f)" % (
+    v["trajectory_error"], v["cuts_ok"], len(v["cuts"]), v["recovery_measured_us"],
+    v["recovery_predicted_us"]))
+
+v = run("--dcqcn", wrong, "--fit", cap, want_rc=1)
+if v["verdict"] != "FAIL":
+    fail("wrong parameters passed: %s" % v["why"])
+fit = v["fit"]["params"]
+pairs = [("rpg_time_reset", "rpg_time_reset_us"), ("rpg_ai_rate", "rpg_ai_rate_mbps"),
+         ("rpg_hai_rate", "rpg_hai_rate_mbps"), ("rpg_threshold", "rpg_threshold"),
+         ("rpg_min_dec_fac", "rpg_min_dec_fac_pct")]
+for name, key in pairs:
+    if abs(fit[key] - T[name]) > 0.05 * T[name]:
+        fail("fit %s = %g, truth %g" % (name, fit[key], T[name]))
+# alpha behaviour: initial alpha and the EWMA weight g = (1024 - dce_tcp_g) / 1024
+if abs(fit["initial_alpha_value"] - T["initial_alpha_value"]) > 0.05 * T["initial_alpha_value"]:
+    fail("fit initial_alpha_value %g, truth %g" % (fit["initial_alpha_value"],
+                                                   T["initial_alpha_value"]))
+g_fit, g_true = 1024 - fit["dce_tcp_g"], 1024 - T["dce_tcp_g"]
+if abs(g_fit - g_true) > 0.05 * g_true:
+    fail("fit g %g/1024, truth %g/1024" % (g_fit, g_true))
+want = {"initial_alpha_value", "dce_tcp_g", "rpg_time_reset", "rpg_ai_rate", "rpg_hai_rate",
+        "rpg_threshold"}
+if set(v["fit"]["differs"].split(",")) != want:
+    fail("fit differs: %r" % v["fit"]["differs"])
+print("wrong: FAIL as it should; fit " + ", ".join("%s %.4g" % (k, fit[k]) for _, k in pairs) +
+      ", initial_alpha_value %.1f, dce_tcp_g %.1f; differs: %s" % (
+          fit["initial_alpha_value"], fit["dce_tcp_g"], v["fit"]["differs"]))
+
+# NVIDIA's defaults (byte counter on: an increase every 32767 B, 26 us at 10 Gb/s): PASS
+# against nvidia, FAIL against paper (whose 10 MB byte counter and 55 us timer recover far
+# slower than this sender, which is back at line rate within one window of most CNPs)
+nv = os.path.join(tmp, "nvidia.pcap")
+subprocess.run([GEN, nv, os.path.join(tmp, "t3.txt"), os.path.join(tmp, "w3.txt"), "--nvidia"],
+               check=True, capture_output=True)
+v = run("--dcqcn", "nvidia", nv, want_rc=0)
+if v["verdict"] != "PASS":
+    fail("nvidia sender against nvidia: %s" % v["why"])
+print("nvidia sender, nvidia parameters: PASS (%s)" % v["why"])
+v = run("--dcqcn", "paper", nv, want_rc=1)
+if v["verdict"] != "FAIL" or v["trajectory_error"] < 0.3:
+    fail("nvidia sender against paper: %s" % v["why"])
+print("nvidia sender, paper parameters: FAIL (%s)" % v["why"])
+
+v = run("--dcqcn", truth, ign, want_rc=1)
+if v["verdict"] != "FAIL" or "kept its rate" not in v["why"]:
+    fail("ignoring sender: %r" % v["why"])
+print("ignoring CNPs: FAIL (%s)" % v["why"])
