@@ -37,6 +37,7 @@
 #include <rte_mbuf.h>
 
 #include "lib/endpoint/ep_qp.h"
+#include "lib/core/emu_rundir.h"
 #include "rg_sched.h"
 
 #define RG_BURST 32
@@ -1426,46 +1427,6 @@ rg_run(struct rg_state *st)
 	return 0;
 }
 
-/*
- * Remove EAL's runtime directory (/var/run/dpdk/PREFIX): rte_eal_cleanup() leaves it, and an
- * EAL that failed part way may have made it. Not when another process still holds the lock a
- * primary keeps on its "config" file: that is another rocegen (or any DPDK program) on the
- * same --file-prefix, which is why our EAL failed, or our primary if we were a secondary.
- */
-static void
-rg_runtime_dir_remove(const char *dir)
-{
-	char cfg[PATH_MAX + 16];
-	struct dirent *de;
-	DIR *d;
-	int fd;
-
-	if (dir == NULL || dir[0] == '\0')
-		return;
-	snprintf(cfg, sizeof(cfg), "%s/config", dir);
-	fd = open(cfg, O_RDWR);
-	if (fd >= 0) {
-		struct flock lk = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-		int busy = fcntl(fd, F_SETLK, &lk) != 0;
-
-		close(fd);
-		if (busy)
-			return;
-	}
-	d = opendir(dir);
-	if (d == NULL)
-		return;
-	while ((de = readdir(d)) != NULL) {
-		char path[PATH_MAX + 256];
-
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		unlink(path);
-	}
-	closedir(d);
-	rmdir(dir);
-}
 
 /* Open @p path for the --json output (struct rg_out); prints one line and fails if it cannot. */
 static int
@@ -1728,7 +1689,7 @@ out:
 	free(st);
 	if (eal_up)
 		rte_eal_cleanup();
-	rg_runtime_dir_remove(runtime_dir);
+	emu_runtime_dir_remove(runtime_dir);
 	/* the report goes to stdout: a lost table is a failed run too */
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "rocegen: stdout: write failed: %s\n", strerror(errno));

@@ -22,6 +22,7 @@
 
 #include "app.h"
 #include "lib/core/emu_prom.h"
+#include "lib/core/emu_rundir.h"
 
 #ifndef ROCEMU_SOURCE_DIR
 #define ROCEMU_SOURCE_DIR "."
@@ -41,25 +42,10 @@ void
 app_eal_cleanup(void)
 {
 	char dir[PATH_MAX];
-	struct dirent *de;
-	DIR *d;
 
 	snprintf(dir, sizeof(dir), "%s", rte_eal_get_runtime_dir());
 	rte_eal_cleanup();
-	/* EAL leaves /var/run/dpdk/<prefix>/ behind; with a prefix per process they pile up. */
-	d = opendir(dir);
-	if (d == NULL)
-		return;
-	while ((de = readdir(d)) != NULL) {
-		char path[PATH_MAX + 256];
-
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		unlink(path);
-	}
-	closedir(d);
-	rmdir(dir);
+	emu_runtime_dir_remove(dir);
 }
 
 uint64_t

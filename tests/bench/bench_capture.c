@@ -29,6 +29,7 @@
 #include <rte_mbuf.h>
 
 #include "lib/core/emu_err.h"
+#include "lib/core/emu_rundir.h"
 #include "lib/core/emu_stage.h"
 #include "lib/core/emu_switch.h"
 #include "lib/proto/roce_proto.h"
@@ -253,20 +254,6 @@ main(int argc, char **argv)
 out:
 	unlink(file);
 	rte_eal_cleanup();
-	{
-		/* EAL leaves its runtime directory behind */
-		DIR *d = opendir(rundir);
-		struct dirent *de;
-		char path[512];
-
-		while (d != NULL && (de = readdir(d)) != NULL) {
-			snprintf(path, sizeof(path), "%s/%s", rundir, de->d_name);
-			if (de->d_name[0] != '.')
-				unlink(path);
-		}
-		if (d != NULL)
-			closedir(d);
-		rmdir(rundir);
-	}
+	emu_runtime_dir_remove(rundir);
 	return rc;
 }

@@ -25,6 +25,7 @@
 #include "lib/core/emu_stage.h"
 #include "lib/core/emu_switch.h"
 #include "fuzz_common.h"
+#include "lib/core/emu_rundir.h"
 
 #ifndef ROCEMU_SOURCE_DIR
 #define ROCEMU_SOURCE_DIR "."
@@ -49,26 +50,6 @@ fuzz_eal_cleanup(void)
 	rte_eal_cleanup();
 }
 
-/* EAL's runtime directory (/var/run/dpdk/<prefix>, or under $XDG_RUNTIME_DIR): emptied, removed. */
-static void
-fuzz_runtime_dir_remove(const char *dir)
-{
-	struct dirent *de;
-	DIR *d = opendir(dir);
-
-	if (d == NULL)
-		return;
-	while ((de = readdir(d)) != NULL) {
-		char path[PATH_MAX + 256];
-
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		unlink(path);
-	}
-	closedir(d);
-	rmdir(dir);
-}
 
 static void
 fuzz_eal_init(const char *prog)
@@ -83,7 +64,7 @@ fuzz_eal_init(const char *prog)
 		fprintf(stderr, "%s: EAL initialisation failed\n", prog);
 		exit(1);
 	}
-	fuzz_runtime_dir_remove(rte_eal_get_runtime_dir());
+	emu_runtime_dir_remove(rte_eal_get_runtime_dir());
 	atexit(fuzz_eal_cleanup);
 	fuzz_pool = emu_pool_create("fuzz_pool", 4096, 2048 + RTE_PKTMBUF_HEADROOM, 0, &err);
 	if (fuzz_pool == NULL) {
