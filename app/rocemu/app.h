@@ -33,6 +33,8 @@ struct app_opts {
 	uint64_t max_mem_mb;  /**< --max-mem: refuse pipelines that need more (0 = RAM) */
 	const char *prom_file; /**< --prometheus: node_exporter textfile, rewritten atomically */
 	bool stats_print;      /**< print the interval line (--stats-interval given) */
+	const char *timeline_file; /**< --timeline: CSV of queues, pauses and counters over time */
+	double timeline_us;        /**< --timeline-us: its resolution (replay; live: each pass) */
 };
 
 /** What app_prepare() found: the pipeline's needs, for EAL's memory size. */
@@ -101,6 +103,8 @@ int app_check_main(int argc, char **argv);
 #define APP_OPT_HELP 'h'
 #define APP_OPT_MAX_MEM 'M'
 #define APP_OPT_PROM 'T'
+#define APP_OPT_TIMELINE 'W'
+#define APP_OPT_TIMELINE_US 'U'
 #define APP_COMMON_LONGOPTS \
 	{ "pipeline", required_argument, NULL, APP_OPT_PIPELINE }, \
 	{ "profile", required_argument, NULL, APP_OPT_PROFILE }, \
@@ -108,7 +112,9 @@ int app_check_main(int argc, char **argv);
 	{ "seed", required_argument, NULL, APP_OPT_SEED }, \
 	{ "help", no_argument, NULL, APP_OPT_HELP }, \
 	{ "max-mem", required_argument, NULL, APP_OPT_MAX_MEM }, \
-	{ "prometheus", required_argument, NULL, APP_OPT_PROM }
+	{ "prometheus", required_argument, NULL, APP_OPT_PROM }, \
+	{ "timeline", required_argument, NULL, APP_OPT_TIMELINE }, \
+	{ "timeline-us", required_argument, NULL, APP_OPT_TIMELINE_US }
 
 /**
  * Handle a shared option: returns 1 when handled, 0 when @p c is not a shared one,

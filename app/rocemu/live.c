@@ -27,6 +27,7 @@
 
 #include "app.h"
 #include "lib/core/emu_compat.h"
+#include "lib/core/emu_timeline.h"
 
 #define LIVE_RXD 1024
 #define LIVE_TXD 1024
@@ -105,6 +106,8 @@ live_usage(FILE *f)
 		"  --drain S             at stop, let the switch empty for up to S s (default 1)\n"
 		"  --seed N              RNG seed, decimal 0..2^63-1 (overrides the profile's)\n"
 		"  --max-mem MB          refuse a pipeline that needs more memory (default: RAM)\n"
+		"  --timeline FILE.csv   queues, pauses and port counters over time, a row each time\n"
+		"                        one changed, sampled every main-loop pass (~10 ms)\n"
 		"  --prometheus FILE     node_exporter textfile of every counter, rewritten\n"
 		"                        atomically every --stats-interval (1 s if not given)\n"
 		"  SIGHUP                reload --profile FILE: validated first; a bad file is refused\n"
@@ -660,6 +663,8 @@ app_live_main(int argc, char **argv)
 	unsigned int i, worker;
 	int c, ret, rc = APP_EXIT_FAIL;
 	bool prom_failed = false;
+	struct emu_timeline *tl = NULL;
+	struct emu_snap *tl_snap = NULL;
 
 	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		live_usage(stdout);
@@ -745,6 +750,14 @@ app_live_main(int argc, char **argv)
 		if (live_port_setup(st, i) != 0)
 			goto out;
 	emu_switch_route_warnings(st->ctx.sw, stdout);
+	if (o.timeline_file != NULL) {
+		tl = emu_timeline_open(o.timeline_file, st->ctx.sw, &err);
+		tl_snap = emu_switch_snap_alloc(st->ctx.sw);
+		if (tl == NULL || tl_snap == NULL) {
+			fprintf(stderr, "rocemu: --timeline %s\n", tl ? "out of memory" : err.msg);
+			goto out;
+		}
+	}
 	worker = rte_get_next_lcore(rte_lcore_id(), 1, 0);
 	st->inline_main = worker >= RTE_MAX_LCORE;
 	if (st->inline_main)
@@ -806,6 +819,9 @@ app_live_main(int argc, char **argv)
 			fflush(stdout);
 		}
 		live_ctl_serve(st);
+		if (tl != NULL && emu_switch_snap_fetch(st->ctx.sw, st->inline_main, 100000,
+							tl_snap) == 0)
+			emu_timeline_sample(tl, st->ctx.sw, tl_snap, live_now_ns(st));
 		t = live_elapsed_s(st);
 		if (o.stats_interval_s > 0 && t >= next_stats) {
 			if (o.stats_print)
@@ -866,7 +882,18 @@ app_live_main(int argc, char **argv)
 	}
 	if (prom_failed)
 		rc = APP_EXIT_FAIL;
+	if (tl != NULL) {
+		emu_switch_snap_take(st->ctx.sw, tl_snap); /* the worker has stopped */
+		emu_timeline_sample(tl, st->ctx.sw, tl_snap, live_now_ns(st));
+		if (emu_timeline_close(tl, &err) != 0) {
+			fprintf(stderr, "rocemu: --timeline %s\n", err.msg);
+			rc = APP_EXIT_FAIL;
+		}
+		tl = NULL;
+	}
 out:
+	emu_timeline_abort(tl);
+	free(tl_snap);
 	for (i = 0; i < st->n_ports; i++) {
 		rte_eth_dev_stop(st->port_ids[i]);
 		rte_eth_dev_close(st->port_ids[i]);

@@ -114,6 +114,8 @@ app_prepare(struct app_ctx *ctx, const struct app_opts *o, const struct emu_file
 		all[n++] = (struct emu_file_ref){ "--stats", o->stats_file, false };
 	if (o->prom_file != NULL)
 		all[n++] = (struct emu_file_ref){ "--prometheus", o->prom_file, false };
+	if (o->timeline_file != NULL)
+		all[n++] = (struct emu_file_ref){ "--timeline", o->timeline_file, false };
 	for (i = 0; i < prep->needs.n_files && n < RTE_DIM(all); i++)
 		all[n++] = (struct emu_file_ref){ prep->needs.file_roles[i], prep->needs.files[i],
 						  false };
@@ -300,6 +302,14 @@ app_common_opt(struct app_opts *o, int c, const char *arg)
 		return 1;
 	case APP_OPT_PROM:
 		o->prom_file = arg;
+		return 1;
+	case APP_OPT_TIMELINE:
+		o->timeline_file = arg;
+		return 1;
+	case APP_OPT_TIMELINE_US:
+		if (app_parse_seconds("--timeline-us", arg, &o->timeline_us) != 0 ||
+		    !(o->timeline_us >= 0.001))
+			return -1;
 		return 1;
 	case APP_OPT_MAX_MEM:
 		errno = 0;

@@ -25,6 +25,7 @@
 #include "app.h"
 #include "lib/capture/emu_pcapr.h"
 #include "lib/capture/emu_pcapw.h"
+#include "lib/core/emu_timeline.h"
 
 #define REPLAY_MAX_FILES EMU_MAX_PORTS
 #define REPLAY_ALL_PORTS UINT16_MAX
@@ -55,6 +56,7 @@ replay_usage(FILE *f)
 		"usage: rocemu replay --pipeline FILE [--profile FILE] [--seed N] [--stats FILE]\n"
 		"                     [--max-mem MB] [--lenient] [--annotate none|events|all]\n"
 		"                     [--drops DROPS.pcapng] [--prometheus FILE.prom]\n"
+		"                     [--timeline FILE.csv [--timeline-us N]]\n"
 		"                     --in IN.pcap[:PORT] ... [--out OUT[:PORT] ...]\n"
 		"Runs the pipeline offline on a virtual clock taken from the input timestamps.\n"
 		"--in FILE:PORT feeds the frames of FILE into port PORT (a port name of the\n"
@@ -218,6 +220,10 @@ app_replay_main(int argc, char **argv)
 	bool started = false, lenient = false, eal = false, any_bad = false;
 	const char *drops_file = NULL;
 	struct replay_drops drops = { 0 };
+	struct emu_timeline *tl = NULL;
+	struct emu_snap *tl_snap = NULL;
+	uint64_t tl_res_ns = 10000, tl_last_ns = 0, tl_bucket = 0;
+	bool tl_any = false;
 	int c, rc = APP_EXIT_CONFIG;
 
 	memset(ins, 0, sizeof(ins));
@@ -348,6 +354,16 @@ app_replay_main(int argc, char **argv)
 	linear = malloc(65536);
 	if (linear == NULL)
 		goto out;
+	if (o.timeline_file != NULL) {
+		if (o.timeline_us > 0)
+			tl_res_ns = (uint64_t)(o.timeline_us * 1000.0);
+		tl = emu_timeline_open(o.timeline_file, ctx.sw, &err);
+		tl_snap = emu_switch_snap_alloc(ctx.sw);
+		if (tl == NULL || tl_snap == NULL) {
+			fprintf(stderr, "rocemu replay: --timeline %s\n", tl ? "out of memory" : err.msg);
+			goto out;
+		}
+	}
 	if (drops_file != NULL) {
 		drops.w = emu_pcapw_open(drops_file, EMU_PCAPW_PCAPNG, 65535, 1,
 					 (const char *const[]){ "drop" }, &err);
@@ -430,6 +446,16 @@ app_replay_main(int argc, char **argv)
 			replay_write(outs, n_out, ctx.sw, ctx.pl->n_ports, now_ns, linear);
 		}
 		emu_switch_service(ctx.sw, false);
+		/* The state after the last event of each grid step is the step's row (a state
+		 * between two events, such as a pause, is never skipped). */
+		if (tl != NULL) {
+			if (tl_any && now_ns / tl_res_ns != tl_bucket)
+				emu_timeline_sample(tl, ctx.sw, tl_snap, tl_last_ns);
+			emu_switch_snap_take(ctx.sw, tl_snap);
+			tl_last_ns = now_ns;
+			tl_bucket = now_ns / tl_res_ns;
+			tl_any = true;
+		}
 	}
 	if (app_stop_signal != 0) {
 		/* anything still held (a profile's incast, a stop mid-phase) is counted */
@@ -479,6 +505,19 @@ app_replay_main(int argc, char **argv)
 				"while the other ports sent %" PRIu64 " frames (name another port "
 				"with FILE:PORT, or give --out FILE alone for every port)\n",
 				out_args[i], ctx.pl->port_names[outs[i].port], others);
+	}
+	if (tl != NULL) {
+		if (tl_any)
+			emu_timeline_sample(tl, ctx.sw, tl_snap, tl_last_ns);
+		emu_switch_snap_take(ctx.sw, tl_snap);
+		emu_timeline_sample(tl, ctx.sw, tl_snap, now_ns);
+		printf("replay: timeline -> %s: %" PRIu64 " rows\n", o.timeline_file,
+		       emu_timeline_rows(tl));
+		if (emu_timeline_close(tl, &err) != 0) {
+			fprintf(stderr, "rocemu replay: --timeline %s\n", err.msg);
+			rc = APP_EXIT_FAIL;
+		}
+		tl = NULL;
 	}
 	if (drops.w != NULL) {
 		printf("replay: drops -> %s: %" PRIu64 " frames\n", drops_file, drops.frames);
@@ -533,6 +572,8 @@ out:
 	}
 	emu_pcapw_abort(drops.w);
 	free(drops.linear);
+	emu_timeline_abort(tl);
+	free(tl_snap);
 	free(linear);
 	if (eal) {
 		app_teardown(&ctx);

@@ -240,29 +240,11 @@ emu_ctr_object(const char *const *names, const uint64_t *vals, unsigned int n)
 	return o;
 }
 
-/* A consistent copy of every counter the stats show, taken between bursts by the owner. */
-struct emu_snap {
-	struct emu_port_stats ports[EMU_MAX_PORTS];
-	uint64_t tm_held[EMU_MAX_PORTS];
-	uint64_t tm_ctr[EMU_MAX_PORTS][EMU_TM_CTR_MAX];
-	struct emu_tm_prio_stats prio[EMU_MAX_PORTS][EMU_TM_N_PRIO];
-	uint64_t buf_used, buf_total;
-	uint64_t run_ctr[EMU_RUN_CTR_MAX];
-	uint64_t st_in[EMU_MAX_STAGES], st_out[EMU_MAX_STAGES];
-	bool incast_enabled[EMU_MAX_INCAST];
-	uint64_t incast_ctr[EMU_MAX_INCAST][EMU_INCAST_CTR_MAX];
-	struct emu_conservation cons;
-	uint64_t stage_ctr[]; /* every stage's counters, one after the other */
-};
 
 struct emu_snap *
 emu_switch_snap_alloc(const struct emu_switch *sw)
 {
-	unsigned int i, n = 0;
-
-	for (i = 0; i < sw->n_stages; i++)
-		n += sw->stages[i].ops->n_ctr;
-	return calloc(1, sizeof(struct emu_snap) + n * sizeof(uint64_t));
+	return calloc(1, emu_switch_snap_size(sw));
 }
 
 void
@@ -419,11 +401,22 @@ emu_switch_snap_serve(struct emu_switch *sw)
 	__atomic_fetch_add(&sw->snap_seq, 1, __ATOMIC_RELEASE);
 }
 
-json_t *
-emu_switch_snap_request(struct emu_switch *sw, bool owner_gone, uint64_t timeout_us)
+size_t
+emu_switch_snap_size(const struct emu_switch *sw)
 {
-	json_t *root = NULL;
+	unsigned int i, n = 0;
+
+	for (i = 0; i < sw->n_stages; i++)
+		n += sw->stages[i].ops->n_ctr;
+	return sizeof(struct emu_snap) + n * sizeof(uint64_t);
+}
+
+int
+emu_switch_snap_fetch(struct emu_switch *sw, bool owner_gone, uint64_t timeout_us,
+		      struct emu_snap *dst)
+{
 	uint64_t seq, waited = 0;
+	int rc = -ENOMEM;
 
 	pthread_mutex_lock(&sw->snap_mu);
 	if (sw->snap == NULL)
@@ -438,14 +431,28 @@ emu_switch_snap_request(struct emu_switch *sw, bool owner_gone, uint64_t timeout
 		while (__atomic_load_n(&sw->snap_seq, __ATOMIC_ACQUIRE) == seq) {
 			if (waited >= timeout_us) {
 				__atomic_store_n(&sw->snap_req, false, __ATOMIC_RELAXED);
+				rc = -ETIMEDOUT;
 				goto out;
 			}
 			usleep(50);
 			waited += 50;
 		}
 	}
-	root = emu_switch_snap_json(sw, sw->snap);
+	memcpy(dst, sw->snap, emu_switch_snap_size(sw));
+	rc = 0;
 out:
 	pthread_mutex_unlock(&sw->snap_mu);
+	return rc;
+}
+
+json_t *
+emu_switch_snap_request(struct emu_switch *sw, bool owner_gone, uint64_t timeout_us)
+{
+	struct emu_snap *sn = emu_switch_snap_alloc(sw);
+	json_t *root = NULL;
+
+	if (sn != NULL && emu_switch_snap_fetch(sw, owner_gone, timeout_us, sn) == 0)
+		root = emu_switch_snap_json(sw, sn);
+	free(sn);
 	return root;
 }

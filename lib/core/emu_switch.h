@@ -197,6 +197,13 @@ struct emu_snap *emu_switch_snap_alloc(const struct emu_switch *sw);
 void emu_switch_snap_take(const struct emu_switch *sw, struct emu_snap *sn);
 json_t *emu_switch_snap_json(const struct emu_switch *sw, const struct emu_snap *sn);
 
+/** Bytes of a snapshot of @p sw. */
+size_t emu_switch_snap_size(const struct emu_switch *sw);
+
+/** Another thread: a snapshot the owner takes between bursts, into @p dst; 0, -ETIMEDOUT. */
+int emu_switch_snap_fetch(struct emu_switch *sw, bool owner_gone, uint64_t timeout_us,
+			  struct emu_snap *dst);
+
 /** The owner, between bursts: take a snapshot if another thread asked for one. */
 void emu_switch_snap_serve(struct emu_switch *sw);
 

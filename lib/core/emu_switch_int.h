@@ -108,6 +108,21 @@ emu_switch_drop(struct emu_switch *sw, struct rte_mbuf *m, unsigned int c)
 }
 
 /* emu_report.c */
+/* A consistent copy of every counter the stats show, taken between bursts by the owner. */
+struct emu_snap {
+	struct emu_port_stats ports[EMU_MAX_PORTS];
+	uint64_t tm_held[EMU_MAX_PORTS];
+	uint64_t tm_ctr[EMU_MAX_PORTS][EMU_TM_CTR_MAX];
+	struct emu_tm_prio_stats prio[EMU_MAX_PORTS][EMU_TM_N_PRIO];
+	uint64_t buf_used, buf_total;
+	uint64_t run_ctr[EMU_RUN_CTR_MAX];
+	uint64_t st_in[EMU_MAX_STAGES], st_out[EMU_MAX_STAGES];
+	bool incast_enabled[EMU_MAX_INCAST];
+	uint64_t incast_ctr[EMU_MAX_INCAST][EMU_INCAST_CTR_MAX];
+	struct emu_conservation cons;
+	uint64_t stage_ctr[]; /* every stage's counters, one after the other */
+};
+
 bool emu_is_drop_name(const char *name);
 
 /* emu_switch_incast.c */

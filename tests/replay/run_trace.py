@@ -15,7 +15,9 @@ say CE), delayed=50000ns on PSN 10-12, and its timestamp must be the model's dep
 --drops pcapng holds PSN 3 alone, "drop=impair.drop_d3". With the default --annotate events,
 only the frames something happened to have a comment. tshark reads the comments
 (frame.comment) and finds no malformed packet. A capture stage on egress with "drops": true
-writes the same 19 annotated frames and the dropped one (on its "drop" interface)."""
+writes the same 19 annotated frames and the dropped one (on its "drop" interface). The
+Prometheus textfile is well-formed and holds the run's numbers; the --timeline CSV shows the
+queue paused during the PFC pause and ends with the port's 19 frames and CE marks."""
 import json
 import os
 import re
@@ -210,6 +212,23 @@ def main():
                 got = promcheck.value(sm, name, **dict(labels))
                 if got != v:
                     fails.append("prometheus %s%s = %r, want %r" % (name, dict(labels), got, v))
+        # The timeline of the same run (1 us grid): the pause shows, the counters end right.
+        r5 = subprocess.run(base + ["--timeline", "tl.csv", "--timeline-us", "1"], cwd=tmp,
+                            capture_output=True, text=True, timeout=120)
+        rows = []
+        if r5.returncode == 0:
+            import csv
+            rows = list(csv.DictReader(open(os.path.join(tmp, "tl.csv"))))
+        q3 = [x for x in rows if x["port"] == "p1" and x["prio"] == "3"]
+        allr = [x for x in rows if x["port"] == "p1" and x["prio"] == "all"]
+        paused = [int(x["t_ns"]) - T0 for x in q3 if x["paused"] == "1"]
+        n_ce = sum(1 for q, _, _ in want_model.values() if q >= 5 * 1024)
+        if not (q3 and allr and paused and PAUSE_AT <= paused[0] < PAUSE_AT + PAUSE_NS and
+                int(allr[-1]["tx_pkts"]) == 19 and int(allr[-1]["ecn_marked"]) == n_ce and
+                max(int(x["queue_bytes"]) for x in q3) <= 15 * FRAME and
+                all(int(a["t_ns"]) <= int(b["t_ns"]) for a, b in zip(rows, rows[1:]))):
+            fails.append("timeline: %d rows, paused at %s, last p1 row %s" %
+                         (len(rows), paused[:3], allr[-1] if allr else None))
     for f in fails:
         print("FAIL: " + f)
     if fails:
