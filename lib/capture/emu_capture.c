@@ -5,21 +5,44 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_common.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>
-#include <rte_ring.h>
+#include <rte_malloc.h>
+#include <rte_memcpy.h>
 
 #include "lib/core/emu_stage.h"
 #include "emu_capture.h"
 #include "emu_pcapw.h"
 
+/*
+ * The ring: fixed-size records written in place by the worker (one producer) and read by the
+ * main lcore (one consumer). Written here rather than with rte_ring + a mempool of copies (as
+ * before): rte_ring carries pointers, so every captured frame cost an mbuf allocation and an
+ * rte_pktmbuf_copy; records inline cost one memcpy of the headers.
+ */
+struct emu_cap_rec {
+	uint64_t ts_ns;
+	uint32_t caplen;
+	uint32_t origlen;
+	uint16_t ifidx;
+	uint8_t dir;       /* epb_flags direction */
+	uint8_t has_meta;
+	int32_t drop_reason;
+	struct emu_pkt_meta meta; /* up to (not including) the parse result, when annotating */
+};
+#define EMU_CAP_HDR RTE_ALIGN_CEIL(offsetof(struct emu_cap_rec, meta) + \
+				   offsetof(struct emu_pkt_meta, pkt), 16)
+
 struct emu_capture {
 	char *file;
 	uint32_t snaplen;
-	struct rte_ring *ring;
-	struct rte_mempool *pool;
+	uint8_t *slots;       /* n_slots records of slot_size bytes */
+	uint32_t slot_size;
+	uint32_t mask;        /* n_slots - 1 */
+	uint32_t head __rte_cache_aligned; /* consumer */
+	uint32_t tail __rte_cache_aligned; /* producer */
 	struct emu_pcapw *w;
-	uint8_t *linear; /* snaplen bytes, to write multi-segment copies */
 	/* worker-written */
 	uint64_t captured, ring_full, nombuf;
 	/* main-written */
@@ -28,8 +51,8 @@ struct emu_capture {
 	bool closed;
 	char errmsg[EMU_ERR_LEN]; /* the first write or close error, "" when none */
 	/* pcapng: comments from the switch's trace (main lcore), interface and direction per copy */
-	size_t (*annotate)(const void *arg, struct rte_mbuf *m, int drop_reason, bool all,
-			   char *buf, size_t len);
+	size_t (*annotate)(const void *arg, const struct emu_pkt_meta *meta, int drop_reason,
+			   bool all, char *buf, size_t len);
 	const void *annotate_arg;
 	bool annotate_all;
 	const char *const *drop_filter; /* NULL: every drop reason; else these names only */
@@ -39,11 +62,10 @@ struct emu_capture {
 	uint32_t rotate_files;   /* 0: no limit; else the names cycle over this many */
 	uint32_t file_idx;
 	uint64_t files_done;
+	uint32_t snaplen_file;
 	unsigned int n_if;
 	const char *const *if_names;
 };
-
-static uint32_t emu_capture_seq;
 
 struct emu_capture *
 emu_capture_create(const char *file, uint32_t snaplen, uint32_t max_frame, uint32_t ring_size,
@@ -59,41 +81,29 @@ emu_capture_create_ng(const char *file, uint32_t snaplen, uint32_t max_frame, ui
 		      unsigned int n_if, const char *const *if_names, struct emu_err *err)
 {
 	struct emu_capture *cap;
-	char name[RTE_MEMZONE_NAMESIZE];
-	uint32_t id = __atomic_fetch_add(&emu_capture_seq, 1, __ATOMIC_RELAXED);
-	uint16_t room;
 
 	cap = calloc(1, sizeof(*cap));
 	if (cap == NULL)
 		goto nomem;
-	cap->snaplen = snaplen;
+	cap->snaplen = RTE_MIN(snaplen, max_frame);
 	cap->file = strdup(file);
-	cap->linear = malloc(snaplen);
-	if (cap->file == NULL || cap->linear == NULL)
+	if (cap->file == NULL)
 		goto nomem;
-	snprintf(name, sizeof(name), "emu_capr_%u", id);
-	cap->ring = rte_ring_create(name, rte_align32pow2(ring_size), rte_socket_id(),
-				    RING_F_SP_ENQ | RING_F_SC_DEQ);
-	if (cap->ring == NULL) {
-		emu_err_setrc(err, -ENOMEM, "capture ring of %u slots: %s", ring_size,
-			      rte_strerror(rte_errno));
-		goto fail;
-	}
-	/* One segment per copy: no frame is longer than the largest port MTU allows. */
-	room = (uint16_t)(RTE_MIN(snaplen, max_frame) + RTE_PKTMBUF_HEADROOM);
-	snprintf(name, sizeof(name), "emu_capp_%u", id);
-	cap->pool = rte_pktmbuf_pool_create(name, rte_align32pow2(ring_size) + 512, 256,
-					    EMU_MBUF_PRIV_SIZE, room, rte_socket_id());
-	if (cap->pool == NULL) {
+	cap->slot_size = (uint32_t)RTE_ALIGN_CEIL(EMU_CAP_HDR + cap->snaplen, 64);
+	cap->mask = rte_align32pow2(ring_size) - 1;
+	cap->slots = rte_malloc_socket("emu_capture", (size_t)(cap->mask + 1) * cap->slot_size,
+				       RTE_CACHE_LINE_SIZE, (int)rte_socket_id());
+	if (cap->slots == NULL) {
 		emu_err_setrc(err, -ENOMEM,
-			      "capture pool for %u frames of %u bytes: %s; lower snaplen or "
-			      "ring_size, or give EAL more memory",
-			      ring_size, snaplen, rte_strerror(rte_errno));
+			      "capture ring of %u records of %u bytes: %s; lower snaplen or "
+			      "ring_size, or give EAL more memory", cap->mask + 1, cap->slot_size,
+			      rte_strerror(rte_errno));
 		goto fail;
 	}
 	cap->n_if = emu_pcapw_fmt_for(file) == EMU_PCAPW_PCAPNG ? n_if : 1;
 	cap->if_names = if_names;
 	cap->w = emu_pcapw_open(file, emu_pcapw_fmt_for(file), snaplen, cap->n_if, if_names, err);
+	cap->snaplen_file = snaplen;
 	if (cap->w == NULL)
 		goto fail;
 	return cap;
@@ -114,30 +124,33 @@ bool
 emu_capture_push_if(struct emu_capture *cap, struct rte_mbuf *m, uint64_t ts_ns,
 		    uint16_t ifidx, uint8_t epb_dir, int drop_reason)
 {
-	struct rte_mbuf *c;
+	uint32_t tail = cap->tail, head = __atomic_load_n(&cap->head, __ATOMIC_ACQUIRE);
+	struct emu_cap_rec *r;
+	uint8_t *data;
+	const void *p;
+	uint32_t n;
 
-	c = rte_pktmbuf_copy(m, cap->pool, 0, cap->snaplen);
-	if (c == NULL) {
-		cap->nombuf += 1;
-		return false;
-	}
-	if (cap->annotate != NULL) {
-		/* what the writer annotates from: the metadata up to the parse result */
-		memcpy(emu_meta(c), emu_meta(m), offsetof(struct emu_pkt_meta, pkt));
-		emu_meta(c)->trace.drop_reason = (uint16_t)(drop_reason + 1);
-	}
-	emu_meta(c)->reserved = ifidx;
-	/* bits 6-7: the epb_flags direction (the copy's other flags matter only to annotate) */
-	emu_meta(c)->flags = (uint8_t)((cap->annotate != NULL ?
-					(emu_meta(c)->flags & ~EMU_META_SNAP & 0x3f) : 0) |
-				       (epb_dir << 6));
-	emu_meta(c)->ts_ns = ts_ns;
-	c->hash.usr = emu_wire_len(m); /* original length for the pcap header */
-	if (rte_ring_sp_enqueue(cap->ring, c) != 0) {
-		rte_pktmbuf_free(c);
+	if (tail - head > cap->mask) {
 		cap->ring_full += 1;
 		return false;
 	}
+	r = (struct emu_cap_rec *)(cap->slots + (size_t)(tail & cap->mask) * cap->slot_size);
+	data = (uint8_t *)r + EMU_CAP_HDR;
+	n = RTE_MIN(rte_pktmbuf_pkt_len(m), cap->snaplen);
+	p = rte_pktmbuf_read(m, 0, n, data);
+	if (p != data)
+		rte_memcpy(data, p, n);
+	r->ts_ns = ts_ns;
+	r->caplen = n;
+	r->origlen = emu_wire_len(m);
+	r->ifidx = ifidx;
+	r->dir = epb_dir;
+	r->drop_reason = drop_reason;
+	r->has_meta = cap->annotate != NULL;
+	if (r->has_meta)
+		/* what the writer annotates from: the metadata up to the parse result */
+		memcpy(&r->meta, emu_meta(m), offsetof(struct emu_pkt_meta, pkt));
+	__atomic_store_n(&cap->tail, tail + 1, __ATOMIC_RELEASE);
 	cap->captured += 1;
 	return true;
 }
@@ -174,8 +187,8 @@ emu_capture_drop_wanted(const struct emu_capture *cap, const char *comment)
 
 void
 emu_capture_set_annotate(struct emu_capture *cap,
-			 size_t (*fn)(const void *arg, struct rte_mbuf *m, int drop_reason, bool all,
-				      char *buf, size_t len),
+			 size_t (*fn)(const void *arg, const struct emu_pkt_meta *meta,
+				      int drop_reason, bool all, char *buf, size_t len),
 			 const void *arg, bool all, const char *const *drop_filter)
 {
 	cap->annotate = fn;
@@ -234,51 +247,53 @@ emu_capture_set_rotation(struct emu_capture *cap, uint64_t bytes, uint32_t files
 unsigned int
 emu_capture_drain(struct emu_capture *cap, unsigned int max)
 {
-	struct rte_mbuf *burst[64];
-	unsigned int done = 0, n, i;
+	uint32_t head = cap->head, tail = __atomic_load_n(&cap->tail, __ATOMIC_ACQUIRE);
+	unsigned int done = 0;
 
-	while (done < max) {
-		n = rte_ring_sc_dequeue_burst(cap->ring, (void **)burst,
-					      RTE_MIN(64u, max - done), NULL);
-		if (n == 0)
-			break;
-		for (i = 0; i < n; i++) {
-			struct rte_mbuf *c = burst[i];
-			uint32_t caplen = rte_pktmbuf_pkt_len(c);
-			const void *data = rte_pktmbuf_read(c, 0, caplen, cap->linear);
-			struct emu_pkt_meta *cm = emu_meta(c);
-			char comment[512];
-			const char *com = NULL;
-			int rc = -EBADF;
+	while (done < max && head != tail) {
+		const struct emu_cap_rec *r = (const struct emu_cap_rec *)(cap->slots +
+			(size_t)(head & cap->mask) * cap->slot_size);
+		const uint8_t *data = (const uint8_t *)r + EMU_CAP_HDR;
+		char comment[512];
+		const char *com = NULL;
+		int rc = -EBADF;
 
-			if (cap->annotate != NULL &&
-			    cap->annotate(cap->annotate_arg, c, -1, cap->annotate_all, comment,
-					  sizeof(comment)) > 0) {
+		if (r->has_meta && cap->annotate != NULL) {
+			struct emu_pkt_meta mt;
+
+			memcpy(&mt, &r->meta, offsetof(struct emu_pkt_meta, pkt));
+			mt.trace.drop_reason = (uint16_t)(r->drop_reason + 1);
+			if (cap->annotate(cap->annotate_arg, &mt, -1, cap->annotate_all, comment,
+					  sizeof(comment)) > 0)
 				com = comment;
-				if (cm->trace.drop_reason != 0 && !emu_capture_drop_wanted(cap, com)) {
-					cap->filtered_drops++;
-					rte_pktmbuf_free(c);
-					continue;
-				}
+			if (r->drop_reason >= 0 && (com == NULL ||
+						    !emu_capture_drop_wanted(cap, com))) {
+				cap->filtered_drops++;
+				goto next;
 			}
-			if (!cap->closed && cap->rotate_bytes != 0 &&
-			    emu_pcapw_size(cap->w) + 64 + caplen > cap->rotate_bytes &&
-			    emu_pcapw_records(cap->w) > 0)
-				emu_capture_rotate(cap);
-			if (!cap->closed)
-				rc = emu_pcapw_write(cap->w, cm->reserved, cm->ts_ns, data, caplen,
-						     (uint32_t)c->hash.usr, (uint32_t)(cm->flags >> 6),
-						     com);
-			if (rc == 0) {
-				cap->written++;
-			} else {
-				cap->write_errors++;
-				emu_capture_failed(cap, rc);
-			}
-			rte_pktmbuf_free(c);
 		}
-		done += n;
+		if (!cap->closed && cap->rotate_bytes != 0 &&
+		    emu_pcapw_size(cap->w) + 64 + r->caplen > cap->rotate_bytes &&
+		    emu_pcapw_records(cap->w) > 0)
+			emu_capture_rotate(cap);
+		if (!cap->closed)
+			rc = emu_pcapw_write(cap->w, r->ifidx, r->ts_ns, data, r->caplen, r->origlen,
+					     r->dir, com);
+		if (rc == 0) {
+			cap->written++;
+		} else {
+			cap->write_errors++;
+			emu_capture_failed(cap, rc);
+		}
+next:
+		head++;
+		done++;
+		if (head == tail)
+			tail = __atomic_load_n(&cap->tail, __ATOMIC_ACQUIRE);
+		if ((done & 63) == 0)
+			__atomic_store_n(&cap->head, head, __ATOMIC_RELEASE);
 	}
+	__atomic_store_n(&cap->head, head, __ATOMIC_RELEASE);
 	return done;
 }
 
@@ -326,15 +341,7 @@ emu_capture_free(struct emu_capture *cap)
 		return;
 	/* Not closed: the run never finished (refused, or failed): leave the old file alone. */
 	emu_pcapw_abort(cap->w);
-	if (cap->ring != NULL) {
-		struct rte_mbuf *c;
-
-		while (rte_ring_sc_dequeue(cap->ring, (void **)&c) == 0)
-			rte_pktmbuf_free(c);
-		rte_ring_free(cap->ring);
-	}
-	rte_mempool_free(cap->pool);
-	free(cap->linear);
+	rte_free(cap->slots);
 	free(cap->file);
 	free(cap);
 }
@@ -342,7 +349,7 @@ emu_capture_free(struct emu_capture *cap)
 uint32_t
 emu_capture_ring_size(const struct emu_capture *cap)
 {
-	return rte_ring_get_size(cap->ring);
+	return cap->mask + 1;
 }
 
 void

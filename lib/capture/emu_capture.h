@@ -4,13 +4,13 @@
 
 /**
  * @file
- * Packet capture without I/O on the worker: the worker copies the first
- * snaplen bytes of a packet into an mbuf of the capture's own pool and puts it
- * on a single-producer/single-consumer ring; the main lcore drains the ring
- * into a nanosecond pcap or pcapng (emu_pcapw: one write() per MB, every write
- * checked, the file put in place only when complete). When the ring or the pool
- * is full the packet is counted and not captured; the forwarded packet is never
- * affected. A write error stops the file, counts what it lost and is reported.
+ * Packet capture without I/O on the worker: the worker copies the first snaplen bytes of a
+ * packet (and, for annotated pcapng, its metadata and trace) into a fixed-size record of a
+ * single-producer/single-consumer ring of records; the main lcore writes the records to a
+ * nanosecond pcap or pcapng (emu_pcapw: one write() per MB, every write checked, the file put
+ * in place only when complete). When the ring is full the packet is counted and not
+ * captured; the forwarded packet is never affected. A write error stops the file, counts
+ * what it lost and is reported.
  */
 
 #include <stdbool.h>
@@ -19,6 +19,8 @@
 #include <rte_mbuf.h>
 
 #include "lib/core/emu_err.h"
+
+struct emu_pkt_meta;
 
 struct emu_capture;
 
@@ -52,8 +54,8 @@ struct emu_capture *emu_capture_create_ng(const char *file, uint32_t snaplen, ui
  * not written.
  */
 void emu_capture_set_annotate(struct emu_capture *cap,
-			      size_t (*fn)(const void *arg, struct rte_mbuf *m, int drop_reason,
-					   bool all, char *buf, size_t len),
+			      size_t (*fn)(const void *arg, const struct emu_pkt_meta *meta,
+					   int drop_reason, bool all, char *buf, size_t len),
 			      const void *arg, bool all, const char *const *drop_filter);
 
 /**

@@ -92,10 +92,10 @@ emu_switch_env_add_drop_hook(void *sw, void (*fn)(void *arg, struct rte_mbuf *m,
 }
 
 size_t
-emu_switch_env_annotate(const void *sw, struct rte_mbuf *m, int drop_reason, bool all, char *buf,
-			size_t len)
+emu_switch_env_annotate(const void *sw, const struct emu_pkt_meta *meta, int drop_reason,
+			bool all, char *buf, size_t len)
 {
-	return emu_switch_annotate(sw, m, drop_reason, all, buf, len);
+	return emu_switch_annotate_meta(sw, meta, drop_reason, all, buf, len);
 }
 
 uint32_t
@@ -194,7 +194,13 @@ size_t
 emu_switch_annotate(const struct emu_switch *sw, struct rte_mbuf *m, int drop_reason, bool all,
 		    char *buf, size_t len)
 {
-	const struct emu_pkt_meta *meta = emu_meta(m);
+	return emu_switch_annotate_meta(sw, emu_meta(m), drop_reason, all, buf, len);
+}
+
+size_t
+emu_switch_annotate_meta(const struct emu_switch *sw, const struct emu_pkt_meta *meta,
+			 int drop_reason, bool all, char *buf, size_t len)
+{
 	const struct emu_trace *tr = &meta->trace;
 	char name[128];
 	size_t u = 0;

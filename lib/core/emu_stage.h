@@ -183,8 +183,8 @@ struct emu_stage_env {
 	 * The switch's annotation of a packet (emu_switch_annotate(): its trace as a pcapng
 	 * comment), for captures; @p drop_reason < 0 for a packet that was not dropped.
 	 */
-	size_t (*annotate)(const void *sw, struct rte_mbuf *m, int drop_reason, bool all,
-			   char *buf, size_t len);
+	size_t (*annotate)(const void *sw, const struct emu_pkt_meta *meta, int drop_reason,
+			   bool all, char *buf, size_t len);
 	const void *annotate_arg;
 	/** Register a drop hook (a drop capture): 0, or -ENOSPC when the switch has no room. */
 	int (*add_drop_hook)(void *sw, void (*fn)(void *arg, struct rte_mbuf *m, uint32_t reason),

@@ -302,6 +302,10 @@ bool emu_switch_reason_name(const struct emu_switch *sw, uint32_t id, char *buf,
 size_t emu_switch_annotate(const struct emu_switch *sw, struct rte_mbuf *m, int drop_reason,
 			   bool all, char *buf, size_t len);
 
+/** The same from a packet's metadata alone (a capture's copy of it). */
+size_t emu_switch_annotate_meta(const struct emu_switch *sw, const struct emu_pkt_meta *meta,
+				int drop_reason, bool all, char *buf, size_t len);
+
 /** The counter behind reason @p id. */
 uint64_t emu_switch_reason_count(const struct emu_switch *sw, uint32_t id);
 

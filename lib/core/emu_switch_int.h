@@ -133,8 +133,8 @@ uint16_t emu_switch_incast_release(struct emu_switch *sw, struct rte_mbuf **pkts
 void emu_switch_incast_sink(struct emu_switch *sw, struct rte_mbuf **sink, uint16_t n_sink);
 
 /* emu_reasons.c: what stages get in their env */
-size_t emu_switch_env_annotate(const void *sw, struct rte_mbuf *m, int drop_reason, bool all,
-			       char *buf, size_t len);
+size_t emu_switch_env_annotate(const void *sw, const struct emu_pkt_meta *meta, int drop_reason,
+			       bool all, char *buf, size_t len);
 int emu_switch_env_add_drop_hook(void *sw,
 				 void (*fn)(void *arg, struct rte_mbuf *m, uint32_t reason),
 				 void *arg);
