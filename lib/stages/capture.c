@@ -191,7 +191,7 @@ capture_read(const json_t *cfg, const struct emu_stage_env *env, struct capture_
 		rc = emu_json_get_int(cfg, env->path, "snaplen", false, 65535, 64, 65535,
 				      &c->snaplen, err);
 	if (rc == 0)
-		rc = emu_json_get_int(cfg, env->path, "ring_size", false, 4096, 64, 1 << 20,
+		rc = emu_json_get_int(cfg, env->path, "ring_size", false, 4096, 64, 1 << 26,
 				      &c->ring_size, err);
 	return rc;
 }
