@@ -67,6 +67,13 @@ struct emu_capture {
 	const char *const *if_names;
 };
 
+uint64_t
+emu_capture_bytes(uint32_t snaplen, uint32_t max_frame, uint32_t ring_size)
+{
+	return (uint64_t)rte_align32pow2(ring_size) *
+	       RTE_ALIGN_CEIL(EMU_CAP_HDR + RTE_MIN(snaplen, max_frame), 64);
+}
+
 struct emu_capture *
 emu_capture_create(const char *file, uint32_t snaplen, uint32_t max_frame, uint32_t ring_size,
 		   struct emu_err *err)

@@ -39,6 +39,9 @@ struct emu_capture_stats {
 struct emu_capture *emu_capture_create(const char *file, uint32_t snaplen, uint32_t max_frame,
 				       uint32_t ring_size, struct emu_err *err);
 
+/** Memory a capture of these sizes takes (its ring), for the pipeline's memory check. */
+uint64_t emu_capture_bytes(uint32_t snaplen, uint32_t max_frame, uint32_t ring_size);
+
 /**
  * The same with pcapng interfaces @p if_names (@p n_if of them; a pcap file has one and
  * ignores them).

@@ -201,16 +201,12 @@ capture_needs(const json_t *cfg, const struct emu_stage_env *env, struct emu_sta
 	      struct emu_err *err)
 {
 	struct capture_cfg c;
-	uint64_t per;
 	int rc = capture_read(cfg, env, &c, err);
 
 	if (rc != 0)
 		return rc;
-	/* the copy pool: ring slots + 512, each a one-segment mbuf of min(snaplen, frame) */
-	per = (uint64_t)RTE_MIN((uint64_t)c.snaplen, (uint64_t)env->max_frame_bytes) +
-	      RTE_PKTMBUF_HEADROOM + EMU_MBUF_PRIV_SIZE + sizeof(struct rte_mbuf) + 64;
-	needs->mem_bytes = ((uint64_t)rte_align32pow2((uint32_t)c.ring_size) + 512) * per +
-			   (uint64_t)rte_align32pow2((uint32_t)c.ring_size) * sizeof(void *);
+	needs->mem_bytes = emu_capture_bytes((uint32_t)c.snaplen, env->max_frame_bytes,
+					     (uint32_t)c.ring_size);
 	snprintf(needs->mem_key, sizeof(needs->mem_key), "ring_size");
 	needs->files[0] = c.file;
 	snprintf(needs->file_keys[0], sizeof(needs->file_keys[0]), "file");
