@@ -56,6 +56,19 @@ done
 for f in $(grep -o '\(scripts\|pipelines\|profiles\|tests\)/[A-Za-z0-9_./-]*\.\(sh\|json\|md\)' "$DOC" | sort -u); do
 	[ -e "$SRC/$f" ] && ok "exists: $f" || nok "the guide names $f, which does not exist"
 done
+# the options the guide gives rocemu (after --) and rocestat are ones their --help lists
+RSTAT=$(dirname "$(dirname "$ROCEMU")")/rocestat/rocestat
+"$ROCEMU" --help >"$T/help.rocemu" 2>&1
+[ -x "$RSTAT" ] && "$RSTAT" --help >"$T/help.rocestat" 2>&1
+for o in $(grep -E '^ +--pipeline ' "$DOC" | grep -o -- '--[a-z][a-z-]*' | sort -u); do
+	grep -q -- "^ *$o " "$T/help.rocemu" && ok "rocemu knows $o" || nok "the guide gives rocemu $o, which rocemu --help does not list"
+done
+if [ -s "$T/help.rocestat" ]; then
+	for o in $(grep 'rocestat/rocestat ' "$DOC" | grep -o -- '--[a-z][a-z-]*' | sort -u); do
+		grep -q -- "^ *$o " "$T/help.rocestat" && ok "rocestat knows $o" || nok "the guide gives rocestat $o, which rocestat --help does not list"
+	done
+fi
+
 # the NCCL variables the issue asks for
 for v in NCCL_IB_HCA NCCL_IB_GID_INDEX NCCL_IB_TC NCCL_IB_QPS_PER_CONNECTION NCCL_IB_SPLIT_DATA_ON_QPS; do
 	grep -q "\`$v\`" "$DOC" && ok "explains $v" || nok "does not explain $v"
