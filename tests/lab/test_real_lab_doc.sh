@@ -8,7 +8,7 @@
 set -u
 SRC=${1:?SRCDIR}
 ROCEMU=${2:?ROCEMU}
-ROCEMU=$(cd "$(dirname "$ROCEMU")" && pwd)/$(basename "$ROCEMU") # the blocks run in SRCDIR
+ROCEMU=$(cd "$(dirname "$ROCEMU")" && pwd)/$(basename "$ROCEMU") # the blocks run elsewhere
 DOC=$SRC/docs/real-lab.md
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -38,7 +38,12 @@ for k in $(seq 1 "$blocks"); do
 		;;
 	"# run by tests/lab/test_real_lab_doc.sh")
 		sed "s#build/app/rocemu/rocemu#$ROCEMU#g" "$b" >"$T/run.sh"
-		if (cd "$SRC" && bash -e "$T/run.sh") >"$T/out.$k" 2>&1; then
+		# in a scratch directory that shows the tree's top-level entries: the guide's
+		# relative paths work, and what the commands write (a capture file) lands here,
+		# not in the source tree (which may be read-only, as in scripts/compat.sh's root)
+		mkdir -p "$T/wd.$k"
+		for e in "$SRC"/*; do ln -s "$e" "$T/wd.$k/"; done
+		if (cd "$T/wd.$k" && bash -e "$T/run.sh") >"$T/out.$k" 2>&1; then
 			ok "block $k: ran"
 		else
 			nok "block $k: failed:"; sed 's/^/  | /' "$T/out.$k"
