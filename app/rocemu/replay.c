@@ -9,6 +9,9 @@
  * profile and seed alone.
  *
  * rocemu check: load and validate a pipeline (and a profile), then exit.
+ *
+ * Over 600 lines: replay and check; check moves to its own file when the options are shared
+ * through a table.
  */
 #include <errno.h>
 #include <getopt.h>

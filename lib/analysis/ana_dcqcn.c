@@ -9,6 +9,9 @@
  * measured and the predicted wire bytes; err = sqrt(sum (m - p)^2 / sum m^2) over the windows
  * from the first CNP to the last data packet. The prediction feeds the model the measured
  * bytes (the byte counter counts what the NIC sent).
+ *
+ * Over 600 lines: the validation and the parameter fit share the trajectory replay; the fit
+ * can move to its own file.
  */
 #include <errno.h>
 #include <math.h>
