@@ -40,7 +40,7 @@
 #include <rte_mbuf.h>
 
 #include "lib/endpoint/ep_qp.h"
-#include "lib/core/emu_rundir.h"
+#include "lib/base/emu_rundir.h"
 #include "rg_sched.h"
 
 #define RG_BURST 32

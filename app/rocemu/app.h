@@ -5,10 +5,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "lib/core/emu_err.h"
-#include "lib/core/emu_out.h"
-#include "lib/core/emu_profile.h"
-#include "lib/core/emu_switch.h"
+#include "lib/base/emu_err.h"
+#include "lib/base/emu_out.h"
+#include "lib/ctl/emu_profile.h"
+#include "lib/switch/emu_switch.h"
 
 /*
  * Exit codes (README "Exit status"): 0 the run did all it was asked and accounted for every

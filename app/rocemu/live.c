@@ -29,8 +29,8 @@
 #include <rte_telemetry.h>
 
 #include "app.h"
-#include "lib/core/emu_compat.h"
-#include "lib/core/emu_timeline.h"
+#include "lib/base/emu_compat.h"
+#include "lib/switch/emu_timeline.h"
 
 #define LIVE_RXD 1024
 #define LIVE_TXD 1024
@@ -363,7 +363,8 @@ live_worker(void *arg)
 static int
 live_reload_profile(struct live_state *st, const char *file, char *msg, size_t len)
 {
-	struct emu_profile *np = NULL, *old = NULL;
+	struct emu_profile *np = NULL;
+	struct emu_program *old = NULL;
 	struct emu_err err;
 	uint64_t deadline;
 
@@ -380,9 +381,9 @@ live_reload_profile(struct live_state *st, const char *file, char *msg, size_t l
 			msg[len - 2] = '.';	/* cut: the whole line is on stdout */
 		return -1;
 	}
-	emu_switch_offer_profile(st->ctx.sw, np);
+	emu_switch_offer_program(st->ctx.sw, emu_profile_prog(np));
 	deadline = live_now_ns(st) + 2000000000ULL;
-	while (!emu_switch_profile_taken(st->ctx.sw, &old)) {
+	while (!emu_switch_program_taken(st->ctx.sw, &old)) {
 		if (st->inline_main)
 			live_poll(st, true);
 		else
@@ -396,7 +397,8 @@ live_reload_profile(struct live_state *st, const char *file, char *msg, size_t l
 			return -1;
 		}
 	}
-	emu_profile_free(old);
+	/* the program the switch gave back is the running profile's (or none) */
+	emu_profile_free(old != NULL ? old->owner : NULL);
 	st->ctx.prof = np;
 	snprintf(msg, len, "rocemu: profile reloaded from %s (%u changes, time zero now)", file,
 		 np->n_actions);
@@ -795,7 +797,7 @@ app_live_main(int argc, char **argv)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	st->wall0_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	st->tsc0 = rte_rdtsc();
-	emu_switch_set_profile(st->ctx.sw, st->ctx.prof, st->wall0_ns);
+	emu_switch_set_program(st->ctx.sw, emu_profile_prog(st->ctx.prof), st->wall0_ns);
 	printf("rocemu: running %s%s%s, seed %" PRIu64 "%s\n", st->ctx.pl->file,
 	       o.profile ? " with profile " : "", o.profile ? o.profile : "", st->ctx.seed,
 	       st->inline_main ? "" : ", worker on lcore");

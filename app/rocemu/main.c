@@ -21,8 +21,8 @@
 #include <rte_log.h>
 
 #include "app.h"
-#include "lib/core/emu_prom.h"
-#include "lib/core/emu_rundir.h"
+#include "lib/base/emu_prom.h"
+#include "lib/base/emu_rundir.h"
 
 #ifndef ROCEMU_SOURCE_DIR
 #define ROCEMU_SOURCE_DIR "."

@@ -28,7 +28,7 @@
 #include "app.h"
 #include "lib/capture/emu_pcapr.h"
 #include "lib/capture/emu_pcapw.h"
-#include "lib/core/emu_timeline.h"
+#include "lib/switch/emu_timeline.h"
 
 #define REPLAY_MAX_FILES EMU_MAX_PORTS
 #define REPLAY_ALL_PORTS UINT16_MAX
@@ -400,7 +400,7 @@ app_replay_main(int argc, char **argv)
 			if (first == NULL)
 				break;
 			now_ns = t_in;
-			emu_switch_set_profile(ctx.sw, ctx.prof, now_ns);
+			emu_switch_set_program(ctx.sw, emu_profile_prog(ctx.prof), now_ns);
 			started = true;
 		}
 		/* Incast sources never run dry: they stop with the last input and profile phase. */

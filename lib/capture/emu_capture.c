@@ -11,9 +11,9 @@
 #include <rte_malloc.h>
 #include <rte_memcpy.h>
 
-#include "lib/core/emu_stage.h"
-#include "emu_capture.h"
-#include "emu_pcapw.h"
+#include "lib/pkt/emu_pkt.h"
+#include "lib/capture/emu_capture.h"
+#include "lib/capture/emu_pcapw.h"
 
 /*
  * The ring: fixed-size records written in place by the worker (one producer) and read by the

@@ -18,7 +18,7 @@
 
 #include <rte_mbuf.h>
 
-#include "lib/core/emu_err.h"
+#include "lib/base/emu_err.h"
 
 struct emu_pkt_meta;
 

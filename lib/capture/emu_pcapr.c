@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu_pcapr.h"
+#include "lib/capture/emu_pcapr.h"
 
 int
 emu_pcapr_open(struct emu_pcapr *r, const char *file, FILE *fp, struct emu_err *err)

@@ -17,7 +17,7 @@
 
 #include <pcap/pcap.h>
 
-#include "lib/core/emu_err.h"
+#include "lib/base/emu_err.h"
 
 struct emu_pcapr {
 	char *file;

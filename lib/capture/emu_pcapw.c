@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/core/emu_out.h"
-#include "emu_pcapw.h"
+#include "lib/base/emu_out.h"
+#include "lib/capture/emu_pcapw.h"
 
 #define EMU_PCAPW_BUF (1u << 20)
 #define EMU_PCAPW_MAX_REC (65536u + 4096u)

@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "lib/core/emu_err.h"
+#include "lib/base/emu_err.h"
 
 enum emu_pcapw_fmt {
 	EMU_PCAPW_PCAP,   /**< classic pcap, nanosecond magic a1b23c4d */

@@ -16,11 +16,11 @@
 
 #include "lib/capture/emu_capture.h"
 #include "lib/capture/emu_pcapw.h"
-#include "lib/core/emu_out.h"
+#include "lib/base/emu_out.h"
 #include <rte_errno.h>
 #include <rte_malloc.h>
-#include "lib/core/emu_json.h"
-#include "stages.h"
+#include "lib/base/emu_json.h"
+#include "lib/stages/stages.h"
 
 #define CAPTURE_FOREACH_CTR(_) \
 	_(CAPTURED, "captured") \
@@ -366,27 +366,30 @@ capture_free(void *priv)
 }
 
 static int
-capture_set(void *priv, const char *key, const json_t *val, bool apply, const char *path,
-	    struct emu_err *err)
+capture_compile(const void *priv, const char *key, const json_t *val, struct emu_set *out,
+		const char *path, struct emu_err *err)
 {
-	struct capture_priv *cp = priv;
-
+	RTE_SET_USED(priv);
 	if (strcmp(key, "enabled") != 0)
 		return emu_err_set(err, "%s: unknown key (a profile can change: enabled)", path);
 	if (!json_is_boolean(val))
 		return emu_err_set(err, "%s: must be a boolean, got %s", path,
 				   emu_json_type_name(val));
-	if (apply)
-		cp->enabled = json_is_true(val);
+	memset(out, 0, sizeof(*out));
+	out->u32 = json_is_true(val);
 	return 0;
 }
 
-static json_t *
-capture_get(const void *priv, const char *key)
+static void
+capture_apply(void *priv, const struct emu_set *s)
 {
-	const struct capture_priv *cp = priv;
+	((struct capture_priv *)priv)->enabled = s->u32 != 0;
+}
 
-	return strcmp(key, "enabled") == 0 ? json_boolean(cp->enabled) : NULL;
+static json_t *
+capture_settings(const void *priv)
+{
+	return json_pack("{s:b}", "enabled", ((const struct capture_priv *)priv)->enabled);
 }
 
 static void
@@ -448,8 +451,9 @@ const struct emu_stage_ops emu_stage_capture = {
 	.init = capture_init,
 	.process = capture_process,
 	.free = capture_free,
-	.set = capture_set,
-	.get = capture_get,
+	.compile = capture_compile,
+	.apply = capture_apply,
+	.settings = capture_settings,
 	.service = capture_service,
 	.summary = capture_summary,
 	.needs = capture_needs,

@@ -20,9 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/core/emu_hash.h"
-#include "lib/core/emu_json.h"
-#include "stages.h"
+#include "lib/base/emu_hash.h"
+#include "lib/base/emu_json.h"
+#include "lib/stages/stages.h"
 
 #define CNP_FOREACH_CTR(_) \
 	_(GENERATED, "generated") \

@@ -29,11 +29,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/core/emu_cdf.h"
-#include "lib/core/emu_heldq.h"
-#include "lib/core/emu_json.h"
-#include "lib/core/emu_match.h"
-#include "stages.h"
+#include "lib/base/emu_cdf.h"
+#include "lib/pkt/emu_heldq.h"
+#include "lib/base/emu_json.h"
+#include "lib/stage/emu_match.h"
+#include "lib/stages/stages.h"
 
 #define DELAY_FOREACH_CTR(_) \
 	_(DELAYED, "delayed") \

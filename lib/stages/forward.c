@@ -17,8 +17,8 @@
 #include <rte_jhash.h>
 #include <rte_lcore.h>
 
-#include "lib/core/emu_json.h"
-#include "stages.h"
+#include "lib/base/emu_json.h"
+#include "lib/stages/stages.h"
 
 #define FORWARD_FOREACH_CTR(_) \
 	_(FORWARDED, "forwarded") \
@@ -394,6 +394,7 @@ const struct emu_stage_ops emu_stage_forward = {
 	.ctr_names = forward_ctr_names,
 	.n_ctr = FORWARD_CTR_MAX,
 	.keys = forward_keys,
+	.sets_out_port = true,
 	.init = forward_init,
 	.routes = forward_routes,
 	.process = forward_process,

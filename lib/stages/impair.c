@@ -55,10 +55,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/core/emu_heldq.h"
-#include "lib/core/emu_json.h"
-#include "lib/core/emu_match.h"
-#include "stages.h"
+#include "lib/pkt/emu_heldq.h"
+#include "lib/base/emu_json.h"
+#include "lib/stage/emu_match.h"
+#include "lib/stages/stages.h"
 
 #define IMPAIR_MAX_EVENTS 16
 #define IMPAIR_EV_CTRS 3
@@ -702,62 +702,82 @@ impair_held(const void *priv)
  * Profile changes: key = an event name, value = {"enabled": bool, "p": probability}; "p" is
  * the Bernoulli p or the Gilbert-Elliott p (good -> bad).
  */
+#define IMPAIR_SET_ENABLED 0x1
+#define IMPAIR_SET_P 0x2
+
+/* A profile change of event @p key: {"enabled": bool, "p": number}, either or both. */
 static int
-impair_set(void *priv, const char *key, const json_t *val, bool apply, const char *path,
-	   struct emu_err *err)
+impair_compile(const void *priv, const char *key, const json_t *val, struct emu_set *out,
+	       const char *path, struct emu_err *err)
 {
 	static const char *const set_keys[] = { "enabled", "p", NULL };
-	struct impair_priv *ip = priv;
-	struct impair_event *ev = NULL;
+	const struct impair_priv *ip = priv;
+	const struct impair_event *ev = NULL;
 	char p1[EMU_JSON_PATH_LEN];
 	bool enabled = true;
 	double p = 0;
 	unsigned int e;
 	int rc;
 
-	for (e = 0; e < ip->n_events; e++)
+	for (e = 0; e < ip->n_events && ev == NULL; e++)
 		if (strcmp(ip->events[e].name, key) == 0)
 			ev = &ip->events[e];
 	if (ev == NULL)
 		return emu_err_set(err, "%s: no event named \"%s\" (a profile changes "
 				   "EVENT: {\"enabled\": bool, \"p\": number})", path, key);
+	memset(out, 0, sizeof(*out));
+	out->key = (uint16_t)(ev - ip->events);
 	rc = emu_json_expect_object(val, path, err);
 	if (rc == 0)
 		rc = emu_json_check_keys(val, path, set_keys, err);
-	if (rc == 0 && json_object_get(val, "enabled") != NULL)
+	if (rc == 0 && json_object_get(val, "enabled") != NULL) {
 		rc = emu_json_get_bool(val, path, "enabled", true, true, &enabled, err);
+		out->has |= IMPAIR_SET_ENABLED;
+		out->u32 = enabled;
+	}
 	if (rc == 0 && json_object_get(val, "p") != NULL) {
 		emu_json_path(p1, sizeof(p1), path, "p");
 		if (ev->model != IMPAIR_MODEL_BERNOULLI && ev->model != IMPAIR_MODEL_GILBERT)
 			return emu_err_set(err, "%s: event \"%s\" has no bernoulli or gilbert loss "
 					   "model", p1, key);
 		rc = impair_prob(val, path, "p", true, 0, &p, err);
+		out->has |= IMPAIR_SET_P;
+		out->d = p;
 	}
-	if (rc != 0 || !apply)
-		return rc;
-	if (json_object_get(val, "enabled") != NULL)
-		ev->enabled = enabled;
-	if (json_object_get(val, "p") != NULL)
-		ev->p = p;
-	return 0;
+	return rc;
+}
+
+static void
+impair_apply_set(void *priv, const struct emu_set *s)
+{
+	struct impair_event *ev = &((struct impair_priv *)priv)->events[s->key];
+
+	if (s->has & IMPAIR_SET_ENABLED)
+		ev->enabled = s->u32 != 0;
+	if (s->has & IMPAIR_SET_P)
+		ev->p = s->d;
 }
 
 static json_t *
-impair_get(const void *priv, const char *key)
+impair_settings(const void *priv)
 {
 	const struct impair_priv *ip = priv;
 	const struct impair_event *ev;
+	json_t *o = json_object(), *v;
 	unsigned int e;
 
-	for (e = 0; e < ip->n_events; e++) {
+	for (e = 0; o != NULL && e < ip->n_events; e++) {
 		ev = &ip->events[e];
-		if (strcmp(ev->name, key) != 0)
-			continue;
 		if (ev->model == IMPAIR_MODEL_BERNOULLI || ev->model == IMPAIR_MODEL_GILBERT)
-			return json_pack("{s:b, s:f}", "enabled", ev->enabled, "p", ev->p);
-		return json_pack("{s:b}", "enabled", ev->enabled);
+			v = json_pack("{s:b, s:f}", "enabled", ev->enabled, "p", ev->p);
+		else
+			v = json_pack("{s:b}", "enabled", ev->enabled);
+		if (v == NULL || json_object_set_new(o, ev->name, v) != 0) {
+			json_decref(o);
+			return NULL;
+		}
 	}
-	return NULL;
+	return o;
 }
 
 static void
@@ -781,8 +801,9 @@ const struct emu_stage_ops emu_stage_impair = {
 	.init = impair_init,
 	.process = impair_process,
 	.free = impair_free,
-	.set = impair_set,
-	.get = impair_get,
+	.compile = impair_compile,
+	.apply = impair_apply_set,
+	.settings = impair_settings,
 	.held = impair_held,
 	.next_due_ns = impair_next_due_ns,
 	.release = impair_release,

@@ -7,8 +7,8 @@
  */
 #include <string.h>
 
-#include "lib/core/emu_json.h"
-#include "stages.h"
+#include "lib/base/emu_json.h"
+#include "lib/stages/stages.h"
 
 #define MIRROR_FOREACH_CTR(_) \
 	_(MIRRORED, "mirrored") \

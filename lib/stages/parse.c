@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/core/emu_json.h"
+#include "lib/base/emu_json.h"
 #include "lib/proto/roce_mbuf.h"
-#include "stages.h"
+#include "lib/stages/stages.h"
 
 /* Counters: one per class, one per reason, then the fixed ones. */
 #define PARSE_CTR_CLASS(c) (c)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <string.h>
 
-#include "stages.h"
+#include "lib/stages/stages.h"
 
 const struct emu_stage_ops *const emu_stage_registry[] = {
 	&emu_stage_parse,

@@ -5,7 +5,7 @@
 /* Every stage's ops table; registry.c lists them (explicitly: constructors in a static
  * library get dropped at link time). */
 
-#include "lib/core/emu_stage.h"
+#include "lib/stage/emu_stage.h"
 
 extern const struct emu_stage_ops emu_stage_parse;
 extern const struct emu_stage_ops emu_stage_forward;

@@ -11,9 +11,9 @@
 
 #include <rte_common.h>
 
-#include "lib/core/emu_json.h"
+#include "lib/base/emu_json.h"
 #include "lib/proto/roce_rewrite.h"
-#include "emu_tm.h"
+#include "lib/tm/emu_tm.h"
 
 const char *const emu_tm_ctr_names[EMU_TM_CTR_MAX] = {
 #define EMU_TM_CTR_NAME(e, s) s,
@@ -1169,10 +1169,13 @@ emu_tm_flush(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_ns)
 
 static const char *const emu_tm_storm_keys[] = { "priorities", "quanta", "rate_pps", "pause",
 						 NULL };
+enum { EMU_TM_SET_RATE, EMU_TM_SET_DELAY, EMU_TM_SET_BUFFER, EMU_TM_SET_LINK, EMU_TM_SET_STORM };
 
+/* pfc_storm: false, or {quanta, rate_pps, priorities | pause}; u32 = on | pause << 1 |
+ * vector << 8 | quanta << 16, u64 = rate_pps */
 static int
-emu_tm_storm_set(struct emu_tm_port *p, const json_t *val, bool apply, uint64_t now_ns,
-		 const char *path, struct emu_err *err)
+emu_tm_storm_compile(const json_t *val, struct emu_set *out, const char *path,
+		     struct emu_err *err)
 {
 	int64_t quanta, pps;
 	const json_t *v;
@@ -1181,11 +1184,8 @@ emu_tm_storm_set(struct emu_tm_port *p, const json_t *val, bool apply, uint64_t 
 	char pp[EMU_JSON_PATH_LEN];
 	int rc;
 
-	if (json_is_false(val)) {
-		if (apply)
-			p->storm_on = false;
+	if (json_is_false(val))
 		return 0;
-	}
 	if (!json_is_object(val))
 		return emu_err_set(err, "%s: must be an object or false, got %s", path,
 				   emu_json_type_name(val));
@@ -1214,52 +1214,34 @@ emu_tm_storm_set(struct emu_tm_port *p, const json_t *val, bool apply, uint64_t 
 		if (mask == 0)
 			return emu_err_set(err, "%s: must list at least one priority", pp);
 	}
-	if (apply) {
-		p->storm_on = true;
-		p->storm_vector = mask;
-		p->storm_pause = pause;
-		p->storm_quanta = (uint16_t)quanta;
-		p->storm_pps = (uint64_t)pps;
-		p->storm_t0_ns = now_ns;
-		p->storm_k = 0;
-		p->storm_next_ns = now_ns;
-	}
+	out->u32 = 1u | (pause ? 2u : 0u) | (uint32_t)mask << 8 | (uint32_t)quanta << 16;
+	out->u64 = (uint64_t)pps;
 	return 0;
 }
 
-json_t *
-emu_tm_get(const struct emu_tm *tm, uint16_t port, const char *key)
+static void
+emu_tm_storm_apply(struct emu_tm_port *p, const struct emu_set *s, uint64_t now_ns)
 {
-	const struct emu_tm_port *p = &tm->ports[port];
-	json_t *o, *prios;
-	unsigned int q;
-
-	if (strcmp(key, "rate_gbps") == 0)
-		return json_real((double)p->cfg.rate_bps / 1e9);
-	if (strcmp(key, "delay_us") == 0)
-		return json_real((double)p->cfg.delay_ns / 1e3);
-	if (strcmp(key, "buffer_kb") == 0)
-		return json_integer((json_int_t)(p->cfg.limit_bytes / 1024));
-	if (strcmp(key, "link") == 0)
-		return json_string(p->link_up ? "up" : "down");
-	if (strcmp(key, "pfc_storm") != 0)
-		return NULL;
-	if (!p->storm_on)
-		return json_false();
-	o = json_pack("{s:I, s:I}", "quanta", (json_int_t)p->storm_quanta, "rate_pps",
-		      (json_int_t)p->storm_pps);
-	if (o == NULL)
-		return NULL;
-	if (p->storm_pause) {
-		json_object_set_new(o, "pause", json_true());
-		return o;
+	if (!(s->u32 & 1u)) {
+		p->storm_on = false;
+		return;
 	}
-	prios = json_array();
-	for (q = 0; q < EMU_TM_N_PRIO; q++)
-		if (p->storm_vector & (1u << q))
-			json_array_append_new(prios, json_integer(q));
-	json_object_set_new(o, "priorities", prios);
-	return o;
+	p->storm_on = true;
+	p->storm_vector = (uint8_t)(s->u32 >> 8);
+	p->storm_pause = (s->u32 & 2u) != 0;
+	p->storm_quanta = (uint16_t)(s->u32 >> 16);
+	p->storm_pps = s->u64;
+	p->storm_t0_ns = now_ns;
+	p->storm_k = 0;
+	p->storm_next_ns = now_ns;
+}
+
+json_t *
+emu_tm_settings(const struct emu_tm_port_cfg *pc)
+{
+	return json_pack("{s:f, s:f, s:I, s:s, s:b}", "rate_gbps", (double)pc->rate_bps / 1e9,
+			 "delay_us", (double)pc->delay_ns / 1e3, "buffer_kb",
+			 (json_int_t)(pc->limit_bytes / 1024), "link", "up", "pfc_storm", 0);
 }
 
 /*
@@ -1285,38 +1267,37 @@ emu_tm_delay_fits(const struct emu_tm_port_cfg *sized, uint64_t rate_bps, uint64
 }
 
 int
-emu_tm_set(struct emu_tm *tm, uint16_t port, const char *key, const json_t *val, bool apply,
-	   uint64_t now_ns, struct emu_rng *rng, const char *path, struct emu_err *err)
+emu_tm_compile(const struct emu_tm *tm, uint16_t port, const char *key, const json_t *val,
+	       struct emu_set *out, const char *path, struct emu_err *err)
 {
-	struct emu_tm_port *p = &tm->ports[port];
 	const char *s;
 	double x;
 	int64_t i;
 	int rc;
 
+	RTE_SET_USED(tm);
+	RTE_SET_USED(port);
+	memset(out, 0, sizeof(*out));
 	if (strcmp(key, "rate_gbps") == 0) {
+		out->key = EMU_TM_SET_RATE;
 		rc = emu_json_num_value(val, path, 1e-6, false, EMU_TM_MAX_RATE_GBPS, &x, err);
-		if (rc == 0 && apply)
-			p->cfg.rate_bps = (uint64_t)(x * 1e9 + 0.5);
+		out->u64 = (uint64_t)(x * 1e9 + 0.5);
 		return rc;
 	}
 	if (strcmp(key, "delay_us") == 0) {
+		out->key = EMU_TM_SET_DELAY;
 		rc = emu_json_num_value(val, path, 0.0, false, EMU_TM_MAX_DELAY_US, &x, err);
-		if (rc == 0 && apply)
-			p->cfg.delay_ns = (uint64_t)(x * 1e3 + 0.5);
+		out->u64 = (uint64_t)(x * 1e3 + 0.5);
 		return rc;
 	}
 	if (strcmp(key, "buffer_kb") == 0) {
+		out->key = EMU_TM_SET_BUFFER;
 		rc = emu_json_int_value(val, path, 1, 16 * 1024 * 1024, &i, err);
-		if (rc == 0 && apply) {
-			/* a per-queue limit that followed the port's keeps following it */
-			if (p->cfg.queue_limit_bytes == p->cfg.limit_bytes)
-				p->cfg.queue_limit_bytes = (uint64_t)i * 1024;
-			p->cfg.limit_bytes = (uint64_t)i * 1024;
-		}
+		out->u64 = (uint64_t)i * 1024;
 		return rc;
 	}
 	if (strcmp(key, "link") == 0) {
+		out->key = EMU_TM_SET_LINK;
 		s = json_string_value(val);
 		if (s == NULL)
 			return emu_err_set(err, "%s: must be \"down\" or \"up\", got %s", path,
@@ -1324,9 +1305,38 @@ emu_tm_set(struct emu_tm *tm, uint16_t port, const char *key, const json_t *val,
 		if (strcmp(s, "down") != 0 && strcmp(s, "up") != 0)
 			return emu_err_set(err, "%s: must be \"down\" or \"up\", got \"%s\"", path,
 					   s);
-		if (!apply)
-			return 0;
-		if (strcmp(s, "up") == 0) {
+		out->u32 = strcmp(s, "up") == 0;
+		return 0;
+	}
+	if (strcmp(key, "pfc_storm") == 0) {
+		out->key = EMU_TM_SET_STORM;
+		return emu_tm_storm_compile(val, out, path, err);
+	}
+	return emu_err_set(err, "%s: unknown key (known: rate_gbps, delay_us, buffer_kb, link, "
+			   "pfc_storm)", path);
+}
+
+void
+emu_tm_apply(struct emu_tm *tm, uint16_t port, const struct emu_set *s, uint64_t now_ns,
+	     struct emu_rng *rng)
+{
+	struct emu_tm_port *p = &tm->ports[port];
+
+	switch (s->key) {
+	case EMU_TM_SET_RATE:
+		p->cfg.rate_bps = s->u64;
+		break;
+	case EMU_TM_SET_DELAY:
+		p->cfg.delay_ns = s->u64;
+		break;
+	case EMU_TM_SET_BUFFER:
+		/* a per-queue limit that followed the port's keeps following it */
+		if (p->cfg.queue_limit_bytes == p->cfg.limit_bytes)
+			p->cfg.queue_limit_bytes = s->u64;
+		p->cfg.limit_bytes = s->u64;
+		break;
+	case EMU_TM_SET_LINK:
+		if (s->u32) {
 			p->link_up = true;
 		} else if (p->link_up) {
 			/* what could start before the link went down has started */
@@ -1334,10 +1344,23 @@ emu_tm_set(struct emu_tm *tm, uint16_t port, const char *key, const json_t *val,
 			p->link_up = false;
 			emu_tm_flush(tm, p, now_ns);
 		}
-		return 0;
+		break;
+	case EMU_TM_SET_STORM:
+		emu_tm_storm_apply(p, s, now_ns);
+		break;
+	default:
+		break;
 	}
-	if (strcmp(key, "pfc_storm") == 0)
-		return emu_tm_storm_set(p, val, apply, now_ns, path, err);
-	return emu_err_set(err, "%s: unknown key (known: rate_gbps, delay_us, buffer_kb, link, "
-			   "pfc_storm)", path);
+}
+
+int
+emu_tm_set(struct emu_tm *tm, uint16_t port, const char *key, const json_t *val, bool apply,
+	   uint64_t now_ns, struct emu_rng *rng, const char *path, struct emu_err *err)
+{
+	struct emu_set s;
+	int rc = emu_tm_compile(tm, port, key, val, &s, path, err);
+
+	if (rc == 0 && apply)
+		emu_tm_apply(tm, port, &s, now_ns, rng);
+	return rc;
 }

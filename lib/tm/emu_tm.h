@@ -30,9 +30,10 @@
 #include <jansson.h>
 #include <rte_mbuf.h>
 
-#include "lib/core/emu_err.h"
-#include "lib/core/emu_rng.h"
-#include "lib/core/emu_stage.h"
+#include "lib/base/emu_err.h"
+#include "lib/base/emu_rng.h"
+#include "lib/pkt/emu_pkt.h"
+#include "lib/base/emu_set.h"
 
 #define EMU_TM_WIRE_OVERHEAD_BYTES 24 /* FCS 4 + preamble/SFD 8 + IFG 12 */
 #define EMU_TM_MIN_FRAME_BYTES 60     /* without FCS */
@@ -284,18 +285,29 @@ void emu_tm_buffer_use(const struct emu_tm *tm, uint64_t *used_bytes, uint64_t *
 const struct emu_tm_port_cfg *emu_tm_port_cfg(const struct emu_tm *tm, uint16_t port);
 
 /**
- * Profile change of port @p port's @p key ("rate_gbps", "delay_us", "buffer_kb", "link",
- * "pfc_storm") at @p now_ns: validate only when !apply. @p path names the value in
- * messages. @p rng serves the ECN draws of the packets that start before a link goes down.
+ * Compile a profile change of port @p port's @p key ("rate_gbps", "delay_us", "buffer_kb",
+ * "link", "pfc_storm") into @p out (control path: validates, reads nothing the worker
+ * writes). @p path names the value in messages.
  */
+int emu_tm_compile(const struct emu_tm *tm, uint16_t port, const char *key, const json_t *val,
+		   struct emu_set *out, const char *path, struct emu_err *err);
+
+/**
+ * Apply a compiled change at @p now_ns (the worker, between bursts). @p rng serves the ECN
+ * draws of the packets that start before a link goes down.
+ */
+void emu_tm_apply(struct emu_tm *tm, uint16_t port, const struct emu_set *s, uint64_t now_ns,
+		  struct emu_rng *rng);
+
+/** emu_tm_compile() and, when @p apply, emu_tm_apply(): for tests and one-thread callers. */
 int emu_tm_set(struct emu_tm *tm, uint16_t port, const char *key, const json_t *val, bool apply,
 	       uint64_t now_ns, struct emu_rng *rng, const char *path, struct emu_err *err);
 
 /**
- * The current value of port @p port's @p key (as emu_tm_set() takes it) as a new JSON
- * reference; NULL for an unknown key. "pfc_storm" is false or the running storm's object.
+ * Every key emu_tm_compile() takes, with the value port configuration @p pc gives it (link
+ * "up", pfc_storm false): what a profile's timed phase puts back. New reference.
  */
-json_t *emu_tm_get(const struct emu_tm *tm, uint16_t port, const char *key);
+json_t *emu_tm_settings(const struct emu_tm_port_cfg *pc);
 
 /**
  * Check that a port's delay line, sized from @p sized (the pipeline's port config),

@@ -28,10 +28,10 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 
-#include "lib/core/emu_err.h"
-#include "lib/core/emu_rundir.h"
-#include "lib/core/emu_stage.h"
-#include "lib/core/emu_switch.h"
+#include "lib/base/emu_err.h"
+#include "lib/base/emu_rundir.h"
+#include "lib/stage/emu_stage.h"
+#include "lib/switch/emu_switch.h"
 #include "lib/proto/roce_proto.h"
 
 static const char bench_plain_json[] =

@@ -21,9 +21,9 @@
 #include <rte_eal.h>
 #include <rte_mbuf.h>
 
-#include "lib/core/emu_err.h"
-#include "lib/core/emu_stage.h"
-#include "lib/core/emu_switch.h"
+#include "lib/base/emu_err.h"
+#include "lib/stage/emu_stage.h"
+#include "lib/switch/emu_switch.h"
 #include "lib/proto/roce_proto.h"
 
 #define BENCH_QPS 64

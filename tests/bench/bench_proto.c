@@ -23,7 +23,7 @@
 #include <rte_net_crc.h>
 #include <rte_vect.h>
 
-#include "lib/core/emu_compat.h"
+#include "lib/base/emu_compat.h"
 #include "lib/proto/roce_crc.h"
 #include "lib/proto/roce_proto.h"
 

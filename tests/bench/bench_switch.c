@@ -35,9 +35,9 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
-#include "lib/core/emu_err.h"
-#include "lib/core/emu_stage.h"
-#include "lib/core/emu_switch.h"
+#include "lib/base/emu_err.h"
+#include "lib/stage/emu_stage.h"
+#include "lib/switch/emu_switch.h"
 #include "lib/proto/roce_proto.h"
 
 #define BENCH_N_SIZES 3

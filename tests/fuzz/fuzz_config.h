@@ -21,11 +21,11 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 
-#include "lib/core/emu_err.h"
-#include "lib/core/emu_stage.h"
-#include "lib/core/emu_switch.h"
+#include "lib/base/emu_err.h"
+#include "lib/stage/emu_stage.h"
+#include "lib/switch/emu_switch.h"
 #include "fuzz_common.h"
-#include "lib/core/emu_rundir.h"
+#include "lib/base/emu_rundir.h"
 
 #ifndef ROCEMU_SOURCE_DIR
 #define ROCEMU_SOURCE_DIR "."

@@ -9,7 +9,7 @@
  * loaded timeline then plays onto the switch action by action, as the worker applies it;
  * the switch, freed, gives back to the DPDK heap every byte it took.
  */
-#include "lib/core/emu_profile.h"
+#include "lib/ctl/emu_profile.h"
 #include "fuzz_config.h"
 
 static const char *const fuzz_pipeline_files[] = {
@@ -79,7 +79,7 @@ fuzz_load(json_t *root, struct emu_switch *sw, bool apply, struct emu_err *err)
 	while (apply && (t = emu_profile_next_ns(prof)) != UINT64_MAX) {
 		FUZZ_CHECK(t >= prev);
 		prev = t;
-		FUZZ_CHECK(emu_profile_apply_due(prof, sw, t, t) > 0);
+		FUZZ_CHECK(emu_switch_apply_due(sw, emu_profile_prog(prof), t, t) > 0);
 	}
 	emu_profile_free(prof);
 	return 0;

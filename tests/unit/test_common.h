@@ -18,8 +18,8 @@
 #include <rte_eal.h>
 #include <rte_mbuf.h>
 
-#include "lib/core/emu_stage.h"
-#include "lib/core/emu_switch.h"
+#include "lib/stage/emu_stage.h"
+#include "lib/switch/emu_switch.h"
 #include "lib/proto/roce_build.h"
 #include "lib/proto/roce_mbuf.h"
 

@@ -374,6 +374,7 @@ test_duplicate_and_set(void **state)
 	struct stage *s;
 	struct rte_mbuf *m;
 	struct emu_err err;
+	struct emu_set set;
 	json_t *v;
 
 	(void)state;
@@ -393,8 +394,8 @@ test_duplicate_and_set(void **state)
 	rte_pktmbuf_free(m);
 	/* Profile: disable x before its 3rd packet; validation alone changes nothing. */
 	v = json_pack("{s:b}", "enabled", 0);
-	assert_int_equal(emu_stage_impair.set(s->priv, "x", v, false, "p.x", &err), 0);
-	assert_int_equal(emu_stage_impair.set(s->priv, "x", v, true, "p.x", &err), 0);
+	assert_int_equal(emu_stage_impair.compile(s->priv, "x", v, &set, "p.x", &err), 0);
+	emu_stage_impair.apply(s->priv, &set);
 	json_decref(v);
 	m = one(s, roce_frame());
 	assert_non_null(m);
@@ -402,9 +403,9 @@ test_duplicate_and_set(void **state)
 	assert_int_equal(ctr(s, "x_matched"), 0); /* "nth": 3 never came */
 	assert_int_equal(ctr(s, "drop_x"), 0);
 	v = json_pack("{s:f}", "p", 0.5);
-	assert_int_not_equal(emu_stage_impair.set(s->priv, "x", v, false, "p.x", &err), 0);
+	assert_int_not_equal(emu_stage_impair.compile(s->priv, "x", v, &set, "p.x", &err), 0);
 	assert_string_equal(err.msg, "p.x.p: event \"x\" has no bernoulli or gilbert loss model");
-	assert_int_not_equal(emu_stage_impair.set(s->priv, "nope", v, false, "p.nope", &err), 0);
+	assert_int_not_equal(emu_stage_impair.compile(s->priv, "nope", v, &set, "p.nope", &err), 0);
 	json_decref(v);
 	stage_free(s);
 }

@@ -4,7 +4,7 @@
 #include <math.h>
 
 #include "test_common.h"
-#include "lib/core/emu_profile.h"
+#include "lib/ctl/emu_profile.h"
 
 #define POOL_N 4096
 
@@ -230,7 +230,7 @@ test_incast_profile(void **state)
 	(void)state;
 	assert_non_null(doc);
 	assert_int_equal(emu_profile_from_json(doc, sw, &prof, &err), 0);
-	emu_switch_set_profile(sw, prof, 1000000);
+	emu_switch_set_program(sw, emu_profile_prog(prof), 1000000);
 	assert_int_equal(emu_switch_incast_next_ns(sw, "x"), UINT64_MAX);
 	run_until(sw, 1009999, 0, NULL);
 	assert_int_equal(ctr(sw, "generated"), 0);

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "lib/core/emu_match.h"
+#include "lib/stage/emu_match.h"
 
 #define NO_PORT 0xffff /* EMU_PORT_NONE: no egress port decided */
 

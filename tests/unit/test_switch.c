@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The runner (conservation accounting, flooding, emitted frames) and the learning bridge. */
 #include "test_common.h"
-#include "lib/core/emu_profile.h"
+#include "lib/ctl/emu_profile.h"
 
 static struct rte_mempool *pool;
 static const uint8_t mac_a[6] = { 2, 0, 0, 0, 0, 0xa };
@@ -194,7 +194,7 @@ test_profile_changes_rate(void **state)
 
 	(void)state;
 	assert_int_equal(emu_profile_from_json(doc, sw, &prof, &err), 0);
-	emu_switch_set_profile(sw, prof, 1000000); /* t0 = 1 ms */
+	emu_switch_set_program(sw, emu_profile_prog(prof), 1000000); /* t0 = 1 ms */
 	/* before the phase (t = 1.5 ms): 1226 B takes 1 us at 10G */
 	m = test_frame(pool, mac_b, mac_a, 1226, 0);
 	emu_switch_rx(sw, 0, &m, 1, 1500000);
@@ -282,7 +282,7 @@ test_profile_pfc_storm_and_link(void **state)
 	(void)state;
 	assert_non_null(doc);
 	assert_int_equal(emu_profile_from_json(doc, sw, &prof, &err), 0);
-	emu_switch_set_profile(sw, prof, 0);
+	emu_switch_set_program(sw, emu_profile_prog(prof), 0);
 	/* 10 storm frames, due every 10 us from 0; 60 B take 67.2 ns at 10G. The storm stops at
 	 * 100 us, before its 11th frame. */
 	storm_run(sw, 150000, &n_pfc, pfc_deps, data_deps, &n_data);
@@ -375,7 +375,7 @@ test_profile_duration(void **state)
 	assert_true(prof->actions[3].restore);
 	assert_int_equal(prof->actions[3].at_ns, 1500000000);
 	assert_true(prof->actions[4].restore);
-	emu_switch_set_profile(sw, prof, 0);
+	emu_switch_set_program(sw, emu_profile_prog(prof), 0);
 	for (k = 0; k < RTE_DIM(probe_ns); k++) {
 		assert_int_equal(duration_probe(sw, probe_ns[k], k, &log, &rate_bps),
 				 probe_passes[k]);
@@ -397,7 +397,7 @@ test_profile_duration(void **state)
 		" {\"at_s\": 3, \"repeat\": 3, \"every_s\": 1, \"phases\": ["
 		"  {\"at_s\": 0.5, \"duration_s\": 0.25, \"tm\": {\"b\": {\"link\": \"down\"}}}]}]}",
 		&prof, &err), 0);
-	emu_switch_set_profile(sw, prof, 10000000000ULL); /* t0 = 10 s */
+	emu_switch_set_program(sw, emu_profile_prog(prof), 10000000000ULL); /* t0 = 10 s */
 	run_until(sw, 2, 11999999999ULL, NULL);
 	assert_int_equal(emu_tm_port_cfg(tm, 1)->rate_bps, 1000000000ULL);
 	run_until(sw, 2, 12000000000ULL, NULL);
@@ -468,7 +468,7 @@ test_profile_repeat(void **state)
 	}
 	assert_string_equal(prof->actions[9].path, "phases[1].phases[1].tm.b.rate_gbps");
 	/* applied at the right virtual times */
-	emu_switch_set_profile(sw, prof, 0);
+	emu_switch_set_program(sw, emu_profile_prog(prof), 0);
 	run_until(sw, 2, 1100000000 - 1, NULL);
 	assert_false(emu_tm_link_up(emu_switch_tm(sw), 1));
 	run_until(sw, 2, 1100000000, NULL);

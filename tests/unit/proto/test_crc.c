@@ -5,7 +5,7 @@
 #include <rte_eal.h>
 #include <rte_net_crc.h>
 
-#include "lib/core/emu_compat.h"
+#include "lib/base/emu_compat.h"
 #include "lib/proto/roce_crc.h"
 #include "test_util.h"
 

@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/base/emu_out.h"
+
+static bool
+emu_out_is_stdout(const char *path)
+{
+	return strcmp(path, "-") == 0;
+}
+
+/* The directory part of @p path, as a new string ("." for a bare name). */
+static char *
+emu_out_dirname(const char *path)
+{
+	char *copy = strdup(path), *d;
+
+	if (copy == NULL)
+		return NULL;
+	d = strdup(dirname(copy));
+	free(copy);
+	return d;
+}
+
+int
+emu_out_probe(const char *path, struct emu_err *err)
+{
+	struct stat st;
+	char *dir;
+	int rc = 0;
+
+	if (path[0] == '\0')
+		return emu_err_setrc(err, -EINVAL, "empty file name");
+	if (emu_out_is_stdout(path))
+		return 0;
+	if (stat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return emu_err_setrc(err, -EISDIR, "%s: is a directory", path);
+		if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))
+			return access(path, W_OK) == 0 ? 0 :
+			       emu_err_setrc(err, -errno, "%s: cannot write: %s", path,
+					     strerror(errno));
+		if (!S_ISREG(st.st_mode))
+			return emu_err_setrc(err, -EINVAL,
+					     "%s: not a regular file, device or FIFO", path);
+	}
+	dir = emu_out_dirname(path);
+	if (dir == NULL)
+		return emu_err_setrc(err, -ENOMEM, "%s: out of memory", path);
+	if (stat(dir, &st) != 0)
+		rc = emu_err_setrc(err, -errno, "%s: directory %s: %s", path, dir,
+				   strerror(errno));
+	else if (!S_ISDIR(st.st_mode))
+		rc = emu_err_setrc(err, -ENOTDIR, "%s: %s is not a directory", path, dir);
+	else if (access(dir, W_OK | X_OK) != 0)
+		rc = emu_err_setrc(err, -errno, "%s: cannot create files in %s: %s", path, dir,
+				   strerror(errno));
+	free(dir);
+	return rc;
+}
+
+int
+emu_out_open(struct emu_out *o, const char *path, struct emu_err *err)
+{
+	struct stat st;
+	mode_t mask;
+	int rc;
+
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
+	rc = emu_out_probe(path, err);
+	if (rc != 0)
+		return rc;
+	o->path = strdup(path);
+	if (o->path == NULL)
+		return emu_err_setrc(err, -ENOMEM, "%s: out of memory", path);
+	if (emu_out_is_stdout(path)) {
+		o->fd = STDOUT_FILENO;
+		o->stream = true;
+		return 0;
+	}
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		o->fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (o->fd < 0) {
+			rc = -errno;
+			emu_err_setrc(err, rc, "%s: cannot open for writing: %s", path,
+				      strerror(errno));
+			goto fail;
+		}
+		o->stream = true;
+		return 0;
+	}
+	if (asprintf(&o->tmp, "%s.rocemu-XXXXXX", path) < 0) {
+		o->tmp = NULL;
+		rc = emu_err_setrc(err, -ENOMEM, "%s: out of memory", path);
+		goto fail;
+	}
+	o->fd = mkostemp(o->tmp, O_CLOEXEC);
+	if (o->fd < 0) {
+		rc = -errno;
+		emu_err_setrc(err, rc, "%s: cannot create %s: %s", path, o->tmp, strerror(errno));
+		free(o->tmp);
+		o->tmp = NULL;
+		goto fail;
+	}
+	/* mkstemp makes 0600; the file gets what an ordinary create would give it */
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(o->fd, 0666 & ~mask) != 0) {
+		/* not fatal: the data is what matters */
+	}
+	return 0;
+fail:
+	free(o->path);
+	o->path = NULL;
+	return rc;
+}
+
+int
+emu_out_write(struct emu_out *o, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	if (o->error != 0)
+		return -o->error;
+	while (len > 0) {
+		ssize_t w = write(o->fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			o->error = w < 0 ? errno : EIO;
+			return -o->error;
+		}
+		p += w;
+		len -= (size_t)w;
+		o->bytes += (uint64_t)w;
+	}
+	return 0;
+}
+
+void
+emu_out_truncate(struct emu_out *o, uint64_t size)
+{
+	if (!o->stream && o->fd >= 0 && size < o->bytes && ftruncate(o->fd, (off_t)size) == 0)
+		o->bytes = size;
+}
+
+int
+emu_out_commit(struct emu_out *o, struct emu_err *err)
+{
+	int rc = 0;
+
+	if (o->path == NULL)
+		return 0;
+	if (o->fd >= 0 && o->fd != STDOUT_FILENO && close(o->fd) != 0 && o->error == 0)
+		o->error = errno;
+	o->fd = -1;
+	if (o->error != 0) {
+		if (o->tmp != NULL)
+			rc = emu_err_setrc(err, -o->error,
+					   "%s: write failed: %s; %s was left as it was, the %llu bytes "
+					   "written are in %s",
+					   o->path, strerror(o->error), o->path,
+					   (unsigned long long)o->bytes, o->tmp);
+		else
+			rc = emu_err_setrc(err, -o->error, "%s: write failed after %llu bytes: %s",
+					   o->path, (unsigned long long)o->bytes,
+					   strerror(o->error));
+	} else if (o->tmp != NULL && rename(o->tmp, o->path) != 0) {
+		rc = emu_err_setrc(err, -errno, "%s: cannot rename %s over it: %s; the data is in %s",
+				   o->path, o->tmp, strerror(errno), o->tmp);
+	}
+	free(o->tmp);
+	free(o->path);
+	o->tmp = NULL;
+	o->path = NULL;
+	return rc;
+}
+
+void
+emu_out_abort(struct emu_out *o)
+{
+	if (o->fd >= 0 && o->fd != STDOUT_FILENO)
+		close(o->fd);
+	o->fd = -1;
+	if (o->tmp != NULL)
+		unlink(o->tmp);
+	free(o->tmp);
+	free(o->path);
+	o->tmp = NULL;
+	o->path = NULL;
+}
+
+struct emu_file_key {
+	bool exists;
+	dev_t dev;
+	ino_t ino;
+	char abs[PATH_MAX * 2];
+};
+
+/* Identify @p path: device and inode when it exists, else its absolute path. */
+static void
+emu_file_key(const char *path, struct emu_file_key *k)
+{
+	struct stat st;
+	char *dir, *copy, *base;
+	char real[PATH_MAX];
+
+	memset(k, 0, sizeof(*k));
+	if (emu_out_is_stdout(path)) {
+		snprintf(k->abs, sizeof(k->abs), "-");
+		return;
+	}
+	if (stat(path, &st) == 0) {
+		k->exists = true;
+		k->dev = st.st_dev;
+		k->ino = st.st_ino;
+		return;
+	}
+	dir = emu_out_dirname(path);
+	copy = strdup(path);
+	base = copy != NULL ? basename(copy) : NULL;
+	if (dir != NULL && base != NULL && realpath(dir, real) != NULL)
+		snprintf(k->abs, sizeof(k->abs), "%s/%s", real, base);
+	else
+		snprintf(k->abs, sizeof(k->abs), "%s", path);
+	free(dir);
+	free(copy);
+}
+
+static bool
+emu_file_key_eq(const struct emu_file_key *a, const struct emu_file_key *b)
+{
+	if (a->exists != b->exists)
+		return false;
+	if (a->exists)
+		return a->dev == b->dev && a->ino == b->ino;
+	return strcmp(a->abs, b->abs) == 0;
+}
+
+int
+emu_files_check(const struct emu_file_ref *refs, unsigned int n, struct emu_err *err)
+{
+	struct emu_file_key *keys;
+	unsigned int i, j;
+	int rc = 0;
+
+	if (n == 0)
+		return 0;
+	keys = calloc(n, sizeof(*keys));
+	if (keys == NULL)
+		return emu_err_setrc(err, -ENOMEM, "out of memory");
+	for (i = 0; i < n; i++)
+		emu_file_key(refs[i].path, &keys[i]);
+	for (i = 0; i < n && rc == 0; i++)
+		for (j = 0; j < i && rc == 0; j++) {
+			struct stat st;
+
+			if (refs[i].input && refs[j].input)
+				continue;
+			if (!emu_file_key_eq(&keys[i], &keys[j]))
+				continue;
+			/* /dev/null and other devices may take any number of outputs */
+			if (keys[i].exists && stat(refs[i].path, &st) == 0 && S_ISCHR(st.st_mode) &&
+			    !refs[i].input && !refs[j].input)
+				continue;
+			rc = emu_err_setrc(err, -EEXIST,
+					   "%s %s: is the same file as %s %s (%s)", refs[i].role,
+					   refs[i].path, refs[j].role, refs[j].path,
+					   refs[i].input || refs[j].input ?
+					   "an output never overwrites an input" :
+					   "two outputs would overwrite each other");
+		}
+	free(keys);
+	return rc;
+}

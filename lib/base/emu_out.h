@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef EMU_OUT_H
+#define EMU_OUT_H
+
+/**
+ * @file
+ * Output files that never lose data (no EAL, control path and main lcore only).
+ *
+ * - A regular file (or a name that does not exist yet) is written under a temporary name in
+ *   the same directory, "NAME.rocemu-XXXXXX", and renamed over NAME only by
+ *   emu_out_commit() after every byte was written: a refused, failed or killed run leaves an
+ *   existing NAME as it was. A killed run leaves its data in the temporary file.
+ * - A character device, a FIFO or "-" (standard output) is written as a stream, never
+ *   replaced.
+ * - Every write is checked. The first error stops the output (later writes are refused), is
+ *   kept with its errno, and is reported by emu_out_commit(), which then keeps the temporary
+ *   file (readable up to the last complete record) instead of replacing NAME.
+ *
+ * And before anything is opened, emu_files_check() refuses any two paths of a run (inputs,
+ * outputs, capture files, stats) that name the same file, by device and inode where the file
+ * exists and by absolute path where it does not yet.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "lib/base/emu_err.h"
+
+struct emu_out {
+	char *path;       /**< as given */
+	char *tmp;        /**< temporary name while writing (regular files), else NULL */
+	int fd;
+	bool stream;      /**< device, FIFO or standard output: written in place */
+	int error;        /**< first errno of a failed write, 0 while all went well */
+	uint64_t bytes;   /**< bytes written */
+};
+
+/**
+ * Open @p path for writing as described above. The directory must exist and be writable.
+ * Returns 0 or -errno with a message naming the file.
+ */
+int emu_out_open(struct emu_out *o, const char *path, struct emu_err *err);
+
+/** Check, without creating anything, that emu_out_open(@p path) would succeed. */
+int emu_out_probe(const char *path, struct emu_err *err);
+
+/**
+ * Write all of @p len bytes (retrying short writes and EINTR). Returns 0, or -errno on the
+ * first failure; after a failure every later call fails at once with the same error.
+ */
+int emu_out_write(struct emu_out *o, const void *buf, size_t len);
+
+/** After a failed write: cut a regular file back to @p size bytes (a record boundary). */
+void emu_out_truncate(struct emu_out *o, uint64_t size);
+
+/**
+ * Finish: close, and rename the temporary file over the path when everything was written.
+ * When a write failed, NAME is left as it was and the temporary file kept; the message says
+ * where the data is. Returns 0 or -errno with the message.
+ */
+int emu_out_commit(struct emu_out *o, struct emu_err *err);
+
+/** Abandon a refused run's output: close and remove the temporary file; accepts a closed one. */
+void emu_out_abort(struct emu_out *o);
+
+/** Whether emu_out_open() succeeded and the output is not yet committed or aborted. */
+static inline bool
+emu_out_is_open(const struct emu_out *o)
+{
+	return o->fd >= 0 && o->path != NULL;
+}
+
+/** One path of a run and its role, as shown in messages ("--in", "stages.egress[0].file"). */
+struct emu_file_ref {
+	const char *role;
+	const char *path;
+	bool input; /**< inputs may repeat each other; nothing may repeat an output */
+};
+
+/**
+ * Refuse two refs naming the same file where one of them is an output: "ROLE2 PATH2: is the
+ * same file as ROLE1 PATH1 (...)". Standard output ("-") counts as one file.
+ */
+int emu_files_check(const struct emu_file_ref *refs, unsigned int n, struct emu_err *err);
+
+#endif

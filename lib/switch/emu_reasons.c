@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Drop reasons (one id per counter), drop hooks, no-route warnings, stage failures and the
+ * per-packet annotation a capture writes.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_malloc.h>
+
+#include "lib/proto/roce_build.h"
+#include "lib/proto/roce_mbuf.h"
+#include "lib/base/emu_json.h"
+
+#include "lib/switch/emu_switch_int.h"
+
+unsigned int
+emu_switch_route_warnings(const struct emu_switch *sw, FILE *f)
+{
+	uint32_t reach[EMU_MAX_PORTS] = { 0 }, masks[EMU_MAX_PORTS];
+	unsigned int i, p, n = 0;
+	bool chooser = false;
+
+	for (i = 0; i < sw->n_stages; i++) {
+		const struct emu_stage_inst *st = &sw->stages[i];
+
+		if (st->ops->routes == NULL || st->egress)
+			continue;
+		memset(masks, 0, sizeof(masks));
+		st->ops->routes(st->priv, sw->n_ports, masks);
+		for (p = 0; p < sw->n_ports; p++)
+			reach[p] |= masks[p];
+		chooser = true;
+	}
+	if (!chooser) {
+		fprintf(f, "rocemu: WARNING: no ingress stage chooses an egress port (add a "
+			"\"forward\" stage): every frame will be dropped as drop_no_route\n");
+		return 1;
+	}
+	for (p = 0; p < sw->n_ports; p++)
+		if (reach[p] == 0) {
+			fprintf(f, "rocemu: WARNING: no route from port %s: every frame arriving "
+				"there will be dropped (see the forward stage's pairs or macs)\n",
+				sw->pl->port_names[p]);
+			n++;
+		}
+	return n;
+}
+
+unsigned int
+emu_switch_report_failures(const struct emu_switch *sw, FILE *f)
+{
+	char msg[EMU_ERR_LEN + 128];
+	unsigned int i, n = 0;
+
+	for (i = 0; i < sw->n_stages; i++) {
+		const struct emu_stage_inst *st = &sw->stages[i];
+
+		if (st->ops->failed != NULL && st->initialised &&
+		    st->ops->failed(st->priv, msg, sizeof(msg))) {
+			fprintf(f, "rocemu: stage %s: %s\n", st->name, msg);
+			n++;
+		}
+	}
+	return n;
+}
+
+int
+emu_switch_add_drop_hook(struct emu_switch *sw,
+			 void (*hook)(void *arg, struct rte_mbuf *m, uint32_t reason), void *arg)
+{
+	if (sw->dropper.n_hooks >= EMU_DROP_MAX_HOOKS)
+		return -ENOSPC;
+	sw->dropper.hooks[sw->dropper.n_hooks].fn = hook;
+	sw->dropper.hooks[sw->dropper.n_hooks].arg = arg;
+	sw->dropper.n_hooks++;
+	return 0;
+}
+
+int
+emu_switch_env_add_drop_hook(void *sw, void (*fn)(void *arg, struct rte_mbuf *m, uint32_t reason),
+			     void *arg)
+{
+	return emu_switch_add_drop_hook(sw, fn, arg);
+}
+
+size_t
+emu_switch_env_annotate(const void *sw, const struct emu_pkt_meta *meta, int drop_reason,
+			bool all, char *buf, size_t len)
+{
+	return emu_switch_annotate_meta(sw, meta, drop_reason, all, buf, len);
+}
+
+uint32_t
+emu_switch_n_reasons(const struct emu_switch *sw)
+{
+	return sw->n_reasons;
+}
+
+bool
+emu_switch_reason_name(const struct emu_switch *sw, uint32_t id, char *buf, size_t len)
+{
+	const char *ctr = NULL;
+	unsigned int i;
+
+	buf[0] = '\0';
+	if (id >= sw->n_reasons)
+		return false;
+	if (id >= sw->run_reason_base) {
+		ctr = emu_run_ctr_names[id - sw->run_reason_base];
+		snprintf(buf, len, "runner.%s", ctr);
+	} else if (id >= sw->incast_reason_base) {
+		uint32_t k = (id - sw->incast_reason_base) / EMU_INCAST_CTR_MAX;
+
+		if (k >= sw->n_incast)
+			return false;
+		ctr = emu_incast_ctr_names[(id - sw->incast_reason_base) % EMU_INCAST_CTR_MAX];
+		snprintf(buf, len, "incast.%s.%s", sw->incast[k].s.cfg.name, ctr);
+	} else if (id >= sw->tm_reason_base) {
+		uint32_t k = id - sw->tm_reason_base;
+
+		ctr = emu_tm_ctr_names[k % EMU_TM_CTR_MAX];
+		snprintf(buf, len, "tm.%s.%s", sw->pl->port_names[k / EMU_TM_CTR_MAX], ctr);
+	} else {
+		for (i = 0; i < sw->n_stages; i++) {
+			const struct emu_stage_inst *st = &sw->stages[i];
+
+			if (id >= st->reason_base && id < st->reason_base + st->ops->n_ctr) {
+				ctr = st->ops->ctr_names[id - st->reason_base];
+				snprintf(buf, len, "%s.%s", st->name, ctr);
+				break;
+			}
+		}
+	}
+	return ctr != NULL && emu_is_drop_name(ctr);
+}
+
+uint64_t
+emu_switch_reason_count(const struct emu_switch *sw, uint32_t id)
+{
+	unsigned int i;
+
+	if (id >= sw->n_reasons)
+		return 0;
+	if (id >= sw->run_reason_base)
+		return sw->ctr[id - sw->run_reason_base];
+	if (id >= sw->incast_reason_base) {
+		uint32_t k = (id - sw->incast_reason_base) / EMU_INCAST_CTR_MAX;
+
+		return k < sw->n_incast ?
+		       sw->incast[k].ctr[(id - sw->incast_reason_base) % EMU_INCAST_CTR_MAX] : 0;
+	}
+	if (id >= sw->tm_reason_base)
+		return emu_tm_port_ctrs(sw->tm, (id - sw->tm_reason_base) / EMU_TM_CTR_MAX)
+			[(id - sw->tm_reason_base) % EMU_TM_CTR_MAX];
+	for (i = 0; i < sw->n_stages; i++)
+		if (id >= sw->stages[i].reason_base &&
+		    id < sw->stages[i].reason_base + sw->stages[i].ops->n_ctr)
+			return sw->stages[i].ctr[id - sw->stages[i].reason_base];
+	return 0;
+}
+
+/* Append to an annotation: returns the new length (never past @p len). */
+static size_t
+emu_ann(char *buf, size_t len, size_t used, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (used >= len)
+		return used;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
+	return n < 0 ? used : RTE_MIN(used + (size_t)n, len - 1);
+}
+
+static const char *
+emu_switch_port_label(const struct emu_switch *sw, uint16_t port)
+{
+	if (port < sw->n_ports)
+		return sw->pl->port_names[port];
+	return port == EMU_PORT_SELF ? "switch" : port == EMU_PORT_FLOOD ? "flood" : "none";
+}
+
+size_t
+emu_switch_annotate(const struct emu_switch *sw, struct rte_mbuf *m, int drop_reason, bool all,
+		    char *buf, size_t len)
+{
+	return emu_switch_annotate_meta(sw, emu_meta(m), drop_reason, all, buf, len);
+}
+
+size_t
+emu_switch_annotate_meta(const struct emu_switch *sw, const struct emu_pkt_meta *meta,
+			 int drop_reason, bool all, char *buf, size_t len)
+{
+	const struct emu_trace *tr = &meta->trace;
+	char name[128];
+	size_t u = 0;
+
+	buf[0] = '\0';
+	if (drop_reason < 0 && tr->drop_reason != 0)
+		drop_reason = tr->drop_reason - 1; /* a drop capture's copy */
+	if (!all && drop_reason < 0 && tr->marks == 0 && tr->created_by == 0 &&
+	    tr->event_reason == 0)
+		return 0;
+	u = emu_ann(buf, len, u, "rocemu:");
+	if (drop_reason >= 0) {
+		emu_switch_reason_name(sw, (uint32_t)drop_reason, name, sizeof(name));
+		u = emu_ann(buf, len, u, " drop=%s", name);
+	}
+	u = emu_ann(buf, len, u, " in=%s", emu_switch_port_label(sw, meta->in_port));
+	if (meta->out_port != EMU_PORT_NONE)
+		u = emu_ann(buf, len, u, " out=%s", emu_switch_port_label(sw, meta->out_port));
+	u = emu_ann(buf, len, u, " t_in=%" PRIu64 " prio=%u", tr->t_in_ns, meta->prio);
+	if (tr->t_enq_ns != 0 && drop_reason < 0)
+		u = emu_ann(buf, len, u, " qdepth=%u wait=%uns", tr->qdepth_bytes, tr->wait_ns);
+	if (tr->marks & EMU_TRACE_CE_RED)
+		u = emu_ann(buf, len, u, " ce=red");
+	if (tr->marks & EMU_TRACE_CE_EVENT)
+		u = emu_ann(buf, len, u, " ce=event");
+	if (tr->marks & EMU_TRACE_DELAYED)
+		u = emu_ann(buf, len, u, " delayed=%uns", tr->delay_ns);
+	if (tr->marks & EMU_TRACE_CORRUPTED)
+		u = emu_ann(buf, len, u, " corrupted");
+	if (tr->marks & EMU_TRACE_REWRITTEN)
+		u = emu_ann(buf, len, u, " rewritten");
+	if (tr->marks & EMU_TRACE_DUPLICATE)
+		u = emu_ann(buf, len, u, " duplicate");
+	if (tr->event_reason != 0) {
+		emu_switch_reason_name(sw, tr->event_reason - 1u, name, sizeof(name));
+		u = emu_ann(buf, len, u, " event=%s", name);
+	}
+	if (tr->created_by == EMU_TRACE_BY_SWITCH)
+		u = emu_ann(buf, len, u, " created=switch");
+	else if (tr->created_by == EMU_TRACE_BY_INCAST)
+		u = emu_ann(buf, len, u, " created=incast");
+	else if (tr->created_by != 0 && tr->created_by <= sw->n_stages)
+		u = emu_ann(buf, len, u, " created=%s", sw->stages[tr->created_by - 1].name);
+	if (tr->path != 0)
+		u = emu_ann(buf, len, u, " path=%u", tr->path);
+	return u;
+}

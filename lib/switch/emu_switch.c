@@ -1,0 +1,746 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The runner (717 lines, over 600): rx, stages, TM, emitted frames, PFC frames, tx; the PFC
+ * frame building moves into the TM with issue 12's layer split.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_malloc.h>
+
+#include "lib/proto/roce_build.h"
+#include "lib/proto/roce_mbuf.h"
+#include "lib/base/emu_json.h"
+#include "lib/switch/emu_switch_int.h"
+
+const char *const emu_run_ctr_names[EMU_RUN_CTR_MAX] = {
+#define EMU_RUN_CTR_NAME(e, s) s,
+	EMU_RUN_FOREACH_CTR(EMU_RUN_CTR_NAME)
+#undef EMU_RUN_CTR_NAME
+};
+
+
+
+
+static void
+emu_switch_drop_bulk(struct emu_switch *sw, struct rte_mbuf **m, unsigned int n, unsigned int c)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		emu_switch_drop(sw, m[i], c);
+}
+
+
+static int
+emu_switch_add_stages(struct emu_switch *sw, const char *list_key, bool egress, uint64_t seed,
+		      struct emu_err *err)
+{
+	const json_t *list = json_object_get(sw->pl->root, list_key);
+	char path[EMU_JSON_PATH_LEN];
+	const char *allowed[40];
+	const char *type, *name;
+	const json_t *o;
+	size_t idx;
+	unsigned int i, k;
+	int rc;
+
+	if (list == NULL)
+		return 0;
+	json_array_foreach(list, idx, o) {
+		struct emu_stage_inst *st;
+		struct emu_stage_env env;
+
+		emu_json_path_idx(path, sizeof(path), list_key, idx);
+		if (sw->n_stages >= EMU_MAX_STAGES)
+			return emu_err_set(err, "%s: too many stages (at most %d in all)", path,
+					   EMU_MAX_STAGES);
+		type = json_string_value(json_object_get(o, "type"));
+		st = &sw->stages[sw->n_stages];
+		st->ops = emu_stage_find(type);
+		st->egress = egress;
+		k = 0;
+		allowed[k++] = "type";
+		allowed[k++] = "name";
+		for (i = 0; st->ops->keys != NULL && st->ops->keys[i] != NULL && k < 39; i++)
+			allowed[k++] = st->ops->keys[i];
+		allowed[k] = NULL;
+		rc = emu_json_check_keys(o, path, allowed, err);
+		if (rc == 0)
+			rc = emu_json_get_str(o, path, "name", false, type, &name, err);
+		if (rc != 0)
+			return rc;
+		if (strlen(name) >= sizeof(st->name))
+			return emu_err_set(err, "%s.name: longer than %zu characters", path,
+					   sizeof(st->name) - 1);
+		for (i = 0; i < sw->n_stages; i++)
+			if (strcmp(sw->stages[i].name, name) == 0)
+				return emu_err_set(err,
+						   "%s.name: stage name \"%s\" is already used; give each "
+						   "stage of the same type its own \"name\"",
+						   path, name);
+		snprintf(st->name, sizeof(st->name), "%s", name);
+		st->priv = rte_zmalloc("emu_stage", st->ops->priv_size ? st->ops->priv_size : 8,
+				       RTE_CACHE_LINE_SIZE);
+		st->ctr = rte_zmalloc("emu_stage_ctr",
+				      sizeof(uint64_t) * (st->ops->n_ctr ? st->ops->n_ctr : 1),
+				      RTE_CACHE_LINE_SIZE);
+		if (st->priv == NULL || st->ctr == NULL)
+			return emu_err_setrc(err, -ENOMEM, "%s: out of memory", path);
+		emu_rng_seed(&st->rng, seed, emu_rng_stream_of(st->name));
+		st->reason_base = sw->n_reasons;
+		sw->n_reasons += st->ops->n_ctr;
+		sw->n_stages++;
+		env.path = path;
+		env.n_ports = sw->n_ports;
+		env.port_names = sw->pl->port_names;
+		env.stage_index = sw->n_stages - 1;
+		env.egress = egress;
+		env.out_port_known = egress;
+		for (i = 0; i + 1 < sw->n_stages && !egress; i++)
+			if (sw->stages[i].ops->sets_out_port)
+				env.out_port_known = true;
+		env.check_only = sw->pl->check_only;
+		env.max_frame_bytes = sw->pl->max_mtu + 14 + 8;
+		env.annotate = emu_switch_env_annotate;
+		env.annotate_arg = sw;
+		env.add_drop_hook = emu_switch_env_add_drop_hook;
+		env.sw = sw;
+		rc = st->ops->init(st->priv, o, &env, err);
+		if (rc != 0)
+			return rc;
+		st->initialised = true;
+	}
+	return 0;
+}
+
+
+struct emu_switch *
+emu_switch_create(struct emu_pipeline *pl, struct rte_mempool *pool, uint64_t seed,
+		  struct emu_err *err)
+{
+	struct emu_switch *sw;
+
+	sw = rte_zmalloc("emu_switch", sizeof(*sw), RTE_CACHE_LINE_SIZE);
+	if (sw == NULL) {
+		emu_err_setrc(err, -ENOMEM, "out of memory allocating the switch");
+		return NULL;
+	}
+	sw->pl = pl;
+	sw->pool = pool;
+	pthread_mutex_init(&sw->snap_mu, NULL);
+	sw->n_ports = pl->n_ports;
+	sw->emit.pkts = sw->emit_pkts;
+	sw->emit.ports = sw->emit_ports;
+	sw->emit.cap = EMU_EMIT_CAP;
+	sw->emit.pool = pool;
+	if (emu_switch_add_stages(sw, "ingress", false, seed, err) != 0)
+		goto fail;
+	sw->n_ingress = sw->n_stages;
+	if (emu_switch_add_stages(sw, "egress", true, seed, err) != 0)
+		goto fail;
+	sw->tm = emu_tm_create(&pl->tm, err);
+	if (sw->tm == NULL)
+		goto fail;
+	emu_rng_seed(&sw->tm_rng, seed, EMU_TM_RNG_STREAM);
+	sw->tm_reason_base = sw->n_reasons;
+	sw->n_reasons += sw->n_ports * EMU_TM_CTR_MAX;
+	emu_tm_set_dropper(sw->tm, &sw->dropper, sw->tm_reason_base);
+	sw->incast_reason_base = sw->n_reasons;
+	sw->n_reasons += EMU_MAX_INCAST * EMU_INCAST_CTR_MAX;
+	sw->run_reason_base = sw->n_reasons;
+	sw->n_reasons += EMU_RUN_CTR_MAX;
+	if (emu_switch_incast_init(sw, err) != 0)
+		goto fail;
+	sw->settings = emu_switch_settings_snapshot(sw);
+	if (sw->settings == NULL) {
+		emu_err_setrc(err, -ENOMEM, "out of memory reading the switch's settings");
+		goto fail;
+	}
+	return sw;
+fail:
+	emu_switch_free(sw);
+	return NULL;
+}
+
+void
+emu_switch_free(struct emu_switch *sw)
+{
+	unsigned int i;
+
+	if (sw == NULL)
+		return;
+	free(sw->snap);
+	json_decref(sw->settings);
+	for (i = 0; i < EMU_MAX_PORTS; i++)
+		rte_pktmbuf_free_bulk(sw->tx[i].pkts, sw->tx[i].n);
+	emu_tm_free(sw->tm);
+	for (i = 0; i < sw->n_incast; i++)
+		rte_free(sw->incast[i].tmpl);
+	for (i = 0; i < sw->n_stages; i++) {
+		struct emu_stage_inst *st = &sw->stages[i];
+
+		if (st->priv != NULL && st->ops->free != NULL)
+			st->ops->free(st->priv);
+		rte_free(st->priv);
+		rte_free(st->ctr);
+	}
+	rte_free(sw);
+}
+
+void
+emu_switch_offer_program(struct emu_switch *sw, struct emu_program *prog)
+{
+	__atomic_store_n(&sw->pending_prog, prog, __ATOMIC_RELEASE);
+}
+
+bool
+emu_switch_program_taken(const struct emu_switch *sw, struct emu_program **retired)
+{
+	if (__atomic_load_n(&sw->pending_prog, __ATOMIC_ACQUIRE) != NULL)
+		return false;
+	*retired = ((struct emu_switch *)(uintptr_t)sw)->retired_prog;
+	((struct emu_switch *)(uintptr_t)sw)->retired_prog = NULL;
+	return true;
+}
+
+void
+emu_switch_set_program(struct emu_switch *sw, struct emu_program *prog, uint64_t t0_ns)
+{
+	unsigned int i;
+
+	sw->prog = prog;
+	sw->prog_t0_ns = t0_ns;
+	/* the pipeline's enabled sources start at time zero of the run */
+	for (i = 0; i < sw->n_incast; i++)
+		emu_incast_sched_start(&sw->incast[i].s, t0_ns);
+}
+
+/* Apply typed action @p a at @p now_ns: validated when it was compiled, it cannot fail. */
+static void
+emu_switch_apply(struct emu_switch *sw, const struct emu_action *a, uint64_t now_ns)
+{
+	struct emu_stage_inst *st;
+
+	if (a->target == EMU_TARGET_TM) {
+		emu_tm_apply(sw->tm, a->index, &a->set, now_ns, &sw->tm_rng);
+	} else if (a->target == EMU_TARGET_STAGE) {
+		st = &sw->stages[a->index];
+		st->ops->apply(st->priv, &a->set);
+	} else {
+		emu_incast_apply(&sw->incast[a->index].s, &a->set, now_ns);
+	}
+}
+
+unsigned int
+emu_switch_apply_due(struct emu_switch *sw, struct emu_program *prog, uint64_t rel_ns,
+		     uint64_t now_ns)
+{
+	unsigned int n = 0;
+
+	while (prog->next < prog->n && prog->actions[prog->next].at_ns <= rel_ns) {
+		emu_switch_apply(sw, &prog->actions[prog->next++], now_ns);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Apply the program's due actions and generate the incast frames due by @p now_ns, each
+ * instant at its exact time: frames before a change are generated under the old settings.
+ */
+static void
+emu_switch_program_tick(struct emu_switch *sw, uint64_t now_ns)
+{
+	struct emu_program *np = __atomic_load_n(&sw->pending_prog, __ATOMIC_ACQUIRE);
+	struct emu_program *prog;
+	uint64_t rel, t;
+
+	if (unlikely(np != NULL)) {
+		/* A reloaded program starts now; the old one goes back to whoever offered it. */
+		sw->retired_prog = sw->prog;
+		sw->prog = np;
+		sw->prog_t0_ns = now_ns;
+		__atomic_store_n(&sw->pending_prog, NULL, __ATOMIC_RELEASE);
+	}
+	prog = sw->prog;
+	while (prog != NULL && now_ns >= sw->prog_t0_ns) {
+		rel = emu_program_next_ns(prog);
+		if (rel == UINT64_MAX)
+			break;
+		t = sw->prog_t0_ns + rel;
+		if (t > now_ns)
+			break;
+		if (t > 0 && !emu_switch_incast_gen(sw, t - 1))
+			return;
+		sw->ctr[EMU_RUN_CTR_PROFILE_CHANGES] += emu_switch_apply_due(sw, prog, rel, t);
+	}
+	emu_switch_incast_gen(sw, now_ns);
+}
+
+static uint16_t
+emu_switch_run_stages(struct emu_switch *sw, unsigned int first, unsigned int last,
+		      struct rte_mbuf **pkts, uint16_t n, uint64_t now_ns)
+{
+	struct emu_burst_ctx ctx;
+	unsigned int i;
+
+	ctx.now_ns = now_ns;
+	ctx.emit = &sw->emit;
+	for (i = first; i < last && n > 0; i++) {
+		struct emu_stage_inst *st = &sw->stages[i];
+
+		ctx.rng = &st->rng;
+		ctx.ctr = st->ctr;
+		ctx.drop = &sw->dropper;
+		ctx.reason_base = st->reason_base;
+		uint16_t made = sw->emit.n, k;
+
+		st->in_pkts += n;
+		n = st->ops->process(st->priv, pkts, n, &ctx);
+		st->out_pkts += n;
+		for (k = made; k < sw->emit.n; k++) {
+			struct emu_trace *tr = &emu_meta(sw->emit.pkts[k])->trace;
+
+			tr->created_by = (uint8_t)(i + 1);
+			tr->t_in_ns = now_ns;
+		}
+	}
+	return n;
+}
+
+static void
+emu_switch_enqueue(struct emu_switch *sw, struct rte_mbuf *m, uint64_t now_ns)
+{
+	struct emu_pkt_meta *meta = emu_meta(m);
+	uint16_t out = meta->out_port;
+	unsigned int p;
+
+	if (out < sw->n_ports) {
+		emu_tm_enqueue(sw->tm, out, m, now_ns, &sw->tm_rng);
+		return;
+	}
+	if (out == EMU_PORT_NONE) {
+		emu_switch_drop(sw, m, EMU_RUN_CTR_DROP_NO_ROUTE);
+		return;
+	}
+	if (out != EMU_PORT_FLOOD) {
+		emu_switch_drop(sw, m, EMU_RUN_CTR_DROP_BAD_PORT);
+		return;
+	}
+	/* Flood: a full copy per extra port (later stages may rewrite each one). */
+	{
+		uint16_t targets[EMU_MAX_PORTS];
+		unsigned int nt = 0;
+
+		for (p = 0; p < sw->n_ports; p++)
+			if (p != meta->in_port)
+				targets[nt++] = (uint16_t)p;
+		if (nt == 0) {
+			emu_switch_drop(sw, m, EMU_RUN_CTR_DROP_NO_ROUTE);
+			return;
+		}
+		for (p = 1; p < nt; p++) {
+			struct rte_mbuf *c = rte_pktmbuf_copy(m, sw->pool, 0, UINT32_MAX);
+
+			sw->ctr[EMU_RUN_CTR_FLOOD_COPIES] += 1;
+			if (c == NULL) {
+				sw->ctr[EMU_RUN_CTR_DROP_FLOOD_NOMBUF] += 1;
+				continue;
+			}
+			*emu_meta(c) = *meta;
+			emu_meta(c)->out_port = targets[p];
+			emu_meta(c)->flags |= EMU_META_CREATED;
+			emu_meta(c)->trace.created_by = EMU_TRACE_BY_SWITCH;
+			emu_tm_enqueue(sw->tm, targets[p], c, now_ns, &sw->tm_rng);
+		}
+		meta->out_port = targets[0];
+		emu_tm_enqueue(sw->tm, targets[0], m, now_ns, &sw->tm_rng);
+	}
+}
+
+/* Frames created by stages during the last stage run go to the TM of their port. */
+static void
+emu_switch_flush_emit(struct emu_switch *sw, uint64_t now_ns)
+{
+	uint16_t i;
+
+	for (i = 0; i < sw->emit.n; i++) {
+		struct rte_mbuf *m = sw->emit.pkts[i];
+		struct emu_pkt_meta *meta = emu_meta(m);
+
+		sw->ctr[EMU_RUN_CTR_CREATED] += 1;
+		meta->ts_ns = now_ns;
+		meta->in_port = EMU_PORT_SELF;
+		meta->out_port = sw->emit.ports[i];
+		meta->flags = (uint8_t)((meta->flags & ~EMU_META_MACCTL) | EMU_META_CREATED);
+		emu_switch_enqueue(sw, m, now_ns);
+	}
+	sw->emit.n = 0;
+}
+
+/* Source MAC of the PFC frames port @p port sends: 02:72:6f:63:65:<port> ("roce"). */
+void
+emu_switch_port_mac(uint16_t port, uint8_t mac[6])
+{
+	static const uint8_t base[5] = { 0x02, 0x72, 0x6f, 0x63, 0x65 };
+
+	memcpy(mac, base, sizeof(base));
+	mac[5] = (uint8_t)port;
+}
+
+/* Build the PFC frames the TM asks for and queue them on their (ingress) ports' control
+ * queues, which the pause state does not hold back. */
+static void
+emu_switch_send_pfc(struct emu_switch *sw, uint64_t now_ns)
+{
+	struct emu_tm_pfc_frame frames[2 * EMU_MAX_PORTS];
+	unsigned int i, n;
+
+	n = emu_tm_pfc_collect(sw->tm, now_ns, frames, RTE_DIM(frames));
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = rte_pktmbuf_alloc(sw->pool);
+		struct emu_pkt_meta *meta;
+		uint8_t mac[6];
+		char *buf;
+		int len;
+
+		buf = m != NULL ? rte_pktmbuf_append(m, EMU_TM_MIN_FRAME_BYTES) : NULL;
+		if (buf == NULL) {
+			rte_pktmbuf_free(m);
+			sw->ctr[EMU_RUN_CTR_PFC_NOT_SENT_NOMBUF] += 1;
+			continue;
+		}
+		emu_switch_port_mac(frames[i].port, mac);
+		if (frames[i].pause)
+			len = roce_build_pause((uint8_t *)buf, EMU_TM_MIN_FRAME_BYTES, mac,
+					       frames[i].quanta[0]);
+		else
+			len = roce_build_pfc((uint8_t *)buf, EMU_TM_MIN_FRAME_BYTES, mac,
+					     frames[i].vector, frames[i].quanta);
+		RTE_VERIFY(len == EMU_TM_MIN_FRAME_BYTES);
+		meta = emu_meta(m);
+		memset(meta, 0, sizeof(*meta));
+		meta->ts_ns = now_ns;
+		meta->in_port = EMU_PORT_SELF;
+		meta->out_port = frames[i].port;
+		meta->flags = EMU_META_CREATED | EMU_META_MACCTL;
+		meta->trace.t_in_ns = now_ns;
+		meta->trace.created_by = EMU_TRACE_BY_SWITCH;
+		sw->ctr[EMU_RUN_CTR_CREATED] += 1;
+		sw->ctr[EMU_RUN_CTR_PFC_CREATED] += 1;
+		emu_tm_enqueue(sw->tm, frames[i].port, m, now_ns, &sw->tm_rng);
+	}
+}
+
+/* MAC control frames (PAUSE, PFC) that arrived on @p port are honoured and consumed, never
+ * forwarded; returns true when @p m was one. */
+static bool
+emu_switch_mac_control(struct emu_switch *sw, uint16_t port, struct rte_mbuf *m, uint64_t now_ns)
+{
+	struct emu_pkt_meta *meta = emu_meta(m);
+	const struct roce_pkt *pkt = &meta->pkt;
+
+	if (!(meta->flags & EMU_META_PARSED)) {
+		const uint8_t *eth = rte_pktmbuf_mtod(m, const uint8_t *);
+
+		/* MAC control frames are never tagged: EtherType at offset 12 */
+		if (m->data_len < 14 || ((eth[12] << 8) | eth[13]) != EMU_ETHERTYPE_MAC_CONTROL)
+			return false;
+		roce_parse_mbuf(m, 4791, &meta->pkt);
+		meta->flags |= EMU_META_PARSED;
+	}
+	if (pkt->cls != ROCE_CLASS_MAC_CONTROL)
+		return false;
+	emu_tm_pause_rx(sw->tm, port, now_ns, pkt->macctl_opcode, pkt->pfc_enable,
+			pkt->pause_quanta, &sw->tm_rng);
+	sw->ctr[EMU_RUN_CTR_CONSUMED_MAC_CONTROL] += 1;
+	rte_pktmbuf_free(m);
+	return true;
+}
+
+/* Ingress stages that hold packets hand over those due; they continue after that stage. */
+/* Room left in the fullest TX staging (what an egress release may hand over at most). */
+static uint16_t
+emu_switch_tx_room(const struct emu_switch *sw)
+{
+	uint16_t room = EMU_BURST;
+	unsigned int p;
+
+	for (p = 0; p < sw->n_ports; p++)
+		room = RTE_MIN(room, (uint16_t)(EMU_TX_STAGE_PKTS - sw->tx[p].n));
+	return room;
+}
+
+/* A packet an egress stage released: into its port's TX staging (emu_switch_tx_room() said
+ * there is room), or dropped as having no port. */
+static void
+emu_switch_tx_stage(struct emu_switch *sw, struct rte_mbuf *m)
+{
+	uint16_t port = emu_meta(m)->out_port;
+	struct emu_tx_stage *tx;
+
+	if (port >= sw->n_ports) {
+		emu_switch_drop(sw, m, EMU_RUN_CTR_DROP_BAD_PORT);
+		return;
+	}
+	tx = &sw->tx[port];
+	tx->lens[tx->n] = emu_wire_len(m);
+	tx->pkts[tx->n++] = m;
+}
+
+static void
+emu_switch_release_held(struct emu_switch *sw, uint64_t now_ns)
+{
+	struct rte_mbuf *burst[EMU_BURST];
+	struct emu_burst_ctx ctx;
+	unsigned int i;
+	uint16_t n, k;
+
+	for (i = 0; i < sw->n_stages; i++) {
+		struct emu_stage_inst *st = &sw->stages[i];
+		bool egress = i >= sw->n_ingress;
+		uint16_t cap = EMU_BURST;
+
+		if (st->ops->release == NULL)
+			continue;
+		ctx.now_ns = now_ns;
+		ctx.emit = &sw->emit;
+		ctx.rng = &st->rng;
+		ctx.ctr = st->ctr;
+		ctx.drop = &sw->dropper;
+		ctx.reason_base = st->reason_base;
+		/* Egress: released packets go through the egress stages after this one into their
+		 * port's TX staging, leaving now; take no more than every staging has room for. */
+		if (egress)
+			cap = emu_switch_tx_room(sw);
+		while (cap > 0 && (n = st->ops->release(st->priv, burst, cap, &ctx)) > 0) {
+			st->out_pkts += n;
+			if (!egress) {
+				n = emu_switch_run_stages(sw, i + 1, sw->n_ingress, burst, n, now_ns);
+				for (k = 0; k < n; k++)
+					emu_switch_enqueue(sw, burst[k], now_ns);
+			} else {
+				for (k = 0; k < n; k++)
+					emu_meta(burst[k])->ts_ns = now_ns; /* its departure */
+				n = emu_switch_run_stages(sw, i + 1, sw->n_stages, burst, n, now_ns);
+				for (k = 0; k < n; k++)
+					emu_switch_tx_stage(sw, burst[k]);
+				cap = emu_switch_tx_room(sw);
+			}
+			emu_switch_flush_emit(sw, now_ns);
+		}
+	}
+}
+
+void
+emu_switch_rx(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
+	      uint64_t now_ns)
+{
+	emu_switch_rx_lens(sw, port, pkts, n, NULL, now_ns);
+}
+
+void
+emu_switch_rx_lens(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
+		   const uint32_t *wire_lens, uint64_t now_ns)
+{
+	struct emu_port_stats *ps = &sw->port_stats[port];
+	uint64_t bytes = 0;
+	uint16_t i;
+
+	sw->last_now_ns = now_ns;
+	emu_switch_program_tick(sw, now_ns);
+	emu_switch_release_held(sw, now_ns);
+	for (i = 0; i < n; i++) {
+		struct emu_pkt_meta *meta = emu_meta(pkts[i]);
+
+		meta->ts_ns = now_ns;
+		meta->in_port = port;
+		meta->out_port = EMU_PORT_NONE;
+		meta->prio = 0;
+		meta->flags = 0;
+		memset(&meta->trace, 0, sizeof(meta->trace));
+		meta->trace.t_in_ns = now_ns;
+		if (wire_lens != NULL && wire_lens[i] > rte_pktmbuf_pkt_len(pkts[i])) {
+			meta->flags = EMU_META_SNAP;
+			meta->wire_len = wire_lens[i];
+		}
+		bytes += emu_wire_len(pkts[i]);
+	}
+	ps->rx_pkts += n;
+	ps->rx_bytes += bytes;
+	n = emu_switch_run_stages(sw, 0, sw->n_ingress, pkts, n, now_ns);
+	for (i = 0; i < n; i++)
+		if (!emu_switch_mac_control(sw, port, pkts[i], now_ns))
+			emu_switch_enqueue(sw, pkts[i], now_ns);
+	emu_switch_flush_emit(sw, now_ns);
+	emu_switch_send_pfc(sw, now_ns);
+}
+
+/*
+ * What the port's TM releases up to @p now_ns goes into its TX staging (egress stages run,
+ * virtual incast frames absorbed or sent to their sink). Returns false when the staging is full.
+ */
+bool
+emu_switch_drain(struct emu_switch *sw, uint16_t port, uint64_t now_ns)
+{
+	struct emu_tx_stage *tx = &sw->tx[port];
+	struct rte_mbuf **burst;
+	uint16_t room, n, i;
+
+	while ((room = EMU_TX_STAGE_PKTS - tx->n) > 0) {
+		struct rte_mbuf *sink[EMU_BURST];
+		uint16_t n_sink = 0;
+
+		burst = &tx->pkts[tx->n];
+		n = emu_tm_dequeue(sw->tm, port, now_ns, burst, RTE_MIN(room, EMU_BURST),
+				   &sw->tm_rng);
+		if (n == 0)
+			break;
+		if (sw->n_incast > 0)
+			n = emu_switch_incast_release(sw, burst, n, sink, &n_sink);
+		n = emu_switch_run_stages(sw, sw->n_ingress, sw->n_stages, burst, n, now_ns);
+		for (i = 0; i < n; i++)
+			tx->lens[tx->n + i] = emu_wire_len(burst[i]);
+		tx->n += n;
+		emu_switch_flush_emit(sw, now_ns);
+		if (n_sink > 0)
+			emu_switch_incast_sink(sw, sink, n_sink);
+	}
+	return room > 0;
+}
+
+uint16_t
+emu_switch_tx_prepare(struct emu_switch *sw, uint16_t port, uint64_t now_ns,
+		      struct rte_mbuf ***pkts)
+{
+	sw->last_now_ns = now_ns;
+	emu_switch_program_tick(sw, now_ns);
+	emu_switch_release_held(sw, now_ns);
+	emu_switch_drain(sw, port, now_ns);
+	emu_switch_send_pfc(sw, now_ns);
+	*pkts = sw->tx[port].pkts;
+	return sw->tx[port].n;
+}
+
+void
+emu_switch_tx_done(struct emu_switch *sw, uint16_t port, uint16_t sent)
+{
+	struct emu_tx_stage *tx = &sw->tx[port];
+	struct emu_port_stats *ps = &sw->port_stats[port];
+	uint64_t bytes = 0;
+	uint16_t i;
+
+	for (i = 0; i < sent; i++)
+		bytes += tx->lens[i];
+	ps->tx_pkts += sent;
+	ps->tx_bytes += bytes;
+	if (sent < tx->n) {
+		memmove(tx->pkts, tx->pkts + sent, (tx->n - sent) * sizeof(tx->pkts[0]));
+		memmove(tx->lens, tx->lens + sent, (tx->n - sent) * sizeof(tx->lens[0]));
+	}
+	tx->n -= sent;
+}
+
+uint64_t
+emu_switch_next_event_ns(const struct emu_switch *sw)
+{
+	uint64_t next = emu_tm_next_event_ns(sw->tm);
+	uint64_t rel;
+	unsigned int i;
+
+	for (i = 0; i < sw->n_ports; i++)
+		if (sw->tx[i].n > 0)
+			next = RTE_MIN(next, sw->last_now_ns);
+	for (i = 0; i < sw->n_stages; i++)
+		if (sw->stages[i].ops->next_due_ns != NULL)
+			next = RTE_MIN(next, sw->stages[i].ops->next_due_ns(sw->stages[i].priv));
+	if (sw->prog != NULL) {
+		rel = emu_program_next_ns(sw->prog);
+		if (rel != UINT64_MAX)
+			next = RTE_MIN(next, sw->prog_t0_ns + rel);
+	}
+	for (i = 0; i < sw->n_incast; i++)
+		next = RTE_MIN(next, sw->incast[i].s.next_ns);
+	return next;
+}
+
+static uint64_t
+emu_switch_stage_held(const struct emu_switch *sw)
+{
+	uint64_t held = 0;
+	unsigned int i;
+
+	for (i = 0; i < sw->n_stages; i++)
+		if (sw->stages[i].ops->held != NULL)
+			held += sw->stages[i].ops->held(sw->stages[i].priv);
+	return held;
+}
+
+uint64_t
+emu_switch_held(const struct emu_switch *sw)
+{
+	uint64_t held = emu_tm_held(sw->tm) + emu_switch_stage_held(sw);
+	unsigned int i;
+
+	for (i = 0; i < sw->n_ports; i++)
+		held += sw->tx[i].n;
+	return held;
+}
+
+void
+emu_switch_service(struct emu_switch *sw, bool final)
+{
+	unsigned int i;
+
+	for (i = 0; i < sw->n_stages; i++)
+		if (sw->stages[i].ops->service != NULL)
+			sw->stages[i].ops->service(sw->stages[i].priv, final);
+}
+
+void
+emu_switch_discard_held(struct emu_switch *sw)
+{
+	struct rte_mbuf *burst[EMU_BURST];
+	struct emu_burst_ctx ctx;
+	unsigned int i;
+	uint16_t n;
+
+	/* Stages that hold packets (delay lines) hand them all over as if their clock ran out;
+	 * their own counters stay as they were (the scratch counters are thrown away). */
+	for (i = 0; i < sw->n_stages; i++) {
+		struct emu_stage_inst *st = &sw->stages[i];
+
+		if (st->ops->release == NULL)
+			continue;
+		memset(&ctx, 0, sizeof(ctx));
+		ctx.now_ns = UINT64_MAX;
+		ctx.rng = &st->rng;
+		ctx.emit = &sw->emit;
+		ctx.ctr = calloc(st->ops->n_ctr ? st->ops->n_ctr : 1, sizeof(*ctx.ctr));
+		ctx.drop = &sw->dropper;
+		ctx.reason_base = st->reason_base;
+		if (ctx.ctr == NULL)
+			continue; /* still held: the conservation line says so */
+		while ((n = st->ops->release(st->priv, burst, EMU_BURST, &ctx)) > 0)
+			emu_switch_drop_bulk(sw, burst, n, EMU_RUN_CTR_DROP_DISCARDED_AT_EXIT);
+		free(ctx.ctr);
+	}
+
+	for (i = 0; i < sw->n_ports; i++) {
+		emu_switch_drop_bulk(sw, sw->tx[i].pkts, sw->tx[i].n,
+				     EMU_RUN_CTR_DROP_DISCARDED_AT_EXIT);
+		sw->tx[i].n = 0;
+		/* Drain the TM as if its clock ran out. */
+		while ((n = emu_tm_dequeue(sw->tm, i, UINT64_MAX / 2, burst, EMU_BURST,
+					   &sw->tm_rng)) > 0)
+			emu_switch_drop_bulk(sw, burst, n, EMU_RUN_CTR_DROP_DISCARDED_AT_EXIT);
+	}
+}
+

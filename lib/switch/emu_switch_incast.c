@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The switch's virtual incast senders: filler frames built once, generated on the clock,
+ * enqueued like real frames, absorbed or sent to a sink port when the TM releases them.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_malloc.h>
+
+#include "lib/proto/roce_build.h"
+#include "lib/proto/roce_mbuf.h"
+#include "lib/base/emu_json.h"
+
+#include "lib/switch/emu_switch_int.h"
+
+/* DSCP the filler frames carry for priority @p prio (the default trust-DSCP map's inverse). */
+static uint8_t
+emu_incast_dscp(uint8_t prio)
+{
+	if (prio == 3)
+		return 26;
+	if (prio == 6)
+		return 48;
+	return (uint8_t)(prio << 3);
+}
+
+/* Build each source's filler frame once: an RC RDMA WRITE MIDDLE, IPv4, ECT(0), to the
+ * source's port, padded with zero trailer bytes to exactly frame_bytes. */
+int
+emu_switch_incast_init(struct emu_switch *sw, struct emu_err *err)
+{
+	unsigned int i;
+
+	for (i = 0; i < sw->pl->n_incast; i++) {
+		struct emu_incast_src *src = &sw->incast[i];
+		const struct emu_incast_cfg *c = &sw->pl->incast[i];
+		struct roce_hdr_params hp = roce_hdr_params_default();
+		uint32_t payload;
+		int len;
+
+		src->s.cfg = *c;
+		src->tmpl = rte_zmalloc("emu_incast", c->frame_bytes, RTE_CACHE_LINE_SIZE);
+		if (src->tmpl == NULL)
+			return emu_err_setrc(err, -ENOMEM, "incast[%u]: out of memory", i);
+		sw->n_incast = i + 1;
+		emu_switch_port_mac(c->port, hp.dst_mac);
+		memcpy(hp.src_mac, (const uint8_t[6]){ 0x02, 0x69, 0x6e, 0x63, 0x00, (uint8_t)i },
+		       6);
+		hp.dscp = emu_incast_dscp(c->prio);
+		hp.ecn = 2;
+		memcpy(hp.src_ip, (const uint8_t[4]){ 10, 255, (uint8_t)i, 1 }, 4);
+		memcpy(hp.dst_ip, (const uint8_t[4]){ 10, 255, 255, (uint8_t)c->port }, 4);
+		hp.opcode = ROCE_OP_RDMA_WRITE_MIDDLE;
+		hp.dest_qp = 0xc00000 + i;
+		payload = (c->frame_bytes - EMU_INCAST_HDR_BYTES) & ~3u;
+		len = roce_build(src->tmpl, c->frame_bytes, &hp, NULL, payload);
+		if (len < 0 || (uint32_t)len > c->frame_bytes)
+			return emu_err_set(err, "incast[%u]: cannot build a %u-byte frame", i,
+					   c->frame_bytes);
+		roce_parse(src->tmpl, (uint32_t)len, 4791, &src->pkt);
+		emu_incast_sched_start(&src->s, 0);
+	}
+	return 0;
+}
+
+/*
+ * Generate every incast frame whose arrival time is <= @p until_ns, in time order across
+ * sources, and enqueue each at its own arrival time. Returns false when the per-call bound
+ * stopped it early (the next event time is then in the past and the caller comes back).
+ */
+bool
+emu_switch_incast_gen(struct emu_switch *sw, uint64_t until_ns)
+{
+	uint64_t gen[EMU_MAX_INCAST] = { 0 }, bytes[EMU_MAX_INCAST] = { 0 };
+	uint64_t dropped[EMU_MAX_INCAST] = { 0 }, nombuf[EMU_MAX_INCAST] = { 0 };
+	unsigned int budget = EMU_INCAST_CATCHUP, i, best;
+	bool done = true;
+
+	if (sw->n_incast == 0)
+		return true;
+	for (;;) {
+		struct emu_incast_src *src;
+		struct emu_pkt_meta *meta;
+		struct rte_mbuf *m;
+		uint32_t len;
+		uint64_t t;
+		char *buf;
+
+		best = 0;
+		for (i = 1; i < sw->n_incast; i++)
+			if (sw->incast[i].s.next_ns < sw->incast[best].s.next_ns)
+				best = i;
+		src = &sw->incast[best];
+		t = src->s.next_ns;
+		if (t > until_ns)
+			break;
+		if (budget-- == 0) {
+			done = false;
+			break;
+		}
+		/*
+		 * Catching up after the runner was late (live mode: the lcore was descheduled or
+		 * the loop slow), frames are generated at their past times; the TM admits against
+		 * its queue as last dequeued, so first let the port's queue drain to t, or a
+		 * backlog of frames that would have left long ago fills the buffer and drops.
+		 * The replay clock is never late (it stops at every frame's time): there this
+		 * never runs.
+		 */
+		if (t < until_ns && !emu_switch_drain(sw, src->s.cfg.port, t)) {
+			done = false;	/* TX staging full: the rest after the next TX */
+			break;
+		}
+		emu_incast_sched_advance(&src->s);
+		len = src->s.cfg.frame_bytes;
+		m = rte_pktmbuf_alloc(sw->pool);
+		buf = m != NULL ? rte_pktmbuf_append(m, (uint16_t)len) : NULL;
+		if (buf == NULL) {
+			rte_pktmbuf_free(m);
+			nombuf[best] += 1;
+			continue;
+		}
+		rte_memcpy(buf, src->tmpl, len);
+		meta = emu_meta(m);
+		meta->ts_ns = t;
+		meta->in_port = EMU_PORT_SELF;
+		meta->out_port = src->s.cfg.port;
+		meta->prio = src->s.cfg.prio;
+		meta->flags = EMU_META_PARSED | EMU_META_CREATED | EMU_META_VIRTUAL;
+		memset(&meta->trace, 0, sizeof(meta->trace));
+		meta->trace.t_in_ns = t;
+		meta->trace.created_by = EMU_TRACE_BY_INCAST;
+		meta->reserved = (uint16_t)best;
+		meta->pkt = src->pkt;
+		gen[best] += 1;
+		bytes[best] += len;
+		if (!emu_tm_enqueue(sw->tm, src->s.cfg.port, m, t, &sw->tm_rng))
+			dropped[best] += 1;
+	}
+	for (i = 0; i < sw->n_incast; i++) {
+		sw->incast[i].ctr[EMU_INCAST_CTR_GENERATED] += gen[i];
+		sw->incast[i].ctr[EMU_INCAST_CTR_BYTES] += bytes[i];
+		sw->incast[i].ctr[EMU_INCAST_CTR_TM_DROPPED] += dropped[i];
+		sw->incast[i].ctr[EMU_INCAST_CTR_NOMBUF] += nombuf[i];
+	}
+	return done;
+}
+
+/*
+ * Take the virtual frames out of a burst the TM released (compacting the rest in place):
+ * absorbed ones are counted and freed, sink ones are collected into @p sink (the caller
+ * stages them on their sink port). Returns the real packets left.
+ */
+uint16_t
+emu_switch_incast_release(struct emu_switch *sw, struct rte_mbuf **pkts, uint16_t n,
+			  struct rte_mbuf **sink, uint16_t *n_sink)
+{
+	uint64_t absorbed[EMU_MAX_INCAST] = { 0 }, marked[EMU_MAX_INCAST] = { 0 };
+	uint16_t i, keep = 0;
+	unsigned int k;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct emu_pkt_meta *meta = emu_meta(m);
+		const uint8_t *ip;
+		unsigned int idx;
+
+		if (!(meta->flags & EMU_META_VIRTUAL)) {
+			pkts[keep++] = m;
+			continue;
+		}
+		idx = meta->reserved;
+		ip = rte_pktmbuf_mtod_offset(m, const uint8_t *, meta->pkt.l3_off);
+		if ((ip[1] & 3) == 3)
+			marked[idx] += 1;
+		if (sw->incast[idx].s.cfg.sink_port != EMU_PORT_NONE) {
+			sink[(*n_sink)++] = m;
+		} else {
+			absorbed[idx] += 1;
+			rte_pktmbuf_free(m);
+		}
+	}
+	for (k = 0; k < sw->n_incast; k++) {
+		sw->incast[k].ctr[EMU_INCAST_CTR_ABSORBED] += absorbed[k];
+		sw->incast[k].ctr[EMU_INCAST_CTR_ECN_MARKED] += marked[k];
+	}
+	return keep;
+}
+
+/* Stage released sink frames on their sink ports' TX buffers, as real frames. */
+void
+emu_switch_incast_sink(struct emu_switch *sw, struct rte_mbuf **sink, uint16_t n_sink)
+{
+	uint16_t i;
+
+	for (i = 0; i < n_sink; i++) {
+		struct emu_incast_src *src = &sw->incast[emu_meta(sink[i])->reserved];
+		struct emu_tx_stage *tx = &sw->tx[src->s.cfg.sink_port];
+
+		if (tx->n >= EMU_TX_STAGE_PKTS) {
+			emu_drop(&sw->dropper, sink[i],
+				 sw->incast_reason_base +
+					 (uint32_t)(src - sw->incast) * EMU_INCAST_CTR_MAX +
+					 EMU_INCAST_CTR_DROP_SINK_FULL,
+				 &src->ctr[EMU_INCAST_CTR_DROP_SINK_FULL]);
+			continue;
+		}
+		emu_meta(sink[i])->out_port = src->s.cfg.sink_port;
+		tx->lens[tx->n] = emu_wire_len(sink[i]);
+		tx->pkts[tx->n++] = sink[i];
+		src->ctr[EMU_INCAST_CTR_SINK_TX] += 1;
+	}
+}

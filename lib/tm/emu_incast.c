@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <string.h>
+
+#include "lib/tm/emu_incast.h"
+#include "lib/base/emu_json.h"
+#include "lib/pkt/emu_pkt.h"
+
+#define EMU_INCAST_MAX_RATE_GBPS 1600.0
+#define EMU_INCAST_MAX_US 1e9 /* 1000 s */
+#define EMU_INCAST_MIN_FRAME 64
+
+const char *const emu_incast_ctr_names[EMU_INCAST_CTR_MAX] = {
+#define EMU_INCAST_CTR_NAME(e, s) s,
+	EMU_INCAST_FOREACH_CTR(EMU_INCAST_CTR_NAME)
+#undef EMU_INCAST_CTR_NAME
+};
+
+static const char *const emu_incast_keys[] = {
+	"name", "port", "priority", "senders", "rate_gbps", "frame_bytes", "mode", "on_us",
+	"off_us", "message_kb", "period_us", "enabled", "sink_port", NULL
+};
+
+static int
+emu_incast_port(const json_t *o, const char *path, const char *key, bool required,
+		unsigned int n_ports, const char *const *names, uint16_t *out, struct emu_err *err)
+{
+	const char *name;
+	unsigned int i;
+	int rc;
+
+	rc = emu_json_get_str(o, path, key, required, NULL, &name, err);
+	if (rc != 0 || name == NULL)
+		return rc;
+	for (i = 0; i < n_ports; i++)
+		if (strcmp(names[i], name) == 0) {
+			*out = (uint16_t)i;
+			return 0;
+		}
+	return emu_err_set(err, "%s.%s: no port named \"%s\" in ports[]", path, key, name);
+}
+
+static uint64_t
+emu_incast_wire_bits(uint32_t frame_bytes)
+{
+	return ((uint64_t)(frame_bytes < 60 ? 60 : frame_bytes) + 24) * 8;
+}
+
+/* Bursts: one sender's message must fit in the period at its rate (else cycles overlap). */
+static int
+emu_incast_burst_fits(const struct emu_incast_cfg *c, const char *path, struct emu_err *err)
+{
+	unsigned __int128 ns;
+
+	if (c->mode != EMU_INCAST_BURSTS)
+		return 0;
+	ns = ((unsigned __int128)c->msg_frames * emu_incast_wire_bits(c->frame_bytes) *
+		      1000000000ULL + c->rate_bps - 1) / c->rate_bps;
+	if (ns > c->period_ns)
+		return emu_err_set(err,
+				   "%s: a message of %u frames takes %.3f us at %.3f Gb/s "
+				   "per sender, longer than period_us (%.3f)",
+				   path, c->msg_frames, (double)ns / 1e3, (double)c->rate_bps / 1e9,
+				   (double)c->period_ns / 1e3);
+	return 0;
+}
+
+static int
+emu_incast_one(const json_t *o, const char *path, unsigned int n_ports, const char *const *names,
+	       const uint32_t *mtus, struct emu_incast_cfg *c, struct emu_err *err)
+{
+	char p[EMU_JSON_PATH_LEN];
+	int64_t prio, senders, frame, msg_kb;
+	double rate, on_us = 0, off_us = 0, period_us = 0;
+	const char *mode;
+	uint32_t max_frame;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	rc = emu_json_expect_object(o, path, err);
+	if (rc == 0)
+		rc = emu_json_check_keys(o, path, emu_incast_keys, err);
+	if (rc == 0)
+		rc = emu_json_get_str(o, path, "name", true, NULL, &c->name, err);
+	c->port = 0;
+	if (rc == 0)
+		rc = emu_incast_port(o, path, "port", true, n_ports, names, &c->port, err);
+	c->sink_port = EMU_PORT_NONE;
+	if (rc == 0)
+		rc = emu_incast_port(o, path, "sink_port", false, n_ports, names, &c->sink_port,
+				     err);
+	if (rc == 0)
+		rc = emu_json_get_int(o, path, "priority", false, 3, 0, 7, &prio, err);
+	if (rc == 0)
+		rc = emu_json_get_int(o, path, "senders", false, 1, 1, EMU_INCAST_MAX_SENDERS,
+				      &senders, err);
+	if (rc == 0)
+		rc = emu_json_get_num(o, path, "rate_gbps", true, 0, 0.0, true,
+				      EMU_INCAST_MAX_RATE_GBPS, &rate, err);
+	if (rc == 0)
+		rc = emu_json_get_int(o, path, "frame_bytes", false, 4154, EMU_INCAST_MIN_FRAME,
+				      9216 + 14, &frame, err);
+	if (rc == 0)
+		rc = emu_json_get_bool(o, path, "enabled", false, true, &c->enabled, err);
+	if (rc == 0)
+		rc = emu_json_get_str(o, path, "mode", false, "continuous", &mode, err);
+	if (rc != 0)
+		return rc;
+	max_frame = mtus[c->port] + 14;
+	if (c->sink_port != EMU_PORT_NONE && mtus[c->sink_port] + 14 < max_frame)
+		max_frame = mtus[c->sink_port] + 14;
+	if (frame > max_frame)
+		return emu_err_set(err,
+				   "%s.frame_bytes: must be <= %u (the ports' MTU + 14), got %lld",
+				   path, max_frame, (long long)frame);
+	c->prio = (uint8_t)prio;
+	c->senders = (uint32_t)senders;
+	c->rate_bps = (uint64_t)(rate * 1e9 + 0.5);
+	if (c->rate_bps == 0)
+		c->rate_bps = 1;
+	c->frame_bytes = (uint32_t)frame;
+	if (strcmp(mode, "continuous") == 0) {
+		c->mode = EMU_INCAST_CONTINUOUS;
+	} else if (strcmp(mode, "on_off") == 0) {
+		c->mode = EMU_INCAST_ON_OFF;
+		rc = emu_json_get_num(o, path, "on_us", true, 0, 0.0, true, EMU_INCAST_MAX_US,
+				      &on_us, err);
+		if (rc == 0)
+			rc = emu_json_get_num(o, path, "off_us", true, 0, 0.0, false,
+					      EMU_INCAST_MAX_US, &off_us, err);
+		if (rc != 0)
+			return rc;
+		c->on_ns = (uint64_t)(on_us * 1e3 + 0.5);
+		c->off_ns = (uint64_t)(off_us * 1e3 + 0.5);
+		if (c->on_ns == 0)
+			return emu_err_set(err, "%s.on_us: must be at least 0.001 (1 ns), got %g",
+					   path, on_us);
+	} else if (strcmp(mode, "bursts") == 0) {
+		c->mode = EMU_INCAST_BURSTS;
+		rc = emu_json_get_int(o, path, "message_kb", true, 0, 1, 1024 * 1024, &msg_kb, err);
+		if (rc == 0)
+			rc = emu_json_get_num(o, path, "period_us", true, 0, 0.0, true,
+					      EMU_INCAST_MAX_US, &period_us, err);
+		if (rc != 0)
+			return rc;
+		c->msg_frames = (uint32_t)((msg_kb * 1024 + frame - 1) / frame);
+		c->period_ns = (uint64_t)(period_us * 1e3 + 0.5);
+		emu_json_path(p, sizeof(p), path, "period_us");
+		rc = emu_incast_burst_fits(c, p, err);
+		if (rc != 0)
+			return rc;
+	} else {
+		return emu_err_set(err,
+				   "%s.mode: must be \"continuous\", \"on_off\" or \"bursts\", "
+				   "got \"%s\"",
+				   path, mode);
+	}
+	if (c->mode != EMU_INCAST_ON_OFF &&
+	    (json_object_get(o, "on_us") != NULL || json_object_get(o, "off_us") != NULL))
+		return emu_err_set(err, "%s.%s: only with \"mode\": \"on_off\"", path,
+				   json_object_get(o, "on_us") != NULL ? "on_us" : "off_us");
+	if (c->mode != EMU_INCAST_BURSTS &&
+	    (json_object_get(o, "message_kb") != NULL || json_object_get(o, "period_us") != NULL))
+		return emu_err_set(err, "%s.%s: only with \"mode\": \"bursts\"", path,
+				   json_object_get(o, "message_kb") != NULL ? "message_kb" :
+									     "period_us");
+	return 0;
+}
+
+int
+emu_incast_parse(const json_t *arr, unsigned int n_ports, const char *const *names,
+		 const uint32_t *mtus, struct emu_incast_cfg *cfgs, unsigned int *n,
+		 struct emu_err *err)
+{
+	char path[EMU_JSON_PATH_LEN];
+	const json_t *o;
+	unsigned int j;
+	size_t idx;
+	int rc;
+
+	*n = 0;
+	if (arr == NULL)
+		return 0;
+	rc = emu_json_expect_array(arr, "incast", err);
+	if (rc != 0)
+		return rc;
+	if (json_array_size(arr) > EMU_MAX_INCAST)
+		return emu_err_set(err, "incast: at most %d sources, got %zu", EMU_MAX_INCAST,
+				   json_array_size(arr));
+	json_array_foreach(arr, idx, o) {
+		emu_json_path_idx(path, sizeof(path), "incast", idx);
+		rc = emu_incast_one(o, path, n_ports, names, mtus, &cfgs[idx], err);
+		if (rc != 0)
+			return rc;
+		for (j = 0; j < idx; j++)
+			if (strcmp(cfgs[j].name, cfgs[idx].name) == 0)
+				return emu_err_set(err, "%s.name: \"%s\" is already incast[%u]",
+						   path, cfgs[idx].name, j);
+		*n = (unsigned int)idx + 1;
+	}
+	return 0;
+}
+
+/* Offset of frame k of a cycle from the cycle's start (the senders staggered by 1/N). */
+static uint64_t
+emu_incast_offset_ns(const struct emu_incast_cfg *c, uint64_t k)
+{
+	return (uint64_t)((unsigned __int128)k * emu_incast_wire_bits(c->frame_bytes) *
+			  1000000000ULL / ((unsigned __int128)c->senders * c->rate_bps));
+}
+
+static uint64_t
+emu_incast_cycle_ns(const struct emu_incast_cfg *c)
+{
+	return c->mode == EMU_INCAST_ON_OFF ? c->on_ns + c->off_ns : c->period_ns;
+}
+
+static void
+emu_incast_sched_update(struct emu_incast_sched *s)
+{
+	const struct emu_incast_cfg *c = &s->cfg;
+	uint64_t off;
+
+	if (!c->enabled) {
+		s->next_ns = UINT64_MAX;
+		return;
+	}
+	off = emu_incast_offset_ns(c, s->k);
+	if ((c->mode == EMU_INCAST_ON_OFF && off >= c->on_ns) ||
+	    (c->mode == EMU_INCAST_BURSTS && s->k >= (uint64_t)c->senders * c->msg_frames)) {
+		s->cycle++;
+		s->k = 0;
+		off = 0;
+	}
+	if (c->mode == EMU_INCAST_CONTINUOUS)
+		s->next_ns = s->epoch_ns + off;
+	else
+		s->next_ns = s->epoch_ns + s->cycle * emu_incast_cycle_ns(c) + off;
+}
+
+void
+emu_incast_sched_start(struct emu_incast_sched *s, uint64_t epoch_ns)
+{
+	s->epoch_ns = epoch_ns;
+	s->cycle = 0;
+	s->k = 0;
+	emu_incast_sched_update(s);
+}
+
+void
+emu_incast_sched_advance(struct emu_incast_sched *s)
+{
+	s->k++;
+	emu_incast_sched_update(s);
+}
+
+enum { EMU_INCAST_SET_ENABLED, EMU_INCAST_SET_SENDERS, EMU_INCAST_SET_RATE };
+
+json_t *
+emu_incast_settings(const struct emu_incast_cfg *c)
+{
+	return json_pack("{s:b, s:I, s:f}", "enabled", c->enabled, "senders",
+			 (json_int_t)c->senders, "rate_gbps", (double)c->rate_bps / 1e9);
+}
+
+int
+emu_incast_compile(const struct emu_incast_cfg *base, const char *key, const json_t *val,
+		   struct emu_set *out, const char *path, struct emu_err *err)
+{
+	struct emu_incast_cfg c = *base;
+	int64_t i;
+	double x;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (strcmp(key, "enabled") == 0) {
+		if (!json_is_boolean(val))
+			return emu_err_set(err, "%s: must be a boolean, got %s", path,
+					   emu_json_type_name(val));
+		out->key = EMU_INCAST_SET_ENABLED;
+		out->u32 = json_is_true(val);
+	} else if (strcmp(key, "senders") == 0) {
+		rc = emu_json_int_value(val, path, 1, EMU_INCAST_MAX_SENDERS, &i, err);
+		if (rc != 0)
+			return rc;
+		out->key = EMU_INCAST_SET_SENDERS;
+		out->u32 = (uint32_t)i;
+	} else if (strcmp(key, "rate_gbps") == 0) {
+		rc = emu_json_num_value(val, path, 0.0, true, EMU_INCAST_MAX_RATE_GBPS, &x, err);
+		if (rc != 0)
+			return rc;
+		c.rate_bps = (uint64_t)(x * 1e9 + 0.5);
+		if (c.rate_bps == 0)
+			c.rate_bps = 1;
+		/* the message length and period are the pipeline's: only the rate changes */
+		rc = emu_incast_burst_fits(&c, path, err);
+		if (rc != 0)
+			return rc;
+		out->key = EMU_INCAST_SET_RATE;
+		out->u64 = c.rate_bps;
+	} else {
+		return emu_err_set(err, "%s: unknown key (known: enabled, senders, rate_gbps)",
+				   path);
+	}
+	return 0;
+}
+
+void
+emu_incast_apply(struct emu_incast_sched *s, const struct emu_set *set, uint64_t now_ns)
+{
+	struct emu_incast_cfg c = s->cfg;
+
+	if (set->key == EMU_INCAST_SET_ENABLED)
+		c.enabled = set->u32 != 0;
+	else if (set->key == EMU_INCAST_SET_SENDERS)
+		c.senders = set->u32;
+	else
+		c.rate_bps = set->u64;
+	/* A change to a running source restarts its pattern now; disabling stops it now. */
+	if (c.enabled != s->cfg.enabled || c.senders != s->cfg.senders ||
+	    c.rate_bps != s->cfg.rate_bps) {
+		s->cfg = c;
+		emu_incast_sched_start(s, now_ns);
+	}
+}
