@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * delay: delay and jitter per port or per match (ingress only). A list of rules, the first
- * whose match expression (lib/core/emu_match.h) selects a packet gives its delay, drawn from a
+ * whose match expression (lib/stage/emu_match.h) selects a packet gives its delay, drawn from a
  * distribution with the stage's seeded random stream:
  *
  *   constant  delay_us
@@ -18,7 +18,7 @@
  * With "reorder": true, due = now + delay and jitter may reorder. Ties leave in arrival order.
  *
  * Held packets wait in a binary min-heap on (due, arrival sequence) of mbuf pointers
- * (lib/core/emu_heldq.h), sized at init (max_held_pkts): no allocation per packet. The runner asks next_due_ns() when to wake up
+ * (lib/pkt/emu_heldq.h), sized at init (max_held_pkts): no allocation per packet. The runner asks next_due_ns() when to wake up
  * and release() for the due packets before each rx/tx (see emu_stage.h); they continue through
  * the ingress stages after this one. Put the stage after forward (the out port orders them).
  */

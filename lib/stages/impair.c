@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * impair: targeted and probabilistic impairments. A list of events, each a match expression
- * (lib/core/emu_match.h), an action, and an optional loss model that decides which of the
+ * (lib/stage/emu_match.h), an action, and an optional loss model that decides which of the
  * matched packets the action hits:
  *
  *   drop        free the packet (counted as drop_<event>)
@@ -16,7 +16,7 @@
  * Every event sees every packet; the actions of all events that hit a packet apply in list
  * order, and a drop ends the list for that packet. A delay is taken last, after the other
  * actions that hit the packet applied (the first delay event in the list that hit it wins; the
- * others count as skipped). Held packets wait in an emu_heldq (lib/core/emu_heldq.h, the delay
+ * others count as skipped). Held packets wait in an emu_heldq (lib/pkt/emu_heldq.h, the delay
  * stage's time-ordered heap) of max_held_pkts slots and leave in (due, arrival) order through
  * the release() op: packets of one event keep their order, events with different delays may
  * reorder each other's packets. A full heap drops (drop_delay_full). Frames stages created (in_port

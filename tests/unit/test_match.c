@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Match expressions and transmission iterations (lib/core/emu_match.c): pure, no EAL. */
+/* Match expressions and transmission iterations (lib/stage/emu_match.c): pure, no EAL. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
