@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What the rest of rocemu asks of the TM between bursts: the next event, what it holds, its
+ * counters and per-queue state for reports, and profile changes (typed: compiled on the
+ * control path, applied by the worker).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_common.h>
+
+#include "lib/base/emu_json.h"
+#include "lib/proto/roce_rewrite.h"
+#include "lib/tm/emu_tm_int.h"
+
+uint64_t
+emu_tm_next_event_ns(const struct emu_tm *tm)
+{
+	uint64_t next = UINT64_MAX;
+	unsigned int i, q;
+
+	for (i = 0; i < tm->n_ports; i++) {
+		struct emu_tm_port *p = (struct emu_tm_port *)(uintptr_t)&tm->ports[i];
+		uint64_t start_ns;
+		uint32_t start_ps;
+
+		if (emu_tm_fifo_count(&p->wire) > 0)
+			next = RTE_MIN(next,
+				       emu_meta(p->wire.slots[p->wire.head & p->wire.mask])->ts_ns);
+		/* includes pause expiries of non-empty queues (pick does not commit) */
+		if (emu_tm_fifo_count(&p->wire) <= p->wire.mask &&
+		    emu_tm_pick(p, &start_ns, &start_ps, false) >= 0)
+			next = RTE_MIN(next, start_ns + (start_ps != 0));
+		if (p->storm_on)
+			next = RTE_MIN(next, p->storm_next_ns);
+		if (p->cfg.pfc.enabled)
+			for (q = 0; q < EMU_TM_N_PRIO; q++)
+				if (p->xoff[q])
+					next = RTE_MIN(next, p->refresh_ns[q]);
+	}
+	return next;
+}
+
+uint64_t
+emu_tm_port_held(const struct emu_tm *tm, uint16_t port)
+{
+	const struct emu_tm_port *p = &tm->ports[port];
+	uint64_t held = emu_tm_fifo_count(&p->wire);
+	unsigned int q;
+
+	for (q = 0; q < EMU_TM_N_Q; q++)
+		held += emu_tm_fifo_count(&p->q[q]);
+	return held;
+}
+
+uint64_t
+emu_tm_held(const struct emu_tm *tm)
+{
+	uint64_t held = 0;
+	unsigned int i;
+
+	for (i = 0; i < tm->n_ports; i++)
+		held += emu_tm_port_held(tm, i);
+	return held;
+}
+
+const uint64_t *
+emu_tm_port_ctrs(const struct emu_tm *tm, uint16_t port)
+{
+	return tm->ports[port].ctr;
+}
+
+void
+emu_tm_prio_stats(const struct emu_tm *tm, uint16_t port, unsigned int prio, uint64_t now_ns,
+		  struct emu_tm_prio_stats *s)
+{
+	const struct emu_tm_port *p = &tm->ports[port];
+
+	s->queue_bytes = p->q_bytes[prio];
+	s->queue_pkts = emu_tm_fifo_count(&p->q[prio]);
+	s->max_queue_bytes = p->max_q_bytes[prio];
+	s->ingress_bytes = p->ing_bytes[prio];
+	s->headroom_bytes = p->hr_cells[prio];
+	s->paused = p->pause_until_ns[prio] > now_ns;
+	s->paused_ns = p->paused_ns[prio];
+	if (p->pause_until_ns[prio] > p->pause_start_ns[prio] && now_ns > p->pause_start_ns[prio])
+		s->paused_ns += RTE_MIN(p->pause_until_ns[prio], now_ns) - p->pause_start_ns[prio];
+	s->xoff = p->xoff[prio];
+	s->xoff_ns = p->xoff_ns[prio];
+	if (p->xoff[prio] && now_ns > p->xoff_start_ns[prio])
+		s->xoff_ns += now_ns - p->xoff_start_ns[prio];
+}
+
+void
+emu_tm_buffer_use(const struct emu_tm *tm, uint64_t *used_bytes, uint64_t *total_bytes)
+{
+	*used_bytes = tm->used_cells;
+	*total_bytes = tm->buf.total_bytes;
+}
+
+const struct emu_tm_port_cfg *
+emu_tm_port_cfg(const struct emu_tm *tm, uint16_t port)
+{
+	return &tm->ports[port].cfg;
+}
+
+bool
+emu_tm_link_up(const struct emu_tm *tm, uint16_t port)
+{
+	return tm->ports[port].link_up;
+}
+
+json_t *
+emu_tm_settings(const struct emu_tm_port_cfg *pc)
+{
+	return json_pack("{s:f, s:f, s:I, s:s, s:b}", "rate_gbps", (double)pc->rate_bps / 1e9,
+			 "delay_us", (double)pc->delay_ns / 1e3, "buffer_kb",
+			 (json_int_t)(pc->limit_bytes / 1024), "link", "up", "pfc_storm", 0);
+}
+
+int
+emu_tm_compile(const struct emu_tm *tm, uint16_t port, const char *key, const json_t *val,
+	       struct emu_set *out, const char *path, struct emu_err *err)
+{
+	const char *s;
+	double x;
+	int64_t i;
+	int rc;
+
+	RTE_SET_USED(tm);
+	RTE_SET_USED(port);
+	memset(out, 0, sizeof(*out));
+	if (strcmp(key, "rate_gbps") == 0) {
+		out->key = EMU_TM_SET_RATE;
+		rc = emu_json_num_value(val, path, 1e-6, false, EMU_TM_MAX_RATE_GBPS, &x, err);
+		out->u64 = (uint64_t)(x * 1e9 + 0.5);
+		return rc;
+	}
+	if (strcmp(key, "delay_us") == 0) {
+		out->key = EMU_TM_SET_DELAY;
+		rc = emu_json_num_value(val, path, 0.0, false, EMU_TM_MAX_DELAY_US, &x, err);
+		out->u64 = (uint64_t)(x * 1e3 + 0.5);
+		return rc;
+	}
+	if (strcmp(key, "buffer_kb") == 0) {
+		out->key = EMU_TM_SET_BUFFER;
+		rc = emu_json_int_value(val, path, 1, 16 * 1024 * 1024, &i, err);
+		out->u64 = (uint64_t)i * 1024;
+		return rc;
+	}
+	if (strcmp(key, "link") == 0) {
+		out->key = EMU_TM_SET_LINK;
+		s = json_string_value(val);
+		if (s == NULL)
+			return emu_err_set(err, "%s: must be \"down\" or \"up\", got %s", path,
+					   emu_json_type_name(val));
+		if (strcmp(s, "down") != 0 && strcmp(s, "up") != 0)
+			return emu_err_set(err, "%s: must be \"down\" or \"up\", got \"%s\"", path,
+					   s);
+		out->u32 = strcmp(s, "up") == 0;
+		return 0;
+	}
+	if (strcmp(key, "pfc_storm") == 0) {
+		out->key = EMU_TM_SET_STORM;
+		return emu_tm_storm_compile(val, out, path, err);
+	}
+	return emu_err_set(err, "%s: unknown key (known: rate_gbps, delay_us, buffer_kb, link, "
+			   "pfc_storm)", path);
+}
+
+void
+emu_tm_apply(struct emu_tm *tm, uint16_t port, const struct emu_set *s, uint64_t now_ns,
+	     struct emu_rng *rng)
+{
+	struct emu_tm_port *p = &tm->ports[port];
+
+	switch (s->key) {
+	case EMU_TM_SET_RATE:
+		p->cfg.rate_bps = s->u64;
+		break;
+	case EMU_TM_SET_DELAY:
+		p->cfg.delay_ns = s->u64;
+		break;
+	case EMU_TM_SET_BUFFER:
+		/* a per-queue limit that followed the port's keeps following it */
+		if (p->cfg.queue_limit_bytes == p->cfg.limit_bytes)
+			p->cfg.queue_limit_bytes = s->u64;
+		p->cfg.limit_bytes = s->u64;
+		break;
+	case EMU_TM_SET_LINK:
+		if (s->u32) {
+			p->link_up = true;
+		} else if (p->link_up) {
+			/* what could start before the link went down has started */
+			emu_tm_port_advance(tm, p, now_ns, rng);
+			p->link_up = false;
+			emu_tm_flush(tm, p, now_ns);
+		}
+		break;
+	case EMU_TM_SET_STORM:
+		emu_tm_storm_apply(p, s, now_ns);
+		break;
+	default:
+		break;
+	}
+}
+
+int
+emu_tm_set(struct emu_tm *tm, uint16_t port, const char *key, const json_t *val, bool apply,
+	   uint64_t now_ns, struct emu_rng *rng, const char *path, struct emu_err *err)
+{
+	struct emu_set s;
+	int rc = emu_tm_compile(tm, port, key, val, &s, path, err);
+
+	if (rc == 0 && apply)
+		emu_tm_apply(tm, port, &s, now_ns, rng);
+	return rc;
+}

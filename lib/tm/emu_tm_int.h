@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef EMU_TM_INT_H
+#define EMU_TM_INT_H
+
+/*
+ * The traffic manager's internals, shared by its files: emu_tm.c (ports, buffer accounting,
+ * ECN, the scheduler and the link: the per-packet path), emu_tm_config.c (the pipeline's
+ * "tm" section), emu_tm_pfc.c (PFC/PAUSE received and sent, watchdog, storms), emu_tm_ctl.c
+ * (profile changes, counters and state for reports). Not for use outside lib/tm.
+ */
+
+#include <jansson.h>
+
+#include "lib/base/emu_set.h"
+#include "lib/tm/emu_tm.h"
+
+#define EMU_TM_MAX_RATE_GBPS 1600.0
+#define EMU_TM_MAX_DELAY_US 10000000.0 /* 10 s */
+#define EMU_TM_MAX_KB (16 * 1024 * 1024)
+
+enum { EMU_TM_SET_RATE, EMU_TM_SET_DELAY, EMU_TM_SET_BUFFER, EMU_TM_SET_LINK, EMU_TM_SET_STORM };
+
+/* A fixed-capacity ring of mbuf pointers; single owner, so no atomics (rte_ring's
+ * MP/MC machinery and its separate memzone buy nothing here). */
+struct emu_tm_fifo {
+	struct rte_mbuf **slots;
+	uint32_t mask;
+	uint32_t head; /* next to pop */
+	uint32_t tail; /* next to push */
+};
+
+struct emu_tm_port {
+	struct emu_tm_port_cfg cfg;
+	/* Egress side */
+	struct emu_tm_fifo q[EMU_TM_N_Q]; /* waiting for the link, one per priority + control */
+	struct emu_tm_fifo wire;          /* serialised, waiting for departure (delay line) */
+	uint32_t nonempty;                /* bit q: q[q] holds a packet (the scheduler's view) */
+	uint64_t q_bytes[EMU_TM_N_Q];     /* raw frame bytes, for ECN and stats */
+	uint64_t all_q_bytes;             /* their sum (the port's queue, for its maximum) */
+	uint64_t q_cells[EMU_TM_N_Q];     /* shared-buffer bytes in cells (headroom excluded) */
+	uint64_t max_q_bytes[EMU_TM_N_Q];
+	uint64_t port_cells;              /* sum of q_cells */
+	uint32_t port_pkts;               /* data packets queued (control queue excluded) */
+	int64_t deficit[EMU_TM_N_PRIO];   /* DWRR */
+	uint8_t rr;                       /* DWRR: queue whose turn it is */
+	bool rr_fresh;                    /* DWRR: rr got its quantum for this turn */
+	/* When the link finishes its current frame: ns plus picoseconds (0-999). Times are
+	 * epoch-based nanoseconds, so a single picosecond counter would overflow 64 bits. */
+	uint64_t link_free_ns;
+	uint32_t link_free_ps;
+	uint64_t busy_ps; /* exact; the busy_ns counter is derived from it */
+	/* Received PFC/PAUSE: queue q may not start before pause_until_ns[q]. */
+	uint64_t pause_until_ns[EMU_TM_N_PRIO];
+	uint64_t pause_start_ns[EMU_TM_N_PRIO];
+	uint64_t paused_ns[EMU_TM_N_PRIO]; /* closed pause intervals */
+	/* Ingress side: lossless bytes that arrived here and are still queued somewhere. */
+	uint64_t ing_bytes[EMU_TM_N_PRIO];
+	uint64_t hr_cells[EMU_TM_N_PRIO];  /* headroom in use */
+	bool xoff[EMU_TM_N_PRIO];
+	uint64_t xoff_start_ns[EMU_TM_N_PRIO];
+	uint64_t xoff_ns[EMU_TM_N_PRIO];   /* closed XOFF intervals */
+	uint64_t refresh_ns[EMU_TM_N_PRIO]; /* re-send XOFF at this time */
+	uint16_t pfc_pending;              /* priorities whose state must be sent */
+	/* Profile-driven link state and PFC storm. */
+	bool link_up;
+	bool storm_on;
+	uint16_t storm_vector;
+	bool storm_pause;      /* 802.3x PAUSE frames instead of PFC */
+	uint16_t storm_quanta;
+	uint64_t storm_pps;
+	uint64_t storm_t0_ns;  /* frame k of the storm is due at t0 + k * 1e9 / pps */
+	uint64_t storm_k;
+	uint64_t storm_next_ns;
+	/* PFC watchdog, per priority */
+	uint64_t wd_start_ns[EMU_TM_N_PRIO]; /* start of the current continuous pause */
+	uint64_t wd_last_ns[EMU_TM_N_PRIO];  /* last ignored frame while tripped */
+	bool wd_tripped[EMU_TM_N_PRIO];
+	uint64_t ctr[EMU_TM_CTR_MAX];
+};
+
+struct emu_tm {
+	unsigned int n_ports;
+	const struct emu_dropper *drop; /* the switch's drop path */
+	uint32_t reason_base;           /* reason id of port 0's counter 0 */
+	struct emu_tm_buffer_cfg buf;
+	uint64_t used_cells; /* shared buffer in use */
+	struct emu_tm_port ports[EMU_MAX_PORTS];
+};
+
+/* Every TM drop: through the switch's drop path, counted in the port's counter @p reason. */
+static inline void
+emu_tm_drop(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, unsigned int reason)
+{
+	emu_drop(tm->drop, m, tm->reason_base + (uint32_t)port * EMU_TM_CTR_MAX + reason,
+		 &tm->ports[port].ctr[reason]);
+}
+
+static inline uint32_t
+emu_tm_fifo_count(const struct emu_tm_fifo *f)
+{
+	return f->tail - f->head;
+}
+
+static inline uint64_t
+emu_tm_cells(const struct emu_tm_buffer_cfg *bc, uint32_t len)
+{
+	return (uint64_t)(len + bc->cell_bytes - 1) / bc->cell_bytes * bc->cell_bytes;
+}
+
+/* emu_tm.c */
+/* The queue whose head starts next on @p p and when (commit: DWRR takes its turn); -1: none. */
+int emu_tm_pick(struct emu_tm_port *p, uint64_t *start_ns, uint32_t *start_ps, bool commit);
+void emu_tm_port_advance(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_ns,
+			 struct emu_rng *rng);
+void emu_tm_flush(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_ns);
+
+/* emu_tm_config.c */
+int emu_tm_prio_list(const json_t *v, const char *path, uint8_t *mask, struct emu_err *err);
+
+/* emu_tm_pfc.c */
+int emu_tm_storm_compile(const json_t *val, struct emu_set *out, const char *path,
+			 struct emu_err *err);
+void emu_tm_storm_apply(struct emu_tm_port *p, const struct emu_set *s, uint64_t now_ns);
+
+#endif
