@@ -395,7 +395,7 @@ emu_switch_port_mac(uint16_t port, uint8_t mac[6])
 	mac[5] = (uint8_t)port;
 }
 
-/* Build the PFC frames the TM asks for and queue them on their (ingress) ports' control
+/* Have the TM build the PFC frames it asks for and queue them on their (ingress) ports' control
  * queues, which the pause state does not hold back. */
 static void
 emu_switch_send_pfc(struct emu_switch *sw, uint64_t now_ns)
@@ -405,34 +405,15 @@ emu_switch_send_pfc(struct emu_switch *sw, uint64_t now_ns)
 
 	n = emu_tm_pfc_collect(sw->tm, now_ns, frames, RTE_DIM(frames));
 	for (i = 0; i < n; i++) {
-		struct rte_mbuf *m = rte_pktmbuf_alloc(sw->pool);
-		struct emu_pkt_meta *meta;
+		struct rte_mbuf *m;
 		uint8_t mac[6];
-		char *buf;
-		int len;
 
-		buf = m != NULL ? rte_pktmbuf_append(m, EMU_TM_MIN_FRAME_BYTES) : NULL;
-		if (buf == NULL) {
-			rte_pktmbuf_free(m);
+		emu_switch_port_mac(frames[i].port, mac);
+		m = emu_tm_pfc_mbuf(sw->pool, &frames[i], mac, now_ns);
+		if (m == NULL) {
 			sw->ctr[EMU_RUN_CTR_PFC_NOT_SENT_NOMBUF] += 1;
 			continue;
 		}
-		emu_switch_port_mac(frames[i].port, mac);
-		if (frames[i].pause)
-			len = roce_build_pause((uint8_t *)buf, EMU_TM_MIN_FRAME_BYTES, mac,
-					       frames[i].quanta[0]);
-		else
-			len = roce_build_pfc((uint8_t *)buf, EMU_TM_MIN_FRAME_BYTES, mac,
-					     frames[i].vector, frames[i].quanta);
-		RTE_VERIFY(len == EMU_TM_MIN_FRAME_BYTES);
-		meta = emu_meta(m);
-		memset(meta, 0, sizeof(*meta));
-		meta->ts_ns = now_ns;
-		meta->in_port = EMU_PORT_SELF;
-		meta->out_port = frames[i].port;
-		meta->flags = EMU_META_CREATED | EMU_META_MACCTL;
-		meta->trace.t_in_ns = now_ns;
-		meta->trace.created_by = EMU_TRACE_BY_SWITCH;
 		sw->ctr[EMU_RUN_CTR_CREATED] += 1;
 		sw->ctr[EMU_RUN_CTR_PFC_CREATED] += 1;
 		emu_tm_enqueue(sw->tm, frames[i].port, m, now_ns, &sw->tm_rng);

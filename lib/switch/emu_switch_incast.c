@@ -20,19 +20,7 @@
 
 #include "lib/switch/emu_switch_int.h"
 
-/* DSCP the filler frames carry for priority @p prio (the default trust-DSCP map's inverse). */
-static uint8_t
-emu_incast_dscp(uint8_t prio)
-{
-	if (prio == 3)
-		return 26;
-	if (prio == 6)
-		return 48;
-	return (uint8_t)(prio << 3);
-}
-
-/* Build each source's filler frame once: an RC RDMA WRITE MIDDLE, IPv4, ECT(0), to the
- * source's port, padded with zero trailer bytes to exactly frame_bytes. */
+/* Have the TM build each source's filler frame once (emu_incast_build_template()). */
 int
 emu_switch_incast_init(struct emu_switch *sw, struct emu_err *err)
 {
@@ -41,30 +29,17 @@ emu_switch_incast_init(struct emu_switch *sw, struct emu_err *err)
 	for (i = 0; i < sw->pl->n_incast; i++) {
 		struct emu_incast_src *src = &sw->incast[i];
 		const struct emu_incast_cfg *c = &sw->pl->incast[i];
-		struct roce_hdr_params hp = roce_hdr_params_default();
-		uint32_t payload;
-		int len;
+		uint8_t mac[6];
 
 		src->s.cfg = *c;
 		src->tmpl = rte_zmalloc("emu_incast", c->frame_bytes, RTE_CACHE_LINE_SIZE);
 		if (src->tmpl == NULL)
 			return emu_err_setrc(err, -ENOMEM, "incast[%u]: out of memory", i);
 		sw->n_incast = i + 1;
-		emu_switch_port_mac(c->port, hp.dst_mac);
-		memcpy(hp.src_mac, (const uint8_t[6]){ 0x02, 0x69, 0x6e, 0x63, 0x00, (uint8_t)i },
-		       6);
-		hp.dscp = emu_incast_dscp(c->prio);
-		hp.ecn = 2;
-		memcpy(hp.src_ip, (const uint8_t[4]){ 10, 255, (uint8_t)i, 1 }, 4);
-		memcpy(hp.dst_ip, (const uint8_t[4]){ 10, 255, 255, (uint8_t)c->port }, 4);
-		hp.opcode = ROCE_OP_RDMA_WRITE_MIDDLE;
-		hp.dest_qp = 0xc00000 + i;
-		payload = (c->frame_bytes - EMU_INCAST_HDR_BYTES) & ~3u;
-		len = roce_build(src->tmpl, c->frame_bytes, &hp, NULL, payload);
-		if (len < 0 || (uint32_t)len > c->frame_bytes)
+		emu_switch_port_mac(c->port, mac);
+		if (emu_incast_build_template(c, i, mac, src->tmpl, &src->pkt) != 0)
 			return emu_err_set(err, "incast[%u]: cannot build a %u-byte frame", i,
 					   c->frame_bytes);
-		roce_parse(src->tmpl, (uint32_t)len, 4791, &src->pkt);
 		emu_incast_sched_start(&src->s, 0);
 	}
 	return 0;
@@ -87,11 +62,9 @@ emu_switch_incast_gen(struct emu_switch *sw, uint64_t until_ns)
 		return true;
 	for (;;) {
 		struct emu_incast_src *src;
-		struct emu_pkt_meta *meta;
 		struct rte_mbuf *m;
 		uint32_t len;
 		uint64_t t;
-		char *buf;
 
 		best = 0;
 		for (i = 1; i < sw->n_incast; i++)
@@ -119,25 +92,11 @@ emu_switch_incast_gen(struct emu_switch *sw, uint64_t until_ns)
 		}
 		emu_incast_sched_advance(&src->s);
 		len = src->s.cfg.frame_bytes;
-		m = rte_pktmbuf_alloc(sw->pool);
-		buf = m != NULL ? rte_pktmbuf_append(m, (uint16_t)len) : NULL;
-		if (buf == NULL) {
-			rte_pktmbuf_free(m);
+		m = emu_incast_frame(sw->pool, src->tmpl, &src->pkt, &src->s.cfg, best, t);
+		if (m == NULL) {
 			nombuf[best] += 1;
 			continue;
 		}
-		rte_memcpy(buf, src->tmpl, len);
-		meta = emu_meta(m);
-		meta->ts_ns = t;
-		meta->in_port = EMU_PORT_SELF;
-		meta->out_port = src->s.cfg.port;
-		meta->prio = src->s.cfg.prio;
-		meta->flags = EMU_META_PARSED | EMU_META_CREATED | EMU_META_VIRTUAL;
-		memset(&meta->trace, 0, sizeof(meta->trace));
-		meta->trace.t_in_ns = t;
-		meta->trace.created_by = EMU_TRACE_BY_INCAST;
-		meta->reserved = (uint16_t)best;
-		meta->pkt = src->pkt;
 		gen[best] += 1;
 		bytes[best] += len;
 		if (!emu_tm_enqueue(sw->tm, src->s.cfg.port, m, t, &sw->tm_rng))

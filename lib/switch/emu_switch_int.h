@@ -17,7 +17,6 @@
 #define EMU_TM_RNG_STREAM 0x544dULL /* "TM": stages draw theirs from their names (emu_rng_stream_of) */
 #define EMU_ETHERTYPE_MAC_CONTROL 0x8808 /* DPDK 22.11 has no constant for it */
 #define EMU_INCAST_CATCHUP 1024 /* incast frames generated per runner call at most */
-#define EMU_INCAST_HDR_BYTES 58 /* Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 */
 
 /* Counters the runner itself keeps (drop_* count in conservation). */
 #define EMU_RUN_FOREACH_CTR(_) \

@@ -5,6 +5,10 @@
 #include "lib/tm/emu_incast.h"
 #include "lib/base/emu_json.h"
 #include "lib/pkt/emu_pkt.h"
+#include "lib/proto/roce_build.h"
+#include "lib/proto/roce_proto.h"
+
+#include <rte_memcpy.h>
 
 #define EMU_INCAST_MAX_RATE_GBPS 1600.0
 #define EMU_INCAST_MAX_US 1e9 /* 1000 s */
@@ -322,4 +326,69 @@ emu_incast_apply(struct emu_incast_sched *s, const struct emu_set *set, uint64_t
 		s->cfg = c;
 		emu_incast_sched_start(s, now_ns);
 	}
+}
+
+#define EMU_INCAST_HDR_BYTES 58 /* Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 */
+
+/* DSCP the filler frames carry for priority @p prio (the default trust-DSCP map's inverse). */
+static uint8_t
+emu_incast_dscp(uint8_t prio)
+{
+	if (prio == 3)
+		return 26;
+	if (prio == 6)
+		return 48;
+	return (uint8_t)(prio << 3);
+}
+
+int
+emu_incast_build_template(const struct emu_incast_cfg *c, unsigned int idx,
+			  const uint8_t dst_mac[6], uint8_t *tmpl, struct roce_pkt *pkt)
+{
+	struct roce_hdr_params hp = roce_hdr_params_default();
+	uint32_t payload;
+	int len;
+
+	memcpy(hp.dst_mac, dst_mac, 6);
+	memcpy(hp.src_mac, (const uint8_t[6]){ 0x02, 0x69, 0x6e, 0x63, 0x00, (uint8_t)idx }, 6);
+	hp.dscp = emu_incast_dscp(c->prio);
+	hp.ecn = 2;
+	memcpy(hp.src_ip, (const uint8_t[4]){ 10, 255, (uint8_t)idx, 1 }, 4);
+	memcpy(hp.dst_ip, (const uint8_t[4]){ 10, 255, 255, (uint8_t)c->port }, 4);
+	hp.opcode = ROCE_OP_RDMA_WRITE_MIDDLE;
+	hp.dest_qp = 0xc00000 + idx;
+	payload = (c->frame_bytes - EMU_INCAST_HDR_BYTES) & ~3u;
+	len = roce_build(tmpl, c->frame_bytes, &hp, NULL, payload);
+	if (len < 0 || (uint32_t)len > c->frame_bytes)
+		return -EINVAL;
+	roce_parse(tmpl, (uint32_t)len, 4791, pkt);
+	return 0;
+}
+
+struct rte_mbuf *
+emu_incast_frame(struct rte_mempool *mp, const uint8_t *tmpl, const struct roce_pkt *pkt,
+		 const struct emu_incast_cfg *c, unsigned int idx, uint64_t t_ns)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
+	struct emu_pkt_meta *meta;
+	char *buf;
+
+	buf = m != NULL ? rte_pktmbuf_append(m, (uint16_t)c->frame_bytes) : NULL;
+	if (buf == NULL) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	rte_memcpy(buf, tmpl, c->frame_bytes);
+	meta = emu_meta(m);
+	meta->ts_ns = t_ns;
+	meta->in_port = EMU_PORT_SELF;
+	meta->out_port = c->port;
+	meta->prio = c->prio;
+	meta->flags = EMU_META_PARSED | EMU_META_CREATED | EMU_META_VIRTUAL;
+	memset(&meta->trace, 0, sizeof(meta->trace));
+	meta->trace.t_in_ns = t_ns;
+	meta->trace.created_by = EMU_TRACE_BY_INCAST;
+	meta->reserved = (uint16_t)idx;
+	meta->pkt = *pkt;
+	return m;
 }

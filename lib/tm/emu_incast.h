@@ -109,6 +109,23 @@ int emu_incast_compile(const struct emu_incast_cfg *base, const char *key, const
 /** Apply it at @p now_ns: a change to a running source restarts its pattern then. */
 void emu_incast_apply(struct emu_incast_sched *s, const struct emu_set *set, uint64_t now_ns);
 
+struct roce_pkt;
+struct rte_mbuf;
+struct rte_mempool;
+
+/**
+ * Build source @p idx's filler frame into @p tmpl (c->frame_bytes long): an RC RDMA WRITE
+ * MIDDLE, IPv4, ECT(0), to @p dst_mac (its port's), zero-padded to exactly frame_bytes; and
+ * its parse result into @p pkt. 0, or -EINVAL when the frame cannot be built.
+ */
+int emu_incast_build_template(const struct emu_incast_cfg *c, unsigned int idx,
+			      const uint8_t dst_mac[6], uint8_t *tmpl, struct roce_pkt *pkt);
+
+/** One frame of source @p idx arriving at @p t_ns, with its metadata; NULL: pool empty. */
+struct rte_mbuf *emu_incast_frame(struct rte_mempool *mp, const uint8_t *tmpl,
+				  const struct roce_pkt *pkt, const struct emu_incast_cfg *c,
+				  unsigned int idx, uint64_t t_ns);
+
 /** The keys emu_incast_compile() takes with the values of @p c. New reference. */
 json_t *emu_incast_settings(const struct emu_incast_cfg *c);
 

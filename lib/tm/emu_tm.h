@@ -29,6 +29,7 @@
 
 #include <jansson.h>
 #include <rte_mbuf.h>
+#include <rte_mempool.h>
 
 #include "lib/base/emu_err.h"
 #include "lib/base/emu_rng.h"
@@ -234,6 +235,14 @@ struct emu_tm_pfc_frame {
 	uint16_t quanta[EMU_TM_N_PRIO];
 	bool pause;      /**< an 802.3x PAUSE (time in quanta[0]) instead of PFC */
 };
+
+/**
+ * Frame @p f as an mbuf from @p mp (PFC, or PAUSE when f->pause), sent from @p src_mac,
+ * with its metadata (created, MAC control, leaving by f->port at @p now_ns); NULL when the
+ * pool is empty.
+ */
+struct rte_mbuf *emu_tm_pfc_mbuf(struct rte_mempool *mp, const struct emu_tm_pfc_frame *f,
+				 const uint8_t src_mac[6], uint64_t now_ns);
 
 /**
  * Collect the PFC frames due at @p now_ns (new XOFF, refreshes, XON, and PFC storm

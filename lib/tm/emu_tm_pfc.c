@@ -13,6 +13,7 @@
 #include <rte_common.h>
 
 #include "lib/base/emu_json.h"
+#include "lib/proto/roce_build.h"
 #include "lib/proto/roce_rewrite.h"
 #include "lib/tm/emu_tm_int.h"
 
@@ -207,4 +208,36 @@ emu_tm_storm_apply(struct emu_tm_port *p, const struct emu_set *s, uint64_t now_
 	p->storm_t0_ns = now_ns;
 	p->storm_k = 0;
 	p->storm_next_ns = now_ns;
+}
+
+struct rte_mbuf *
+emu_tm_pfc_mbuf(struct rte_mempool *mp, const struct emu_tm_pfc_frame *f,
+		const uint8_t src_mac[6], uint64_t now_ns)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
+	struct emu_pkt_meta *meta;
+	char *buf;
+	int len;
+
+	buf = m != NULL ? rte_pktmbuf_append(m, EMU_TM_MIN_FRAME_BYTES) : NULL;
+	if (buf == NULL) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	if (f->pause)
+		len = roce_build_pause((uint8_t *)buf, EMU_TM_MIN_FRAME_BYTES, src_mac,
+				       f->quanta[0]);
+	else
+		len = roce_build_pfc((uint8_t *)buf, EMU_TM_MIN_FRAME_BYTES, src_mac, f->vector,
+				     f->quanta);
+	RTE_VERIFY(len == EMU_TM_MIN_FRAME_BYTES);
+	meta = emu_meta(m);
+	memset(meta, 0, sizeof(*meta));
+	meta->ts_ns = now_ns;
+	meta->in_port = EMU_PORT_SELF;
+	meta->out_port = f->port;
+	meta->flags = EMU_META_CREATED | EMU_META_MACCTL;
+	meta->trace.t_in_ns = now_ns;
+	meta->trace.created_by = EMU_TRACE_BY_SWITCH;
+	return m;
 }
