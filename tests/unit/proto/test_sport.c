@@ -4,8 +4,8 @@
  * and its rewrite with an incremental ICRC. The GF(2) shift (roce_crc32_shift) against zero
  * bytes through the CRC, its tables against the bitwise multiply, roce_icrc_patch() against a
  * full recompute on 10^4 random frames of 64..9000 bytes (IPv4 and IPv6, random offsets and
- * lengths), roce_patch_udp_sport() against roce_set_udp_sport() byte for byte, also on the
- * real captures.
+ * lengths) and on 10^3 RoCEv1 frames, roce_patch_udp_sport() against roce_set_udp_sport()
+ * byte for byte, also on the real captures.
  * Usage: test_proto_sport DATA_DIR [BUILD_DIR]
  */
 #include <errno.h>
@@ -158,6 +158,43 @@ test_patch_random(void **state)
 	assert_true(n_v6 > N_RANDOM / 3 && n_long > N_RANDOM / 3);
 }
 
+/* RoCEv1 (EtherType 0x8915, GRH, BTH): the patch masks the GRH as the ICRC does. */
+static void
+test_patch_rocev1(void **state)
+{
+	static uint8_t f[2048];
+	uint64_t rng = 31;
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < 1000; i++) {
+		uint32_t plen = 4 * (uint32_t)(test_rand(&rng) % 400), len = 14 + 40 + 12 + plen + 4;
+		uint8_t old[8], new_bytes[8];
+		struct roce_pkt p;
+		uint32_t off, k;
+
+		for (k = 0; k < len; k++)
+			f[k] = (uint8_t)test_rand(&rng);
+		roce_put_be16(f + 12, 0x8915);
+		f[14] = (uint8_t)(0x60 | (f[14] & 0x0F));	/* version 6 */
+		roce_put_be16(f + 14 + 4, (uint16_t)(12 + plen + 4));
+		f[14 + 6] = ROCE_GRH_NXT_BTH;
+		f[54] = ROCE_TRANSPORT_RC | ROCE_OP_RDMA_WRITE_MIDDLE;
+		f[55] &= 0x0F;				/* SE, M, PadCnt 0, TVer 0 */
+		roce_parse(f, len, ROCE_UDP_PORT, &p);
+		assert_int_equal(p.cls, ROCE_CLASS_ROCEV1);
+		roce_icrc_update(f, len, &p);
+		off = 14 + (uint32_t)(test_rand(&rng) % 48);	/* GRH and BTH */
+		for (k = 0; k < sizeof(old); k++) {
+			old[k] = f[off + k];
+			new_bytes[k] = (uint8_t)test_rand(&rng);
+			f[off + k] = new_bytes[k];
+		}
+		roce_icrc_patch(f, len, &p, off, old, new_bytes, sizeof(old));
+		assert_int_equal(roce_get_le32(f + p.icrc_off), roce_icrc_compute(f, len, &p));
+	}
+}
+
 /* patch_udp_sport gives the frame set_udp_sport gives; returns 1 if the frame was RoCEv2. */
 static int
 check_sport_same(const uint8_t *f, uint32_t len, uint16_t port)
@@ -227,6 +264,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_linux_rule),
 		cmocka_unit_test(test_shift),
 		cmocka_unit_test(test_patch_random),
+		cmocka_unit_test(test_patch_rocev1),
 		cmocka_unit_test(test_patch_sport),
 		cmocka_unit_test(test_patch_sport_real),
 	};
