@@ -953,8 +953,8 @@ rg_qp_add(struct rg_state *st, unsigned int src, unsigned int dst, unsigned int 
 	memcpy(c.src_mac, st->mac, 6);
 	rg_rank_ip(st, requester ? src : dst, c.src_ip);
 	rg_rank_ip(st, peer, c.dst_ip);
-	/* flow entropy per QP, as NICs derive it from the QPN */
-	c.udp_sport = (uint16_t)(0xC000 | ((qpn * 2654435761u) >> 18));
+	/* flow entropy per QP pair, as Linux/mlx5 derive it with a zero GRH flow label */
+	c.udp_sport = roce_udp_sport_from_qpns(c.qpn, c.dest_qpn);
 	if (strcmp(st->o.dcqcn, "off") == 0) {
 		dcqcn_params_nvidia(&c.dcqcn, st->o.line_mbps);
 		c.dcqcn_enabled = false;

@@ -73,18 +73,11 @@ psn_diff(uint32_t a, uint32_t b)
 	return d >= (1 << 23) ? d - (1 << 24) : d;
 }
 
+/* One formula for the whole tree: lib/proto's copy of the kernel's (roce_build.h). */
 uint16_t
 ana_linux_udp_sport(uint32_t lqpn, uint32_t rqpn)
 {
-	uint64_t v = (uint64_t)lqpn * rqpn;
-	uint32_t fl, lo;
-
-	v ^= v >> 20;
-	v ^= v >> 40;
-	fl = (uint32_t)(v & 0xFFFFF);
-	lo = fl & 0x3FFF;
-	lo ^= (fl & 0xFC000) >> 14;
-	return (uint16_t)(lo | 0xC000);
+	return roce_udp_sport_from_qpns(lqpn, rqpn);
 }
 
 void

@@ -311,3 +311,35 @@ roce_build_pause(uint8_t *buf, size_t cap, const uint8_t src_mac[6], uint16_t qu
 	roce_put_be16(buf + 16, quanta);
 	return len;
 }
+
+/*
+ * Linux include/rdma/ib_verbs.h (v5.8 and later), which reads:
+ *   rdma_calc_flow_label(lqpn, rqpn): fl = (u64)lqpn * rqpn; fl ^= fl >> 20; fl ^= fl >> 40;
+ *                                      return fl & IB_GRH_FLOWLABEL_MASK (0xFFFFF);
+ *   rdma_flow_label_to_udp_sport(fl):  lo = fl & 0x03FFF; lo ^= (fl & 0xFC000) >> 14;
+ *                                      return lo | IB_ROCE_UDP_ENCAP_VALID_PORT_MIN (0xC000);
+ */
+uint32_t
+roce_flow_label_from_qpns(uint32_t lqpn, uint32_t rqpn)
+{
+	uint64_t v = (uint64_t)lqpn * rqpn;
+
+	v ^= v >> 20;
+	v ^= v >> 40;
+	return (uint32_t)(v & 0xFFFFF);
+}
+
+uint16_t
+roce_udp_sport_from_flow_label(uint32_t flow_label)
+{
+	uint32_t lo = flow_label & 0x3FFF;
+
+	lo ^= (flow_label & 0xFC000) >> 14;
+	return (uint16_t)(lo | 0xC000);
+}
+
+uint16_t
+roce_udp_sport_from_qpns(uint32_t lqpn, uint32_t rqpn)
+{
+	return roce_udp_sport_from_flow_label(roce_flow_label_from_qpns(lqpn, rqpn));
+}

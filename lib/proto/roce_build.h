@@ -126,6 +126,23 @@ int roce_build_pfc(uint8_t *buf, size_t cap, const uint8_t src_mac[6], uint16_t 
 /** Build an 802.3x PAUSE frame with one pause time in quanta of 512 bit times. */
 int roce_build_pause(uint8_t *buf, size_t cap, const uint8_t src_mac[6], uint16_t quanta);
 
+/**
+ * Linux rdma_calc_flow_label() (include/rdma/ib_verbs.h, since 5.8): the 20-bit flow label of
+ * an RC QP pair whose GRH flow label is 0, symmetric in the two QPNs.
+ */
+uint32_t roce_flow_label_from_qpns(uint32_t lqpn, uint32_t rqpn);
+
+/** Linux rdma_flow_label_to_udp_sport(): fold a flow label into 0xC000..0xFFFF. */
+uint16_t roce_udp_sport_from_flow_label(uint32_t flow_label);
+
+/**
+ * The UDP source port Linux RoCE drivers (mlx5 mlx5_set_path_udp_sport, hns, rxe, irdma) send
+ * for a QP pair with a zero GRH flow label, as NCCL sets it:
+ * rdma_flow_label_to_udp_sport(rdma_calc_flow_label(lqpn, rqpn)). Both directions of a pair
+ * carry the same port.
+ */
+uint16_t roce_udp_sport_from_qpns(uint32_t lqpn, uint32_t rqpn);
+
 #ifdef __cplusplus
 }
 #endif

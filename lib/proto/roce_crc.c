@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "roce_crc.h"
+#include "roce_crc_shift_tables.h"
 #include "roce_crc_tables.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -50,6 +51,97 @@ roce_crc32_update_table(uint32_t state, const void *buf, size_t len)
 		len -= 8;
 	}
 	return roce_crc32_update_bytewise(state, p, len);
+}
+
+/*
+ * GF(2) arithmetic mod P for the CRC "shift" (zlib's crc32_combine idea): polynomials in
+ * zlib's reflected form, bit 31 = x^0 ... bit 0 = x^31. A CRC register s followed by n zero
+ * bytes becomes s * x^(8n) mod P, so a change at distance n from the end of the covered bytes
+ * changes the CRC by crc0(change) * x^(8n) mod P (crc0: no init, no final inversion).
+ */
+uint32_t
+roce_crc32_multmod_bitwise(uint32_t a, uint32_t b)
+{
+	uint32_t m = 1u << 31, p = 0;
+
+	/* zlib crc32.c multmodp(): add b * x^i for every x^i in a, b stepping by x each bit */
+	while (m != 0) {
+		if (a & m)
+			p ^= b;
+		m >>= 1;
+		b = (b & 1) ? (b >> 1) ^ 0xEDB88320u : b >> 1;
+	}
+	return p;
+}
+
+/*
+ * x^32 * v mod P for v reflected: the register v shifted through four zero bytes, i.e. a
+ * slice-by-4 step with no data.
+ */
+static inline uint32_t
+crc32_x32_mod(uint32_t v)
+{
+	return roce_crc32_tables[3][v & 0xFF] ^ roce_crc32_tables[2][(v >> 8) & 0xFF] ^
+		roce_crc32_tables[1][(v >> 16) & 0xFF] ^ roce_crc32_tables[0][v >> 24];
+}
+
+#ifdef ROCE_CRC_X86
+/*
+ * a * b mod P with one carry-less multiply. In the reflected form the integer product of a and
+ * b holds x^k at bit 62 - k; shifted left once, bit 63 is x^0: its high half is the product's
+ * x^0..x^31 part, its low half L (in the same reflected form) stands for x^32 * L.
+ */
+__attribute__((target("pclmul,sse4.1"))) static uint32_t
+crc32_multmod_clmul(uint32_t a, uint32_t b)
+{
+	__m128i x = _mm_clmulepi64_si128(_mm_cvtsi32_si128((int)a), _mm_cvtsi32_si128((int)b),
+		0x00);
+	uint64_t q = (uint64_t)_mm_cvtsi128_si64(x) << 1;
+
+	return (uint32_t)(q >> 32) ^ crc32_x32_mod((uint32_t)q);
+}
+#endif
+
+/* Without PCLMULQDQ, zlib's loop: 32 steps, still far from a CRC over kilobytes. */
+static inline uint32_t
+crc32_multmod(uint32_t a, uint32_t b, int clmul)
+{
+#ifdef ROCE_CRC_X86
+	if (clmul)
+		return crc32_multmod_clmul(a, b);
+#else
+	(void)clmul;
+#endif
+	return roce_crc32_multmod_bitwise(a, b);
+}
+
+uint32_t
+roce_crc32_multmod(uint32_t a, uint32_t b)
+{
+	return crc32_multmod(a, b, roce_crc32_has_clmul());
+}
+
+uint32_t
+roce_crc32_x8n(uint32_t n)
+{
+	return roce_crc32_shift(1u << 31, n);
+}
+
+uint32_t
+roce_crc32_shift(uint32_t state, uint64_t n_bytes)
+{
+	int clmul = roce_crc32_has_clmul();
+
+	while (n_bytes >= 65536) {	/* x^(8 * 65535) = hi[255] * lo[255] */
+		state = crc32_multmod(state, roce_crc32_x8n_lo[255], clmul);
+		state = crc32_multmod(state, roce_crc32_x8n_hi[255], clmul);
+		n_bytes -= 65535;
+	}
+	if ((n_bytes & 0xFF) != 0)
+		state = crc32_multmod(state, roce_crc32_x8n_lo[n_bytes & 0xFF], clmul);
+	if ((n_bytes >> 8) != 0)
+		state = crc32_multmod(state, roce_crc32_x8n_hi[n_bytes >> 8], clmul);
+	return state;
 }
 
 #ifdef ROCE_CRC_X86

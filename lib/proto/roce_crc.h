@@ -46,6 +46,26 @@ int roce_crc32_has_clmul(void);
 /** Return the table entry tables[k][b] the slice-by-8 path uses (for the table self-test). */
 uint32_t roce_crc32_table_entry(unsigned int k, unsigned int b);
 
+/**
+ * a * b mod P for two polynomials in zlib's reflected form (bit 31 is x^0, bit 0 is x^31),
+ * with PCLMULQDQ when the CPU has it.
+ */
+uint32_t roce_crc32_multmod(uint32_t a, uint32_t b);
+
+/** Same as roce_crc32_multmod() one bit at a time (zlib's multmodp(), the reference). */
+uint32_t roce_crc32_multmod_bitwise(uint32_t a, uint32_t b);
+
+/** x^(8 n) mod P, reflected: the operator of n zero bytes (roce_crc32_shift(1 << 31, n)). */
+uint32_t roce_crc32_x8n(uint32_t n);
+
+/**
+ * A running CRC-32 state followed by n zero bytes, in a few table lookups and carry-less
+ * multiplies instead of n byte steps: equal to roce_crc32_update(state, zeros, n). CRC-32 is
+ * linear, so this moves the effect of a change at distance n from the end of the data to the
+ * end (zlib's crc32_combine()), which is how roce_icrc_patch() updates an ICRC.
+ */
+uint32_t roce_crc32_shift(uint32_t state, uint64_t n_bytes);
+
 /** CRC-32 of a buffer, as zlib's crc32(0, buf, len) returns it. */
 static inline uint32_t
 roce_crc32(const void *buf, size_t len)

@@ -85,6 +85,55 @@ roce_icrc_update(uint8_t *frame, uint32_t len, const struct roce_pkt *p)
 	roce_put_le32(frame + p->icrc_off, roce_icrc_compute(frame, len, p));
 }
 
+/* Bits of the frame byte at off that the ICRC covers (0 outside IP header .. ICRC). */
+static inline uint8_t
+icrc_covered_bits(const struct roce_pkt *p, uint32_t off)
+{
+	uint32_t o;
+
+	if (off < p->l3_off || off >= p->icrc_off)
+		return 0;
+	o = off - p->l3_off;
+	if (p->cls == ROCE_CLASS_ROCEV2 && p->ip_version == 4) {
+		if (o == 1 || o == 8 || o == 10 || o == 11)	/* TOS, TTL, checksum */
+			return 0;
+	} else if (o == 0) {
+		return 0xF0;					/* version stays, TC high nibble not */
+	} else if (o == 1 || o == 2 || o == 3 || o == 7) {	/* TC, flow label, hop limit */
+		return 0;
+	}
+	if (p->cls == ROCE_CLASS_ROCEV2 && (off == p->l4_off + 6u || off == p->l4_off + 7u))
+		return 0;					/* UDP checksum */
+	if (off == p->bth_off + 4u)
+		return 0;					/* FECN, BECN, reserved */
+	return 0xFF;
+}
+
+void
+roce_icrc_patch(uint8_t *frame, uint32_t len, const struct roce_pkt *p, uint32_t off,
+	const uint8_t *old_bytes, const uint8_t *new_bytes, unsigned int n)
+{
+	uint8_t d[64];
+	uint32_t state = 0, end, i;
+	unsigned int k, m = 0;
+
+	if (!pkt_is_roce(p) || (uint32_t)p->icrc_off + ROCE_ICRC_LEN > len || off >= p->icrc_off)
+		return;
+	if (n > p->icrc_off - off)	/* bytes from the ICRC on are not covered */
+		n = p->icrc_off - off;
+	/* crc0 (no init, no inversion) of the masked difference, moved to the end of the data */
+	end = off + n;
+	for (i = off, k = 0; k < n; i++, k++) {
+		d[m++] = (uint8_t)((old_bytes[k] ^ new_bytes[k]) & icrc_covered_bits(p, i));
+		if (m == sizeof(d) || k + 1 == n) {
+			state = roce_crc32_update_bytewise(state, d, m);
+			m = 0;
+		}
+	}
+	state = roce_crc32_shift(state, p->icrc_off - end);
+	roce_put_le32(frame + p->icrc_off, roce_get_le32(frame + p->icrc_off) ^ state);
+}
+
 uint16_t
 roce_udp_cksum(const uint8_t *frame, const struct roce_pkt *p)
 {

@@ -181,6 +181,17 @@ int roce_icrc_verify(const uint8_t *frame, uint32_t len, const struct roce_pkt *
 void roce_icrc_update(uint8_t *frame, uint32_t len, const struct roce_pkt *p);
 
 /**
+ * Update the stored ICRC of a parsed RoCE frame for n bytes at frame offset off that changed
+ * from old_bytes to new_bytes (the frame may hold either), without reading the rest of the
+ * frame: the CRC is linear, so the ICRC changes by the CRC of the difference moved to the end
+ * of the covered bytes (roce_crc32_shift()). Masked bits (ECN, TTL, UDP checksum, ...) and
+ * bytes outside the IP header .. ICRC range do not count. A right ICRC stays right and a wrong
+ * one stays wrong by the same error. Does nothing if p is not RoCE.
+ */
+void roce_icrc_patch(uint8_t *frame, uint32_t len, const struct roce_pkt *p, uint32_t off,
+		const uint8_t *old_bytes, const uint8_t *new_bytes, unsigned int n);
+
+/**
  * Running CRC state after the 8 0xFF bytes and the masked IP, UDP and BTH headers of a parsed
  * RoCE frame whose first avail bytes are at hdr; feed the rest (bth_off + 12 .. icrc_off) to
  * roce_crc32_update() and invert to get the ICRC. Returns -EINVAL if p is not RoCE.

@@ -131,6 +131,27 @@ roce_set_udp_sport(uint8_t *frame, uint32_t len, struct roce_pkt *p, uint16_t po
 }
 
 int
+roce_patch_udp_sport(uint8_t *frame, uint32_t len, struct roce_pkt *p, uint16_t port)
+{
+	uint8_t *udp, old_port[2], new_port[2], old_icrc[ROCE_ICRC_LEN];
+
+	if (p->cls != ROCE_CLASS_ROCEV2 || p->reason != ROCE_REASON_OK ||
+			(uint32_t)p->icrc_off + ROCE_ICRC_LEN > len)
+		return -EINVAL;
+	udp = frame + p->l4_off;
+	memcpy(old_port, udp, 2);
+	roce_put_be16(new_port, port);
+	udp_cksum_adjust(udp, old_port, new_port, 1);
+	memcpy(udp, new_port, 2);
+	p->udp_sport = port;
+	memcpy(old_icrc, frame + p->icrc_off, ROCE_ICRC_LEN);
+	roce_icrc_patch(frame, len, p, p->l4_off, old_port, new_port, 2);
+	/* icrc_off - l4_off is a multiple of 4: the ICRC is two aligned 16-bit words */
+	udp_cksum_adjust(udp, old_icrc, frame + p->icrc_off, 2);
+	return 0;
+}
+
+int
 roce_set_ip_addrs(uint8_t *frame, uint32_t len, struct roce_pkt *p, const uint8_t *src_ip,
 	const uint8_t *dst_ip)
 {

@@ -28,8 +28,20 @@ int roce_set_ttl(uint8_t *frame, struct roce_pkt *p, uint8_t ttl);
 /** Set or clear the BTH FECN and BECN bits (masked out of the ICRC, which stays valid). */
 int roce_set_fecn_becn(uint8_t *frame, struct roce_pkt *p, uint8_t fecn, uint8_t becn);
 
-/** Set the UDP source port of a RoCEv2 frame; fixes a nonzero UDP checksum and the ICRC. */
+/**
+ * Set the UDP source port of a RoCEv2 frame; fixes a nonzero UDP checksum and recomputes the
+ * ICRC over the whole frame (so a wrong ICRC comes out right). roce_patch_udp_sport() is the
+ * datapath version.
+ */
 int roce_set_udp_sport(uint8_t *frame, uint32_t len, struct roce_pkt *p, uint16_t port);
+
+/**
+ * Set the UDP source port of a RoCEv2 frame as a switch that re-stamps the ICRC would: the
+ * ICRC and a nonzero UDP checksum are updated for the two changed bytes only
+ * (roce_icrc_patch(), tens of ns whatever the length). A right ICRC stays right; a wrong one
+ * stays wrong by the same error, unlike roce_set_udp_sport().
+ */
+int roce_patch_udp_sport(uint8_t *frame, uint32_t len, struct roce_pkt *p, uint16_t port);
 
 /**
  * Replace the IP addresses (4 or 16 bytes each per p->ip_version; NULL keeps one) of a RoCEv2

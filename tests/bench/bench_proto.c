@@ -6,7 +6,12 @@
  *   PCLMULQDQ CRC in place), against rte_net_crc_calc() over the same bytes (one shot,
  *   unseeded: what the ICRC would cost if no masking were needed), the slice-by-8 tables and a
  *   plain one-table CRC-32;
- * - QP pairing: ns per learn + lookup.
+ * - QP pairing: ns per learn + lookup;
+ * - UDP source port rewrite of a 4 KB RDMA WRITE: roce_set_udp_sport() (ICRC recomputed over
+ *   the frame) against roce_patch_udp_sport() (ICRC patched for the two bytes), ns per packet
+ *   and their ratio (goal: the patch under 30 ns);
+ * - ECMP hash (lib/fabric fab_hash()) of a parsed IPv4 packet over the 5-tuple and DestQP, ns
+ *   per packet for each function.
  * Usage: bench_proto [iterations_scale | --quick]   (no EAL; rte_net_crc picks its algorithm
  *        itself; --quick: 1/100 of the iterations, a smoke test of the self-check and every loop)
  */
@@ -24,6 +29,7 @@
 #include <rte_vect.h>
 
 #include "lib/base/emu_compat.h"
+#include "lib/fabric/fab_hash.h"
 #include "lib/proto/roce_crc.h"
 #include "lib/proto/roce_proto.h"
 
@@ -157,6 +163,64 @@ bench_qpmap(uint64_t n)
 	return dt * 1e9 / (double)n;
 }
 
+/* Best of 5 runs of n sport rewrites of one frame, in ns per packet. */
+static double
+bench_sport(bool patch, uint8_t *f, uint32_t len, uint64_t n)
+{
+	double best = 1e30;
+	int r;
+
+	for (r = 0; r < 5; r++) {
+		struct roce_pkt p;
+		double t0, dt;
+		uint64_t i;
+
+		roce_parse(f, len, ROCE_UDP_PORT, &p);
+		t0 = now_s();
+		for (i = 0; i < n; i++) {
+			uint16_t port = (uint16_t)(0xC000 | (i & 0x3FFF));
+
+			if (patch)
+				roce_patch_udp_sport(f, len, &p, port);
+			else
+				roce_set_udp_sport(f, len, &p, port);
+		}
+		dt = now_s() - t0;
+		bench_sink = roce_get_le32(f + p.icrc_off);
+		if (dt < best)
+			best = dt;
+	}
+	return best * 1e9 / (double)n;
+}
+
+/* Best of 5 runs of n fab_hash() calls on one packet, in ns per packet. */
+static double
+bench_hash(enum fab_hash_fn fn, const struct roce_pkt *p, uint64_t n)
+{
+	struct fab_hash_cfg cfg;
+	double best = 1e30;
+	int r;
+
+	if (fab_hash_cfg_init(&cfg, fn, FAB_HASH_F_5TUPLE | FAB_HASH_F_DEST_QP, 7) != 0)
+		return 0;
+	for (r = 0; r < 5; r++) {
+		struct roce_pkt q = *p;
+		double t0 = now_s(), dt;
+		uint32_t acc = 0;
+		uint64_t i;
+
+		for (i = 0; i < n; i++) {
+			q.udp_sport = (uint16_t)i;
+			acc += fab_hash_pick(fab_hash(&cfg, &q), 4);
+		}
+		dt = now_s() - t0;
+		bench_sink = acc;
+		if (dt < best)
+			best = dt;
+	}
+	return best * 1e9 / (double)n;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -166,7 +230,7 @@ main(int argc, char **argv)
 	uint64_t div = quick ? 100 : 1;
 	int ack_len, wr_len;
 	struct roce_pkt pa, pw;
-	double ns_ack, ns_wr, g_icrc, g_rte, g_s8, g_b1, ns_qp, ns_icrc_ack;
+	double ns_ack, ns_wr, g_icrc, g_rte, g_s8, g_b1, ns_qp, ns_icrc_ack, ns_sp_full, ns_sp_patch;
 
 	if (scale == 0)
 		scale = 1;
@@ -218,6 +282,13 @@ main(int argc, char **argv)
 		ns_icrc_ack = best * 1e9 / (double)n;
 	}
 	ns_qp = bench_qpmap(2000000 * scale / div);
+	ns_sp_full = bench_sport(false, wr, (uint32_t)wr_len, 50000 * scale / div);
+	ns_sp_patch = bench_sport(true, wr, (uint32_t)wr_len, 2000000 * scale / div);
+	roce_parse(wr, (uint32_t)wr_len, ROCE_UDP_PORT, &pw);
+	if (!roce_icrc_verify(wr, (uint32_t)wr_len, &pw)) {
+		fprintf(stderr, "bench_proto: ICRC wrong after the sport rewrites\n");
+		return 1;
+	}
 
 	printf("bench_proto: PCLMULQDQ %s\n", roce_crc32_has_clmul() ? "yes" : "no");
 	printf("parse  RC ACK %4d B:            %8.1f ns/packet\n", ack_len, ns_ack);
@@ -233,6 +304,17 @@ main(int argc, char **argv)
 	printf("ratio  ICRC / one-table CRC:     %8.2f\n", g_icrc / g_b1);
 	printf("ratio  rte_net_crc / one-table:  %8.2f\n", g_rte / g_b1);
 	printf("qpmap  learn + lookup:           %8.1f ns/packet\n", ns_qp);
+	printf("sport  rewrite 4 KB, full ICRC:  %8.1f ns/packet\n", ns_sp_full);
+	printf("sport  rewrite 4 KB, ICRC patch: %8.1f ns/packet (goal < 30)\n", ns_sp_patch);
+	printf("ratio  sport full / patch:       %8.2f\n", ns_sp_full / ns_sp_patch);
+	{
+		unsigned int fn;
+
+		for (fn = 0; fn < FAB_HASH_FN_MAX; fn++)
+			printf("hash   %-12s 5-tuple+QP:     %8.1f ns/packet\n",
+				fab_hash_fn_name((enum fab_hash_fn)fn),
+				bench_hash((enum fab_hash_fn)fn, &pa, 2000000 * scale / div));
+	}
 	emu_compat_crc_fini(&bench_rte_crc);
 	return 0;
 }
