@@ -41,8 +41,9 @@ emu_profile_port_index(const struct emu_switch *sw, const char *name)
 	const struct emu_pipeline *pl = emu_switch_pipeline(sw);
 	unsigned int port;
 
-	for (port = 0; port < pl->n_ports; port++)
-		if (strcmp(pl->port_names[port], name) == 0)
+	/* the ports, then the fabric's links (each a TM port) */
+	for (port = 0; port < pl->tm.n_ports; port++)
+		if (strcmp(pl->tm_port_names[port], name) == 0)
 			return (int)port;
 	return -1;
 }
@@ -363,7 +364,7 @@ emu_profile_delay_checks(struct emu_profile_replay *r, struct emu_switch *sw,
 	unsigned int port;
 	int rc = 0;
 
-	for (port = 0; port < EMU_MAX_PORTS; port++) {
+	for (port = 0; port < EMU_TM_MAX_PORTS; port++) {
 		if (last[port] != NULL && rc == 0)
 			rc = emu_profile_delay_check(r, sw, last[port], err);
 		last[port] = NULL;
@@ -380,7 +381,7 @@ emu_profile_delay_checks(struct emu_profile_replay *r, struct emu_switch *sw,
 static int
 emu_profile_replay(struct emu_profile *prof, struct emu_switch *sw, struct emu_err *err)
 {
-	const struct emu_profile_action *delay_changed[EMU_MAX_PORTS] = { NULL };
+	const struct emu_profile_action *delay_changed[EMU_TM_MAX_PORTS] = { NULL };
 	struct emu_profile_replay r = { 0 };
 	struct emu_profile_shadow *s;
 	unsigned int i;

@@ -27,6 +27,7 @@
 #define EMU_META_HEADROOM 0x08 /**< TM: the packet occupies lossless headroom, not shared buffer */
 #define EMU_META_VIRTUAL 0x10  /**< incast filler frame; reserved = its source index */
 #define EMU_META_SNAP 0x20     /**< header capture: the mbuf holds the first bytes, wire_len is the frame's length */
+#define EMU_META_HOP 0x40      /**< inside the fabric: hop_in, not in_port, is its TM ingress */
 
 /** Per-packet metadata, kept in the mbuf private area of every pool rocemu creates. */
 /** emu_trace.marks */
@@ -67,6 +68,7 @@ struct emu_pkt_meta {
 	uint8_t flags;     /**< EMU_META_* */
 	uint16_t reserved; /**< EMU_META_VIRTUAL: incast source index */
 	uint32_t wire_len; /**< EMU_META_SNAP: the frame's length on the wire */
+	uint16_t hop_in;   /**< EMU_META_HOP: the TM port (fabric link) it arrived from */
 	struct emu_trace trace; /**< what the switch did to it (DESIGN.md: every packet has a trace) */
 	struct roce_pkt pkt; /**< parse result (when EMU_META_PARSED) */
 };
@@ -77,6 +79,16 @@ static inline struct emu_pkt_meta *
 emu_meta(struct rte_mbuf *m)
 {
 	return (struct emu_pkt_meta *)rte_mbuf_to_priv(m);
+}
+
+/**
+ * The TM port whose ingress side holds the packet while it is queued (lossless accounting,
+ * PFC): its ingress port, or inside an emulated fabric the link it came from.
+ */
+static inline uint16_t
+emu_meta_hop_in(const struct emu_pkt_meta *meta)
+{
+	return (meta->flags & EMU_META_HOP) ? meta->hop_in : meta->in_port;
 }
 
 /**

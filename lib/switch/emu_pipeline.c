@@ -12,7 +12,7 @@
 #include "lib/switch/emu_switch.h"
 
 static const char *const emu_pipeline_keys[] = {
-	"description", "ports", "ingress", "egress", "tm", "mbufs", "incast", NULL
+	"description", "ports", "ingress", "egress", "tm", "mbufs", "incast", "fabric", NULL
 };
 static const char *const emu_pipeline_port_keys[] = { "name", "dev", "mtu", NULL };
 
@@ -126,6 +126,29 @@ emu_pipeline_stage_list(struct emu_pipeline *pl, const char *key, struct emu_err
 	return 0;
 }
 
+/* The fabric's links become TM ports after the real ones; every TM port gets its name. */
+static int
+emu_pipeline_fabric(struct emu_pipeline *pl, const uint32_t *mtus, struct emu_err *err)
+{
+	unsigned int i;
+	int rc;
+
+	for (i = 0; i < pl->n_ports; i++)
+		pl->tm_port_names[i] = pl->port_names[i];
+	pl->tm_port_names[pl->n_ports] = NULL;
+	rc = fab_cfg_parse(json_object_get(pl->root, "fabric"), pl->n_ports, pl->port_names,
+			   mtus, &pl->fabric, err);
+	if (rc != 0 || pl->fabric == NULL)
+		return rc;
+	for (i = 0; i < pl->fabric->n_links; i++) {
+		pl->tm.ports[pl->n_ports + i] = pl->fabric->links[i].tm;
+		pl->tm_port_names[pl->n_ports + i] = pl->fabric->links[i].name;
+	}
+	pl->tm.n_ports = pl->n_ports + pl->fabric->n_links;
+	pl->tm_port_names[pl->tm.n_ports] = NULL;
+	return 0;
+}
+
 int
 emu_pipeline_from_json(json_t *root, const char *file, struct emu_pipeline **out,
 		       struct emu_err *err)
@@ -169,6 +192,8 @@ emu_pipeline_from_json(json_t *root, const char *file, struct emu_pipeline **out
 				      mtus, &pl->tm, err);
 	}
 	if (rc == 0)
+		rc = emu_pipeline_fabric(pl, mtus, err);
+	if (rc == 0)
 		rc = emu_incast_parse(json_object_get(root, "incast"), pl->n_ports, pl->port_names,
 				      mtus, pl->incast, &pl->n_incast, err);
 	if (rc == 0)
@@ -207,6 +232,7 @@ emu_pipeline_free(struct emu_pipeline *pl)
 {
 	if (pl == NULL)
 		return;
+	fab_cfg_free(pl->fabric);
 	json_decref(pl->root);
 	free(pl->file);
 	free(pl->dir);

@@ -122,11 +122,23 @@ emu_switch_reason_name(const struct emu_switch *sw, uint32_t id, char *buf, size
 			return false;
 		ctr = emu_incast_ctr_names[(id - sw->incast_reason_base) % EMU_INCAST_CTR_MAX];
 		snprintf(buf, len, "incast.%s.%s", sw->incast[k].s.cfg.name, ctr);
+	} else if (id >= sw->fab_reason_base) {
+		uint32_t k = id - sw->fab_reason_base, nl = sw->fab->n_links * FAB_LINK_CTR_MAX;
+
+		if (k < nl) {
+			ctr = fab_link_ctr_names[k % FAB_LINK_CTR_MAX];
+			snprintf(buf, len, "fabric.%s.%s", sw->fab->links[k / FAB_LINK_CTR_MAX].name,
+				 ctr);
+		} else {
+			k -= nl;
+			ctr = fab_sw_ctr_names[k % FAB_SW_CTR_MAX];
+			snprintf(buf, len, "fabric.%s.%s", sw->fab->sw[k / FAB_SW_CTR_MAX].name, ctr);
+		}
 	} else if (id >= sw->tm_reason_base) {
 		uint32_t k = id - sw->tm_reason_base;
 
 		ctr = emu_tm_ctr_names[k % EMU_TM_CTR_MAX];
-		snprintf(buf, len, "tm.%s.%s", sw->pl->port_names[k / EMU_TM_CTR_MAX], ctr);
+		snprintf(buf, len, "tm.%s.%s", sw->pl->tm_port_names[k / EMU_TM_CTR_MAX], ctr);
 	} else {
 		for (i = 0; i < sw->n_stages; i++) {
 			const struct emu_stage_inst *st = &sw->stages[i];
@@ -155,6 +167,14 @@ emu_switch_reason_count(const struct emu_switch *sw, uint32_t id)
 
 		return k < sw->n_incast ?
 		       sw->incast[k].ctr[(id - sw->incast_reason_base) % EMU_INCAST_CTR_MAX] : 0;
+	}
+	if (id >= sw->fab_reason_base) {
+		uint32_t k = id - sw->fab_reason_base, nl = sw->fab->n_links * FAB_LINK_CTR_MAX;
+
+		if (k < nl)
+			return sw->fab_link_ctr[k / FAB_LINK_CTR_MAX][k % FAB_LINK_CTR_MAX];
+		k -= nl;
+		return sw->fab_sw_ctr[k / FAB_SW_CTR_MAX][k % FAB_SW_CTR_MAX];
 	}
 	if (id >= sw->tm_reason_base)
 		return emu_tm_port_ctrs(sw->tm, (id - sw->tm_reason_base) / EMU_TM_CTR_MAX)

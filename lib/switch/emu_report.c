@@ -33,13 +33,21 @@ emu_switch_conservation(const struct emu_switch *sw, struct emu_conservation *c)
 
 	memset(c, 0, sizeof(*c));
 	for (i = 0; i < sw->n_ports; i++) {
-		const uint64_t *tc = emu_tm_port_ctrs(sw->tm, i);
-
 		c->rx += sw->port_stats[i].rx_pkts;
 		c->tx += sw->port_stats[i].tx_pkts;
+	}
+	for (i = 0; i < sw->pl->tm.n_ports; i++) {
+		const uint64_t *tc = emu_tm_port_ctrs(sw->tm, i);
+
 		for (k = 0; k < EMU_TM_CTR_MAX; k++)
 			if (emu_is_drop_name(emu_tm_ctr_names[k]))
 				c->drops += tc[k];
+	}
+	if (sw->fab != NULL) {
+		for (i = 0; i < sw->fab->n_links; i++)
+			c->drops += sw->fab_link_ctr[i][FAB_LINK_CTR_DROP_LOSS];
+		for (i = 0; i < sw->fab->n_switches; i++)
+			c->drops += sw->fab_sw_ctr[i][FAB_SW_CTR_DROP_NO_PATH];
 	}
 	for (i = 0; i < sw->n_stages; i++)
 		for (k = 0; k < sw->stages[i].ops->n_ctr; k++)
@@ -111,13 +119,19 @@ emu_switch_print_summary(const struct emu_switch *sw, FILE *f)
 		}
 	}
 	fprintf(f, "tm:\n");
-	for (i = 0; i < sw->n_ports; i++) {
+	for (i = 0; i < sw->pl->tm.n_ports; i++) {
 		const uint64_t *tc = emu_tm_port_ctrs(sw->tm, i);
 		const struct emu_tm_port_cfg *pc = emu_tm_port_cfg(sw->tm, i);
 
+		if (i == sw->n_ports)
+			fprintf(f, "fabric links (TM ports of their own):\n");
 		fprintf(f, "  %-8s %.3f Gb/s delay %" PRIu64 " ns held %" PRIu64 ":",
-			sw->pl->port_names[i], (double)pc->rate_bps / 1e9, pc->delay_ns,
+			sw->pl->tm_port_names[i], (double)pc->rate_bps / 1e9, pc->delay_ns,
 			emu_tm_port_held(sw->tm, i));
+		if (i >= sw->n_ports)
+			for (k = 0; k < FAB_LINK_CTR_MAX; k++)
+				fprintf(f, " %s=%" PRIu64, fab_link_ctr_names[k],
+					sw->fab_link_ctr[i - sw->n_ports][k]);
 		for (k = 0; k < EMU_TM_CTR_MAX; k++)
 			if (tc[k] != 0 || k < EMU_TM_CTR_DROP_QUEUE_FULL)
 				fprintf(f, " %s=%" PRIu64, emu_tm_ctr_names[k], tc[k]);
@@ -173,14 +187,26 @@ emu_switch_print_summary(const struct emu_switch *sw, FILE *f)
 						sw->stages[i].ops->ctr_names[k], sw->stages[i].ctr[k]);
 					any = true;
 				}
-		for (i = 0; i < sw->n_ports; i++)
+		for (i = 0; i < sw->pl->tm.n_ports; i++)
 			for (k = 0; k < EMU_TM_CTR_MAX; k++)
 				if (emu_is_drop_name(emu_tm_ctr_names[k]) &&
 				    emu_tm_port_ctrs(sw->tm, i)[k] != 0) {
-					fprintf(f, " tm.%s.%s=%" PRIu64, sw->pl->port_names[i],
+					fprintf(f, " tm.%s.%s=%" PRIu64, sw->pl->tm_port_names[i],
 						emu_tm_ctr_names[k], emu_tm_port_ctrs(sw->tm, i)[k]);
 					any = true;
 				}
+		for (i = 0; sw->fab != NULL && i < sw->fab->n_links; i++)
+			if (sw->fab_link_ctr[i][FAB_LINK_CTR_DROP_LOSS] != 0) {
+				fprintf(f, " fabric.%s.drop_link_loss=%" PRIu64, sw->fab->links[i].name,
+					sw->fab_link_ctr[i][FAB_LINK_CTR_DROP_LOSS]);
+				any = true;
+			}
+		for (i = 0; sw->fab != NULL && i < sw->fab->n_switches; i++)
+			if (sw->fab_sw_ctr[i][FAB_SW_CTR_DROP_NO_PATH] != 0) {
+				fprintf(f, " fabric.%s.drop_no_path=%" PRIu64, sw->fab->sw[i].name,
+					sw->fab_sw_ctr[i][FAB_SW_CTR_DROP_NO_PATH]);
+				any = true;
+			}
 		for (i = 0; i < sw->n_incast; i++)
 			if (sw->incast[i].ctr[EMU_INCAST_CTR_DROP_SINK_FULL] != 0) {
 				fprintf(f, " incast.%s.drop_sink_full=%" PRIu64,
@@ -251,8 +277,11 @@ emu_switch_snap_take(const struct emu_switch *sw, struct emu_snap *sn)
 {
 	unsigned int i, k, off = 0;
 
-	for (i = 0; i < sw->n_ports; i++) {
+	for (i = 0; i < sw->n_ports; i++)
 		sn->ports[i] = sw->port_stats[i];
+	memcpy(sn->fab_link_ctr, sw->fab_link_ctr, sizeof(sn->fab_link_ctr));
+	memcpy(sn->fab_sw_ctr, sw->fab_sw_ctr, sizeof(sn->fab_sw_ctr));
+	for (i = 0; i < sw->pl->tm.n_ports; i++) {
 		sn->tm_held[i] = emu_tm_port_held(sw->tm, i);
 		memcpy(sn->tm_ctr[i], emu_tm_port_ctrs(sw->tm, i), sizeof(sn->tm_ctr[i]));
 		for (k = 0; k < EMU_TM_N_PRIO; k++)
@@ -315,12 +344,36 @@ emu_switch_snap_json(const struct emu_switch *sw, const struct emu_snap *sn)
 						(json_int_t)ps->rx_bytes, "tx_pkts",
 						(json_int_t)ps->tx_pkts, "tx_bytes",
 						(json_int_t)ps->tx_bytes));
+	}
+	for (i = 0; i < sw->pl->tm.n_ports; i++)
 		json_array_append_new(tm, json_pack("{s:s, s:I, s:o, s:o}", "port",
-						    sw->pl->port_names[i], "held",
+						    sw->pl->tm_port_names[i], "held",
 						    (json_int_t)sn->tm_held[i], "counters",
 						    emu_ctr_object(emu_tm_ctr_names, sn->tm_ctr[i],
 								   EMU_TM_CTR_MAX),
 						    "priorities", emu_snap_prio_array(sn, i)));
+	if (sw->fab != NULL) {
+		json_t *fab = json_pack("{s:[], s:[]}", "links", "switches");
+
+		for (i = 0; i < sw->fab->n_links; i++) {
+			const struct fab_link_cfg *l = &sw->fab->links[i];
+
+			json_array_append_new(json_object_get(fab, "links"),
+					      json_pack("{s:s, s:s, s:s, s:o}", "name", l->name,
+							"from", sw->fab->sw[l->from].name, "to",
+							sw->fab->sw[l->to].name, "counters",
+							emu_ctr_object(fab_link_ctr_names,
+								       sn->fab_link_ctr[i],
+								       FAB_LINK_CTR_MAX)));
+		}
+		for (i = 0; i < sw->fab->n_switches; i++)
+			json_array_append_new(json_object_get(fab, "switches"),
+					      json_pack("{s:s, s:o}", "name", sw->fab->sw[i].name,
+							"counters",
+							emu_ctr_object(fab_sw_ctr_names,
+								       sn->fab_sw_ctr[i],
+								       FAB_SW_CTR_MAX)));
+		json_object_set_new(root, "fabric", fab);
 	}
 	for (i = 0; i < sw->n_stages; i++) {
 		const struct emu_stage_inst *st = &sw->stages[i];

@@ -28,7 +28,7 @@ const char *const emu_run_ctr_names[EMU_RUN_CTR_MAX] = {
 
 
 
-static void
+void
 emu_switch_drop_bulk(struct emu_switch *sw, struct rte_mbuf **m, unsigned int n, unsigned int c)
 {
 	unsigned int i;
@@ -149,8 +149,11 @@ emu_switch_create(struct emu_pipeline *pl, struct rte_mempool *pool, uint64_t se
 	if (sw->tm == NULL)
 		goto fail;
 	emu_rng_seed(&sw->tm_rng, seed, EMU_TM_RNG_STREAM);
+	sw->seed = seed;
 	sw->tm_reason_base = sw->n_reasons;
-	sw->n_reasons += sw->n_ports * EMU_TM_CTR_MAX;
+	sw->n_reasons += pl->tm.n_ports * EMU_TM_CTR_MAX; /* the real ports and fabric links */
+	if (emu_switch_fabric_init(sw, err) != 0)
+		goto fail;
 	emu_tm_set_dropper(sw->tm, &sw->dropper, sw->tm_reason_base);
 	sw->incast_reason_base = sw->n_reasons;
 	sw->n_reasons += EMU_MAX_INCAST * EMU_INCAST_CTR_MAX;
@@ -178,6 +181,7 @@ emu_switch_free(struct emu_switch *sw)
 		return;
 	free(sw->snap);
 	json_decref(sw->settings);
+	emu_switch_fabric_free(sw);
 	for (i = 0; i < EMU_MAX_PORTS; i++)
 		rte_pktmbuf_free_bulk(sw->tx[i].pkts, sw->tx[i].n);
 	emu_tm_free(sw->tm);
@@ -230,6 +234,7 @@ emu_switch_apply(struct emu_switch *sw, const struct emu_action *a, uint64_t now
 
 	if (a->target == EMU_TARGET_TM) {
 		emu_tm_apply(sw->tm, a->index, &a->set, now_ns, &sw->tm_rng);
+		emu_switch_fabric_touch(sw, a->index);
 	} else if (a->target == EMU_TARGET_STAGE) {
 		st = &sw->stages[a->index];
 		st->ops->apply(st->priv, &a->set);
@@ -323,7 +328,8 @@ emu_switch_enqueue(struct emu_switch *sw, struct rte_mbuf *m, uint64_t now_ns)
 	unsigned int p;
 
 	if (out < sw->n_ports) {
-		emu_tm_enqueue(sw->tm, out, m, now_ns, &sw->tm_rng);
+		if (sw->fab == NULL || !emu_switch_fabric_enter(sw, m, now_ns))
+			emu_tm_enqueue(sw->tm, out, m, now_ns, &sw->tm_rng);
 		return;
 	}
 	if (out == EMU_PORT_NONE) {
@@ -397,10 +403,10 @@ emu_switch_port_mac(uint16_t port, uint8_t mac[6])
 
 /* Have the TM build the PFC frames it asks for and queue them on their (ingress) ports' control
  * queues, which the pause state does not hold back. */
-static void
+void
 emu_switch_send_pfc(struct emu_switch *sw, uint64_t now_ns)
 {
-	struct emu_tm_pfc_frame frames[2 * EMU_MAX_PORTS];
+	struct emu_tm_pfc_frame frames[2 * EMU_TM_MAX_PORTS];
 	unsigned int i, n;
 
 	n = emu_tm_pfc_collect(sw->tm, now_ns, frames, RTE_DIM(frames));
@@ -408,6 +414,11 @@ emu_switch_send_pfc(struct emu_switch *sw, uint64_t now_ns)
 		struct rte_mbuf *m;
 		uint8_t mac[6];
 
+		if (frames[i].port >= sw->n_ports) {
+			/* a fabric link's far end: pause the link itself, no frame */
+			emu_switch_fabric_pause(sw, &frames[i], now_ns);
+			continue;
+		}
 		emu_switch_port_mac(frames[i].port, mac);
 		m = emu_tm_pfc_mbuf(sw->pool, &frames[i], mac, now_ns);
 		if (m == NULL) {
@@ -537,6 +548,7 @@ emu_switch_rx_lens(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts,
 
 	sw->last_now_ns = now_ns;
 	emu_switch_program_tick(sw, now_ns);
+	emu_switch_fabric_advance(sw, now_ns);
 	emu_switch_release_held(sw, now_ns);
 	for (i = 0; i < n; i++) {
 		struct emu_pkt_meta *meta = emu_meta(pkts[i]);
@@ -603,6 +615,7 @@ emu_switch_tx_prepare(struct emu_switch *sw, uint16_t port, uint64_t now_ns,
 {
 	sw->last_now_ns = now_ns;
 	emu_switch_program_tick(sw, now_ns);
+	emu_switch_fabric_advance(sw, now_ns);
 	emu_switch_release_held(sw, now_ns);
 	emu_switch_drain(sw, port, now_ns);
 	emu_switch_send_pfc(sw, now_ns);
@@ -632,9 +645,19 @@ emu_switch_tx_done(struct emu_switch *sw, uint16_t port, uint16_t sent)
 uint64_t
 emu_switch_next_event_ns(const struct emu_switch *sw)
 {
-	uint64_t next = emu_tm_next_event_ns(sw->tm);
-	uint64_t rel;
+	uint64_t next, rel;
 	unsigned int i;
+
+	if (sw->fab == NULL) {
+		next = emu_tm_next_event_ns(sw->tm);
+	} else {
+		/* the links' events as the fabric keeps them (taken in time order) */
+		next = UINT64_MAX;
+		for (i = 0; i < sw->n_ports; i++)
+			next = RTE_MIN(next, emu_tm_port_next_event_ns(sw->tm, (uint16_t)i));
+		for (i = 0; i < sw->fab->n_links; i++)
+			next = RTE_MIN(next, sw->fab_ev[i]);
+	}
 
 	for (i = 0; i < sw->n_ports; i++)
 		if (sw->tx[i].n > 0)
@@ -714,6 +737,7 @@ emu_switch_discard_held(struct emu_switch *sw)
 		free(ctx.ctr);
 	}
 
+	emu_switch_fabric_discard(sw);
 	for (i = 0; i < sw->n_ports; i++) {
 		emu_switch_drop_bulk(sw, sw->tx[i].pkts, sw->tx[i].n,
 				     EMU_RUN_CTR_DROP_DISCARDED_AT_EXIT);

@@ -31,6 +31,7 @@
 
 #include "lib/base/emu_err.h"
 #include "lib/base/emu_json.h"
+#include "lib/fabric/fab.h"
 #include "lib/tm/emu_incast.h"
 #include "lib/stage/emu_stage.h"
 #include "lib/switch/emu_program.h"
@@ -59,6 +60,9 @@ struct emu_pipeline {
 	uint32_t max_mtu;
 	unsigned int n_incast;
 	struct emu_incast_cfg incast[EMU_MAX_INCAST]; /**< virtual senders ("incast") */
+	struct fab_cfg *fabric; /**< the emulated fabric ("fabric"), NULL without one */
+	/** every TM port's name: the ports, then the fabric's links; NULL-terminated */
+	const char *tm_port_names[EMU_TM_MAX_PORTS + 1];
 	bool check_only; /**< set before emu_switch_create() to validate without side effects */
 };
 

@@ -41,7 +41,7 @@ emu_switch_settings_snapshot(const struct emu_switch *sw)
 	json_t *v;
 	int rc = o == NULL ? -1 : 0;
 
-	for (i = 0; rc == 0 && i < sw->n_ports; i++) {
+	for (i = 0; rc == 0 && i < sw->pl->tm.n_ports; i++) {
 		v = emu_tm_settings(&sw->pl->tm.ports[i]);
 		rc = v == NULL ? -1 : json_array_append_new(json_object_get(o, "tm"), v);
 	}

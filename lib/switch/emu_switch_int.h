@@ -99,6 +99,15 @@ struct emu_switch {
 	/* the one drop path: reason ids are ranges of counters (stages, TM ports, incast, runner) */
 	struct emu_dropper dropper;
 	uint32_t tm_reason_base, incast_reason_base, run_reason_base, n_reasons;
+	uint64_t seed;
+	/* the emulated fabric (emu_switch_fabric.c), when the pipeline has one */
+	const struct fab_cfg *fab;
+	struct fab_rt *fab_rt;
+	struct emu_rng fab_rng;
+	uint32_t fab_reason_base;
+	uint64_t fab_ev[FAB_MAX_LINKS]; /* each link's next event */
+	uint64_t fab_link_ctr[FAB_MAX_LINKS][FAB_LINK_CTR_MAX];
+	uint64_t fab_sw_ctr[FAB_MAX_SWITCHES][FAB_SW_CTR_MAX];
 	/* counter snapshots for other threads (emu_switch_snap_request()) */
 	pthread_mutex_t snap_mu;
 	struct emu_snap *snap;
@@ -117,9 +126,11 @@ emu_switch_drop(struct emu_switch *sw, struct rte_mbuf *m, unsigned int c)
 /* A consistent copy of every counter the stats show, taken between bursts by the owner. */
 struct emu_snap {
 	struct emu_port_stats ports[EMU_MAX_PORTS];
-	uint64_t tm_held[EMU_MAX_PORTS];
-	uint64_t tm_ctr[EMU_MAX_PORTS][EMU_TM_CTR_MAX];
-	struct emu_tm_prio_stats prio[EMU_MAX_PORTS][EMU_TM_N_PRIO];
+	uint64_t tm_held[EMU_TM_MAX_PORTS]; /* real ports, then fabric links */
+	uint64_t tm_ctr[EMU_TM_MAX_PORTS][EMU_TM_CTR_MAX];
+	struct emu_tm_prio_stats prio[EMU_TM_MAX_PORTS][EMU_TM_N_PRIO];
+	uint64_t fab_link_ctr[FAB_MAX_LINKS][FAB_LINK_CTR_MAX];
+	uint64_t fab_sw_ctr[FAB_MAX_SWITCHES][FAB_SW_CTR_MAX];
 	uint64_t buf_used, buf_total;
 	uint64_t run_ctr[EMU_RUN_CTR_MAX];
 	uint64_t st_in[EMU_MAX_STAGES], st_out[EMU_MAX_STAGES];
@@ -148,7 +159,20 @@ int emu_switch_env_add_drop_hook(void *sw,
 /* emu_switch_access.c */
 json_t *emu_switch_settings_snapshot(const struct emu_switch *sw);
 
+/* emu_switch_fabric.c */
+int emu_switch_fabric_init(struct emu_switch *sw, struct emu_err *err);
+void emu_switch_fabric_free(struct emu_switch *sw);
+bool emu_switch_fabric_enter(struct emu_switch *sw, struct rte_mbuf *m, uint64_t now_ns);
+void emu_switch_fabric_advance(struct emu_switch *sw, uint64_t now_ns);
+void emu_switch_fabric_pause(struct emu_switch *sw, const struct emu_tm_pfc_frame *f,
+			     uint64_t now_ns);
+void emu_switch_fabric_touch(struct emu_switch *sw, uint16_t tm_port);
+void emu_switch_fabric_discard(struct emu_switch *sw);
+
 /* emu_switch.c */
+void emu_switch_send_pfc(struct emu_switch *sw, uint64_t now_ns);
+void emu_switch_drop_bulk(struct emu_switch *sw, struct rte_mbuf **m, unsigned int n,
+			  unsigned int c);
 bool emu_switch_drain(struct emu_switch *sw, uint16_t port, uint64_t now_ns);
 void emu_switch_port_mac(uint16_t port, uint8_t mac[6]);
 

@@ -142,6 +142,7 @@ emu_tm_enqueue(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t no
 	struct emu_tm_port *in = NULL;
 	unsigned int q, reason = EMU_TM_CTR_MAX;
 	uint64_t cells;
+	uint16_t hop;
 
 	if (!p->link_up) {
 		emu_tm_drop(tm, port, m, EMU_TM_CTR_DROP_LINK_DOWN);
@@ -155,9 +156,9 @@ emu_tm_enqueue(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t no
 	} else {
 		q = meta->prio & (EMU_TM_N_PRIO - 1);
 		cells = emu_tm_cells(&tm->buf, len);
-		if (meta->in_port < tm->n_ports &&
-		    (tm->ports[meta->in_port].cfg.lossless_mask & (1u << q)))
-			in = &tm->ports[meta->in_port];
+		hop = emu_meta_hop_in(meta);
+		if (hop < tm->n_ports && (tm->ports[hop].cfg.lossless_mask & (1u << q)))
+			in = &tm->ports[hop];
 		meta->flags &= (uint8_t)~EMU_META_HEADROOM;
 		if (p->port_pkts >= p->cfg.queue_pkts)
 			reason = EMU_TM_CTR_DROP_QUEUE_FULL;
@@ -165,10 +166,11 @@ emu_tm_enqueue(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t no
 			reason = EMU_TM_CTR_DROP_QUEUE_FULL;
 		else if (!tm->buf.dynamic && p->q_cells[q] + cells > p->cfg.queue_limit_bytes)
 			reason = EMU_TM_CTR_DROP_QUEUE_FULL;
-		else if (tm->used_cells + cells > tm->buf.total_bytes)
+		/* a fabric link (own_buffer) has its limit_bytes only, no share of the buffer */
+		else if (!p->cfg.own_buffer && tm->used_cells + cells > tm->buf.total_bytes)
 			reason = EMU_TM_CTR_DROP_BUFFER_FULL;
 		/* Dynamic threshold (Choudhury-Hahne): queue <= alpha * free shared buffer. */
-		else if (tm->buf.dynamic &&
+		else if (!p->cfg.own_buffer && tm->buf.dynamic &&
 			 (double)(p->q_cells[q] + cells) >
 				 tm->buf.alpha * (double)(tm->buf.total_bytes - tm->used_cells))
 			reason = EMU_TM_CTR_DROP_QUEUE_FULL;
@@ -196,7 +198,8 @@ emu_tm_enqueue(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t no
 			in->hr_cells[q] += cells;
 			in->ctr[EMU_TM_CTR_HEADROOM_PKTS] += 1;
 		} else {
-			tm->used_cells += cells;
+			if (!p->cfg.own_buffer)
+				tm->used_cells += cells;
 			p->q_cells[q] += cells;
 			p->port_cells += cells;
 		}
@@ -334,14 +337,16 @@ emu_tm_unaccount(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q,
 {
 	uint64_t cells = emu_tm_cells(&tm->buf, len);
 	struct emu_tm_port *in = NULL;
+	uint16_t hop;
 
-	if (meta->in_port < tm->n_ports &&
-	    (tm->ports[meta->in_port].cfg.lossless_mask & (1u << q)))
-		in = &tm->ports[meta->in_port];
+	hop = emu_meta_hop_in(meta);
+	if (hop < tm->n_ports && (tm->ports[hop].cfg.lossless_mask & (1u << q)))
+		in = &tm->ports[hop];
 	if (meta->flags & EMU_META_HEADROOM) {
 		in->hr_cells[q] -= cells;
 	} else {
-		tm->used_cells -= cells;
+		if (!p->cfg.own_buffer)
+			tm->used_cells -= cells;
 		p->q_cells[q] -= cells;
 		p->port_cells -= cells;
 	}

@@ -143,6 +143,7 @@ struct emu_tm_port_cfg {
 	uint16_t weights[EMU_TM_N_PRIO]; /**< DWRR weights */
 	struct emu_tm_ecn_cfg ecn;
 	struct emu_tm_pfc_cfg pfc;
+	bool own_buffer; /**< a fabric link: limit_bytes of its own, outside the shared buffer */
 };
 
 /** The switch-wide shared buffer. */
@@ -153,14 +154,30 @@ struct emu_tm_buffer_cfg {
 	uint32_t cell_bytes;  /**< every packet occupies a whole number of cells */
 };
 
+/**
+ * TM ports: the switch's real ports first (0 .. EMU_MAX_PORTS-1), then the links of an
+ * emulated fabric (lib/fabric), each a TM port of its own.
+ */
+#define EMU_TM_MAX_PORTS 64
+
 struct emu_tm_cfg {
-	unsigned int n_ports;
+	unsigned int n_ports; /**< real ports + fabric links */
 	struct emu_tm_buffer_cfg buffer;
-	struct emu_tm_port_cfg ports[EMU_MAX_PORTS];
+	struct emu_tm_port_cfg ports[EMU_TM_MAX_PORTS];
 };
 
 /** Defaults: 100 Gb/s, 4 MB, 4096 slots, no delay, strict priority, priority 3 lossless. */
 void emu_tm_port_cfg_default(struct emu_tm_port_cfg *pc);
+
+/** Keys of a tm.ports[] entry (fabric links take them too). */
+extern const char *const emu_tm_port_keys[];
+
+/**
+ * Parse the port keys of @p o (rate_gbps, buffer_kb, delay_us, ecn, pfc, lossless, ...) over
+ * the values already in @p pc; @p mtu sizes PFC headroom. Keys are not checked here.
+ */
+int emu_tm_port_parse(const json_t *o, const char *path, uint32_t mtu,
+		      struct emu_tm_port_cfg *pc, struct emu_err *err);
 
 /** Defaults for a config of @p n_ports ports (shared buffer = sum of the port limits). */
 void emu_tm_cfg_default(struct emu_tm_cfg *cfg, unsigned int n_ports);
@@ -254,6 +271,19 @@ unsigned int emu_tm_pfc_collect(struct emu_tm *tm, uint64_t now_ns, struct emu_t
 
 /** Earliest time at which something changes in the TM, UINT64_MAX when empty. */
 uint64_t emu_tm_next_event_ns(const struct emu_tm *tm);
+
+/** The same for port @p port alone. */
+uint64_t emu_tm_port_next_event_ns(const struct emu_tm *tm, uint16_t port);
+
+/**
+ * Start on port @p port's link every packet that can start by @p now_ns (the caller knows
+ * nothing will be enqueued there with an earlier time): its queue depth is then exact at
+ * @p now_ns for the next enqueue (fabric hops).
+ */
+void emu_tm_advance(struct emu_tm *tm, uint16_t port, uint64_t now_ns, struct emu_rng *rng);
+
+/** Bytes queued on port @p port for priority @p prio (adaptive routing). */
+uint64_t emu_tm_queue_bytes(const struct emu_tm *tm, uint16_t port, unsigned int prio);
 
 /** Packets held (queued or on the wire) in all ports. */
 uint64_t emu_tm_held(const struct emu_tm *tm);

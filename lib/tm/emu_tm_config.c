@@ -57,7 +57,7 @@ emu_tm_cfg_default(struct emu_tm_cfg *cfg, unsigned int n_ports)
 
 static const char *const emu_tm_keys[] = { "ports", "buffer", NULL };
 static const char *const emu_tm_buffer_keys[] = { "total_kb", "mode", "alpha", "cell_bytes", NULL };
-static const char *const emu_tm_port_keys[] = {
+const char *const emu_tm_port_keys[] = {
 	"port", "rate_gbps", "buffer_kb", "queue_kb", "queue_pkts", "delay_us", "headroom_kb",
 	"scheduler", "weights", "lossless", "ecn", "pfc", "pfc_watchdog_ms", NULL
 };
@@ -202,7 +202,7 @@ emu_tm_prio_list(const json_t *v, const char *path, uint8_t *mask, struct emu_er
 	return 0;
 }
 
-static int
+int
 emu_tm_port_parse(const json_t *o, const char *path, uint32_t mtu, struct emu_tm_port_cfg *pc,
 		  struct emu_err *err)
 {

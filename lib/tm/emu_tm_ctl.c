@@ -17,31 +17,49 @@
 #include "lib/tm/emu_tm_int.h"
 
 uint64_t
+emu_tm_port_next_event_ns(const struct emu_tm *tm, uint16_t port)
+{
+	struct emu_tm_port *p = (struct emu_tm_port *)(uintptr_t)&tm->ports[port];
+	uint64_t next = UINT64_MAX, start_ns;
+	uint32_t start_ps;
+	unsigned int q;
+
+	if (emu_tm_fifo_count(&p->wire) > 0)
+		next = RTE_MIN(next, emu_meta(p->wire.slots[p->wire.head & p->wire.mask])->ts_ns);
+	/* includes pause expiries of non-empty queues (pick does not commit) */
+	if (emu_tm_fifo_count(&p->wire) <= p->wire.mask &&
+	    emu_tm_pick(p, &start_ns, &start_ps, false) >= 0)
+		next = RTE_MIN(next, start_ns + (start_ps != 0));
+	if (p->storm_on)
+		next = RTE_MIN(next, p->storm_next_ns);
+	if (p->cfg.pfc.enabled)
+		for (q = 0; q < EMU_TM_N_PRIO; q++)
+			if (p->xoff[q])
+				next = RTE_MIN(next, p->refresh_ns[q]);
+	return next;
+}
+
+uint64_t
 emu_tm_next_event_ns(const struct emu_tm *tm)
 {
 	uint64_t next = UINT64_MAX;
-	unsigned int i, q;
+	unsigned int i;
 
-	for (i = 0; i < tm->n_ports; i++) {
-		struct emu_tm_port *p = (struct emu_tm_port *)(uintptr_t)&tm->ports[i];
-		uint64_t start_ns;
-		uint32_t start_ps;
-
-		if (emu_tm_fifo_count(&p->wire) > 0)
-			next = RTE_MIN(next,
-				       emu_meta(p->wire.slots[p->wire.head & p->wire.mask])->ts_ns);
-		/* includes pause expiries of non-empty queues (pick does not commit) */
-		if (emu_tm_fifo_count(&p->wire) <= p->wire.mask &&
-		    emu_tm_pick(p, &start_ns, &start_ps, false) >= 0)
-			next = RTE_MIN(next, start_ns + (start_ps != 0));
-		if (p->storm_on)
-			next = RTE_MIN(next, p->storm_next_ns);
-		if (p->cfg.pfc.enabled)
-			for (q = 0; q < EMU_TM_N_PRIO; q++)
-				if (p->xoff[q])
-					next = RTE_MIN(next, p->refresh_ns[q]);
-	}
+	for (i = 0; i < tm->n_ports; i++)
+		next = RTE_MIN(next, emu_tm_port_next_event_ns(tm, (uint16_t)i));
 	return next;
+}
+
+void
+emu_tm_advance(struct emu_tm *tm, uint16_t port, uint64_t now_ns, struct emu_rng *rng)
+{
+	emu_tm_port_advance(tm, &tm->ports[port], now_ns, rng);
+}
+
+uint64_t
+emu_tm_queue_bytes(const struct emu_tm *tm, uint16_t port, unsigned int prio)
+{
+	return tm->ports[port].q_bytes[prio & (EMU_TM_N_PRIO - 1)];
 }
 
 uint64_t

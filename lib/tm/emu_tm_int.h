@@ -84,7 +84,7 @@ struct emu_tm {
 	uint32_t reason_base;           /* reason id of port 0's counter 0 */
 	struct emu_tm_buffer_cfg buf;
 	uint64_t used_cells; /* shared buffer in use */
-	struct emu_tm_port ports[EMU_MAX_PORTS];
+	struct emu_tm_port ports[EMU_TM_MAX_PORTS];
 };
 
 /* Every TM drop: through the switch's drop path, counted in the port's counter @p reason. */

@@ -22,7 +22,7 @@ LAYERS = {
     "endpoint": 2,  # rocegen's RC endpoint
     "stage": 3,     # the stage contract, match expressions
     "analysis": 3,  # rocestat's analysis
-    "fabric": 3,    # ECMP hash functions
+    "fabric": 5,    # the emulated fabric: ECMP hashes, topology, routes
     "tm": 4,        # the traffic manager, incast sources
     "capture": 4,   # pcap/pcapng, capture rings
     "stages": 5,    # the stages

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef FAB_H
+#define FAB_H
+
+/**
+ * @file
+ * An emulated fabric between the real ports (pipelines/README.md, "fabric"): switches (leaves,
+ * to which real ports attach, and spines or any other tier) joined by links. Every link is a
+ * TM port of its own (index EMU_MAX_PORTS-free: after the real ports), with rate, propagation
+ * delay, buffer, per-priority queues, ECN and PFC, so a packet's crossing of the fabric is
+ * exact on the virtual clock hop by hop. At each switch the next hop towards the packet's
+ * egress leaf is chosen among the links on a shortest path that are up: ECMP (lib/fabric
+ * fab_hash), round robin, random, adaptive (least queued) or flowlet. A lossless priority stays
+ * lossless across it: a link's ingress accounting pauses the link before it (PFC without a
+ * frame), and at the first hop the real NIC is paused by real PFC frames.
+ *
+ * fab_cfg.c: the configuration and the routes (pure: no EAL); fab_route.c: the choice per
+ * packet. The runner side (which packets enter, hop events, PFC between hops) is
+ * lib/switch/emu_switch_fabric.c.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "lib/base/emu_err.h"
+#include "lib/base/emu_rng.h"
+#include "lib/fabric/fab_hash.h"
+#include "lib/pkt/emu_pkt.h"
+#include "lib/tm/emu_tm.h"
+
+#define FAB_MAX_SWITCHES 32
+#define FAB_MAX_LINKS (EMU_TM_MAX_PORTS - EMU_MAX_PORTS)
+#define FAB_MAX_NEXT 16   /**< equal-cost next hops of one switch towards one leaf */
+#define FAB_NAME_LEN 40
+#define FAB_NONE 0xffff
+#define FAB_FLOWLET_SLOTS 4096
+
+enum fab_route_mode {
+	FAB_ROUTE_ECMP,        /**< "ecmp": hash of the packet's fields (default) */
+	FAB_ROUTE_RR,          /**< "round_robin": per packet, in turn */
+	FAB_ROUTE_RANDOM,      /**< "random": per packet, uniformly */
+	FAB_ROUTE_ADAPTIVE,    /**< "adaptive": per packet, the least queued next hop */
+	FAB_ROUTE_FLOWLET,     /**< "flowlet": a flow keeps its hop until a gap, then random */
+	FAB_ROUTE_STATIC,      /**< "static": always the first next hop listed */
+	FAB_ROUTE_MAX
+};
+
+/* Per-link counters (reasons "fabric.LINK.NAME") */
+#define FAB_LINK_FOREACH_CTR(_) \
+	_(ROUTED, "routed") \
+	_(DROP_LOSS, "drop_link_loss")
+
+enum fab_link_ctr {
+#define FAB_LINK_CTR_ENUM(e, s) FAB_LINK_CTR_##e,
+	FAB_LINK_FOREACH_CTR(FAB_LINK_CTR_ENUM)
+#undef FAB_LINK_CTR_ENUM
+	FAB_LINK_CTR_MAX
+};
+extern const char *const fab_link_ctr_names[FAB_LINK_CTR_MAX];
+
+/* Per-switch counters (reasons "fabric.SWITCH.NAME") */
+#define FAB_SW_FOREACH_CTR(_) \
+	_(DROP_NO_PATH, "drop_no_path")
+
+enum fab_sw_ctr {
+#define FAB_SW_CTR_ENUM(e, s) FAB_SW_CTR_##e,
+	FAB_SW_FOREACH_CTR(FAB_SW_CTR_ENUM)
+#undef FAB_SW_CTR_ENUM
+	FAB_SW_CTR_MAX
+};
+extern const char *const fab_sw_ctr_names[FAB_SW_CTR_MAX];
+
+struct fab_switch_cfg {
+	char name[FAB_NAME_LEN];
+	enum fab_route_mode mode;
+	struct fab_hash_cfg hash;  /**< ecmp */
+	uint64_t flowlet_gap_ns;   /**< flowlet */
+};
+
+struct fab_link_cfg {
+	char name[FAB_NAME_LEN];   /**< "FROM-TO", ".K" appended for parallel links */
+	uint16_t from, to;         /**< switch indexes */
+	double loss;               /**< probability a packet is lost on the link */
+	struct emu_tm_port_cfg tm; /**< its queues and wire (own_buffer set) */
+};
+
+struct fab_cfg {
+	unsigned int n_switches, n_links;
+	struct fab_switch_cfg sw[FAB_MAX_SWITCHES];
+	struct fab_link_cfg links[FAB_MAX_LINKS];
+	unsigned int n_ports;               /**< the pipeline's real ports */
+	uint16_t port_leaf[EMU_MAX_PORTS];  /**< switch a real port attaches to, or FAB_NONE */
+	/** next[s][d]: the links out of switch s on a shortest path to switch d */
+	uint8_t n_next[FAB_MAX_SWITCHES][FAB_MAX_SWITCHES];
+	uint8_t next[FAB_MAX_SWITCHES][FAB_MAX_SWITCHES][FAB_MAX_NEXT];
+	uint8_t hops[FAB_MAX_SWITCHES][FAB_MAX_SWITCHES]; /**< links on that path; 0xff none */
+	bool needs_flow_table;              /**< a flowlet switch */
+};
+
+/**
+ * Parse the pipeline's "fabric" object (path "fabric") for ports @p names (@p n_ports, MTUs
+ * @p mtus) into a new *@p out. Every real port attached to a switch, every leaf pair
+ * connected, names unique (switches, links and ports), at most FAB_MAX_LINKS links.
+ */
+int fab_cfg_parse(const json_t *o, unsigned int n_ports, const char *const *names,
+		  const uint32_t *mtus, struct fab_cfg **out, struct emu_err *err);
+
+/** Free; accepts NULL. */
+void fab_cfg_free(struct fab_cfg *cfg);
+
+/** TM port index of link @p l (after the @p n_ports real ports). */
+static inline uint16_t
+fab_link_port(const struct fab_cfg *cfg, unsigned int l)
+{
+	return (uint16_t)(cfg->n_ports + l);
+}
+
+/** The runtime state of the choices (round-robin turns, flowlet table), zeroed to start. */
+struct fab_flowlet {
+	uint32_t sig;      /**< 0: empty */
+	uint16_t link;
+	uint64_t last_ns;
+};
+
+struct fab_rt {
+	uint32_t rr[FAB_MAX_SWITCHES][FAB_MAX_SWITCHES];
+	struct fab_flowlet *flowlets; /**< FAB_FLOWLET_SLOTS per flowlet switch, or NULL */
+};
+
+/**
+ * The link out of switch @p s towards switch @p d for packet @p meta at @p now_ns: among the
+ * next hops whose link is up in @p tm, by the switch's mode. FAB_NONE when none is up.
+ */
+uint16_t fab_route(const struct fab_cfg *cfg, struct fab_rt *rt, const struct emu_tm *tm,
+		   unsigned int s, unsigned int d, const struct emu_pkt_meta *meta,
+		   uint64_t now_ns, struct emu_rng *rng);
+
+#endif

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The next hop of a packet at one fabric switch: among the links on a shortest path to its
+ * egress leaf that are up, by the switch's mode. Per packet, on the worker: no allocation.
+ */
+#include <string.h>
+
+#include "lib/base/emu_hash.h"
+#include "lib/fabric/fab.h"
+
+/* The flow of a packet for flowlets: its IPs, UDP source port and DestQP, never 0. */
+static uint32_t
+fab_flow_sig(const struct emu_pkt_meta *meta)
+{
+	const struct roce_pkt *p = &meta->pkt;
+	uint8_t key[16];
+	uint32_t h;
+
+	if (!(meta->flags & EMU_META_PARSED))
+		return 1;
+	h = emu_ip_qpn_sig(p->src_ip, p->dest_qp ^ ((uint32_t)p->udp_sport << 8));
+	memcpy(key, p->dst_ip, 16);
+	return emu_ip_qpn_sig(key, h);
+}
+
+uint16_t
+fab_route(const struct fab_cfg *cfg, struct fab_rt *rt, const struct emu_tm *tm,
+	  unsigned int s, unsigned int d, const struct emu_pkt_meta *meta, uint64_t now_ns,
+	  struct emu_rng *rng)
+{
+	const struct fab_switch_cfg *sw = &cfg->sw[s];
+	uint16_t up[FAB_MAX_NEXT];
+	unsigned int n = 0, i, best;
+	uint64_t q, best_q;
+
+	for (i = 0; i < cfg->n_next[s][d]; i++) {
+		uint16_t l = cfg->next[s][d][i];
+
+		if (emu_tm_link_up(tm, fab_link_port(cfg, l)))
+			up[n++] = l;
+	}
+	if (n == 0)
+		return FAB_NONE;
+	if (n == 1)
+		return up[0];
+	switch (sw->mode) {
+	case FAB_ROUTE_ECMP:
+		if (!(meta->flags & EMU_META_PARSED))
+			return up[0];
+		/* over the links that are up: a link down rehashes every flow over the rest */
+		return up[fab_hash_pick(fab_hash(&sw->hash, &meta->pkt), n)];
+	case FAB_ROUTE_RR:
+		return up[rt->rr[s][d]++ % n];
+	case FAB_ROUTE_RANDOM:
+		return up[emu_rng_u64(rng) % n];
+	case FAB_ROUTE_ADAPTIVE:
+		/* the least queued for the packet's priority; ties go round robin */
+		best = rt->rr[s][d]++ % n;
+		best_q = emu_tm_queue_bytes(tm, fab_link_port(cfg, up[best]), meta->prio);
+		for (i = 1; i < n; i++) {
+			unsigned int k = (best + i) % n;
+
+			q = emu_tm_queue_bytes(tm, fab_link_port(cfg, up[k]), meta->prio);
+			if (q < best_q) {
+				best_q = q;
+				best = k;
+			}
+		}
+		return up[best];
+	case FAB_ROUTE_FLOWLET: {
+		uint32_t sig = fab_flow_sig(meta);
+		struct fab_flowlet *f = &rt->flowlets[(size_t)s * FAB_FLOWLET_SLOTS +
+						      (sig & (FAB_FLOWLET_SLOTS - 1))];
+
+		if (f->sig == sig && now_ns - f->last_ns <= sw->flowlet_gap_ns)
+			for (i = 0; i < n; i++)
+				if (up[i] == f->link) {
+					f->last_ns = now_ns;
+					return f->link;
+				}
+		/* a new flowlet (or its hop went down): a new hop at random */
+		f->sig = sig;
+		f->link = up[emu_rng_u64(rng) % n];
+		f->last_ns = now_ns;
+		return f->link;
+	}
+	case FAB_ROUTE_STATIC:
+	default:
+		return up[0];
+	}
+}
