@@ -1,0 +1,332 @@
+#!/usr/bin/env python3
+"""The emulated fabric (pipelines/README.md, "fabric") on the virtual clock.
+
+A. ECMP over 4 x 25 Gb/s (pipelines/ecmp-4x25.json): 4 RC flows from p0 at 100 Gb/s each keep
+   one path (every frame of a flow carries the same path= annotation), the links' routed
+   counters are the flows' packets on them, and the last departure is what the assignment
+   predicts: a path carrying j flows of the 100 Gb/s input gets j x 25 Gb/s and drains its
+   bytes at 25 Gb/s, so the run ends when the busiest path has sent its share.
+B. Per-packet round robin (the same fabric with "route": "round_robin"): every path carries a
+   quarter of every flow, the aggregate reaches the 100 Gb/s the links allow, and the four
+   path delays (2, 4, 6, 8 us) reorder each flow at p1.
+C. Polarization: two tiers of hashing (leaf0 -> 4 spines -> 2 parallel links to leaf1): the
+   same function and seed at both tiers use one of each spine's two links; Murmur3 with a
+   different seed per tier uses all eight.
+D. A link down (profile): the flows it carried rehash over the three spines left; nothing
+   crosses it afterwards; conservation holds.
+E. Lossless across the fabric: a 2:1 bottleneck inside the fabric (spine0 -> leaf1 at
+   10 Gb/s behind 25 Gb/s) on priority 3 loses nothing, pauses the link before it and sends
+   real PFC out of p0 (the sender's port); on a lossy priority the bottleneck drops, under
+   the named reason tm.spine0-leaf1.drop_queue_full.
+"""
+import copy
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pcapdump  # noqa: E402
+import roceframes  # noqa: E402
+
+T0 = 1_000_000_000_000
+fails = []
+
+
+def check(cond, what):
+    if not cond:
+        fails.append(what)
+    return cond
+
+
+def frame(sport, psn, payload=1024, dscp=26, dqp=0x45):
+    """RC RDMA WRITE ONLY 10.0.0.1 -> 10.0.0.2, ECT(0), ICRC right."""
+    bth = struct.pack(">BBHII", 0x0A, 0, 0xFFFF, dqp, psn & 0xFFFFFF)
+    udp = struct.pack(">HHHH", sport, 4791, 8 + len(bth) + payload + 4, 0)
+    ip = bytearray(struct.pack(">BBHHHBBH4s4s", 0x45, (dscp << 2) | 2,
+                               20 + len(udp) + len(bth) + payload + 4, 0, 0x4000, 64, 17, 0,
+                               bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2])))
+    ip[10:12] = struct.pack(">H", roceframes.ip_cksum(bytes(ip)))
+    body = bytes(ip) + udp + bth + bytes(payload)
+    return bytes.fromhex("020000000002" "020000000001") + b"\x08\x00" + body + \
+        roceframes.icrc(body)
+
+
+def crc16_ccitt(data, crc=0xFFFF):
+    """CRC-16/CCITT-FALSE, bit by bit (independent of lib/fabric's table)."""
+    for b in data:
+        crc ^= b << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) & 0xFFFF if crc & 0x8000 else (crc << 1) & 0xFFFF
+    return crc
+
+
+def wire_ps(length, gbps):
+    return (length + 24) * 8 * 1000 // gbps
+
+
+def line_rate(frames_by_flow, gbps):
+    """Interleave the flows' frames round robin, back to back at gbps."""
+    out, t = [], 0
+    for i in range(max(len(f) for f in frames_by_flow)):
+        for f in frames_by_flow:
+            if i < len(f):
+                out.append((t // 1000, f[i]))
+                t += wire_ps(len(f[i]), gbps)
+    return out
+
+
+def replay(rocemu, tmp, tag, pipeline, frames, profile=None):
+    pl = os.path.join(tmp, tag + ".json")
+    with open(pl, "w") as f:
+        json.dump(pipeline, f)
+    inp = os.path.join(tmp, tag + "-in.pcap")
+    roceframes.write_pcap(inp, frames, T0)
+    out1, out0 = (os.path.join(tmp, tag + n) for n in ("-p1.pcapng", "-p0.pcap"))
+    stats = os.path.join(tmp, tag + "-stats.json")
+    cmd = [rocemu, "replay", "--pipeline", pl, "--in", inp + ":p0", "--out", out1 + ":p1",
+           "--out", out0 + ":p0", "--annotate", "all", "--stats", stats]
+    if profile is not None:
+        pp = os.path.join(tmp, tag + "-profile.json")
+        with open(pp, "w") as f:
+            json.dump(profile, f)
+        cmd += ["--profile", pp]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        raise SystemExit("FAIL: %s: rocemu replay exited %d\n%s%s" % (tag, r.returncode,
+                                                                     r.stdout, r.stderr))
+    with open(stats) as f:
+        st = json.load(f)
+    t = subprocess.run(["tshark", "-r", out1, "-T", "fields", "-e", "frame.time_epoch",
+                        "-e", "udp.srcport", "-e", "infiniband.bth.psn", "-e", "frame.len",
+                        "-e", "frame.comment"], capture_output=True, text=True, check=True)
+    rows = []
+    for line in t.stdout.splitlines():
+        ts, sport, psn, ln, comment = (line.split("\t") + [""] * 5)[:5]
+        path = [w[5:] for w in comment.split() if w.startswith("path=")]
+        sec, _, frac = ts.partition(".")
+        rows.append((int(sec) * 10**9 + int((frac + "000000000")[:9]), int(sport), int(psn),
+                     int(ln), int(path[0]) if path else 0))
+    p0 = pcapdump.read_pcap(out0)[1]
+    return st, rows, p0
+
+
+def links(st):
+    return {l["name"]: l["counters"] for l in st["fabric"]["links"]}
+
+
+def tm_port(st, name):
+    return [p for p in st["tm"] if p["port"] == name][0]
+
+
+def drops(st):
+    return st["conservation"]["drops"]
+
+
+def link_name_of(st, path):
+    return st["fabric"]["links"][path - 1]["name"]
+
+
+def scenario_ecmp(rocemu, src, tmp):
+    with open(os.path.join(src, "pipelines", "ecmp-4x25.json")) as f:
+        pl = json.load(f)
+    # three of the four flows hash onto one spine (CRC16-CCITT of the 5-tuple, mod 4)
+    sports = [0xC000 + 3001 * i % 0x3FFF for i in range(1, 5)]
+    flows = [[frame(sp, i) for i in range(200)] for sp in sports]
+    st, rows, _ = replay(rocemu, tmp, "ecmp", pl, line_rate(flows, 100))
+    check(st["conservation"]["ok"] and drops(st) == 0, "A: conservation with no drops")
+    check(len(rows) == 800, "A: 800 frames at p1, got %d" % len(rows))
+    paths = {}
+    for _, sp, _, _, path in rows:
+        paths.setdefault(sp, set()).add(path)
+    for sp in sports:
+        check(len(paths.get(sp, ())) == 1, "A: flow %#x keeps one path, took %s" %
+              (sp, sorted(paths.get(sp, ()))))
+    per_path = {}
+    for sp in sports:
+        p = min(paths.get(sp, {0}))
+        per_path[p] = per_path.get(p, 0) + 1
+        # the reference: CRC-16/CCITT-FALSE of sip dip protocol sport dport, mod 4 = spine
+        want = "leaf0-spine%d" % (crc16_ccitt(bytes([10, 0, 0, 1, 10, 0, 0, 2, 17]) +
+                                              struct.pack(">HH", sp, 4791)) % 4)
+        check(p > 0 and link_name_of(st, p) == want, "A: flow %#x took %s, the hash says %s"
+              % (sp, link_name_of(st, p) if p else "none", want))
+    lk = links(st)
+    for p, nflows in per_path.items():
+        check(p > 0 and lk[link_name_of(st, p)]["routed"] == 200 * nflows,
+              "A: link of path %d routed %d flows' packets" % (p, nflows))
+    # the busiest path: j flows arriving at j x 25 Gb/s, drained at 25 Gb/s from the first
+    # frame's arrival; + both links' delays + one frame at 25 Gb/s (downlink) + at 100 Gb/s
+    flen = len(flows[0][0])
+    j = max(per_path.values())
+    busy = max(per_path, key=lambda p: (per_path[p], p))
+    delay_us = int(link_name_of(st, busy)[-1]) + 1  # spineK: links of K + 1 us
+    first = sports.index([sp for sp in sports if min(paths[sp]) == busy][0])
+    t_first = first * wire_ps(flen, 100) // 1000
+    pred = t_first + (200 * j * wire_ps(flen, 25)) // 1000 + 2 * delay_us * 1000 + \
+        wire_ps(flen, 25) // 1000 + wire_ps(flen, 100) // 1000
+    end = max(r[0] for r in rows) - T0
+    # exact but for each TM hop rounding a departure up to the ns (3 hops) and this sum's
+    # integer divisions
+    check(abs(end - pred) <= 5, "A: last departure %d ns, predicted %d ns (%d flows on "
+          "the busiest path)" % (end, pred, j))
+    gbps = 800 * (flen + 24) * 8 / end
+    print("A: ECMP: flows per path %s; %.1f Gb/s aggregate (last departure %.1f us, "
+          "predicted %.1f us)" % (sorted(per_path.values(), reverse=True), gbps, end / 1e3,
+                                  pred / 1e3))
+    return pl
+
+
+def scenario_spray(rocemu, tmp, base):
+    pl = copy.deepcopy(base)
+    for s in pl["fabric"]["switches"]:
+        if "hash" in s:
+            del s["hash"]
+            s["route"] = "round_robin"
+    # 5 flows over 4 paths: each flow's packets take every path in turn
+    sports = [0xC001, 0xC002, 0xC003, 0xC004, 0xC005]
+    flows = [[frame(sp, i) for i in range(160)] for sp in sports]
+    st, rows, _ = replay(rocemu, tmp, "spray", pl, line_rate(flows, 100))
+    check(st["conservation"]["ok"] and drops(st) == 0, "B: conservation with no drops")
+    lk = links(st)
+    for k in range(4):
+        check(lk["leaf0-spine%d" % k]["routed"] == 200, "B: leaf0-spine%d routed %d, want 200"
+              % (k, lk["leaf0-spine%d" % k]["routed"]))
+    flen = len(flows[0][0])
+    end = max(r[0] for r in rows) - T0
+    ideal = 800 * wire_ps(flen, 100) // 1000
+    check(end <= ideal + 10_000, "B: last departure %d ns, want within 10 us of %d ns (100 Gb/s)"
+          % (end, ideal))
+    ooo = 0
+    last = {}
+    for _, sp, psn, _, _ in sorted(rows):
+        if psn < last.get(sp, -1):
+            ooo += 1
+        last[sp] = max(psn, last.get(sp, -1))
+    check(ooo > 0, "B: spraying over 2/4/6/8 us paths reorders the flows")
+    gbps = 800 * (flen + 24) * 8 / end
+    print("B: round robin: 200 packets on each uplink, %.1f Gb/s aggregate, %d frames "
+          "arrived after a later PSN of their flow" % (gbps, ooo))
+
+
+def two_tier(tier2):
+    """leaf0 -> spine0..3 -> 2 parallel links each -> leaf1; tier 2's routing given."""
+    links = []
+    for k in range(4):
+        links.append({"from": "leaf0", "to": "spine%d" % k, "rate_gbps": 100})
+        links.append({"from": "spine%d" % k, "to": "leaf1", "rate_gbps": 100, "count": 2})
+    h1 = {"function": "murmur3", "seed": 1}
+    sws = [{"name": "leaf0", "ports": ["p0"], "route": "ecmp", "hash": h1},
+           {"name": "leaf1", "ports": ["p1"]}]
+    sws += [dict({"name": "spine%d" % k}, **tier2) for k in range(4)]
+    return {"ports": [{"name": "p0"}, {"name": "p1"}],
+            "ingress": [{"type": "parse"}, {"type": "forward", "mode": "pairs",
+                                            "pairs": [["p0", "p1"]]}],
+            "tm": {"ports": [{"port": "p1", "rate_gbps": 400}]},
+            "fabric": {"switches": sws, "links": links}}
+
+
+def scenario_polarization(rocemu, tmp):
+    flows = [[frame(0xC000 + i * 97 % 0x3FFF, 0)] for i in range(256)]
+    frames = line_rate(flows, 10)
+    used = {}
+    for tag, tier2 in (("same", {"route": "ecmp", "hash": {"function": "murmur3", "seed": 1}}),
+                       ("diff", {"route": "ecmp", "hash": {"function": "murmur3", "seed": 2}})):
+        st, rows, _ = replay(rocemu, tmp, "polar-" + tag, two_tier(tier2), frames)
+        check(st["conservation"]["ok"] and len(rows) == 256, "C: %s: 256 frames out" % tag)
+        lk = links(st)
+        used[tag] = sorted(n for n, c in lk.items() if n.startswith("spine") and
+                           n.endswith(("-leaf1.0", "-leaf1.1")) and c["routed"])
+        spines = [n for n, c in lk.items() if n.startswith("leaf0") and c["routed"]]
+        check(len(spines) == 4, "C: %s: the first tier uses all 4 spines, used %s" %
+              (tag, spines))
+    check(len(used["same"]) == 4, "C: same function and seed at both tiers: one link of each "
+          "spine's two, used %s" % used["same"])
+    check(len(used["diff"]) == 8, "C: different seeds: all 8 second-tier links, used %s" %
+          used["diff"])
+    print("C: polarization: same hash and seed at both tiers use %d of the 8 second-tier "
+          "links, different seeds %d" % (len(used["same"]), len(used["diff"])))
+
+
+def scenario_link_down(rocemu, tmp, base):
+    pl = copy.deepcopy(base)
+    sports = [0xC000 + 4099 * i % 0x3FFF for i in range(1, 9)]
+    flows = [[frame(sp, i) for i in range(100)] for sp in sports]
+    frames = [(t * 20, b) for t, b in line_rate(flows, 100)]  # 5 Gb/s: no queues
+    t_down = frames[len(frames) // 2][0]
+    prof = {"phases": [{"at_s": t_down / 1e9, "tm": {"leaf0-spine1": {"link": "down"}}}]}
+    st0, rows0, _ = replay(rocemu, tmp, "down-before", pl, frames)
+    st, rows, _ = replay(rocemu, tmp, "down", pl, frames, prof)
+    check(st["conservation"]["ok"], "D: conservation")
+    check(len(rows) == len(frames), "D: every frame delivered (%d of %d): nothing was queued "
+          "on the link when it went down" % (len(rows), len(frames)))
+    path1 = [i + 1 for i, l in enumerate(st["fabric"]["links"]) if l["name"] == "leaf0-spine1"][0]
+    after = [r for r in rows if r[0] - T0 > t_down + 20_000 and r[4] == path1]
+    check(not after, "D: %d frames crossed leaf0-spine1 after it went down" % len(after))
+    before = links(st0)["leaf0-spine1"]["routed"]
+    moved = links(st)["leaf0-spine1"]["routed"]
+    check(before > moved, "D: leaf0-spine1 carried %d frames with the link up all the time, "
+          "%d with it down from the middle" % (before, moved))
+    print("D: link down: leaf0-spine1 routed %d frames (%d without the failure); its flows "
+          "rehashed over the 3 spines left" % (moved, before))
+
+
+def bottleneck(prio_dscp_lossless):
+    lossless = [3] if prio_dscp_lossless else []
+    link = {"rate_gbps": 25, "buffer_kb": 1024, "lossless": lossless,
+            "pfc": {"cable_m": 3}} if lossless else {"rate_gbps": 25, "buffer_kb": 256}
+    down = dict(link, rate_gbps=10)
+    return {"ports": [{"name": "p0"}, {"name": "p1"}],
+            "ingress": [{"type": "parse", "trust": "dscp", "dscp_map": {"26": 3}},
+                        {"type": "forward", "mode": "pairs", "pairs": [["p0", "p1"]]}],
+            "tm": {"ports": [dict({"port": "p0", "rate_gbps": 25}, **(
+                {"lossless": [3], "pfc": {"cable_m": 3}} if lossless else {})),
+                {"port": "p1", "rate_gbps": 25}]},
+            "fabric": {"switches": [{"name": "leaf0", "ports": ["p0"]},
+                                    {"name": "leaf1", "ports": ["p1"]},
+                                    {"name": "spine0"}],
+                       "links": [dict({"from": "leaf0", "to": "spine0"}, **link),
+                                 dict({"from": "spine0", "to": "leaf1"}, **down)]}}
+
+
+def scenario_lossless(rocemu, tmp):
+    flow = [[frame(0xC123, i) for i in range(400)]]          # 433 KB at 25 Gb/s
+    st, rows, p0 = replay(rocemu, tmp, "lossless", bottleneck(True), line_rate(flow, 25))
+    up = tm_port(st, "leaf0-spine0")
+    paused = [p for p in up["priorities"] if p["prio"] == 3][0]["paused_ns"]
+    pfc_out = [b for _, _, b in p0 if b[12:14] == b"\x88\x08"]
+    check(drops(st) == 0 and len(rows) == 400, "E: lossless: nothing lost (%d drops, %d of 400 "
+          "out)" % (drops(st), len(rows)))
+    check(paused > 0, "E: the hop before the bottleneck (leaf0-spine0, priority 3) was paused")
+    check(len(pfc_out) > 0 and st["runner"]["pfc_created"] == len(pfc_out),
+          "E: real PFC frames out of p0 (%d)" % len(pfc_out))
+    # twice the burst: 519 KB would queue at the 10 Gb/s link, which has 256 KB
+    flow2 = [[frame(0xC123, i) for i in range(800)]]
+    st2, rows2, _ = replay(rocemu, tmp, "lossy", bottleneck(False), line_rate(flow2, 25))
+    dn = tm_port(st2, "spine0-leaf1")["counters"]
+    check(dn.get("drop_queue_full", 0) > 0 and
+          drops(st2) == dn["drop_queue_full"] and st2["conservation"]["ok"],
+          "E: lossy: the bottleneck drops under tm.spine0-leaf1.drop_queue_full (%s)" % dn)
+    print("E: lossless: 0 drops, leaf0-spine0 paused %d ns, %d PFC frames out of p0; lossy: "
+          "%d drops (tm.spine0-leaf1.drop_queue_full)" % (paused, len(pfc_out),
+                                                         dn.get("drop_queue_full", 0)))
+
+
+def main():
+    rocemu, src = sys.argv[1], sys.argv[2]
+    with tempfile.TemporaryDirectory() as tmp:
+        base = scenario_ecmp(rocemu, src, tmp)
+        scenario_spray(rocemu, tmp, base)
+        scenario_polarization(rocemu, tmp)
+        scenario_link_down(rocemu, tmp, base)
+        scenario_lossless(rocemu, tmp)
+    for f in fails:
+        print("FAIL:", f)
+    print("fabric: %s" % ("PASS" if not fails else "%d failures" % len(fails)))
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
