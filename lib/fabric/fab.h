@@ -97,6 +97,16 @@ struct fab_cfg {
 	uint8_t next[FAB_MAX_SWITCHES][FAB_MAX_SWITCHES][FAB_MAX_NEXT];
 	uint8_t hops[FAB_MAX_SWITCHES][FAB_MAX_SWITCHES]; /**< links on that path; 0xff none */
 	bool needs_flow_table;              /**< a flowlet switch */
+	/**
+	 * Levels: a link fed only by real ports is level 0, a link fed only by links of level
+	 * k is level k + 1 (routes are shortest paths, so there is no loop). When every link's
+	 * feeders are of one level (leaf-spine, and any fabric where paths do not merge from
+	 * different depths), the runner processes the fabric level by level, merging each
+	 * level's departures in time order (levels_exact); otherwise event by event.
+	 */
+	uint8_t level[FAB_MAX_LINKS];
+	uint8_t n_levels;
+	bool levels_exact;
 };
 
 /**

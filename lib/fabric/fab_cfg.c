@@ -273,6 +273,63 @@ fab_routes(struct fab_cfg *c)
 	}
 }
 
+/* Which links feed which (on some route), and the levels they make. */
+static void
+fab_levels(struct fab_cfg *c)
+{
+	static uint64_t feeds[FAB_MAX_LINKS]; /* bit m: link l's packets may go on to m */
+	unsigned int d, l, m, k, pass;
+	bool changed = true;
+	int lv[FAB_MAX_LINKS];
+
+	memset(feeds, 0, sizeof(feeds));
+	for (d = 0; d < c->n_switches; d++)
+		for (l = 0; l < c->n_links; l++) {
+			unsigned int a = c->links[l].from, b = c->links[l].to;
+
+			if (c->hops[a][d] == 0xff || c->hops[b][d] == 0xff ||
+			    c->hops[b][d] + 1 != c->hops[a][d])
+				continue; /* not on a shortest path to d */
+			for (k = 0; k < c->n_next[b][d]; k++)
+				feeds[l] |= 1ULL << c->next[b][d][k];
+		}
+	for (l = 0; l < c->n_links; l++)
+		lv[l] = 0;
+	/* longest chain of feeders; shortest paths have no loops, so it settles */
+	for (pass = 0; changed && pass <= c->n_links; pass++) {
+		changed = false;
+		for (l = 0; l < c->n_links; l++)
+			for (m = 0; m < c->n_links; m++)
+				if ((feeds[l] >> m & 1) && lv[m] < lv[l] + 1) {
+					lv[m] = lv[l] + 1;
+					changed = true;
+				}
+	}
+	c->levels_exact = !changed;
+	c->n_levels = 0;
+	for (l = 0; l < c->n_links; l++) {
+		c->level[l] = (uint8_t)lv[l];
+		if (lv[l] + 1 > c->n_levels)
+			c->n_levels = (uint8_t)(lv[l] + 1);
+		for (m = 0; m < c->n_links; m++)
+			if ((feeds[m] >> l & 1) && lv[m] + 1 != lv[l])
+				c->levels_exact = false; /* fed from two depths */
+	}
+	/* a link that real ports and other links both feed mixes depths too */
+	for (l = 0; l < c->n_links; l++) {
+		bool from_port = false, from_link = false;
+
+		for (k = 0; k < c->n_ports; k++)
+			if (c->port_leaf[k] == c->links[l].from)
+				from_port = true;
+		for (m = 0; m < c->n_links; m++)
+			if (feeds[m] >> l & 1)
+				from_link = true;
+		if (from_port && from_link)
+			c->levels_exact = false;
+	}
+}
+
 int
 fab_cfg_parse(const json_t *o, unsigned int n_ports, const char *const *names,
 	      const uint32_t *mtus, struct fab_cfg **out, struct emu_err *err)
@@ -329,6 +386,7 @@ fab_cfg_parse(const json_t *o, unsigned int n_ports, const char *const *names,
 			goto fail;
 	}
 	fab_routes(c);
+	fab_levels(c);
 	/* every leaf reaches every other leaf */
 	for (i = 0; i < n_ports; i++)
 		for (j = 0; j < n_ports; j++) {

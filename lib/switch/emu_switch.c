@@ -648,8 +648,8 @@ emu_switch_next_event_ns(const struct emu_switch *sw)
 	uint64_t next, rel;
 	unsigned int i;
 
-	if (sw->fab == NULL) {
-		next = emu_tm_next_event_ns(sw->tm);
+	if (sw->fab == NULL || sw->fab->levels_exact) {
+		next = emu_tm_next_event_ns(sw->tm); /* the ports and every link */
 	} else {
 		/* the links' events as the fabric keeps them (taken in time order) */
 		next = UINT64_MAX;

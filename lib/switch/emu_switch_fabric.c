@@ -42,6 +42,10 @@ emu_switch_fabric_init(struct emu_switch *sw, struct emu_err *err)
 			return emu_err_setrc(err, -ENOMEM, "fabric: out of memory (flowlet table)");
 	}
 	emu_rng_seed(&sw->fab_rng, sw->seed, EMU_FAB_RNG_STREAM);
+	/* PFC between hops only when a link or port has a lossless priority with PFC */
+	for (l = 0; l < sw->pl->tm.n_ports; l++)
+		if (sw->pl->tm.ports[l].pfc.enabled || sw->pl->tm.ports[l].lossless_mask)
+			sw->fab_pfc = true;
 	for (l = 0; l < FAB_MAX_LINKS; l++)
 		sw->fab_ev[l] = UINT64_MAX;
 	return 0;
@@ -62,6 +66,28 @@ emu_fab_update(struct emu_switch *sw, unsigned int l)
 	sw->fab_ev[l] = emu_tm_port_next_event_ns(sw->tm, fab_link_port(sw->fab, l));
 }
 
+/* Link @p l changed (a packet enqueued, a pause): its next event is recomputed before the
+ * event loop next looks at it. */
+static inline void
+emu_fab_dirty(struct emu_switch *sw, unsigned int l)
+{
+	sw->fab_dirty |= 1ULL << l;
+}
+
+static void
+emu_fab_clean(struct emu_switch *sw)
+{
+	uint64_t d = sw->fab_dirty;
+
+	while (d != 0) {
+		unsigned int l = (unsigned int)__builtin_ctzll(d);
+
+		d &= d - 1;
+		emu_fab_update(sw, l);
+	}
+	sw->fab_dirty = 0;
+}
+
 /* Packet @p m goes onto link @p l at @p t_ns (its arrival at the link's switch). */
 static void
 emu_fab_hop(struct emu_switch *sw, unsigned int l, struct rte_mbuf *m, uint64_t t_ns)
@@ -79,7 +105,7 @@ emu_fab_hop(struct emu_switch *sw, unsigned int l, struct rte_mbuf *m, uint64_t 
 	/* nothing reaches the link earlier than t: its queue is exact at t */
 	emu_tm_advance(sw->tm, port, t_ns, &sw->tm_rng);
 	emu_tm_enqueue(sw->tm, port, m, t_ns, &sw->tm_rng);
-	emu_fab_update(sw, l);
+	emu_fab_dirty(sw, l);
 }
 
 /* No link up towards the packet's leaf at fabric switch @p s. */
@@ -152,36 +178,47 @@ emu_switch_fabric_pause(struct emu_switch *sw, const struct emu_tm_pfc_frame *f,
 
 	emu_tm_pause_rx(sw->tm, f->port, now_ns, f->pause ? opcode_pause : opcode_pfc,
 			f->pause ? 0 : f->vector, f->quanta, &sw->tm_rng);
-	emu_fab_update(sw, f->port - sw->fab->n_ports);
+	emu_fab_dirty(sw, f->port - sw->fab->n_ports);
 }
 
-void
-emu_switch_fabric_advance(struct emu_switch *sw, uint64_t now_ns)
+/*
+ * Event by event (fabrics whose paths merge from different depths): the link with the
+ * earliest event hands over what leaves it before any other link's next event (t2); until
+ * then nothing else happens in the fabric, so each next hop, whose own next event is not
+ * before t2, is exact at the packets' arrival.
+ */
+static void
+emu_fab_advance_events(struct emu_switch *sw, uint64_t now_ns)
 {
 	const struct fab_cfg *fc = sw->fab;
 	struct rte_mbuf *burst[EMU_BURST];
 	unsigned int l, best;
-	uint64_t t;
+	uint64_t t, t2, until;
 	uint16_t n, i;
 
-	if (fc == NULL)
-		return;
 	for (;;) {
-		t = UINT64_MAX;
+		emu_fab_clean(sw);
+		t = t2 = UINT64_MAX;
 		best = 0;
-		for (l = 0; l < fc->n_links; l++)
+		for (l = 0; l < fc->n_links; l++) {
 			if (sw->fab_ev[l] < t) {
+				t2 = t;
 				t = sw->fab_ev[l];
 				best = l;
+			} else if (sw->fab_ev[l] < t2) {
+				t2 = sw->fab_ev[l];
 			}
+		}
 		if (t > now_ns)
 			break;
-		n = emu_tm_dequeue(sw->tm, fab_link_port(fc, best), t, burst, EMU_BURST,
+		until = RTE_MIN(now_ns, t2);
+		n = emu_tm_dequeue(sw->tm, fab_link_port(fc, best), until, burst, EMU_BURST,
 				   &sw->tm_rng);
 		for (i = 0; i < n; i++)
 			emu_fab_arrive(sw, best, burst[i]);
 		/* queues that crossed XOFF or XON pause or resume the link before them now */
-		emu_switch_send_pfc(sw, t);
+		if (sw->fab_pfc)
+			emu_switch_send_pfc(sw, n > 0 ? emu_meta(burst[n - 1])->ts_ns : t);
 		emu_fab_update(sw, best);
 		/* an event that changed nothing (e.g. a PFC refresh already sent) is not taken
 		 * again at the same time */
@@ -190,13 +227,75 @@ emu_switch_fabric_advance(struct emu_switch *sw, uint64_t now_ns)
 	}
 }
 
+/*
+ * Level by level (leaf-spine and every fabric whose links are fed from one depth): the links
+ * of level k have all their input up to @p now_ns (from the ports, or from level k - 1, done
+ * before), so each is advanced to now; their departures are merged in time order (the head of
+ * every wire) and each goes on to its next hop at its exact arrival, where nothing earlier is
+ * still to come. PFC between hops is applied at the departure that crossed the threshold;
+ * the link it pauses has already been advanced to now, so inside the fabric a pause takes
+ * effect at the next call (live: the next poll; replay: the next event, which the switch's
+ * next event time includes).
+ */
+static void
+emu_fab_advance_levels(struct emu_switch *sw, uint64_t now_ns)
+{
+	const struct fab_cfg *fc = sw->fab;
+	uint16_t ports[FAB_MAX_LINKS], lk[FAB_MAX_LINKS];
+	uint64_t head[FAB_MAX_LINKS];
+	unsigned int lev, l, n, i, best;
+	struct rte_mbuf *m;
+
+	for (lev = 0; lev < fc->n_levels; lev++) {
+		n = 0;
+		for (l = 0; l < fc->n_links; l++) {
+			if (fc->level[l] != lev)
+				continue;
+			ports[n] = fab_link_port(fc, l);
+			lk[n] = (uint16_t)l;
+			emu_tm_advance(sw->tm, ports[n], now_ns, &sw->tm_rng);
+			head[n] = emu_tm_head_departure_ns(sw->tm, ports[n]);
+			n++;
+		}
+		for (;;) {
+			best = 0;
+			for (i = 1; i < n; i++)
+				if (head[i] < head[best])
+					best = i;
+			if (n == 0 || head[best] > now_ns)
+				break;
+			m = emu_tm_pop_departed(sw->tm, ports[best], now_ns, &sw->tm_rng);
+			head[best] = emu_tm_head_departure_ns(sw->tm, ports[best]);
+			if (m == NULL)
+				continue;
+			emu_fab_arrive(sw, lk[best], m);
+			if (sw->fab_pfc && emu_tm_pfc_pending(sw->tm))
+				emu_switch_send_pfc(sw, emu_meta(m)->ts_ns);
+		}
+	}
+	if (sw->fab_pfc)
+		emu_switch_send_pfc(sw, now_ns);
+	sw->fab_dirty = 0;
+}
+
+void
+emu_switch_fabric_advance(struct emu_switch *sw, uint64_t now_ns)
+{
+	if (sw->fab == NULL)
+		return;
+	if (sw->fab->levels_exact)
+		emu_fab_advance_levels(sw, now_ns);
+	else
+		emu_fab_advance_events(sw, now_ns);
+}
+
 /* A profile changed a link (rate, link down or up): its next event moves. */
 void
 emu_switch_fabric_touch(struct emu_switch *sw, uint16_t tm_port)
 {
 	if (sw->fab != NULL && tm_port >= sw->fab->n_ports &&
 	    tm_port < sw->fab->n_ports + sw->fab->n_links)
-		emu_fab_update(sw, tm_port - sw->fab->n_ports);
+		emu_fab_dirty(sw, tm_port - sw->fab->n_ports);
 }
 
 void

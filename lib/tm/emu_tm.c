@@ -215,6 +215,7 @@ emu_tm_enqueue(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t no
 				in->xoff_start_ns[q] = now_ns;
 				in->refresh_ns[q] = now_ns;
 				in->pfc_pending |= (uint16_t)(1u << q);
+				tm->pfc_any = true;
 			}
 		}
 	}
@@ -316,7 +317,7 @@ emu_tm_pick(struct emu_tm_port *p, uint64_t *start_ns, uint32_t *start_ps, bool 
 
 /* Bytes of a lossless priority that arrived on @p in left its queue at @p now_ns. */
 static void
-emu_tm_ingress_release(struct emu_tm_port *in, unsigned int q, uint32_t len, uint64_t now_ns)
+emu_tm_ingress_release(struct emu_tm *tm, struct emu_tm_port *in, unsigned int q, uint32_t len, uint64_t now_ns)
 {
 	in->ing_bytes[q] -= len;
 	if (in->xoff[q] && in->ing_bytes[q] < in->cfg.pfc.xon_bytes) {
@@ -326,6 +327,7 @@ emu_tm_ingress_release(struct emu_tm_port *in, unsigned int q, uint32_t len, uin
 		if (now_ns > in->xoff_start_ns[q])
 			in->xoff_ns[q] += now_ns - in->xoff_start_ns[q];
 		in->pfc_pending |= (uint16_t)(1u << q);
+		tm->pfc_any = true;
 	}
 }
 
@@ -352,7 +354,7 @@ emu_tm_unaccount(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q,
 	}
 	p->port_pkts -= 1;
 	if (in != NULL)
-		emu_tm_ingress_release(in, q, len, now_ns);
+		emu_tm_ingress_release(tm, in, q, len, now_ns);
 }
 
 /* Start serialising every queued packet whose start time has come. */

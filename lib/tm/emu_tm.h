@@ -282,6 +282,19 @@ uint64_t emu_tm_port_next_event_ns(const struct emu_tm *tm, uint16_t port);
  */
 void emu_tm_advance(struct emu_tm *tm, uint16_t port, uint64_t now_ns, struct emu_rng *rng);
 
+/** Whether a queue crossed XOFF or XON since the last emu_tm_pfc_collect(). */
+bool emu_tm_pfc_pending(const struct emu_tm *tm);
+
+/** Departure time of the packet at the head of port @p port's wire, UINT64_MAX when none. */
+uint64_t emu_tm_head_departure_ns(const struct emu_tm *tm, uint16_t port);
+
+/**
+ * Take the packet at the head of port @p port's wire when it has left by @p now_ns (the port
+ * advanced to @p now_ns before: emu_tm_advance()); NULL otherwise. Counted as dequeued.
+ */
+struct rte_mbuf *emu_tm_pop_departed(struct emu_tm *tm, uint16_t port, uint64_t now_ns,
+				     struct emu_rng *rng);
+
 /** Bytes queued on port @p port for priority @p prio (adaptive routing). */
 uint64_t emu_tm_queue_bytes(const struct emu_tm *tm, uint16_t port, unsigned int prio);
 

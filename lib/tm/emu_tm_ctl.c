@@ -237,3 +237,33 @@ emu_tm_set(struct emu_tm *tm, uint16_t port, const char *key, const json_t *val,
 		emu_tm_apply(tm, port, &s, now_ns, rng);
 	return rc;
 }
+
+uint64_t
+emu_tm_head_departure_ns(const struct emu_tm *tm, uint16_t port)
+{
+	const struct emu_tm_port *p = &tm->ports[port];
+
+	return emu_tm_fifo_count(&p->wire) > 0 ?
+		       emu_meta(p->wire.slots[p->wire.head & p->wire.mask])->ts_ns : UINT64_MAX;
+}
+
+struct rte_mbuf *
+emu_tm_pop_departed(struct emu_tm *tm, uint16_t port, uint64_t now_ns, struct emu_rng *rng)
+{
+	struct emu_tm_port *p = &tm->ports[port];
+	bool full = emu_tm_fifo_count(&p->wire) > p->wire.mask;
+	struct rte_mbuf *m;
+
+	if (emu_tm_fifo_count(&p->wire) == 0)
+		return NULL;
+	m = p->wire.slots[p->wire.head & p->wire.mask];
+	if (emu_meta(m)->ts_ns > now_ns)
+		return NULL;
+	p->wire.head++;
+	p->ctr[EMU_TM_CTR_DEQ_PKTS] += 1;
+	p->ctr[EMU_TM_CTR_DEQ_BYTES] += emu_wire_len(m);
+	/* a full delay line held packets back: they may start now */
+	if (full)
+		emu_tm_port_advance(tm, p, now_ns, rng);
+	return m;
+}

@@ -84,6 +84,7 @@ struct emu_tm {
 	uint32_t reason_base;           /* reason id of port 0's counter 0 */
 	struct emu_tm_buffer_cfg buf;
 	uint64_t used_cells; /* shared buffer in use */
+	bool pfc_any;        /* some port's pfc_pending is set: emu_tm_pfc_collect() has work */
 	struct emu_tm_port ports[EMU_TM_MAX_PORTS];
 };
 

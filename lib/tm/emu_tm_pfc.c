@@ -94,6 +94,7 @@ emu_tm_pfc_collect(struct emu_tm *tm, uint64_t now_ns, struct emu_tm_pfc_frame *
 {
 	unsigned int i, q, n = 0;
 
+	tm->pfc_any = false;
 	for (i = 0; i < tm->n_ports && n < max; i++) {
 		struct emu_tm_port *p = &tm->ports[i];
 		struct emu_tm_pfc_frame *f;
@@ -142,7 +143,15 @@ emu_tm_pfc_collect(struct emu_tm *tm, uint64_t now_ns, struct emu_tm_pfc_frame *
 		p->ctr[q < EMU_TM_N_PRIO ? EMU_TM_CTR_PFC_TX_XOFF : EMU_TM_CTR_PFC_TX_XON] += 1;
 		p->pfc_pending = 0;
 	}
+	if (n == max)
+		tm->pfc_any = true; /* some may be left for the next call */
 	return n;
+}
+
+bool
+emu_tm_pfc_pending(const struct emu_tm *tm)
+{
+	return tm->pfc_any;
 }
 
 /* pfc_storm: false, or {quanta, rate_pps, priorities | pause}; u32 = on | pause << 1 |
