@@ -1,0 +1,683 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * reorder: a PSN-sorting reorder buffer in front of a stock RC NIC (egress only), for fabrics
+ * that spray one QP over paths of different delay. An RC responder drops every out-of-sequence
+ * packet and NAKs the hole (go-back-N), so reordering costs a retransmission; this stage puts
+ * each QP's request packets back in PSN order before they reach the NIC (shared/MULTIPATH.md).
+ *
+ * Per (destination IP, BTH DestQP) of RC/UC request packets (SEND, RDMA WRITE, READ request,
+ * atomics) it keeps the expected PSN E. PSNs compare mod 2^24 with a half window, as the IB
+ * spec does: d = (psn - E) mod 2^24; d = 0 in order, 0 < d < 2^23 ahead, else behind.
+ *   in order  goes on; E = psn + 1; held packets now in sequence follow right behind it
+ *   ahead     held, sorted by PSN within its QP
+ *   behind    a duplicate or go-back-N retransmission: goes on at once (passed_late)
+ * Anything else (ACK/NAK, READ responses, CNP, UD, non-RoCE, unparsed, other ports, not
+ * matched) goes on at once (passed_through). E starts at the first packet seen of a QP ("start":
+ * "first") or at a fixed PSN. After a READ request the next request PSN is the READ's plus its
+ * response count, which needs the path MTU: E is re-learned from the next request (or the
+ * lowest held one), as for "first".
+ *
+ * No packet waits longer than timeout_us: when the oldest held one has waited that long, its
+ * QP gives up the hole before its lowest held PSN (E jumps there, the NIC sees the gap and
+ * NAKs it, as it would have) and the held packets leave in PSN order up to the next hole.
+ *
+ * Memory is sized at init: max_held_pkts nodes (a free list), doubly linked per QP in PSN order
+ * (inserted from the highest end: arrivals are mostly increasing) and all together in arrival
+ * order, whose head gives the next timeout and the oldest QP. The QP table is a fixed array of
+ * 8-way buckets on emu_ip_qpn_sig(), hand-written as in cnp and impair rather than rte_hash: no
+ * EAL memory, a few ns per lookup, and the victim choice (an idle QP, else the least recently
+ * used) is ours. A QP with nothing held may be reused for another (it forgets E: qps_evicted).
+ *
+ * process() may only write packets into the slots of packets already handled in the burst.
+ * Released packets that do not fit go into a FIFO of packets due now (the ready ring) and leave
+ * through release() at the same time; while a QP has packets there its in-order arrivals queue
+ * behind them, so each QP's order holds. Packets released in process() leave with the
+ * departure time of the packet that released them; the trace gets the time held (delay_ns,
+ * marked delayed).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/core/emu_hash.h"
+#include "lib/core/emu_json.h"
+#include "lib/core/emu_match.h"
+#include "stages.h"
+
+#define REORDER_FOREACH_CTR(_) \
+	_(PASSED_IN_ORDER, "passed_in_order") \
+	_(PASSED_LATE, "passed_late") \
+	_(PASSED_THROUGH, "passed_through") \
+	_(HELD, "held") \
+	_(RELEASED_IN_ORDER, "released_in_order") \
+	_(RELEASED_TIMEOUT, "released_timeout") \
+	_(RELEASED_FLUSH, "released_flush") \
+	_(TIMEOUTS, "timeouts") \
+	_(FLUSH_FULL, "flush_full") \
+	_(DROP_REORDER_FULL, "drop_reorder_full") \
+	_(QPS, "qps") \
+	_(QPS_EVICTED, "qps_evicted") \
+	_(MAX_DEPTH, "max_depth")
+
+enum reorder_ctr {
+#define REORDER_CTR_ENUM(e, s) REORDER_CTR_##e,
+	REORDER_FOREACH_CTR(REORDER_CTR_ENUM)
+#undef REORDER_CTR_ENUM
+	REORDER_CTR_MAX
+};
+
+static const char *const reorder_ctr_names[] = {
+#define REORDER_CTR_NAME(e, s) s,
+	REORDER_FOREACH_CTR(REORDER_CTR_NAME)
+#undef REORDER_CTR_NAME
+};
+
+static const char *const reorder_keys[] = { "ports", "match", "timeout_us", "max_held_pkts",
+					    "max_qps", "policy", "start", NULL };
+
+#define REORDER_NIL UINT32_MAX
+#define REORDER_WAYS 8
+#define REORDER_PSN_MASK 0xffffffu
+#define REORDER_PSN_HALF 0x800000u
+#define REORDER_TIMEOUT_US_DEFAULT 100.0
+#define REORDER_MAX_HELD_DEFAULT 16384
+#define REORDER_MAX_HELD_MAX 4194304
+#define REORDER_MAX_QPS_DEFAULT 4096
+#define REORDER_MAX_QPS_MAX 1048576
+#define REORDER_READY_SLACK 1024 /* ready ring beyond 2 x max_held_pkts */
+
+struct reorder_node {
+	struct rte_mbuf *m;
+	uint64_t t_hold_ns;
+	uint32_t psn;
+	uint32_t qp;
+	uint32_t prev, next;   /* the QP's held packets by PSN; next links the free list */
+	uint32_t older, newer; /* every held packet by arrival */
+};
+
+struct reorder_qp {
+	uint8_t ip[16];
+	uint32_t qpn;
+	uint32_t sig;      /* 0: free entry */
+	uint32_t expected; /* E */
+	uint32_t head, tail; /* lowest and highest held PSN */
+	uint32_t n_held;
+	uint32_t n_ready;  /* its packets in the ready ring */
+	uint32_t gen;      /* bumped when the entry is reused: ring entries of the old QP */
+	bool sync;         /* E unknown: the next request sets it */
+	uint64_t used;     /* LRU stamp */
+};
+
+struct reorder_ready {
+	struct rte_mbuf *m;
+	uint64_t t_hold_ns;
+	uint32_t qp, gen;
+	bool held;         /* it waited in the buffer (trace: delayed) */
+};
+
+struct reorder_priv {
+	uint32_t port_mask;
+	bool has_match;
+	struct emu_match match;
+	uint64_t timeout_ns;
+	bool policy_drop;
+	bool start_first;
+	uint32_t start_psn;
+	struct reorder_node *nodes;
+	uint32_t max_held, n_used, free_head;
+	uint32_t oldest, newest;
+	struct reorder_qp *qps;
+	uint32_t bucket_mask, n_qps;
+	uint64_t stamp;
+	struct reorder_ready *ready;
+	uint32_t ready_mask, ready_head, ready_n;
+	uint64_t ready_since_ns;
+	uint32_t max_depth;
+};
+
+/* Where the packets of one process() or release() call go. */
+struct reorder_out {
+	struct rte_mbuf **pkts;
+	uint16_t kept;   /* written so far */
+	uint16_t limit;  /* slots that may be written: [0, limit) */
+	bool set_ts;     /* process(): released packets leave at ts_ns */
+	uint64_t ts_ns;
+	uint64_t now_ns;
+	uint64_t *ctr;
+	struct emu_burst_ctx *ctx;
+};
+
+static inline uint32_t
+reorder_dist(uint32_t psn, uint32_t expected)
+{
+	return (psn - expected) & REORDER_PSN_MASK;
+}
+
+static inline bool
+reorder_ahead(uint32_t d)
+{
+	return d != 0 && d < REORDER_PSN_HALF;
+}
+
+/* RC/UC request opcodes: what a responder checks against its expected PSN. */
+static inline bool
+reorder_is_request(uint8_t opcode)
+{
+	uint8_t tr = opcode & ROCE_TRANSPORT_MASK, op = opcode & ROCE_OP_MASK;
+
+	if (tr == ROCE_TRANSPORT_UC)
+		return op <= ROCE_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE;
+	if (tr != ROCE_TRANSPORT_RC)
+		return false;
+	return op <= ROCE_OP_RDMA_READ_REQUEST || op == ROCE_OP_COMPARE_SWAP ||
+	       op == ROCE_OP_FETCH_ADD || op == ROCE_OP_SEND_LAST_WITH_INVALIDATE ||
+	       op == ROCE_OP_SEND_ONLY_WITH_INVALIDATE;
+}
+
+/* E after request @p psn (@p m) went on in order. */
+static inline void
+reorder_advance(struct reorder_qp *q, struct rte_mbuf *m, uint32_t psn)
+{
+	if (emu_meta(m)->pkt.opcode == (ROCE_TRANSPORT_RC | ROCE_OP_RDMA_READ_REQUEST))
+		q->sync = true;
+	else
+		q->expected = (psn + 1) & REORDER_PSN_MASK;
+}
+
+static void
+reorder_trace(struct rte_mbuf *m, uint64_t t_hold_ns, uint64_t now_ns)
+{
+	struct emu_trace *tr = &emu_meta(m)->trace;
+
+	tr->marks |= EMU_TRACE_DELAYED;
+	tr->delay_ns += (uint32_t)RTE_MIN(now_ns - t_hold_ns, (uint64_t)UINT32_MAX);
+}
+
+/*
+ * @p m of QP @p qi goes on: into the output when it has room and nothing of that QP waits in
+ * the ready ring, else to the ring (dropped, counted, only if the ring is full: it holds more
+ * than the buffer, so only a caller that never calls release() gets there).
+ */
+static void
+reorder_emit(struct reorder_priv *rp, struct reorder_out *o, uint32_t qi, struct rte_mbuf *m,
+	     uint64_t t_hold_ns, bool held)
+{
+	struct reorder_qp *q = &rp->qps[qi];
+	struct reorder_ready *r;
+
+	if (q->n_ready == 0 && o->kept < o->limit) {
+		if (held)
+			reorder_trace(m, t_hold_ns, o->now_ns);
+		if (o->set_ts)
+			emu_meta(m)->ts_ns = o->ts_ns;
+		o->pkts[o->kept++] = m;
+		return;
+	}
+	if (rp->ready_n > rp->ready_mask) {
+		emu_stage_drop(o->ctx, m, REORDER_CTR_DROP_REORDER_FULL);
+		return;
+	}
+	if (rp->ready_n == 0)
+		rp->ready_since_ns = o->now_ns;
+	r = &rp->ready[(rp->ready_head + rp->ready_n++) & rp->ready_mask];
+	*r = (struct reorder_ready){ .m = m, .t_hold_ns = t_hold_ns, .qp = qi, .gen = q->gen,
+				     .held = held };
+	q->n_ready++;
+}
+
+/* Take the lowest held packet of @p q off both lists; returns its node. */
+static struct reorder_node *
+reorder_unhold(struct reorder_priv *rp, struct reorder_qp *q)
+{
+	uint32_t k = q->head;
+	struct reorder_node *nd = &rp->nodes[k];
+
+	q->head = nd->next;
+	if (q->head == REORDER_NIL)
+		q->tail = REORDER_NIL;
+	else
+		rp->nodes[q->head].prev = REORDER_NIL;
+	q->n_held--;
+	if (nd->older == REORDER_NIL)
+		rp->oldest = nd->newer;
+	else
+		rp->nodes[nd->older].newer = nd->newer;
+	if (nd->newer == REORDER_NIL)
+		rp->newest = nd->older;
+	else
+		rp->nodes[nd->newer].older = nd->older;
+	nd->next = rp->free_head;
+	rp->free_head = k;
+	rp->n_used--;
+	return nd;
+}
+
+/*
+ * Release @p q's held packets that are in sequence (counted in @p ctr_idx), or with @p all
+ * every one of them in PSN order (a flush); E follows them.
+ */
+static void
+reorder_run(struct reorder_priv *rp, struct reorder_out *o, uint32_t qi, unsigned int ctr_idx,
+	    bool all)
+{
+	struct reorder_qp *q = &rp->qps[qi];
+
+	while (q->head != REORDER_NIL) {
+		struct reorder_node *nd = &rp->nodes[q->head];
+		uint32_t d;
+
+		if (q->sync || all) {
+			q->expected = nd->psn;
+			q->sync = false;
+		}
+		d = reorder_dist(nd->psn, q->expected);
+		if (reorder_ahead(d))
+			break;
+		nd = reorder_unhold(rp, q);
+		if (d == 0)
+			reorder_advance(q, nd->m, nd->psn);
+		o->ctr[ctr_idx]++;
+		reorder_emit(rp, o, qi, nd->m, nd->t_hold_ns, true);
+	}
+}
+
+/* Hold @p m (PSN @p psn, ahead) for QP @p qi; the caller made room. */
+static void
+reorder_hold(struct reorder_priv *rp, struct reorder_out *o, uint32_t qi, struct rte_mbuf *m,
+	     uint32_t psn)
+{
+	struct reorder_qp *q = &rp->qps[qi];
+	uint32_t k = rp->free_head, at = q->tail, d = reorder_dist(psn, q->expected);
+	struct reorder_node *nd = &rp->nodes[k];
+
+	rp->free_head = nd->next;
+	rp->n_used++;
+	*nd = (struct reorder_node){ .m = m, .t_hold_ns = o->now_ns, .psn = psn, .qp = qi,
+				     .older = rp->newest, .newer = REORDER_NIL };
+	if (rp->newest == REORDER_NIL)
+		rp->oldest = k;
+	else
+		rp->nodes[rp->newest].newer = k;
+	rp->newest = k;
+	/* after the last held PSN not above it (equal PSNs stay in arrival order) */
+	while (at != REORDER_NIL && reorder_dist(rp->nodes[at].psn, q->expected) > d)
+		at = rp->nodes[at].prev;
+	nd->prev = at;
+	nd->next = at == REORDER_NIL ? q->head : rp->nodes[at].next;
+	if (nd->next == REORDER_NIL)
+		q->tail = k;
+	else
+		rp->nodes[nd->next].prev = k;
+	if (at == REORDER_NIL)
+		q->head = k;
+	else
+		rp->nodes[at].next = k;
+	if (++q->n_held > rp->max_depth) {
+		o->ctr[REORDER_CTR_MAX_DEPTH] += q->n_held - rp->max_depth;
+		rp->max_depth = q->n_held;
+	}
+	o->ctr[REORDER_CTR_HELD]++;
+}
+
+/* Every held packet of @p qi goes out in PSN order: the buffer or the table is full. */
+static void
+reorder_flush(struct reorder_priv *rp, struct reorder_out *o, uint32_t qi)
+{
+	reorder_run(rp, o, qi, REORDER_CTR_RELEASED_FLUSH, true);
+	o->ctr[REORDER_CTR_FLUSH_FULL]++;
+}
+
+/*
+ * The entry of (@p ip, @p qpn): found, or a new one in a free or idle entry of its bucket, or
+ * (policy flush) the least recently used busy one, flushed. REORDER_NIL: table full, drop.
+ */
+static uint32_t
+reorder_qp_get(struct reorder_priv *rp, struct reorder_out *o, const uint8_t *ip, uint32_t qpn)
+{
+	uint32_t sig = emu_ip_qpn_sig(ip, qpn), base = (sig & rp->bucket_mask) * REORDER_WAYS;
+	uint32_t victim = REORDER_NIL, busy = REORDER_NIL, i;
+	struct reorder_qp *q;
+
+	for (i = base; i < base + REORDER_WAYS; i++) {
+		q = &rp->qps[i];
+		if (q->sig == sig && q->qpn == qpn && memcmp(q->ip, ip, 16) == 0) {
+			q->used = ++rp->stamp;
+			return i;
+		}
+		if (q->sig != 0 && q->n_held > 0) {
+			if (busy == REORDER_NIL || q->used < rp->qps[busy].used)
+				busy = i;
+		} else if (victim == REORDER_NIL || q->sig == 0 ||
+			   (rp->qps[victim].sig != 0 && q->used < rp->qps[victim].used)) {
+			victim = i;
+		}
+	}
+	if (victim == REORDER_NIL) {
+		if (rp->policy_drop)
+			return REORDER_NIL;
+		reorder_flush(rp, o, busy);
+		victim = busy;
+	}
+	q = &rp->qps[victim];
+	if (q->sig != 0)
+		o->ctr[REORDER_CTR_QPS_EVICTED]++;
+	else
+		rp->n_qps++;
+	memcpy(q->ip, ip, 16);
+	q->qpn = qpn;
+	q->sig = sig;
+	q->expected = rp->start_psn;
+	q->sync = rp->start_first;
+	q->head = q->tail = REORDER_NIL;
+	q->n_held = 0;
+	q->n_ready = 0;
+	q->gen++;
+	q->used = ++rp->stamp;
+	o->ctr[REORDER_CTR_QPS]++;
+	return victim;
+}
+
+/* A request packet of QP (@p ip, DestQP @p qpn) with PSN @p psn. */
+static void
+reorder_request(struct reorder_priv *rp, struct reorder_out *o, struct rte_mbuf *m,
+		const uint8_t *ip, uint32_t qpn, uint32_t psn)
+{
+	struct reorder_qp *q;
+	uint32_t qi, d;
+
+	for (;;) {
+		qi = reorder_qp_get(rp, o, ip, qpn);
+		if (qi == REORDER_NIL) {
+			emu_stage_drop(o->ctx, m, REORDER_CTR_DROP_REORDER_FULL);
+			return;
+		}
+		q = &rp->qps[qi];
+		if (q->sync) {
+			q->expected = psn;
+			q->sync = false;
+		}
+		d = reorder_dist(psn, q->expected);
+		if (d == 0) {
+			o->ctr[REORDER_CTR_PASSED_IN_ORDER]++;
+			reorder_advance(q, m, psn);
+			reorder_emit(rp, o, qi, m, o->now_ns, false);
+			reorder_run(rp, o, qi, REORDER_CTR_RELEASED_IN_ORDER, false);
+			return;
+		}
+		if (!reorder_ahead(d)) {
+			o->ctr[REORDER_CTR_PASSED_LATE]++;
+			reorder_emit(rp, o, qi, m, o->now_ns, false);
+			return;
+		}
+		if (rp->n_used < rp->max_held) {
+			reorder_hold(rp, o, qi, m, psn);
+			return;
+		}
+		if (rp->policy_drop) {
+			emu_stage_drop(o->ctx, m, REORDER_CTR_DROP_REORDER_FULL);
+			return;
+		}
+		/* frees at least one node; E of this QP may have moved past it: look again */
+		reorder_flush(rp, o, rp->nodes[rp->oldest].qp);
+	}
+}
+
+static uint16_t
+reorder_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst_ctx *ctx)
+{
+	struct reorder_priv *rp = priv;
+	uint64_t ctr[REORDER_CTR_MAX] = { 0 };
+	struct reorder_out o = { .pkts = pkts, .set_ts = true, .now_ns = ctx->now_ns,
+				 .ctr = ctr, .ctx = ctx };
+	unsigned int c;
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct emu_pkt_meta *meta = emu_meta(m);
+
+		const struct roce_pkt *p = &meta->pkt;
+
+		o.limit = i + 1; /* slots of the packets handled so far, this one's included */
+		o.ts_ns = meta->ts_ns;
+		if (!(meta->flags & EMU_META_PARSED) || p->cls != ROCE_CLASS_ROCEV2 ||
+		    !reorder_is_request(p->opcode) ||
+		    !emu_stage_port_in(meta, true, rp->port_mask) ||
+		    (rp->has_match && !emu_match_test(&rp->match, p, meta->in_port,
+						      meta->out_port, meta->prio, 0, o.now_ns))) {
+			ctr[REORDER_CTR_PASSED_THROUGH]++;
+			pkts[o.kept++] = m;
+			continue;
+		}
+		reorder_request(rp, &o, m, p->dst_ip, p->dest_qp, p->psn);
+	}
+	for (c = 0; c < REORDER_CTR_MAX; c++)
+		ctx->ctr[c] += ctr[c];
+	return o.kept;
+}
+
+static uint64_t
+reorder_next_due_ns(const void *priv)
+{
+	const struct reorder_priv *rp = priv;
+
+	if (rp->ready_n > 0)
+		return rp->ready_since_ns;
+	if (rp->oldest == REORDER_NIL)
+		return UINT64_MAX;
+	return rp->nodes[rp->oldest].t_hold_ns + rp->timeout_ns;
+}
+
+/* The ready ring first (in order), then the holes whose oldest packet has waited long enough. */
+static uint16_t
+reorder_release(void *priv, struct rte_mbuf **pkts, uint16_t cap, struct emu_burst_ctx *ctx)
+{
+	struct reorder_priv *rp = priv;
+	uint64_t ctr[REORDER_CTR_MAX] = { 0 };
+	struct reorder_out o = { .pkts = pkts, .limit = cap, .now_ns = ctx->now_ns, .ctr = ctr,
+				 .ctx = ctx };
+	unsigned int c;
+
+	while (rp->ready_n > 0 && o.kept < cap) {
+		struct reorder_ready *r = &rp->ready[rp->ready_head];
+
+		rp->ready_head = (rp->ready_head + 1) & rp->ready_mask;
+		rp->ready_n--;
+		if (rp->qps[r->qp].gen == r->gen)
+			rp->qps[r->qp].n_ready--;
+		if (r->held)
+			reorder_trace(r->m, r->t_hold_ns, ctx->now_ns);
+		pkts[o.kept++] = r->m;
+	}
+	if (rp->ready_n > 0)
+		rp->ready_since_ns = ctx->now_ns;
+	while (rp->ready_n == 0 && o.kept < cap && rp->oldest != REORDER_NIL &&
+	       rp->nodes[rp->oldest].t_hold_ns + rp->timeout_ns <= ctx->now_ns) {
+		uint32_t qi = rp->nodes[rp->oldest].qp;
+		struct reorder_qp *q = &rp->qps[qi];
+
+		q->expected = rp->nodes[q->head].psn; /* give up the hole before it */
+		q->sync = false;
+		ctr[REORDER_CTR_TIMEOUTS]++;
+		reorder_run(rp, &o, qi, REORDER_CTR_RELEASED_TIMEOUT, false);
+	}
+	for (c = 0; c < REORDER_CTR_MAX; c++)
+		ctx->ctr[c] += ctr[c];
+	return o.kept;
+}
+
+static uint64_t
+reorder_held(const void *priv)
+{
+	const struct reorder_priv *rp = priv;
+
+	return (uint64_t)rp->n_used + rp->ready_n;
+}
+
+static void
+reorder_summary(const void *priv, char *buf, size_t len)
+{
+	const struct reorder_priv *rp = priv;
+
+	snprintf(buf, len, "%" PRIu32 " QPs tracked, %" PRIu32 " packets held now (%" PRIu32
+		 " due), at most %" PRIu32 " held for one QP", rp->n_qps, rp->n_used,
+		 rp->ready_n, rp->max_depth);
+}
+
+/* ---- configuration ---- */
+
+struct reorder_cfg {
+	double timeout_us;
+	int64_t max_held, max_qps;
+	uint32_t n_buckets, ready_slots;
+};
+
+static int
+reorder_cfg_read(const json_t *cfg, const struct emu_stage_env *env, struct reorder_cfg *c,
+		 struct emu_err *err)
+{
+	int rc = emu_json_get_num(cfg, env->path, "timeout_us", false, REORDER_TIMEOUT_US_DEFAULT,
+				  0, true, 10e6, &c->timeout_us, err);
+
+	if (rc == 0 && llround(c->timeout_us * 1000.0) == 0)
+		rc = emu_err_set(err, "%s.timeout_us: must be at least 0.001 (1 ns), got %g",
+				 env->path, c->timeout_us);
+	if (rc == 0)
+		rc = emu_json_get_int(cfg, env->path, "max_held_pkts", false,
+				      REORDER_MAX_HELD_DEFAULT, 1, REORDER_MAX_HELD_MAX, &c->max_held,
+				      err);
+	if (rc == 0)
+		rc = emu_json_get_int(cfg, env->path, "max_qps", false, REORDER_MAX_QPS_DEFAULT,
+				      REORDER_WAYS, REORDER_MAX_QPS_MAX, &c->max_qps, err);
+	if (rc != 0)
+		return rc;
+	c->n_buckets = rte_align32pow2((uint32_t)((c->max_qps + REORDER_WAYS - 1) / REORDER_WAYS));
+	c->ready_slots = rte_align32pow2((uint32_t)(2 * c->max_held + REORDER_READY_SLACK));
+	return 0;
+}
+
+static int
+reorder_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, struct emu_err *err)
+{
+	struct reorder_priv *rp = priv;
+	char p1[EMU_JSON_PATH_LEN];
+	struct reorder_cfg c;
+	const char *policy;
+	const json_t *v;
+	int64_t psn;
+	uint32_t i;
+	int rc;
+
+	rp->oldest = rp->newest = rp->free_head = REORDER_NIL;
+	if (!env->egress)
+		return emu_err_set(err, "%s.type: \"reorder\" must be in the egress list (it sorts "
+				   "what the paths deliver, in front of the receiving NIC)",
+				   env->path);
+	rc = reorder_cfg_read(cfg, env, &c, err);
+	if (rc == 0)
+		rc = emu_json_get_str(cfg, env->path, "policy", false, "flush", &policy, err);
+	if (rc != 0)
+		return rc;
+	if (strcmp(policy, "flush") != 0 && strcmp(policy, "drop") != 0)
+		return emu_err_set(err, "%s.policy: must be \"flush\" or \"drop\", got \"%s\"",
+				   env->path, policy);
+	rp->policy_drop = strcmp(policy, "drop") == 0;
+	rp->timeout_ns = (uint64_t)llround(c.timeout_us * 1000.0);
+	emu_json_path(p1, sizeof(p1), env->path, "start");
+	v = json_object_get(cfg, "start");
+	rp->start_first = true;
+	if (v != NULL && !(json_is_string(v) && strcmp(json_string_value(v), "first") == 0)) {
+		if (!json_is_integer(v))
+			return emu_err_set(err, "%s: must be \"first\" or a PSN 0-16777215, got %s",
+					   p1, emu_json_type_name(v));
+		rc = emu_json_int_value(v, p1, 0, REORDER_PSN_MASK, &psn, err);
+		if (rc != 0)
+			return rc;
+		rp->start_first = false;
+		rp->start_psn = (uint32_t)psn;
+	}
+	emu_json_path(p1, sizeof(p1), env->path, "match");
+	v = json_object_get(cfg, "match");
+	if (v != NULL) {
+		rc = emu_match_parse(v, p1, env->port_names, env->n_ports, env->out_port_known,
+				     &rp->match, err);
+		if (rc != 0)
+			return rc;
+		rp->has_match = true;
+	}
+	rc = emu_stage_port_mask(cfg, env, "ports", &rp->port_mask, err);
+	if (rc != 0 || env->check_only)
+		return rc;
+	rp->nodes = calloc((size_t)c.max_held, sizeof(*rp->nodes));
+	rp->qps = calloc((size_t)c.n_buckets * REORDER_WAYS, sizeof(*rp->qps));
+	rp->ready = calloc(c.ready_slots, sizeof(*rp->ready));
+	if (rp->nodes == NULL || rp->qps == NULL || rp->ready == NULL)
+		return emu_err_setrc(err, -ENOMEM, "%s.max_held_pkts: cannot allocate %" PRId64
+				     " held packets and %" PRId64 " QPs", env->path, c.max_held,
+				     c.max_qps);
+	rp->max_held = (uint32_t)c.max_held;
+	for (i = 0; i < rp->max_held; i++)
+		rp->nodes[i].next = i + 1 < rp->max_held ? i + 1 : REORDER_NIL;
+	rp->free_head = 0;
+	rp->bucket_mask = c.n_buckets - 1;
+	rp->ready_mask = c.ready_slots - 1;
+	return 0;
+}
+
+static int
+reorder_needs(const json_t *cfg, const struct emu_stage_env *env, struct emu_stage_needs *needs,
+	      struct emu_err *err)
+{
+	struct reorder_cfg c;
+	int rc = reorder_cfg_read(cfg, env, &c, err);
+
+	if (rc != 0)
+		return rc;
+	/* nodes, the ready ring and the QP table (the packets come from the switch's pool) */
+	needs->mem_bytes = (uint64_t)c.max_held * sizeof(struct reorder_node) +
+			   (uint64_t)c.ready_slots * sizeof(struct reorder_ready) +
+			   (uint64_t)c.n_buckets * REORDER_WAYS * sizeof(struct reorder_qp);
+	snprintf(needs->mem_key, sizeof(needs->mem_key), "max_held_pkts");
+	return 0;
+}
+
+static void
+reorder_free(void *priv)
+{
+	struct reorder_priv *rp = priv;
+	uint32_t k;
+
+	for (k = rp->oldest; rp->nodes != NULL && k != REORDER_NIL; k = rp->nodes[k].newer)
+		rte_pktmbuf_free(rp->nodes[k].m);
+	for (; rp->ready != NULL && rp->ready_n > 0; rp->ready_n--) {
+		rte_pktmbuf_free(rp->ready[rp->ready_head].m);
+		rp->ready_head = (rp->ready_head + 1) & rp->ready_mask;
+	}
+	free(rp->nodes);
+	free(rp->qps);
+	free(rp->ready);
+	rp->nodes = NULL;
+	rp->qps = NULL;
+	rp->ready = NULL;
+	rp->oldest = REORDER_NIL;
+	rp->n_used = 0;
+}
+
+const struct emu_stage_ops emu_stage_reorder = {
+	.type = "reorder",
+	.priv_size = sizeof(struct reorder_priv),
+	.ctr_names = reorder_ctr_names,
+	.n_ctr = REORDER_CTR_MAX,
+	.keys = reorder_keys,
+	.init = reorder_init,
+	.needs = reorder_needs,
+	.process = reorder_process,
+	.free = reorder_free,
+	.held = reorder_held,
+	.summary = reorder_summary,
+	.next_due_ns = reorder_next_due_ns,
+	.release = reorder_release,
+};
