@@ -1,39 +1,33 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * reorder: a PSN-sorting reorder buffer in front of a stock RC NIC (egress only), for fabrics
- * that spray one QP over paths of different delay. An RC responder drops every out-of-sequence
- * packet and NAKs the hole (go-back-N), so reordering costs a retransmission; this stage puts
- * each QP's request packets back in PSN order before they reach the NIC (shared/MULTIPATH.md).
+ * that spray a QP over paths of different delay: an RC responder drops every out-of-sequence
+ * packet and NAKs the hole (go-back-N), so this stage puts each QP's requests back in PSN
+ * order first (shared/MULTIPATH.md). Per (destination IP, BTH DestQP) of RC/UC requests
+ * (SEND, RDMA WRITE, READ request, atomics) it keeps the expected PSN E; PSNs compare mod 2^24
+ * with the IB spec's half window, d = (psn - E) mod 2^24:
+ *   d = 0        in order: goes on, E = psn + 1, held packets now in sequence follow it
+ *   d < 2^23     ahead: held, sorted by PSN within its QP
+ *   else         behind (duplicate, go-back-N retransmission): goes on at once
+ * Everything else (ACK/NAK, READ responses, CNP, UD, non-RoCE, other ports) passes through.
+ * E starts at the first packet of a QP ("start": "first") or a fixed PSN. After a READ request
+ * the next PSN depends on the path MTU (READ PSN + its response count): E is learned again.
+ * No packet waits longer than timeout_us: then its QP gives up the hole before its lowest held
+ * PSN (E jumps there, the NIC NAKs the gap as it would have) and the held packets leave in PSN
+ * order up to the next hole.
  *
- * Per (destination IP, BTH DestQP) of RC/UC request packets (SEND, RDMA WRITE, READ request,
- * atomics) it keeps the expected PSN E. PSNs compare mod 2^24 with a half window, as the IB
- * spec does: d = (psn - E) mod 2^24; d = 0 in order, 0 < d < 2^23 ahead, else behind.
- *   in order  goes on; E = psn + 1; held packets now in sequence follow right behind it
- *   ahead     held, sorted by PSN within its QP
- *   behind    a duplicate or go-back-N retransmission: goes on at once (passed_late)
- * Anything else (ACK/NAK, READ responses, CNP, UD, non-RoCE, unparsed, other ports, not
- * matched) goes on at once (passed_through). E starts at the first packet seen of a QP ("start":
- * "first") or at a fixed PSN. After a READ request the next request PSN is the READ's plus its
- * response count, which needs the path MTU: E is re-learned from the next request (or the
- * lowest held one), as for "first".
- *
- * No packet waits longer than timeout_us: when the oldest held one has waited that long, its
- * QP gives up the hole before its lowest held PSN (E jumps there, the NIC sees the gap and
- * NAKs it, as it would have) and the held packets leave in PSN order up to the next hole.
- *
- * Memory is sized at init: max_held_pkts nodes (a free list), doubly linked per QP in PSN order
- * (inserted from the highest end: arrivals are mostly increasing) and all together in arrival
- * order, whose head gives the next timeout and the oldest QP. The QP table is a fixed array of
- * 8-way buckets on emu_ip_qpn_sig(), hand-written as in cnp and impair rather than rte_hash: no
+ * Memory is sized at init: max_held_pkts nodes on a free list, linked per QP in PSN order
+ * (inserted from the highest end: arrivals mostly increase) and all together in arrival order,
+ * whose head gives the next timeout and the oldest QP. The QP table is a fixed array of 8-way
+ * buckets on emu_ip_qpn_sig(), written here as cnp's and impair's are rather than rte_hash: no
  * EAL memory, a few ns per lookup, and the victim choice (an idle QP, else the least recently
- * used) is ours. A QP with nothing held may be reused for another (it forgets E: qps_evicted).
+ * used, flushed) is ours. A reused idle entry forgets its E (qps_evicted).
  *
- * process() may only write packets into the slots of packets already handled in the burst.
- * Released packets that do not fit go into a FIFO of packets due now (the ready ring) and leave
- * through release() at the same time; while a QP has packets there its in-order arrivals queue
- * behind them, so each QP's order holds. Packets released in process() leave with the
- * departure time of the packet that released them; the trace gets the time held (delay_ns,
- * marked delayed).
+ * process() may write only into the slots of packets it has handled. Released packets that do
+ * not fit go to a FIFO of packets due now (the ready ring), handed over by release() at the
+ * same time; in-order arrivals of a QP with packets there queue behind them, so each QP's
+ * order holds. Packets released in process() leave with the departure time of the packet that
+ * released them. The trace gets the time held (delay_ns) and the delayed mark.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -92,20 +86,21 @@ static const char *const reorder_keys[] = { "ports", "match", "timeout_us", "max
 struct reorder_node {
 	struct rte_mbuf *m;
 	uint64_t t_hold_ns;
-	uint32_t psn;
-	uint32_t qp;
+	uint32_t psn, qp;
 	uint32_t prev, next;   /* the QP's held packets by PSN; next links the free list */
 	uint32_t older, newer; /* every held packet by arrival */
 };
+/* Node lists are circular through sentinel nodes after the max_held packet nodes: one for
+ * the arrival order (REORDER_ARR), one per QP entry (reorder_qs()): no end cases. */
+#define REORDER_ARR(rp) ((rp)->max_held)
+#define reorder_qs(rp, qi) ((rp)->max_held + 1 + (qi))
+#define reorder_oldest(rp) (&(rp)->nodes[(rp)->nodes[REORDER_ARR(rp)].newer])
 
 struct reorder_qp {
 	uint8_t ip[16];
-	uint32_t qpn;
-	uint32_t sig;      /* 0: free entry */
-	uint32_t expected; /* E */
-	uint32_t head, tail; /* lowest and highest held PSN */
-	uint32_t n_held;
-	uint32_t n_ready;  /* its packets in the ready ring */
+	uint32_t qpn, sig;   /* sig 0: free entry */
+	uint32_t expected;   /* E */
+	uint32_t n_held, n_ready; /* in the buffer, in the ready ring */
 	uint32_t gen;      /* bumped when the entry is reused: ring entries of the old QP */
 	bool sync;         /* E unknown: the next request sets it */
 	uint64_t used;     /* LRU stamp */
@@ -119,23 +114,16 @@ struct reorder_ready {
 };
 
 struct reorder_priv {
-	uint32_t port_mask;
-	bool has_match;
+	uint32_t port_mask, start_psn;
+	bool has_match, policy_drop, start_first;
 	struct emu_match match;
-	uint64_t timeout_ns;
-	bool policy_drop;
-	bool start_first;
-	uint32_t start_psn;
+	uint64_t timeout_ns, stamp, ready_since_ns;
 	struct reorder_node *nodes;
-	uint32_t max_held, n_used, free_head;
-	uint32_t oldest, newest;
+	uint32_t max_held, n_used, free_head, max_depth;
 	struct reorder_qp *qps;
 	uint32_t bucket_mask, n_qps;
-	uint64_t stamp;
 	struct reorder_ready *ready;
 	uint32_t ready_mask, ready_head, ready_n;
-	uint64_t ready_since_ns;
-	uint32_t max_depth;
 };
 
 /* Where the packets of one process() or release() call go. */
@@ -144,23 +132,13 @@ struct reorder_out {
 	uint16_t kept;   /* written so far */
 	uint16_t limit;  /* slots that may be written: [0, limit) */
 	bool set_ts;     /* process(): released packets leave at ts_ns */
-	uint64_t ts_ns;
-	uint64_t now_ns;
+	uint64_t ts_ns, now_ns;
 	uint64_t *ctr;
 	struct emu_burst_ctx *ctx;
 };
 
-static inline uint32_t
-reorder_dist(uint32_t psn, uint32_t expected)
-{
-	return (psn - expected) & REORDER_PSN_MASK;
-}
-
-static inline bool
-reorder_ahead(uint32_t d)
-{
-	return d != 0 && d < REORDER_PSN_HALF;
-}
+#define reorder_dist(psn, expected) (((psn) - (expected)) & REORDER_PSN_MASK)
+#define reorder_ahead(d) ((d) != 0 && (d) < REORDER_PSN_HALF)
 
 /* RC/UC request opcodes: what a responder checks against its expected PSN. */
 static inline bool
@@ -228,31 +206,20 @@ reorder_emit(struct reorder_priv *rp, struct reorder_out *o, uint32_t qi, struct
 	q->n_ready++;
 }
 
-/* Take the lowest held packet of @p q off both lists; returns its node. */
-static struct reorder_node *
-reorder_unhold(struct reorder_priv *rp, struct reorder_qp *q)
+/* Take held packet @p k off both lists. */
+static void
+reorder_unhold(struct reorder_priv *rp, struct reorder_qp *q, uint32_t k)
 {
-	uint32_t k = q->head;
-	struct reorder_node *nd = &rp->nodes[k];
+	struct reorder_node *nd = &rp->nodes[k], *x = rp->nodes;
 
-	q->head = nd->next;
-	if (q->head == REORDER_NIL)
-		q->tail = REORDER_NIL;
-	else
-		rp->nodes[q->head].prev = REORDER_NIL;
-	q->n_held--;
-	if (nd->older == REORDER_NIL)
-		rp->oldest = nd->newer;
-	else
-		rp->nodes[nd->older].newer = nd->newer;
-	if (nd->newer == REORDER_NIL)
-		rp->newest = nd->older;
-	else
-		rp->nodes[nd->newer].older = nd->older;
+	x[nd->prev].next = nd->next;
+	x[nd->next].prev = nd->prev;
+	x[nd->older].newer = nd->newer;
+	x[nd->newer].older = nd->older;
 	nd->next = rp->free_head;
 	rp->free_head = k;
 	rp->n_used--;
-	return nd;
+	q->n_held--;
 }
 
 /*
@@ -265,9 +232,9 @@ reorder_run(struct reorder_priv *rp, struct reorder_out *o, uint32_t qi, unsigne
 {
 	struct reorder_qp *q = &rp->qps[qi];
 
-	while (q->head != REORDER_NIL) {
-		struct reorder_node *nd = &rp->nodes[q->head];
-		uint32_t d;
+	while (q->n_held > 0) {
+		uint32_t k = rp->nodes[reorder_qs(rp, qi)].next, d;
+		struct reorder_node *nd = &rp->nodes[k];
 
 		if (q->sync || all) {
 			q->expected = nd->psn;
@@ -276,7 +243,7 @@ reorder_run(struct reorder_priv *rp, struct reorder_out *o, uint32_t qi, unsigne
 		d = reorder_dist(nd->psn, q->expected);
 		if (reorder_ahead(d))
 			break;
-		nd = reorder_unhold(rp, q);
+		reorder_unhold(rp, q, k);
 		if (d == 0)
 			reorder_advance(q, nd->m, nd->psn);
 		o->ctr[ctr_idx]++;
@@ -290,31 +257,22 @@ reorder_hold(struct reorder_priv *rp, struct reorder_out *o, uint32_t qi, struct
 	     uint32_t psn)
 {
 	struct reorder_qp *q = &rp->qps[qi];
-	uint32_t k = rp->free_head, at = q->tail, d = reorder_dist(psn, q->expected);
-	struct reorder_node *nd = &rp->nodes[k];
+	uint32_t k = rp->free_head, qs = reorder_qs(rp, qi), arr = REORDER_ARR(rp);
+	struct reorder_node *nd = &rp->nodes[k], *x = rp->nodes;
+	uint32_t at = x[qs].prev, d = reorder_dist(psn, q->expected);
 
 	rp->free_head = nd->next;
 	rp->n_used++;
-	*nd = (struct reorder_node){ .m = m, .t_hold_ns = o->now_ns, .psn = psn, .qp = qi,
-				     .older = rp->newest, .newer = REORDER_NIL };
-	if (rp->newest == REORDER_NIL)
-		rp->oldest = k;
-	else
-		rp->nodes[rp->newest].newer = k;
-	rp->newest = k;
 	/* after the last held PSN not above it (equal PSNs stay in arrival order) */
-	while (at != REORDER_NIL && reorder_dist(rp->nodes[at].psn, q->expected) > d)
-		at = rp->nodes[at].prev;
-	nd->prev = at;
-	nd->next = at == REORDER_NIL ? q->head : rp->nodes[at].next;
-	if (nd->next == REORDER_NIL)
-		q->tail = k;
-	else
-		rp->nodes[nd->next].prev = k;
-	if (at == REORDER_NIL)
-		q->head = k;
-	else
-		rp->nodes[at].next = k;
+	while (at != qs && reorder_dist(x[at].psn, q->expected) > d)
+		at = x[at].prev;
+	*nd = (struct reorder_node){ .m = m, .t_hold_ns = o->now_ns, .psn = psn, .qp = qi,
+				     .prev = at, .next = x[at].next, .older = x[arr].older,
+				     .newer = arr };
+	x[nd->next].prev = k;
+	x[at].next = k;
+	x[nd->older].newer = k;
+	x[arr].older = k;
 	if (++q->n_held > rp->max_depth) {
 		o->ctr[REORDER_CTR_MAX_DEPTH] += q->n_held - rp->max_depth;
 		rp->max_depth = q->n_held;
@@ -366,16 +324,11 @@ reorder_qp_get(struct reorder_priv *rp, struct reorder_out *o, const uint8_t *ip
 		o->ctr[REORDER_CTR_QPS_EVICTED]++;
 	else
 		rp->n_qps++;
+	*q = (struct reorder_qp){ .qpn = qpn, .sig = sig, .expected = rp->start_psn,
+				  .gen = q->gen + 1, .sync = rp->start_first, .used = ++rp->stamp };
+	rp->nodes[reorder_qs(rp, victim)].next = rp->nodes[reorder_qs(rp, victim)].prev =
+		reorder_qs(rp, victim);
 	memcpy(q->ip, ip, 16);
-	q->qpn = qpn;
-	q->sig = sig;
-	q->expected = rp->start_psn;
-	q->sync = rp->start_first;
-	q->head = q->tail = REORDER_NIL;
-	q->n_held = 0;
-	q->n_ready = 0;
-	q->gen++;
-	q->used = ++rp->stamp;
 	o->ctr[REORDER_CTR_QPS]++;
 	return victim;
 }
@@ -421,7 +374,7 @@ reorder_request(struct reorder_priv *rp, struct reorder_out *o, struct rte_mbuf 
 			return;
 		}
 		/* frees at least one node; E of this QP may have moved past it: look again */
-		reorder_flush(rp, o, rp->nodes[rp->oldest].qp);
+		reorder_flush(rp, o, reorder_oldest(rp)->qp);
 	}
 }
 
@@ -438,7 +391,6 @@ reorder_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		struct emu_pkt_meta *meta = emu_meta(m);
-
 		const struct roce_pkt *p = &meta->pkt;
 
 		o.limit = i + 1; /* slots of the packets handled so far, this one's included */
@@ -466,9 +418,9 @@ reorder_next_due_ns(const void *priv)
 
 	if (rp->ready_n > 0)
 		return rp->ready_since_ns;
-	if (rp->oldest == REORDER_NIL)
+	if (rp->n_used == 0)
 		return UINT64_MAX;
-	return rp->nodes[rp->oldest].t_hold_ns + rp->timeout_ns;
+	return reorder_oldest(rp)->t_hold_ns + rp->timeout_ns;
 }
 
 /* The ready ring first (in order), then the holes whose oldest packet has waited long enough. */
@@ -494,12 +446,13 @@ reorder_release(void *priv, struct rte_mbuf **pkts, uint16_t cap, struct emu_bur
 	}
 	if (rp->ready_n > 0)
 		rp->ready_since_ns = ctx->now_ns;
-	while (rp->ready_n == 0 && o.kept < cap && rp->oldest != REORDER_NIL &&
-	       rp->nodes[rp->oldest].t_hold_ns + rp->timeout_ns <= ctx->now_ns) {
-		uint32_t qi = rp->nodes[rp->oldest].qp;
+	while (rp->ready_n == 0 && o.kept < cap && rp->n_used > 0 &&
+	       reorder_oldest(rp)->t_hold_ns + rp->timeout_ns <= ctx->now_ns) {
+		uint32_t qi = reorder_oldest(rp)->qp;
 		struct reorder_qp *q = &rp->qps[qi];
 
-		q->expected = rp->nodes[q->head].psn; /* give up the hole before it */
+		/* give up the hole before its lowest held PSN */
+		q->expected = rp->nodes[rp->nodes[reorder_qs(rp, qi)].next].psn;
 		q->sync = false;
 		ctr[REORDER_CTR_TIMEOUTS]++;
 		reorder_run(rp, &o, qi, REORDER_CTR_RELEASED_TIMEOUT, false);
@@ -531,28 +484,45 @@ reorder_summary(const void *priv, char *buf, size_t len)
 
 struct reorder_cfg {
 	double timeout_us;
-	int64_t max_held, max_qps;
+	int64_t max_held, max_qps, start;
+	const char *policy;
 	uint32_t n_buckets, ready_slots;
 };
 
+/* Every key but ports and match (init() and needs() both read them). */
 static int
-reorder_cfg_read(const json_t *cfg, const struct emu_stage_env *env, struct reorder_cfg *c,
-		 struct emu_err *err)
+reorder_cfg_read(const json_t *cfg, const char *path, struct reorder_cfg *c, struct emu_err *err)
 {
-	int rc = emu_json_get_num(cfg, env->path, "timeout_us", false, REORDER_TIMEOUT_US_DEFAULT,
-				  0, true, 10e6, &c->timeout_us, err);
+	const json_t *v = json_object_get(cfg, "start");
+	char p1[EMU_JSON_PATH_LEN];
+	int rc;
 
+	rc = emu_json_get_num(cfg, path, "timeout_us", false, REORDER_TIMEOUT_US_DEFAULT, 0, true,
+			      10e6, &c->timeout_us, err);
 	if (rc == 0 && llround(c->timeout_us * 1000.0) == 0)
-		rc = emu_err_set(err, "%s.timeout_us: must be at least 0.001 (1 ns), got %g",
-				 env->path, c->timeout_us);
+		rc = emu_err_set(err, "%s.timeout_us: must be at least 0.001 (1 ns), got %g", path,
+				 c->timeout_us);
 	if (rc == 0)
-		rc = emu_json_get_int(cfg, env->path, "max_held_pkts", false,
-				      REORDER_MAX_HELD_DEFAULT, 1, REORDER_MAX_HELD_MAX, &c->max_held,
-				      err);
+		rc = emu_json_get_int(cfg, path, "max_held_pkts", false, REORDER_MAX_HELD_DEFAULT, 1,
+				      REORDER_MAX_HELD_MAX, &c->max_held, err);
 	if (rc == 0)
-		rc = emu_json_get_int(cfg, env->path, "max_qps", false, REORDER_MAX_QPS_DEFAULT,
+		rc = emu_json_get_int(cfg, path, "max_qps", false, REORDER_MAX_QPS_DEFAULT,
 				      REORDER_WAYS, REORDER_MAX_QPS_MAX, &c->max_qps, err);
+	if (rc == 0)
+		rc = emu_json_get_str(cfg, path, "policy", false, "flush", &c->policy, err);
+	if (rc == 0 && strcmp(c->policy, "flush") != 0 && strcmp(c->policy, "drop") != 0)
+		rc = emu_err_set(err, "%s.policy: must be \"flush\" or \"drop\", got \"%s\"", path,
+				 c->policy);
 	if (rc != 0)
+		return rc;
+	emu_json_path(p1, sizeof(p1), path, "start");
+	c->start = -1; /* "first" */
+	if (v != NULL && !json_is_integer(v) &&
+	    !(json_is_string(v) && strcmp(json_string_value(v), "first") == 0))
+		return emu_err_set(err, "%s: must be \"first\" or a PSN 0-16777215, got %s", p1,
+				   json_is_string(v) ? "another string" : emu_json_type_name(v));
+	if (json_is_integer(v) &&
+	    (rc = emu_json_int_value(v, p1, 0, REORDER_PSN_MASK, &c->start, err)) != 0)
 		return rc;
 	c->n_buckets = rte_align32pow2((uint32_t)((c->max_qps + REORDER_WAYS - 1) / REORDER_WAYS));
 	c->ready_slots = rte_align32pow2((uint32_t)(2 * c->max_held + REORDER_READY_SLACK));
@@ -562,56 +532,33 @@ reorder_cfg_read(const json_t *cfg, const struct emu_stage_env *env, struct reor
 static int
 reorder_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, struct emu_err *err)
 {
+	const json_t *match = json_object_get(cfg, "match");
 	struct reorder_priv *rp = priv;
 	char p1[EMU_JSON_PATH_LEN];
 	struct reorder_cfg c;
-	const char *policy;
-	const json_t *v;
-	int64_t psn;
 	uint32_t i;
 	int rc;
 
-	rp->oldest = rp->newest = rp->free_head = REORDER_NIL;
 	if (!env->egress)
 		return emu_err_set(err, "%s.type: \"reorder\" must be in the egress list (it sorts "
 				   "what the paths deliver, in front of the receiving NIC)",
 				   env->path);
-	rc = reorder_cfg_read(cfg, env, &c, err);
-	if (rc == 0)
-		rc = emu_json_get_str(cfg, env->path, "policy", false, "flush", &policy, err);
-	if (rc != 0)
-		return rc;
-	if (strcmp(policy, "flush") != 0 && strcmp(policy, "drop") != 0)
-		return emu_err_set(err, "%s.policy: must be \"flush\" or \"drop\", got \"%s\"",
-				   env->path, policy);
-	rp->policy_drop = strcmp(policy, "drop") == 0;
-	rp->timeout_ns = (uint64_t)llround(c.timeout_us * 1000.0);
-	emu_json_path(p1, sizeof(p1), env->path, "start");
-	v = json_object_get(cfg, "start");
-	rp->start_first = true;
-	if (v != NULL && !(json_is_string(v) && strcmp(json_string_value(v), "first") == 0)) {
-		if (!json_is_integer(v))
-			return emu_err_set(err, "%s: must be \"first\" or a PSN 0-16777215, got %s",
-					   p1, emu_json_type_name(v));
-		rc = emu_json_int_value(v, p1, 0, REORDER_PSN_MASK, &psn, err);
-		if (rc != 0)
-			return rc;
-		rp->start_first = false;
-		rp->start_psn = (uint32_t)psn;
-	}
+	rc = reorder_cfg_read(cfg, env->path, &c, err);
 	emu_json_path(p1, sizeof(p1), env->path, "match");
-	v = json_object_get(cfg, "match");
-	if (v != NULL) {
-		rc = emu_match_parse(v, p1, env->port_names, env->n_ports, env->out_port_known,
-				     &rp->match, err);
-		if (rc != 0)
-			return rc;
-		rp->has_match = true;
-	}
-	rc = emu_stage_port_mask(cfg, env, "ports", &rp->port_mask, err);
+	if (rc == 0 && match != NULL)
+		rc = emu_match_parse(match, p1, env->port_names, env->n_ports,
+				     env->out_port_known, &rp->match, err);
+	if (rc == 0)
+		rc = emu_stage_port_mask(cfg, env, "ports", &rp->port_mask, err);
 	if (rc != 0 || env->check_only)
 		return rc;
-	rp->nodes = calloc((size_t)c.max_held, sizeof(*rp->nodes));
+	rp->has_match = match != NULL;
+	rp->policy_drop = strcmp(c.policy, "drop") == 0;
+	rp->start_first = c.start < 0;
+	rp->start_psn = c.start < 0 ? 0 : (uint32_t)c.start;
+	rp->timeout_ns = (uint64_t)llround(c.timeout_us * 1000.0);
+	rp->nodes = calloc((size_t)c.max_held + 1 + (size_t)c.n_buckets * REORDER_WAYS,
+			   sizeof(*rp->nodes));
 	rp->qps = calloc((size_t)c.n_buckets * REORDER_WAYS, sizeof(*rp->qps));
 	rp->ready = calloc(c.ready_slots, sizeof(*rp->ready));
 	if (rp->nodes == NULL || rp->qps == NULL || rp->ready == NULL)
@@ -621,7 +568,7 @@ reorder_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 	rp->max_held = (uint32_t)c.max_held;
 	for (i = 0; i < rp->max_held; i++)
 		rp->nodes[i].next = i + 1 < rp->max_held ? i + 1 : REORDER_NIL;
-	rp->free_head = 0;
+	rp->nodes[i].older = rp->nodes[i].newer = i; /* the arrival list's sentinel */
 	rp->bucket_mask = c.n_buckets - 1;
 	rp->ready_mask = c.ready_slots - 1;
 	return 0;
@@ -632,14 +579,15 @@ reorder_needs(const json_t *cfg, const struct emu_stage_env *env, struct emu_sta
 	      struct emu_err *err)
 {
 	struct reorder_cfg c;
-	int rc = reorder_cfg_read(cfg, env, &c, err);
+	int rc = reorder_cfg_read(cfg, env->path, &c, err);
 
 	if (rc != 0)
 		return rc;
 	/* nodes, the ready ring and the QP table (the packets come from the switch's pool) */
 	needs->mem_bytes = (uint64_t)c.max_held * sizeof(struct reorder_node) +
 			   (uint64_t)c.ready_slots * sizeof(struct reorder_ready) +
-			   (uint64_t)c.n_buckets * REORDER_WAYS * sizeof(struct reorder_qp);
+			   (uint64_t)c.n_buckets * REORDER_WAYS *
+				   (sizeof(struct reorder_qp) + sizeof(struct reorder_node));
 	snprintf(needs->mem_key, sizeof(needs->mem_key), "max_held_pkts");
 	return 0;
 }
@@ -648,10 +596,12 @@ static void
 reorder_free(void *priv)
 {
 	struct reorder_priv *rp = priv;
-	uint32_t k;
+	uint32_t i, k = REORDER_ARR(rp);
 
-	for (k = rp->oldest; rp->nodes != NULL && k != REORDER_NIL; k = rp->nodes[k].newer)
+	for (i = 0; i < rp->n_used; i++) { /* n_used > 0: the nodes and the sentinel are there */
+		k = rp->nodes[k].newer;
 		rte_pktmbuf_free(rp->nodes[k].m);
+	}
 	for (; rp->ready != NULL && rp->ready_n > 0; rp->ready_n--) {
 		rte_pktmbuf_free(rp->ready[rp->ready_head].m);
 		rp->ready_head = (rp->ready_head + 1) & rp->ready_mask;
@@ -659,11 +609,7 @@ reorder_free(void *priv)
 	free(rp->nodes);
 	free(rp->qps);
 	free(rp->ready);
-	rp->nodes = NULL;
-	rp->qps = NULL;
-	rp->ready = NULL;
-	rp->oldest = REORDER_NIL;
-	rp->n_used = 0;
+	memset(rp, 0, sizeof(*rp));
 }
 
 const struct emu_stage_ops emu_stage_reorder = {
