@@ -16,12 +16,11 @@
  * PSN (E jumps there, the NIC NAKs the gap as it would have) and the held packets leave in PSN
  * order up to the next hole.
  *
- * Memory is sized at init: max_held_pkts nodes on a free list, linked per QP in PSN order
- * (inserted from the highest end: arrivals mostly increase) and all together in arrival order,
- * whose head gives the next timeout and the oldest QP. The QP table is a fixed array of 8-way
- * buckets on emu_ip_qpn_sig(), written here as cnp's and impair's are rather than rte_hash: no
- * EAL memory, a few ns per lookup, and the victim choice (an idle QP, else the least recently
- * used, flushed) is ours. A reused idle entry forgets its E (qps_evicted).
+ * Memory is sized at init: max_held_pkts nodes, linked per QP in PSN order (inserted from the
+ * top: arrivals mostly increase) and all in arrival order (its head: next timeout, oldest QP).
+ * The QP table is a fixed array of 8-way buckets on emu_ip_qpn_sig(), hand-written as cnp's and
+ * impair's rather than rte_hash: no EAL memory, a few ns per lookup, and the victim choice (an
+ * idle QP, which forgets its E: qps_evicted; else the least recently used, flushed) is ours.
  *
  * process() may write only into the slots of packets it has handled. Released packets that do
  * not fit go to a FIFO of packets due now (the ready ring), handed over by release() at the
@@ -77,10 +76,8 @@ static const char *const reorder_keys[] = { "ports", "match", "timeout_us", "max
 #define REORDER_PSN_MASK 0xffffffu
 #define REORDER_PSN_HALF 0x800000u
 #define REORDER_TIMEOUT_US_DEFAULT 100.0
-#define REORDER_MAX_HELD_DEFAULT 16384
-#define REORDER_MAX_HELD_MAX 4194304
-#define REORDER_MAX_QPS_DEFAULT 4096
-#define REORDER_MAX_QPS_MAX 1048576
+#define REORDER_MAX_HELD_DEFAULT 16384 /* 100 us at 400 Gb/s is 4883 frames of 1 KB */
+#define REORDER_MAX_QPS_DEFAULT 4096   /* ConWeave's Tofino2 flow table */
 #define REORDER_READY_SLACK 1024 /* ready ring beyond 2 x max_held_pkts */
 
 struct reorder_node {
@@ -155,14 +152,12 @@ reorder_is_request(uint8_t opcode)
 	       op == ROCE_OP_SEND_ONLY_WITH_INVALIDATE;
 }
 
-/* E after request @p psn (@p m) went on in order. */
+/* E after request @p psn (@p m) went on in order; after a READ it is learned again. */
 static inline void
 reorder_advance(struct reorder_qp *q, struct rte_mbuf *m, uint32_t psn)
 {
-	if (emu_meta(m)->pkt.opcode == (ROCE_TRANSPORT_RC | ROCE_OP_RDMA_READ_REQUEST))
-		q->sync = true;
-	else
-		q->expected = (psn + 1) & REORDER_PSN_MASK;
+	q->sync = emu_meta(m)->pkt.opcode == (ROCE_TRANSPORT_RC | ROCE_OP_RDMA_READ_REQUEST);
+	q->expected = (psn + 1) & REORDER_PSN_MASK;
 }
 
 static void
@@ -174,11 +169,8 @@ reorder_trace(struct rte_mbuf *m, uint64_t t_hold_ns, uint64_t now_ns)
 	tr->delay_ns += (uint32_t)RTE_MIN(now_ns - t_hold_ns, (uint64_t)UINT32_MAX);
 }
 
-/*
- * @p m of QP @p qi goes on: into the output when it has room and nothing of that QP waits in
- * the ready ring, else to the ring (dropped, counted, only if the ring is full: it holds more
- * than the buffer, so only a caller that never calls release() gets there).
- */
+/* @p m of QP @p qi goes on: into the output if it has room and nothing of that QP is in the
+ * ready ring, else to the ring (full, it drops: only if release() is never called). */
 static void
 reorder_emit(struct reorder_priv *rp, struct reorder_out *o, uint32_t qi, struct rte_mbuf *m,
 	     uint64_t t_hold_ns, bool held)
@@ -206,26 +198,8 @@ reorder_emit(struct reorder_priv *rp, struct reorder_out *o, uint32_t qi, struct
 	q->n_ready++;
 }
 
-/* Take held packet @p k off both lists. */
-static void
-reorder_unhold(struct reorder_priv *rp, struct reorder_qp *q, uint32_t k)
-{
-	struct reorder_node *nd = &rp->nodes[k], *x = rp->nodes;
-
-	x[nd->prev].next = nd->next;
-	x[nd->next].prev = nd->prev;
-	x[nd->older].newer = nd->newer;
-	x[nd->newer].older = nd->older;
-	nd->next = rp->free_head;
-	rp->free_head = k;
-	rp->n_used--;
-	q->n_held--;
-}
-
-/*
- * Release @p q's held packets that are in sequence (counted in @p ctr_idx), or with @p all
- * every one of them in PSN order (a flush); E follows them.
- */
+/* Release QP @p qi's held packets in sequence (counted in @p ctr_idx), or with @p all every
+ * one of them in PSN order (a flush when the buffer or the table is full); E follows them. */
 static void
 reorder_run(struct reorder_priv *rp, struct reorder_out *o, uint32_t qi, unsigned int ctr_idx,
 	    bool all)
@@ -243,7 +217,14 @@ reorder_run(struct reorder_priv *rp, struct reorder_out *o, uint32_t qi, unsigne
 		d = reorder_dist(nd->psn, q->expected);
 		if (reorder_ahead(d))
 			break;
-		reorder_unhold(rp, q, k);
+		rp->nodes[nd->prev].next = nd->next; /* off both lists, onto the free list */
+		rp->nodes[nd->next].prev = nd->prev;
+		rp->nodes[nd->older].newer = nd->newer;
+		rp->nodes[nd->newer].older = nd->older;
+		nd->next = rp->free_head;
+		rp->free_head = k;
+		rp->n_used--;
+		q->n_held--;
 		if (d == 0)
 			reorder_advance(q, nd->m, nd->psn);
 		o->ctr[ctr_idx]++;
@@ -280,18 +261,8 @@ reorder_hold(struct reorder_priv *rp, struct reorder_out *o, uint32_t qi, struct
 	o->ctr[REORDER_CTR_HELD]++;
 }
 
-/* Every held packet of @p qi goes out in PSN order: the buffer or the table is full. */
-static void
-reorder_flush(struct reorder_priv *rp, struct reorder_out *o, uint32_t qi)
-{
-	reorder_run(rp, o, qi, REORDER_CTR_RELEASED_FLUSH, true);
-	o->ctr[REORDER_CTR_FLUSH_FULL]++;
-}
-
-/*
- * The entry of (@p ip, @p qpn): found, or a new one in a free or idle entry of its bucket, or
- * (policy flush) the least recently used busy one, flushed. REORDER_NIL: table full, drop.
- */
+/* The entry of (@p ip, @p qpn): found, or a new one in a free or idle entry of its bucket, or
+ * (policy flush) the least recently used busy one, flushed. REORDER_NIL: full, drop. */
 static uint32_t
 reorder_qp_get(struct reorder_priv *rp, struct reorder_out *o, const uint8_t *ip, uint32_t qpn)
 {
@@ -316,7 +287,8 @@ reorder_qp_get(struct reorder_priv *rp, struct reorder_out *o, const uint8_t *ip
 	if (victim == REORDER_NIL) {
 		if (rp->policy_drop)
 			return REORDER_NIL;
-		reorder_flush(rp, o, busy);
+		reorder_run(rp, o, busy, REORDER_CTR_RELEASED_FLUSH, true);
+		o->ctr[REORDER_CTR_FLUSH_FULL]++;
 		victim = busy;
 	}
 	q = &rp->qps[victim];
@@ -343,10 +315,8 @@ reorder_request(struct reorder_priv *rp, struct reorder_out *o, struct rte_mbuf 
 
 	for (;;) {
 		qi = reorder_qp_get(rp, o, ip, qpn);
-		if (qi == REORDER_NIL) {
-			emu_stage_drop(o->ctx, m, REORDER_CTR_DROP_REORDER_FULL);
-			return;
-		}
+		if (qi == REORDER_NIL)
+			break;
 		q = &rp->qps[qi];
 		if (q->sync) {
 			q->expected = psn;
@@ -369,13 +339,13 @@ reorder_request(struct reorder_priv *rp, struct reorder_out *o, struct rte_mbuf 
 			reorder_hold(rp, o, qi, m, psn);
 			return;
 		}
-		if (rp->policy_drop) {
-			emu_stage_drop(o->ctx, m, REORDER_CTR_DROP_REORDER_FULL);
-			return;
-		}
-		/* frees at least one node; E of this QP may have moved past it: look again */
-		reorder_flush(rp, o, reorder_oldest(rp)->qp);
+		if (rp->policy_drop)
+			break;
+		/* the oldest QP goes: frees a node; E of this QP may have moved past it */
+		reorder_run(rp, o, reorder_oldest(rp)->qp, REORDER_CTR_RELEASED_FLUSH, true);
+		o->ctr[REORDER_CTR_FLUSH_FULL]++;
 	}
+	emu_stage_drop(o->ctx, m, REORDER_CTR_DROP_REORDER_FULL);
 }
 
 static uint16_t
@@ -444,8 +414,6 @@ reorder_release(void *priv, struct rte_mbuf **pkts, uint16_t cap, struct emu_bur
 			reorder_trace(r->m, r->t_hold_ns, ctx->now_ns);
 		pkts[o.kept++] = r->m;
 	}
-	if (rp->ready_n > 0)
-		rp->ready_since_ns = ctx->now_ns;
 	while (rp->ready_n == 0 && o.kept < cap && rp->n_used > 0 &&
 	       reorder_oldest(rp)->t_hold_ns + rp->timeout_ns <= ctx->now_ns) {
 		uint32_t qi = reorder_oldest(rp)->qp;
@@ -475,9 +443,9 @@ reorder_summary(const void *priv, char *buf, size_t len)
 {
 	const struct reorder_priv *rp = priv;
 
-	snprintf(buf, len, "%" PRIu32 " QPs tracked, %" PRIu32 " packets held now (%" PRIu32
-		 " due), at most %" PRIu32 " held for one QP", rp->n_qps, rp->n_used,
-		 rp->ready_n, rp->max_depth);
+	snprintf(buf, len, "%" PRIu32 " QPs tracked, %" PRIu32 " packets held (%" PRIu32 " due), "
+		 "at most %" PRIu32 " for one QP", rp->n_qps, rp->n_used, rp->ready_n,
+		 rp->max_depth);
 }
 
 /* ---- configuration ---- */
@@ -504,10 +472,10 @@ reorder_cfg_read(const json_t *cfg, const char *path, struct reorder_cfg *c, str
 				 c->timeout_us);
 	if (rc == 0)
 		rc = emu_json_get_int(cfg, path, "max_held_pkts", false, REORDER_MAX_HELD_DEFAULT, 1,
-				      REORDER_MAX_HELD_MAX, &c->max_held, err);
+				      4194304, &c->max_held, err);
 	if (rc == 0)
 		rc = emu_json_get_int(cfg, path, "max_qps", false, REORDER_MAX_QPS_DEFAULT,
-				      REORDER_WAYS, REORDER_MAX_QPS_MAX, &c->max_qps, err);
+				      REORDER_WAYS, 1048576, &c->max_qps, err);
 	if (rc == 0)
 		rc = emu_json_get_str(cfg, path, "policy", false, "flush", &c->policy, err);
 	if (rc == 0 && strcmp(c->policy, "flush") != 0 && strcmp(c->policy, "drop") != 0)
