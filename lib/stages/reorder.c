@@ -38,6 +38,8 @@
 #include "lib/core/emu_hash.h"
 #include "lib/core/emu_json.h"
 #include "lib/core/emu_match.h"
+#include <rte_prefetch.h>
+
 #include "stages.h"
 
 #define REORDER_FOREACH_CTR(_) \
@@ -73,6 +75,7 @@ static const char *const reorder_keys[] = { "ports", "match", "timeout_us", "max
 
 #define REORDER_NIL UINT32_MAX
 #define REORDER_WAYS 8
+#define REORDER_CHUNK 32 /* packets whose QP entries are prefetched together */
 #define REORDER_PSN_MASK 0xffffffu
 #define REORDER_PSN_HALF 0x800000u
 #define REORDER_TIMEOUT_US_DEFAULT 100.0
@@ -101,13 +104,11 @@ struct reorder_qp {
 	uint32_t gen;      /* bumped when the entry is reused: ring entries of the old QP */
 	bool sync;         /* E unknown: the next request sets it */
 	uint64_t used;     /* LRU stamp */
-};
+} __rte_cache_aligned; /* one line per lookup */
 
 struct reorder_ready {
 	struct rte_mbuf *m;
-	uint64_t t_hold_ns;
 	uint32_t qp, gen;
-	bool held;         /* it waited in the buffer (trace: delayed) */
 };
 
 struct reorder_priv {
@@ -128,8 +129,8 @@ struct reorder_out {
 	struct rte_mbuf **pkts;
 	uint16_t kept;   /* written so far */
 	uint16_t limit;  /* slots that may be written: [0, limit) */
-	bool set_ts;     /* process(): released packets leave at ts_ns */
-	uint64_t ts_ns, now_ns;
+	uint64_t ts_ns;  /* when released packets leave */
+	uint64_t now_ns;
 	uint64_t *ctr;
 	struct emu_burst_ctx *ctx;
 };
@@ -160,29 +161,14 @@ reorder_advance(struct reorder_qp *q, struct rte_mbuf *m, uint32_t psn)
 	q->expected = (psn + 1) & REORDER_PSN_MASK;
 }
 
-static void
-reorder_trace(struct rte_mbuf *m, uint64_t t_hold_ns, uint64_t now_ns)
-{
-	struct emu_trace *tr = &emu_meta(m)->trace;
-
-	tr->marks |= EMU_TRACE_DELAYED;
-	tr->delay_ns += (uint32_t)RTE_MIN(now_ns - t_hold_ns, (uint64_t)UINT32_MAX);
-}
-
 /* @p m of QP @p qi goes on: into the output if it has room and nothing of that QP is in the
  * ready ring, else to the ring (full, it drops: only if release() is never called). */
 static void
-reorder_emit(struct reorder_priv *rp, struct reorder_out *o, uint32_t qi, struct rte_mbuf *m,
-	     uint64_t t_hold_ns, bool held)
+reorder_emit(struct reorder_priv *rp, struct reorder_out *o, uint32_t qi, struct rte_mbuf *m)
 {
 	struct reorder_qp *q = &rp->qps[qi];
-	struct reorder_ready *r;
 
 	if (q->n_ready == 0 && o->kept < o->limit) {
-		if (held)
-			reorder_trace(m, t_hold_ns, o->now_ns);
-		if (o->set_ts)
-			emu_meta(m)->ts_ns = o->ts_ns;
 		o->pkts[o->kept++] = m;
 		return;
 	}
@@ -192,9 +178,8 @@ reorder_emit(struct reorder_priv *rp, struct reorder_out *o, uint32_t qi, struct
 	}
 	if (rp->ready_n == 0)
 		rp->ready_since_ns = o->now_ns;
-	r = &rp->ready[(rp->ready_head + rp->ready_n++) & rp->ready_mask];
-	*r = (struct reorder_ready){ .m = m, .t_hold_ns = t_hold_ns, .qp = qi, .gen = q->gen,
-				     .held = held };
+	rp->ready[(rp->ready_head + rp->ready_n++) & rp->ready_mask] =
+		(struct reorder_ready){ .m = m, .qp = qi, .gen = q->gen };
 	q->n_ready++;
 }
 
@@ -228,7 +213,12 @@ reorder_run(struct reorder_priv *rp, struct reorder_out *o, uint32_t qi, unsigne
 		if (d == 0)
 			reorder_advance(q, nd->m, nd->psn);
 		o->ctr[ctr_idx]++;
-		reorder_emit(rp, o, qi, nd->m, nd->t_hold_ns, true);
+		/* it leaves now (from the ring: at the same time), behind what released it */
+		emu_meta(nd->m)->ts_ns = o->ts_ns;
+		emu_meta(nd->m)->trace.marks |= EMU_TRACE_DELAYED;
+		emu_meta(nd->m)->trace.delay_ns += (uint32_t)RTE_MIN(o->now_ns - nd->t_hold_ns,
+								     (uint64_t)UINT32_MAX);
+		reorder_emit(rp, o, qi, nd->m);
 	}
 }
 
@@ -264,9 +254,10 @@ reorder_hold(struct reorder_priv *rp, struct reorder_out *o, uint32_t qi, struct
 /* The entry of (@p ip, @p qpn): found, or a new one in a free or idle entry of its bucket, or
  * (policy flush) the least recently used busy one, flushed. REORDER_NIL: full, drop. */
 static uint32_t
-reorder_qp_get(struct reorder_priv *rp, struct reorder_out *o, const uint8_t *ip, uint32_t qpn)
+reorder_qp_get(struct reorder_priv *rp, struct reorder_out *o, const uint8_t *ip, uint32_t qpn,
+	       uint32_t sig)
 {
-	uint32_t sig = emu_ip_qpn_sig(ip, qpn), base = (sig & rp->bucket_mask) * REORDER_WAYS;
+	uint32_t base = (sig & rp->bucket_mask) * REORDER_WAYS;
 	uint32_t victim = REORDER_NIL, busy = REORDER_NIL, i;
 	struct reorder_qp *q;
 
@@ -308,13 +299,13 @@ reorder_qp_get(struct reorder_priv *rp, struct reorder_out *o, const uint8_t *ip
 /* A request packet of QP (@p ip, DestQP @p qpn) with PSN @p psn. */
 static void
 reorder_request(struct reorder_priv *rp, struct reorder_out *o, struct rte_mbuf *m,
-		const uint8_t *ip, uint32_t qpn, uint32_t psn)
+		const uint8_t *ip, uint32_t qpn, uint32_t psn, uint32_t sig)
 {
 	struct reorder_qp *q;
 	uint32_t qi, d;
 
 	for (;;) {
-		qi = reorder_qp_get(rp, o, ip, qpn);
+		qi = reorder_qp_get(rp, o, ip, qpn, sig);
 		if (qi == REORDER_NIL)
 			break;
 		q = &rp->qps[qi];
@@ -326,13 +317,14 @@ reorder_request(struct reorder_priv *rp, struct reorder_out *o, struct rte_mbuf 
 		if (d == 0) {
 			o->ctr[REORDER_CTR_PASSED_IN_ORDER]++;
 			reorder_advance(q, m, psn);
-			reorder_emit(rp, o, qi, m, o->now_ns, false);
-			reorder_run(rp, o, qi, REORDER_CTR_RELEASED_IN_ORDER, false);
+			reorder_emit(rp, o, qi, m);
+			if (q->n_held > 0)
+				reorder_run(rp, o, qi, REORDER_CTR_RELEASED_IN_ORDER, false);
 			return;
 		}
 		if (!reorder_ahead(d)) {
 			o->ctr[REORDER_CTR_PASSED_LATE]++;
-			reorder_emit(rp, o, qi, m, o->now_ns, false);
+			reorder_emit(rp, o, qi, m);
 			return;
 		}
 		if (rp->n_used < rp->max_held) {
@@ -353,16 +345,24 @@ reorder_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst
 {
 	struct reorder_priv *rp = priv;
 	uint64_t ctr[REORDER_CTR_MAX] = { 0 };
-	struct reorder_out o = { .pkts = pkts, .set_ts = true, .now_ns = ctx->now_ns,
-				 .ctr = ctr, .ctx = ctx };
+	struct reorder_out o = { .pkts = pkts, .now_ns = ctx->now_ns, .ctr = ctr, .ctx = ctx };
+	uint32_t sigs[REORDER_CHUNK];
 	unsigned int c;
-	uint16_t i;
+	uint16_t i, k;
 
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		struct emu_pkt_meta *meta = emu_meta(m);
-		const struct roce_pkt *p = &meta->pkt;
+		const struct roce_pkt *p;
 
+		/* decide first: a chunk's QP signatures, their buckets prefetched (a stale parse
+		 * of a packet that is no request: no matter) */
+		for (k = 0; i % REORDER_CHUNK == 0 && k < REORDER_CHUNK && i + k < n; k++) {
+			p = &emu_meta(pkts[i + k])->pkt;
+			sigs[k] = emu_ip_qpn_sig(p->dst_ip, p->dest_qp);
+			rte_prefetch0(&rp->qps[(sigs[k] & rp->bucket_mask) * REORDER_WAYS]);
+		}
+		p = &meta->pkt;
 		o.limit = i + 1; /* slots of the packets handled so far, this one's included */
 		o.ts_ns = meta->ts_ns;
 		if (!(meta->flags & EMU_META_PARSED) || p->cls != ROCE_CLASS_ROCEV2 ||
@@ -374,7 +374,7 @@ reorder_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst
 			pkts[o.kept++] = m;
 			continue;
 		}
-		reorder_request(rp, &o, m, p->dst_ip, p->dest_qp, p->psn);
+		reorder_request(rp, &o, m, p->dst_ip, p->dest_qp, p->psn, sigs[i % REORDER_CHUNK]);
 	}
 	for (c = 0; c < REORDER_CTR_MAX; c++)
 		ctx->ctr[c] += ctr[c];
@@ -399,10 +399,12 @@ reorder_release(void *priv, struct rte_mbuf **pkts, uint16_t cap, struct emu_bur
 {
 	struct reorder_priv *rp = priv;
 	uint64_t ctr[REORDER_CTR_MAX] = { 0 };
-	struct reorder_out o = { .pkts = pkts, .limit = cap, .now_ns = ctx->now_ns, .ctr = ctr,
-				 .ctx = ctx };
+	struct reorder_out o = { .pkts = pkts, .limit = cap, .ts_ns = ctx->now_ns,
+				 .now_ns = ctx->now_ns, .ctr = ctr, .ctx = ctx };
 	unsigned int c;
 
+	if (reorder_next_due_ns(rp) > ctx->now_ns)
+		return 0; /* the common case: nothing due */
 	while (rp->ready_n > 0 && o.kept < cap) {
 		struct reorder_ready *r = &rp->ready[rp->ready_head];
 
@@ -410,8 +412,6 @@ reorder_release(void *priv, struct rte_mbuf **pkts, uint16_t cap, struct emu_bur
 		rp->ready_n--;
 		if (rp->qps[r->qp].gen == r->gen)
 			rp->qps[r->qp].n_ready--;
-		if (r->held)
-			reorder_trace(r->m, r->t_hold_ns, ctx->now_ns);
 		pkts[o.kept++] = r->m;
 	}
 	while (rp->ready_n == 0 && o.kept < cap && rp->n_used > 0 &&
@@ -527,12 +527,14 @@ reorder_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 	rp->timeout_ns = (uint64_t)llround(c.timeout_us * 1000.0);
 	rp->nodes = calloc((size_t)c.max_held + 1 + (size_t)c.n_buckets * REORDER_WAYS,
 			   sizeof(*rp->nodes));
-	rp->qps = calloc((size_t)c.n_buckets * REORDER_WAYS, sizeof(*rp->qps));
+	rp->qps = aligned_alloc(RTE_CACHE_LINE_SIZE, (size_t)c.n_buckets * REORDER_WAYS *
+				sizeof(*rp->qps));
 	rp->ready = calloc(c.ready_slots, sizeof(*rp->ready));
 	if (rp->nodes == NULL || rp->qps == NULL || rp->ready == NULL)
 		return emu_err_setrc(err, -ENOMEM, "%s.max_held_pkts: cannot allocate %" PRId64
 				     " held packets and %" PRId64 " QPs", env->path, c.max_held,
 				     c.max_qps);
+	memset(rp->qps, 0, (size_t)c.n_buckets * REORDER_WAYS * sizeof(*rp->qps));
 	rp->max_held = (uint32_t)c.max_held;
 	for (i = 0; i < rp->max_held; i++)
 		rp->nodes[i].next = i + 1 < rp->max_held ? i + 1 : REORDER_NIL;
