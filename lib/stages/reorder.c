@@ -2,10 +2,10 @@
 /*
  * reorder: a PSN-sorting reorder buffer in front of a stock RC NIC (egress only), for fabrics
  * that spray a QP over paths of different delay: an RC responder drops every out-of-sequence
- * packet and NAKs the hole (go-back-N), so this stage puts each QP's requests back in PSN
- * order first (shared/MULTIPATH.md). Per (destination IP, BTH DestQP) of RC/UC requests
- * (SEND, RDMA WRITE, READ request, atomics) it keeps the expected PSN E; PSNs compare mod 2^24
- * with the IB spec's half window, d = (psn - E) mod 2^24:
+ * packet and NAKs the hole (go-back-N), so this stage sorts each QP's requests back into PSN
+ * order first. Per (destination IP, BTH DestQP) of RC/UC requests (SEND, RDMA WRITE, READ
+ * request, atomics) it keeps the expected PSN E; PSNs compare mod 2^24 with the IB spec's half
+ * window, d = (psn - E) mod 2^24:
  *   d = 0        in order: goes on, E = psn + 1, held packets now in sequence follow it
  *   d < 2^23     ahead: held, sorted by PSN within its QP
  *   else         behind (duplicate, go-back-N retransmission): goes on at once
@@ -471,8 +471,8 @@ reorder_cfg_read(const json_t *cfg, const char *path, struct reorder_cfg *c, str
 		rc = emu_err_set(err, "%s.timeout_us: must be at least 0.001 (1 ns), got %g", path,
 				 c->timeout_us);
 	if (rc == 0)
-		rc = emu_json_get_int(cfg, path, "max_held_pkts", false, REORDER_MAX_HELD_DEFAULT, 1,
-				      4194304, &c->max_held, err);
+		rc = emu_json_get_int(cfg, path, "max_held_pkts", false, REORDER_MAX_HELD_DEFAULT,
+				      1, 4194304, &c->max_held, err);
 	if (rc == 0)
 		rc = emu_json_get_int(cfg, path, "max_qps", false, REORDER_MAX_QPS_DEFAULT,
 				      REORDER_WAYS, 1048576, &c->max_qps, err);
@@ -554,7 +554,7 @@ reorder_needs(const json_t *cfg, const struct emu_stage_env *env, struct emu_sta
 	if (rc != 0)
 		return rc;
 	/* nodes, the ready ring and the QP table (the packets come from the switch's pool) */
-	needs->mem_bytes = (uint64_t)c.max_held * sizeof(struct reorder_node) +
+	needs->mem_bytes = (uint64_t)(c.max_held + 1) * sizeof(struct reorder_node) +
 			   (uint64_t)c.ready_slots * sizeof(struct reorder_ready) +
 			   (uint64_t)c.n_buckets * REORDER_WAYS *
 				   (sizeof(struct reorder_qp) + sizeof(struct reorder_node));

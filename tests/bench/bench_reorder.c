@@ -173,13 +173,14 @@ main(int argc, char **argv)
 	}
 	for (e = 0; e < epochs; e++)
 		for (s = 0; s < 2; s++)
-			ns[s][e] = bench_epoch(sw[s], mp, frames, len, epoch_pkts, &clock_ns[s], &psn_next[s]);
+			ns[s][e] = bench_epoch(sw[s], mp, frames, len, epoch_pkts, &clock_ns[s],
+					       &psn_next[s]);
 	/* every packet passed in order, but those the TM still holds (the last burst) */
 	if (emu_switch_stage_counter(sw[1], "reorder", "passed_in_order") +
 	    (int64_t)emu_switch_held(sw[1]) !=
 	    (int64_t)((uint64_t)epochs * ((epoch_pkts + 31) / 32 * 32))) {
-		fprintf(stderr, "bench_reorder: the stage passed %" PRId64 " packets in order, want "
-			"%" PRIu64 " - %" PRIu64 " still in the TM\n",
+		fprintf(stderr, "bench_reorder: the stage passed %" PRId64 " packets in order, "
+			"want %" PRIu64 " - %" PRIu64 " still in the TM\n",
 			emu_switch_stage_counter(sw[1], "reorder", "passed_in_order"),
 			(uint64_t)epochs * ((epoch_pkts + 31) / 32 * 32), emu_switch_held(sw[1]));
 		rc = 1;

@@ -316,8 +316,8 @@ permutation_case(uint32_t start, unsigned int n)
 		assert_int_equal(psns_of(qp, got), n);
 		for (i = 0; i < n; i++)
 			if (got[i] != (start + i) % PSN_MOD)
-				fail_msg("QP %u: packet %u left with PSN %u, want %u", qp, i, got[i],
-					 (start + i) % PSN_MOD);
+				fail_msg("QP %u: packet %u left with PSN %u, want %u", qp, i,
+					 got[i], (start + i) % PSN_MOD);
 	}
 	assert_int_equal(emu_stage_reorder.held(s->priv), 0);
 	assert_int_equal(ctr(s, "passed_in_order") + ctr(s, "released_in_order"), 4 * n);
@@ -558,13 +558,14 @@ test_config(void **state)
 {
 	static const char *const bad[][2] = {
 		{ "{\"timeout_us\": 0}", "egress[0].timeout_us: must be > 0, got 0" },
-		{ "{\"timeout_us\": 0.0001}", "egress[0].timeout_us: must be at least 0.001 (1 ns), "
-		  "got 0.0001" },
-		{ "{\"policy\": \"wait\"}", "egress[0].policy: must be \"flush\" or \"drop\", got "
-		  "\"wait\"" },
-		{ "{\"start\": \"last\"}", "egress[0].start: must be \"first\" or a PSN 0-16777215, "
-		  "got another string" },
-		{ "{\"start\": 16777216}", "egress[0].start: must be in [0, 16777215], got 16777216" },
+		{ "{\"timeout_us\": 0.0001}",
+		  "egress[0].timeout_us: must be at least 0.001 (1 ns), got 0.0001" },
+		{ "{\"policy\": \"wait\"}",
+		  "egress[0].policy: must be \"flush\" or \"drop\", got \"wait\"" },
+		{ "{\"start\": \"last\"}",
+		  "egress[0].start: must be \"first\" or a PSN 0-16777215, got another string" },
+		{ "{\"start\": 16777216}",
+		  "egress[0].start: must be in [0, 16777215], got 16777216" },
 		{ "{\"max_qps\": 4}", "egress[0].max_qps: must be in [8, 1048576], got 4" },
 	};
 	struct emu_err err;
