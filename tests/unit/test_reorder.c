@@ -552,6 +552,29 @@ test_limits(void **state)
 	rstage_free(s); /* frees the 7 it still holds */
 }
 
+/* Only requests leaving by "ports" and selected by "match" are sorted; the rest pass. */
+static void
+test_filters(void **state)
+{
+	struct rte_mbuf *m;
+	struct rstage *s;
+
+	(void)state;
+	s = rstage_new("{\"start\": 0, \"ports\": [\"p1\"], \"match\": {\"dest_qp\": 70}}");
+	assert_int_equal(arrive1(s, 1000, 0, 5, 5), 1); /* QPN 0x45: not matched */
+	assert_int_equal(arrive1(s, 1100, 2, 5, 5), 0); /* QPN 0x46 = 70: held */
+	m = pkt(2, 6, OP_WRITE_ONLY, 6, 1200);
+	emu_meta(m)->out_port = 0; /* to p0: not sorted */
+	assert_int_equal(arrive(s, 1200, &m, 1), 1);
+	m = pkt(2, 7, OP_WRITE_ONLY, 7, 1300);
+	emu_meta(m)->flags = 0; /* not parsed */
+	assert_int_equal(arrive(s, 1300, &m, 1), 1);
+	assert_int_equal(ctr(s, "passed_through"), 3);
+	assert_int_equal(ctr(s, "held"), 1);
+	assert_int_equal(ctr(s, "qps"), 1);
+	rstage_free(s);
+}
+
 /* Bad keys are refused with the path first; ingress is refused. */
 static void
 test_config(void **state)
@@ -644,6 +667,7 @@ main(void)
 		cmocka_unit_test(test_timeout),
 		cmocka_unit_test(test_read),
 		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_filters),
 		cmocka_unit_test(test_config),
 		cmocka_unit_test(test_switch_conservation),
 	};
