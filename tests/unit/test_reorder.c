@@ -552,6 +552,46 @@ test_limits(void **state)
 	rstage_free(s); /* frees the 7 it still holds */
 }
 
+/* A caller that never calls release(): the ready ring (2 x max_held_pkts + 1024, rounded up
+ * to a power of two) fills, then what would go there is dropped through the drop path. */
+static void
+test_ring_full(void **state)
+{
+	struct rte_mbuf *m;
+	struct rstage *s;
+	unsigned int i, passed = 0;
+
+	(void)state;
+	s = rstage_new("{\"start\": 0, \"max_held_pkts\": 1}");
+	assert_int_equal(arrive1(s, 1000, 0, 1, 1), 0);
+	for (i = 0; i < 2100; i++) {
+		m = pkt(0, i == 0 ? 0 : i + 1, OP_WRITE_ONLY, i, 2000);
+		s->in++;
+		s->ctx.now_ns = 2000;
+		if (emu_stage_reorder.process(s->priv, &m, 1, &s->ctx) == 1) {
+			take(m, 2000);
+			passed++;
+		}
+	}
+	/* PSN 0 went on; 1 and 2..2047 wait in the ring (2048 slots), the rest were dropped */
+	assert_int_equal(passed, 1);
+	assert_int_equal(emu_stage_reorder.held(s->priv), 2048);
+	assert_int_equal(ctr(s, "drop_reorder_full"), 2100 - 1 - 2047);
+	{
+		struct rte_mbuf *b[32];
+		uint16_t k;
+
+		s->ctx.now_ns = 2000;
+		assert_int_equal(emu_stage_reorder.release(s->priv, b, 32, &s->ctx), 32);
+		for (k = 0; k < 32; k++) {
+			take(b[k], 2000);
+			assert_int_equal(recs[n_recs - 1].psn, k + 1u); /* in order */
+		}
+	}
+	assert_int_equal(emu_stage_reorder.held(s->priv), 2048 - 32);
+	rstage_free(s); /* frees what is still in the ring */
+}
+
 /* Only requests leaving by "ports" and selected by "match" are sorted; the rest pass. */
 static void
 test_filters(void **state)
@@ -668,6 +708,7 @@ main(void)
 		cmocka_unit_test(test_read),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_filters),
+		cmocka_unit_test(test_ring_full),
 		cmocka_unit_test(test_config),
 		cmocka_unit_test(test_switch_conservation),
 	};
