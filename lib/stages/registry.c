@@ -11,6 +11,7 @@ const struct emu_stage_ops *const emu_stage_registry[] = {
 	&emu_stage_cnp,
 	&emu_stage_impair,
 	&emu_stage_delay,
+	&emu_stage_reorder,
 	NULL,
 };
 

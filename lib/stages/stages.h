@@ -14,5 +14,6 @@ extern const struct emu_stage_ops emu_stage_mirror;
 extern const struct emu_stage_ops emu_stage_cnp;
 extern const struct emu_stage_ops emu_stage_impair;
 extern const struct emu_stage_ops emu_stage_delay;
+extern const struct emu_stage_ops emu_stage_reorder;
 
 #endif

@@ -7,6 +7,7 @@
 #   bench_switch --quick      rocemu's switch vs io-forward on net_null (3 x 20 ms per size)
 #   bench_impair --quick      impair stage cost on the virtual clock (3 x 20000 packets)
 #   bench_fabric --quick      one fabric hop (ECMP) against the single link (3 x 20000 packets)
+#   bench_reorder --quick     egress reorder stage cost on in-order traffic (3 x 20000 packets)
 #   bench_proto --quick       lib/proto parse/ICRC/CRC/qpmap loops (1/100 of the iterations)
 #   bench_testpmd.sh --quick  rocemu live vs dpdk-testpmd io (1 run x 3 s per size)
 #   bench_rocegen.sh --quick  rocegen back to back over memif vs testpmd (8 MB, 1 run)
@@ -23,7 +24,7 @@ root=$(cd "$here/../.." && pwd)
 build=${BUILD:-$root/build}
 CI=${CI:-false}
 case "${1:-}" in
--h|--help) sed -n '3,17p' "$0"; exit 0 ;;
+-h|--help) sed -n '3,18p' "$0"; exit 0 ;;
 -*) echo "smoke.sh: unknown option $1" >&2; exit 2 ;;
 "") ;;
 *) build=$1 ;;
@@ -34,7 +35,7 @@ if [ ! -f "$build/build.ninja" ]; then
 	meson setup "$build" "$root" >/dev/null || { echo "0 passed, 1 failed"; exit 1; }
 fi
 if ! ninja -C "$build" tests/bench/bench_switch tests/bench/bench_impair tests/bench/bench_fabric tests/bench/bench_proto \
-	tests/bench/bench_capture app/rocemu/rocemu app/rocegen/rocegen >/dev/null; then
+	tests/bench/bench_capture tests/bench/bench_reorder app/rocemu/rocemu app/rocegen/rocegen >/dev/null; then
 	echo "smoke.sh: build failed"
 	echo "0 passed, 1 failed"
 	exit 1
@@ -67,6 +68,7 @@ bench() {
 bench bench_switch "$build/tests/bench/bench_switch" --quick
 bench bench_impair "$build/tests/bench/bench_impair" --quick
 bench bench_fabric "$build/tests/bench/bench_fabric" --quick
+bench bench_reorder "$build/tests/bench/bench_reorder" --quick
 bench bench_proto "$build/tests/bench/bench_proto" --quick
 bench bench_testpmd "$here/bench_testpmd.sh" --build "$build" --quick
 bench bench_rocegen "$here/bench_rocegen.sh" --build "$build" --quick

@@ -1,0 +1,599 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * reorder: a PSN-sorting reorder buffer in front of a stock RC NIC (egress only), for fabrics
+ * that spray a QP over paths of different delay: an RC responder drops every out-of-sequence
+ * packet and NAKs the hole (go-back-N), so this stage sorts each QP's requests back into PSN
+ * order first. Per (destination IP, BTH DestQP) of RC/UC requests (SEND, RDMA WRITE, READ
+ * request, atomics) it keeps the expected PSN E; PSNs compare mod 2^24 with the IB spec's half
+ * window, d = (psn - E) mod 2^24:
+ *   d = 0        in order: goes on, E = psn + 1, held packets now in sequence follow it
+ *   d < 2^23     ahead: held, sorted by PSN within its QP
+ *   else         behind (duplicate, go-back-N retransmission): goes on at once
+ * Everything else (ACK/NAK, READ responses, CNP, UD, non-RoCE, other ports) passes through.
+ * E starts at the first packet of a QP ("start": "first") or a fixed PSN. After a READ request
+ * the next PSN depends on the path MTU (READ PSN + its response count): E is learned again.
+ * No packet waits longer than timeout_us: then its QP gives up the hole before its lowest held
+ * PSN (E jumps there, the NIC NAKs the gap as it would have) and the held packets leave in PSN
+ * order up to the next hole.
+ *
+ * Memory is sized at init: max_held_pkts nodes, linked per QP in PSN order (inserted from the
+ * top: arrivals mostly increase) and all in arrival order (its head: next timeout, oldest QP).
+ * The QP table is a fixed array of 8-way buckets on emu_ip_qpn_sig(), hand-written as cnp's and
+ * impair's rather than rte_hash: no EAL memory, a few ns per lookup, and the victim choice (an
+ * idle QP, which forgets its E: qps_evicted; else the least recently used, flushed) is ours.
+ *
+ * process() may write only into the slots of packets it has handled. Released packets that do
+ * not fit go to a FIFO of packets due now (the ready ring), handed over by release() at the
+ * same time; in-order arrivals of a QP with packets there queue behind them, so each QP's
+ * order holds. Packets released in process() leave with the departure time of the packet that
+ * released them. The trace gets the time held (delay_ns) and the delayed mark.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/base/emu_hash.h"
+#include "lib/base/emu_json.h"
+#include "lib/stage/emu_match.h"
+#include <rte_prefetch.h>
+
+#include "stages.h"
+
+#define REORDER_FOREACH_CTR(_) \
+	_(PASSED_IN_ORDER, "passed_in_order") \
+	_(PASSED_LATE, "passed_late") \
+	_(PASSED_THROUGH, "passed_through") \
+	_(HELD, "held") \
+	_(RELEASED_IN_ORDER, "released_in_order") \
+	_(RELEASED_TIMEOUT, "released_timeout") \
+	_(RELEASED_FLUSH, "released_flush") \
+	_(TIMEOUTS, "timeouts") \
+	_(FLUSH_FULL, "flush_full") \
+	_(DROP_REORDER_FULL, "drop_reorder_full") \
+	_(QPS, "qps") \
+	_(QPS_EVICTED, "qps_evicted") \
+	_(MAX_DEPTH, "max_depth")
+
+enum reorder_ctr {
+#define REORDER_CTR_ENUM(e, s) REORDER_CTR_##e,
+	REORDER_FOREACH_CTR(REORDER_CTR_ENUM)
+#undef REORDER_CTR_ENUM
+	REORDER_CTR_MAX
+};
+
+static const char *const reorder_ctr_names[] = {
+#define REORDER_CTR_NAME(e, s) s,
+	REORDER_FOREACH_CTR(REORDER_CTR_NAME)
+#undef REORDER_CTR_NAME
+};
+
+static const char *const reorder_keys[] = { "ports", "match", "timeout_us", "max_held_pkts",
+					    "max_qps", "policy", "start", NULL };
+
+#define REORDER_NIL UINT32_MAX
+#define REORDER_WAYS 8
+#define REORDER_CHUNK 32 /* packets whose QP entries are prefetched together */
+#define REORDER_PSN_MASK 0xffffffu
+#define REORDER_PSN_HALF 0x800000u
+#define REORDER_TIMEOUT_US_DEFAULT 100.0
+#define REORDER_MAX_HELD_DEFAULT 16384 /* 100 us at 400 Gb/s is 4883 frames of 1 KB */
+#define REORDER_MAX_QPS_DEFAULT 4096   /* ConWeave's Tofino2 flow table */
+#define REORDER_READY_SLACK 1024 /* ready ring beyond 2 x max_held_pkts */
+
+struct reorder_node {
+	struct rte_mbuf *m;
+	uint64_t t_hold_ns;
+	uint32_t psn, qp;
+	uint32_t prev, next;   /* the QP's held packets by PSN; next links the free list */
+	uint32_t older, newer; /* every held packet by arrival */
+};
+/* Node lists are circular through sentinel nodes after the max_held packet nodes: one for
+ * the arrival order (REORDER_ARR), one per QP entry (reorder_qs()): no end cases. */
+#define REORDER_ARR(rp) ((rp)->max_held)
+#define reorder_qs(rp, qi) ((rp)->max_held + 1 + (qi))
+#define reorder_oldest(rp) (&(rp)->nodes[(rp)->nodes[REORDER_ARR(rp)].newer])
+
+struct reorder_qp {
+	uint8_t ip[16];
+	uint32_t qpn, sig;   /* sig 0: free entry */
+	uint32_t expected;   /* E */
+	uint32_t n_held, n_ready; /* in the buffer, in the ready ring */
+	uint32_t gen;      /* bumped when the entry is reused: ring entries of the old QP */
+	bool sync;         /* E unknown: the next request sets it */
+	uint64_t used;     /* LRU stamp */
+} __rte_cache_aligned; /* one line per lookup */
+
+struct reorder_ready {
+	struct rte_mbuf *m;
+	uint32_t qp, gen;
+};
+
+struct reorder_priv {
+	uint32_t port_mask, start_psn;
+	bool has_match, policy_drop, start_first;
+	struct emu_match match;
+	uint64_t timeout_ns, stamp, ready_since_ns;
+	struct reorder_node *nodes;
+	uint32_t max_held, n_used, free_head, max_depth;
+	struct reorder_qp *qps;
+	uint32_t bucket_mask, n_qps;
+	struct reorder_ready *ready;
+	uint32_t ready_mask, ready_head, ready_n;
+};
+
+/* Where the packets of one process() or release() call go. */
+struct reorder_out {
+	struct rte_mbuf **pkts;
+	uint16_t kept;   /* written so far */
+	uint16_t limit;  /* slots that may be written: [0, limit) */
+	uint64_t ts_ns;  /* when released packets leave */
+	uint64_t now_ns;
+	uint64_t *ctr;
+	struct emu_burst_ctx *ctx;
+};
+
+#define reorder_dist(psn, expected) (((psn) - (expected)) & REORDER_PSN_MASK)
+#define reorder_ahead(d) ((d) != 0 && (d) < REORDER_PSN_HALF)
+
+/* RC/UC request opcodes: what a responder checks against its expected PSN. */
+static inline bool
+reorder_is_request(uint8_t opcode)
+{
+	uint8_t tr = opcode & ROCE_TRANSPORT_MASK, op = opcode & ROCE_OP_MASK;
+
+	if (tr == ROCE_TRANSPORT_UC)
+		return op <= ROCE_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE;
+	if (tr != ROCE_TRANSPORT_RC)
+		return false;
+	return op <= ROCE_OP_RDMA_READ_REQUEST || op == ROCE_OP_COMPARE_SWAP ||
+	       op == ROCE_OP_FETCH_ADD || op == ROCE_OP_SEND_LAST_WITH_INVALIDATE ||
+	       op == ROCE_OP_SEND_ONLY_WITH_INVALIDATE;
+}
+
+/* E after request @p psn (@p m) went on in order; after a READ it is learned again. */
+static inline void
+reorder_advance(struct reorder_qp *q, struct rte_mbuf *m, uint32_t psn)
+{
+	q->sync = emu_meta(m)->pkt.opcode == (ROCE_TRANSPORT_RC | ROCE_OP_RDMA_READ_REQUEST);
+	q->expected = (psn + 1) & REORDER_PSN_MASK;
+}
+
+/* @p m of QP @p qi goes on: into the output if it has room and nothing of that QP is in the
+ * ready ring, else to the ring (full, it drops: only if release() is never called). */
+static void
+reorder_emit(struct reorder_priv *rp, struct reorder_out *o, uint32_t qi, struct rte_mbuf *m)
+{
+	struct reorder_qp *q = &rp->qps[qi];
+
+	if (q->n_ready == 0 && o->kept < o->limit) {
+		o->pkts[o->kept++] = m;
+		return;
+	}
+	if (rp->ready_n > rp->ready_mask) {
+		emu_stage_drop(o->ctx, m, REORDER_CTR_DROP_REORDER_FULL);
+		return;
+	}
+	if (rp->ready_n == 0)
+		rp->ready_since_ns = o->now_ns;
+	rp->ready[(rp->ready_head + rp->ready_n++) & rp->ready_mask] =
+		(struct reorder_ready){ .m = m, .qp = qi, .gen = q->gen };
+	q->n_ready++;
+}
+
+/* Release QP @p qi's held packets in sequence (counted in @p ctr_idx), or with @p all every
+ * one of them in PSN order (a flush when the buffer or the table is full); E follows them. */
+static void
+reorder_run(struct reorder_priv *rp, struct reorder_out *o, uint32_t qi, unsigned int ctr_idx,
+	    bool all)
+{
+	struct reorder_qp *q = &rp->qps[qi];
+
+	while (q->n_held > 0) {
+		uint32_t k = rp->nodes[reorder_qs(rp, qi)].next, d;
+		struct reorder_node *nd = &rp->nodes[k];
+
+		if (q->sync || all) {
+			q->expected = nd->psn;
+			q->sync = false;
+		}
+		d = reorder_dist(nd->psn, q->expected);
+		if (reorder_ahead(d))
+			break;
+		rp->nodes[nd->prev].next = nd->next; /* off both lists, onto the free list */
+		rp->nodes[nd->next].prev = nd->prev;
+		rp->nodes[nd->older].newer = nd->newer;
+		rp->nodes[nd->newer].older = nd->older;
+		nd->next = rp->free_head;
+		rp->free_head = k;
+		rp->n_used--;
+		q->n_held--;
+		if (d == 0)
+			reorder_advance(q, nd->m, nd->psn);
+		o->ctr[ctr_idx]++;
+		/* it leaves now (from the ring: at the same time), behind what released it */
+		emu_meta(nd->m)->ts_ns = o->ts_ns;
+		emu_meta(nd->m)->trace.marks |= EMU_TRACE_DELAYED;
+		emu_meta(nd->m)->trace.delay_ns += (uint32_t)RTE_MIN(o->now_ns - nd->t_hold_ns,
+								     (uint64_t)UINT32_MAX);
+		reorder_emit(rp, o, qi, nd->m);
+	}
+}
+
+/* Hold @p m (PSN @p psn, ahead) for QP @p qi; the caller made room. */
+static void
+reorder_hold(struct reorder_priv *rp, struct reorder_out *o, uint32_t qi, struct rte_mbuf *m,
+	     uint32_t psn)
+{
+	struct reorder_qp *q = &rp->qps[qi];
+	uint32_t k = rp->free_head, qs = reorder_qs(rp, qi), arr = REORDER_ARR(rp);
+	struct reorder_node *nd = &rp->nodes[k], *x = rp->nodes;
+	uint32_t at = x[qs].prev, d = reorder_dist(psn, q->expected);
+
+	rp->free_head = nd->next;
+	rp->n_used++;
+	/* after the last held PSN not above it (equal PSNs stay in arrival order) */
+	while (at != qs && reorder_dist(x[at].psn, q->expected) > d)
+		at = x[at].prev;
+	*nd = (struct reorder_node){ .m = m, .t_hold_ns = o->now_ns, .psn = psn, .qp = qi,
+				     .prev = at, .next = x[at].next, .older = x[arr].older,
+				     .newer = arr };
+	x[nd->next].prev = k;
+	x[at].next = k;
+	x[nd->older].newer = k;
+	x[arr].older = k;
+	if (++q->n_held > rp->max_depth) {
+		o->ctr[REORDER_CTR_MAX_DEPTH] += q->n_held - rp->max_depth;
+		rp->max_depth = q->n_held;
+	}
+	o->ctr[REORDER_CTR_HELD]++;
+}
+
+/* The entry of (@p ip, @p qpn): found, or a new one in a free or idle entry of its bucket, or
+ * (policy flush) the least recently used busy one, flushed. REORDER_NIL: full, drop. */
+static uint32_t
+reorder_qp_get(struct reorder_priv *rp, struct reorder_out *o, const uint8_t *ip, uint32_t qpn,
+	       uint32_t sig)
+{
+	uint32_t base = (sig & rp->bucket_mask) * REORDER_WAYS;
+	uint32_t victim = REORDER_NIL, busy = REORDER_NIL, i;
+	struct reorder_qp *q;
+
+	for (i = base; i < base + REORDER_WAYS; i++) {
+		q = &rp->qps[i];
+		if (q->sig == sig && q->qpn == qpn && memcmp(q->ip, ip, 16) == 0) {
+			q->used = ++rp->stamp;
+			return i;
+		}
+		if (q->sig != 0 && q->n_held > 0) {
+			if (busy == REORDER_NIL || q->used < rp->qps[busy].used)
+				busy = i;
+		} else if (victim == REORDER_NIL || q->sig == 0 ||
+			   (rp->qps[victim].sig != 0 && q->used < rp->qps[victim].used)) {
+			victim = i;
+		}
+	}
+	if (victim == REORDER_NIL) {
+		if (rp->policy_drop)
+			return REORDER_NIL;
+		reorder_run(rp, o, busy, REORDER_CTR_RELEASED_FLUSH, true);
+		o->ctr[REORDER_CTR_FLUSH_FULL]++;
+		victim = busy;
+	}
+	q = &rp->qps[victim];
+	if (q->sig != 0)
+		o->ctr[REORDER_CTR_QPS_EVICTED]++;
+	else
+		rp->n_qps++;
+	*q = (struct reorder_qp){ .qpn = qpn, .sig = sig, .expected = rp->start_psn,
+				  .gen = q->gen + 1, .sync = rp->start_first, .used = ++rp->stamp };
+	rp->nodes[reorder_qs(rp, victim)].next = rp->nodes[reorder_qs(rp, victim)].prev =
+		reorder_qs(rp, victim);
+	memcpy(q->ip, ip, 16);
+	o->ctr[REORDER_CTR_QPS]++;
+	return victim;
+}
+
+/* A request packet of QP (@p ip, DestQP @p qpn) with PSN @p psn. */
+static void
+reorder_request(struct reorder_priv *rp, struct reorder_out *o, struct rte_mbuf *m,
+		const uint8_t *ip, uint32_t qpn, uint32_t psn, uint32_t sig)
+{
+	struct reorder_qp *q;
+	uint32_t qi, d;
+
+	for (;;) {
+		qi = reorder_qp_get(rp, o, ip, qpn, sig);
+		if (qi == REORDER_NIL)
+			break;
+		q = &rp->qps[qi];
+		if (q->sync) {
+			q->expected = psn;
+			q->sync = false;
+		}
+		d = reorder_dist(psn, q->expected);
+		if (d == 0) {
+			o->ctr[REORDER_CTR_PASSED_IN_ORDER]++;
+			reorder_advance(q, m, psn);
+			reorder_emit(rp, o, qi, m);
+			if (q->n_held > 0)
+				reorder_run(rp, o, qi, REORDER_CTR_RELEASED_IN_ORDER, false);
+			return;
+		}
+		if (!reorder_ahead(d)) {
+			o->ctr[REORDER_CTR_PASSED_LATE]++;
+			reorder_emit(rp, o, qi, m);
+			return;
+		}
+		if (rp->n_used < rp->max_held) {
+			reorder_hold(rp, o, qi, m, psn);
+			return;
+		}
+		if (rp->policy_drop)
+			break;
+		/* the oldest QP goes: frees a node; E of this QP may have moved past it */
+		reorder_run(rp, o, reorder_oldest(rp)->qp, REORDER_CTR_RELEASED_FLUSH, true);
+		o->ctr[REORDER_CTR_FLUSH_FULL]++;
+	}
+	emu_stage_drop(o->ctx, m, REORDER_CTR_DROP_REORDER_FULL);
+}
+
+static uint16_t
+reorder_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst_ctx *ctx)
+{
+	struct reorder_priv *rp = priv;
+	uint64_t ctr[REORDER_CTR_MAX] = { 0 };
+	struct reorder_out o = { .pkts = pkts, .now_ns = ctx->now_ns, .ctr = ctr, .ctx = ctx };
+	uint32_t sigs[REORDER_CHUNK];
+	unsigned int c;
+	uint16_t i, k;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct emu_pkt_meta *meta = emu_meta(m);
+		const struct roce_pkt *p;
+
+		/* decide first: a chunk's QP signatures, their buckets prefetched (a stale parse
+		 * of a packet that is no request: no matter) */
+		for (k = 0; i % REORDER_CHUNK == 0 && k < REORDER_CHUNK && i + k < n; k++) {
+			p = &emu_meta(pkts[i + k])->pkt;
+			sigs[k] = emu_ip_qpn_sig(p->dst_ip, p->dest_qp);
+			rte_prefetch0(&rp->qps[(sigs[k] & rp->bucket_mask) * REORDER_WAYS]);
+		}
+		p = &meta->pkt;
+		o.limit = i + 1; /* slots of the packets handled so far, this one's included */
+		o.ts_ns = meta->ts_ns;
+		if (!(meta->flags & EMU_META_PARSED) || p->cls != ROCE_CLASS_ROCEV2 ||
+		    !reorder_is_request(p->opcode) ||
+		    !emu_stage_port_in(meta, true, rp->port_mask) ||
+		    (rp->has_match && !emu_match_test(&rp->match, p, meta->in_port,
+						      meta->out_port, meta->prio, 0, o.now_ns))) {
+			ctr[REORDER_CTR_PASSED_THROUGH]++;
+			pkts[o.kept++] = m;
+			continue;
+		}
+		reorder_request(rp, &o, m, p->dst_ip, p->dest_qp, p->psn, sigs[i % REORDER_CHUNK]);
+	}
+	for (c = 0; c < REORDER_CTR_MAX; c++)
+		ctx->ctr[c] += ctr[c];
+	return o.kept;
+}
+
+static uint64_t
+reorder_next_due_ns(const void *priv)
+{
+	const struct reorder_priv *rp = priv;
+
+	if (rp->ready_n > 0)
+		return rp->ready_since_ns;
+	if (rp->n_used == 0)
+		return UINT64_MAX;
+	return reorder_oldest(rp)->t_hold_ns + rp->timeout_ns;
+}
+
+/* The ready ring first (in order), then the holes whose oldest packet has waited long enough. */
+static uint16_t
+reorder_release(void *priv, struct rte_mbuf **pkts, uint16_t cap, struct emu_burst_ctx *ctx)
+{
+	struct reorder_priv *rp = priv;
+	uint64_t ctr[REORDER_CTR_MAX] = { 0 };
+	struct reorder_out o = { .pkts = pkts, .limit = cap, .ts_ns = ctx->now_ns,
+				 .now_ns = ctx->now_ns, .ctr = ctr, .ctx = ctx };
+	unsigned int c;
+
+	if (reorder_next_due_ns(rp) > ctx->now_ns)
+		return 0; /* the common case: nothing due */
+	while (rp->ready_n > 0 && o.kept < cap) {
+		struct reorder_ready *r = &rp->ready[rp->ready_head];
+
+		rp->ready_head = (rp->ready_head + 1) & rp->ready_mask;
+		rp->ready_n--;
+		if (rp->qps[r->qp].gen == r->gen)
+			rp->qps[r->qp].n_ready--;
+		pkts[o.kept++] = r->m;
+	}
+	while (rp->ready_n == 0 && o.kept < cap && rp->n_used > 0 &&
+	       reorder_oldest(rp)->t_hold_ns + rp->timeout_ns <= ctx->now_ns) {
+		uint32_t qi = reorder_oldest(rp)->qp;
+		struct reorder_qp *q = &rp->qps[qi];
+
+		/* give up the hole before its lowest held PSN */
+		q->expected = rp->nodes[rp->nodes[reorder_qs(rp, qi)].next].psn;
+		q->sync = false;
+		ctr[REORDER_CTR_TIMEOUTS]++;
+		reorder_run(rp, &o, qi, REORDER_CTR_RELEASED_TIMEOUT, false);
+	}
+	for (c = 0; c < REORDER_CTR_MAX; c++)
+		ctx->ctr[c] += ctr[c];
+	return o.kept;
+}
+
+static uint64_t
+reorder_held(const void *priv)
+{
+	const struct reorder_priv *rp = priv;
+
+	return (uint64_t)rp->n_used + rp->ready_n;
+}
+
+static void
+reorder_summary(const void *priv, char *buf, size_t len)
+{
+	const struct reorder_priv *rp = priv;
+
+	snprintf(buf, len, "%" PRIu32 " QPs tracked, %" PRIu32 " packets held (%" PRIu32 " due), "
+		 "at most %" PRIu32 " for one QP", rp->n_qps, rp->n_used, rp->ready_n,
+		 rp->max_depth);
+}
+
+/* ---- configuration ---- */
+
+struct reorder_cfg {
+	double timeout_us;
+	int64_t max_held, max_qps, start;
+	const char *policy;
+	uint32_t n_buckets, ready_slots;
+};
+
+/* Every key but ports and match (init() and needs() both read them). */
+static int
+reorder_cfg_read(const json_t *cfg, const char *path, struct reorder_cfg *c, struct emu_err *err)
+{
+	const json_t *v = json_object_get(cfg, "start");
+	char p1[EMU_JSON_PATH_LEN];
+	int rc;
+
+	rc = emu_json_get_num(cfg, path, "timeout_us", false, REORDER_TIMEOUT_US_DEFAULT, 0, true,
+			      10e6, &c->timeout_us, err);
+	if (rc == 0 && llround(c->timeout_us * 1000.0) == 0)
+		rc = emu_err_set(err, "%s.timeout_us: must be at least 0.001 (1 ns), got %g", path,
+				 c->timeout_us);
+	if (rc == 0)
+		rc = emu_json_get_int(cfg, path, "max_held_pkts", false, REORDER_MAX_HELD_DEFAULT,
+				      1, 4194304, &c->max_held, err);
+	if (rc == 0)
+		rc = emu_json_get_int(cfg, path, "max_qps", false, REORDER_MAX_QPS_DEFAULT,
+				      REORDER_WAYS, 1048576, &c->max_qps, err);
+	if (rc == 0)
+		rc = emu_json_get_str(cfg, path, "policy", false, "flush", &c->policy, err);
+	if (rc == 0 && strcmp(c->policy, "flush") != 0 && strcmp(c->policy, "drop") != 0)
+		rc = emu_err_set(err, "%s.policy: must be \"flush\" or \"drop\", got \"%s\"", path,
+				 c->policy);
+	if (rc != 0)
+		return rc;
+	emu_json_path(p1, sizeof(p1), path, "start");
+	c->start = -1; /* "first" */
+	if (v != NULL && !json_is_integer(v) &&
+	    !(json_is_string(v) && strcmp(json_string_value(v), "first") == 0))
+		return emu_err_set(err, "%s: must be \"first\" or a PSN 0-16777215, got %s", p1,
+				   json_is_string(v) ? "another string" : emu_json_type_name(v));
+	if (json_is_integer(v) &&
+	    (rc = emu_json_int_value(v, p1, 0, REORDER_PSN_MASK, &c->start, err)) != 0)
+		return rc;
+	c->n_buckets = rte_align32pow2((uint32_t)((c->max_qps + REORDER_WAYS - 1) / REORDER_WAYS));
+	c->ready_slots = rte_align32pow2((uint32_t)(2 * c->max_held + REORDER_READY_SLACK));
+	return 0;
+}
+
+static int
+reorder_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, struct emu_err *err)
+{
+	const json_t *match = json_object_get(cfg, "match");
+	struct reorder_priv *rp = priv;
+	char p1[EMU_JSON_PATH_LEN];
+	struct reorder_cfg c;
+	uint32_t i;
+	int rc;
+
+	if (!env->egress)
+		return emu_err_set(err, "%s.type: \"reorder\" must be in the egress list (it sorts "
+				   "what the paths deliver, in front of the receiving NIC)",
+				   env->path);
+	rc = reorder_cfg_read(cfg, env->path, &c, err);
+	emu_json_path(p1, sizeof(p1), env->path, "match");
+	if (rc == 0 && match != NULL)
+		rc = emu_match_parse(match, p1, env->port_names, env->n_ports,
+				     env->out_port_known, &rp->match, err);
+	if (rc == 0)
+		rc = emu_stage_port_mask(cfg, env, "ports", &rp->port_mask, err);
+	if (rc != 0 || env->check_only)
+		return rc;
+	rp->has_match = match != NULL;
+	rp->policy_drop = strcmp(c.policy, "drop") == 0;
+	rp->start_first = c.start < 0;
+	rp->start_psn = c.start < 0 ? 0 : (uint32_t)c.start;
+	rp->timeout_ns = (uint64_t)llround(c.timeout_us * 1000.0);
+	rp->nodes = calloc((size_t)c.max_held + 1 + (size_t)c.n_buckets * REORDER_WAYS,
+			   sizeof(*rp->nodes));
+	rp->qps = aligned_alloc(RTE_CACHE_LINE_SIZE, (size_t)c.n_buckets * REORDER_WAYS *
+				sizeof(*rp->qps));
+	rp->ready = calloc(c.ready_slots, sizeof(*rp->ready));
+	if (rp->nodes == NULL || rp->qps == NULL || rp->ready == NULL)
+		return emu_err_setrc(err, -ENOMEM, "%s.max_held_pkts: cannot allocate %" PRId64
+				     " held packets and %" PRId64 " QPs", env->path, c.max_held,
+				     c.max_qps);
+	memset(rp->qps, 0, (size_t)c.n_buckets * REORDER_WAYS * sizeof(*rp->qps));
+	rp->max_held = (uint32_t)c.max_held;
+	for (i = 0; i < rp->max_held; i++)
+		rp->nodes[i].next = i + 1 < rp->max_held ? i + 1 : REORDER_NIL;
+	rp->nodes[i].older = rp->nodes[i].newer = i; /* the arrival list's sentinel */
+	rp->bucket_mask = c.n_buckets - 1;
+	rp->ready_mask = c.ready_slots - 1;
+	return 0;
+}
+
+static int
+reorder_needs(const json_t *cfg, const struct emu_stage_env *env, struct emu_stage_needs *needs,
+	      struct emu_err *err)
+{
+	struct reorder_cfg c;
+	int rc = reorder_cfg_read(cfg, env->path, &c, err);
+
+	if (rc != 0)
+		return rc;
+	/* nodes, the ready ring and the QP table (the packets come from the switch's pool) */
+	needs->mem_bytes = (uint64_t)(c.max_held + 1) * sizeof(struct reorder_node) +
+			   (uint64_t)c.ready_slots * sizeof(struct reorder_ready) +
+			   (uint64_t)c.n_buckets * REORDER_WAYS *
+				   (sizeof(struct reorder_qp) + sizeof(struct reorder_node));
+	snprintf(needs->mem_key, sizeof(needs->mem_key), "max_held_pkts");
+	return 0;
+}
+
+static void
+reorder_free(void *priv)
+{
+	struct reorder_priv *rp = priv;
+	uint32_t i, k = REORDER_ARR(rp);
+
+	for (i = 0; i < rp->n_used; i++) { /* n_used > 0: the nodes and the sentinel are there */
+		k = rp->nodes[k].newer;
+		rte_pktmbuf_free(rp->nodes[k].m);
+	}
+	for (; rp->ready != NULL && rp->ready_n > 0; rp->ready_n--) {
+		rte_pktmbuf_free(rp->ready[rp->ready_head].m);
+		rp->ready_head = (rp->ready_head + 1) & rp->ready_mask;
+	}
+	free(rp->nodes);
+	free(rp->qps);
+	free(rp->ready);
+	memset(rp, 0, sizeof(*rp));
+}
+
+const struct emu_stage_ops emu_stage_reorder = {
+	.type = "reorder",
+	.priv_size = sizeof(struct reorder_priv),
+	.ctr_names = reorder_ctr_names,
+	.n_ctr = REORDER_CTR_MAX,
+	.keys = reorder_keys,
+	.init = reorder_init,
+	.needs = reorder_needs,
+	.process = reorder_process,
+	.free = reorder_free,
+	.held = reorder_held,
+	.summary = reorder_summary,
+	.next_due_ns = reorder_next_due_ns,
+	.release = reorder_release,
+};
