@@ -42,7 +42,8 @@ emu_keys_unknown(const char *path, const struct emu_key_table *t, struct emu_err
 		used += snprintf(list + used, sizeof(list) - used, "%s%s", n++ ? ", " : "",
 				 t->extra_names[i]);
 	for (i = 0; i < t->n_keys && used < sizeof(list); i++)
-		used += snprintf(list + used, sizeof(list) - used, "%s%s", n++ ? ", " : "",
+		if (!t->keys[i].unlisted)
+			used += snprintf(list + used, sizeof(list) - used, "%s%s", n++ ? ", " : "",
 				 t->keys[i].name);
 	return emu_err_set(err, "%s: unknown key (known: %s)", path, list);
 }

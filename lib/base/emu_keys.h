@@ -45,10 +45,14 @@ struct emu_key {
 	const char *sdef;  /**< default of a string (a bool's is idef) */
 	const char *const *enum_vals; /**< NULL-terminated allowed strings */
 	const struct emu_key_table *sub;
+	/** EMU_KEY_ANY: NULL-terminated alternatives, written as "oneOf" */
+	const struct emu_key_table *const *one_of;
 	enum emu_key_type item; /**< EMU_KEY_ARR: the type of the items */
 	/** EMU_KEY_ANY: the whole schema; otherwise extra keywords merged in ("minItems"...) */
 	const char *schema;
 	const char *desc;
+	/** accepted and in the schema, but not named in "unknown key (known: ...)" ("$schema") */
+	bool unlisted;
 };
 
 struct emu_key_table {
@@ -63,6 +67,8 @@ struct emu_key_table {
 	const char *const *names;
 	/** Keys the loader itself allows besides these (a stage's "type" and "name") */
 	const char *const *extra_names;
+	/** Optional: keys not listed are free names (events) whose values follow this table */
+	const struct emu_key_table *any_key;
 };
 
 #define EMU_KEY_TABLE(t, d, k) \
@@ -97,6 +103,10 @@ struct emu_key_table {
 #define EMU_K_ANY(n, s, ds) { .name = (n), .type = EMU_KEY_ANY, .schema = (s), .desc = (ds) }
 #define EMU_K_ANY_OR(n, s, t, ds) { .name = (n), .type = EMU_KEY_ANY, .schema = (s), .sub = (t), \
 	.desc = (ds) }
+
+/** "$schema", accepted at the top of pipelines and profiles (editors read it; we do not). */
+#define EMU_K_SCHEMA_URI { .name = "$schema", .type = EMU_KEY_STR, .unlisted = true, \
+	.desc = "the JSON Schema of this file (rocemu schema), for editors; not read" }
 
 /** The entry of @p name in @p t, or NULL. */
 const struct emu_key *emu_key_find(const struct emu_key_table *t, const char *name);

@@ -94,6 +94,21 @@ emu_key_schema_type(const struct emu_key *k, enum emu_key_type type, struct emu_
 			json_decref(s);
 			return NULL;
 		}
+		if (k->one_of != NULL) {
+			json_t *alts = json_array();
+			unsigned int j;
+
+			for (j = 0; alts != NULL && k->one_of[j] != NULL; j++) {
+				e = emu_keys_schema(k->one_of[j], err);
+				if (e == NULL) {
+					json_decref(alts);
+					json_decref(s);
+					return NULL;
+				}
+				json_array_append_new(alts, e);
+			}
+			json_object_set_new(s, "oneOf", alts);
+		}
 		if (k->sub != NULL) {
 			e = emu_keys_schema(k->sub, err);
 			if (e == NULL) {
@@ -160,7 +175,14 @@ emu_keys_schema(const struct emu_key_table *t, struct emu_err *err)
 	if (json_array_size(req) > 0)
 		json_object_set(s, "required", req);
 	json_decref(req);
-	json_object_set_new(s, "additionalProperties", json_false());
+	if (t->any_key != NULL) {
+		ks = emu_keys_schema(t->any_key, err);
+		if (ks == NULL)
+			goto fail;
+		json_object_set_new(s, "additionalProperties", ks);
+	} else {
+		json_object_set_new(s, "additionalProperties", json_false());
+	}
 	return s;
 fail:
 	json_decref(s);

@@ -13,6 +13,42 @@ const char *const emu_match_keys[] = { "ports", "out_ports", "direction", "src_i
 				       "dest_qp", "psn", "ackreq", "priority", "ecn", "iteration",
 				       "every_nth", "nth", "from_s", "until_s", NULL };
 
+#define PORTS_SCHEMA "{\"type\": \"array\", \"items\": {\"type\": \"string\"}}"
+#define PREFIX_SCHEMA "{\"type\": \"string\"}"
+static const struct emu_key emu_match_entries[] = {
+	EMU_K_ANY("ports", PORTS_SCHEMA, "ingress port names (the egress port's in the egress list)"),
+	EMU_K_ANY("out_ports", PORTS_SCHEMA, "egress port names (after forward, or on egress)"),
+	EMU_K_ANY("direction", "{\"type\": \"string\", \"pattern\": \"->\"}",
+		  "\"IN->OUT\": two port names; not with ports or out_ports"),
+	EMU_K_ANY("src_ip", PREFIX_SCHEMA, "source address or prefix (IPv4 or IPv6, a/len)"),
+	EMU_K_ANY("dst_ip", PREFIX_SCHEMA, "destination address or prefix"),
+	EMU_K_INT_DYN("udp_sport", 0, 65535, "UDP source port"),
+	EMU_K_ANY("opcode", "{\"anyOf\": [{\"type\": \"integer\", \"minimum\": 0, "
+		  "\"maximum\": 255}, {\"type\": \"string\"}, {\"type\": \"array\"}]}",
+		  "BTH opcode (0-255), an opcode class name (data, ack, nak, cnp, read, send, "
+		  "write), or a list of them. Polymorphic"),
+	EMU_K_INT_DYN("dest_qp", 0, ROCE_QPN_MASK, "BTH destination QP"),
+	EMU_K_ANY("psn", "{\"anyOf\": [{\"type\": \"integer\", \"minimum\": 0, "
+		  "\"maximum\": 16777215}, {\"type\": \"array\", \"minItems\": 2, "
+		  "\"maxItems\": 2, \"items\": {\"type\": \"integer\", \"minimum\": 0, "
+		  "\"maximum\": 16777215}}]}",
+		  "a PSN, or [lo, hi] (inclusive). Polymorphic"),
+	{ .name = "ackreq", .type = EMU_KEY_BOOL, .desc = "BTH AckReq bit" },
+	EMU_K_INT_DYN("priority", 0, 7, "the packet's priority"),
+	EMU_K_INT_DYN("ecn", 0, 3, "the IP ECN field"),
+	EMU_K_INT_DYN("iteration", 1, 255, "collective iteration (from the iteration tracker)"),
+	EMU_K_INT_DYN("every_nth", 1, INT64_MAX, "every n-th matching packet; not with nth"),
+	EMU_K_INT_DYN("nth", 1, INT64_MAX, "only the n-th matching packet; not with every_nth"),
+	EMU_K_NUM("from_s", 0, 0, false, 1e6, "from this time (s) of the run"),
+	EMU_K_NUM("until_s", 1e6, 0, false, 1e6, "until this time (s), > from_s"),
+};
+const struct emu_key_table emu_match_table = {
+	.title = "match", .desc = "a packet matches when it meets every key given",
+	.keys = emu_match_entries, .n_keys = sizeof(emu_match_entries) / sizeof(emu_match_entries[0]),
+	.names = emu_match_keys,
+};
+#define T (&emu_match_table)
+
 static const char *const emu_opclass_names[] = {
 	[EMU_OPCLASS_DATA] = "data", [EMU_OPCLASS_ACK] = "ack",	    [EMU_OPCLASS_NAK] = "nak",
 	[EMU_OPCLASS_CNP] = "cnp",   [EMU_OPCLASS_READ] = "read",   [EMU_OPCLASS_SEND] = "send",
@@ -216,7 +252,7 @@ emu_match_parse(const json_t *obj, const char *path, const char *const *port_nam
 	memset(m, 0, sizeof(*m));
 	rc = emu_json_expect_object(obj, path, err);
 	if (rc == 0)
-		rc = emu_json_check_keys(obj, path, emu_match_keys, err);
+		rc = emu_keys_check(obj, path, T, err);
 	if (rc != 0)
 		return rc;
 	v = json_object_get(obj, "ports");
@@ -279,14 +315,14 @@ emu_match_parse(const json_t *obj, const char *path, const char *const *port_nam
 			return -EINVAL;
 	}
 	if (json_object_get(obj, "udp_sport") != NULL) {
-		rc = emu_json_get_int(obj, path, "udp_sport", true, 0, 0, 65535, &x, err);
+		rc = emu_key_int_req(obj, path, T, "udp_sport", &x, err);
 		if (rc != 0)
 			return rc;
 		m->udp_sport = (uint16_t)x;
 		m->flags |= EMU_MATCH_UDP_SPORT;
 	}
 	if (json_object_get(obj, "dest_qp") != NULL) {
-		rc = emu_json_get_int(obj, path, "dest_qp", true, 0, 0, ROCE_QPN_MASK, &x, err);
+		rc = emu_key_int_req(obj, path, T, "dest_qp", &x, err);
 		if (rc != 0)
 			return rc;
 		m->dest_qp = (uint32_t)x;
@@ -295,38 +331,38 @@ emu_match_parse(const json_t *obj, const char *path, const char *const *port_nam
 	if (json_object_get(obj, "ackreq") != NULL) {
 		bool b;
 
-		rc = emu_json_get_bool(obj, path, "ackreq", true, false, &b, err);
+		rc = emu_key_bool_req(obj, path, T, "ackreq", &b, err);
 		if (rc != 0)
 			return rc;
 		m->ackreq = b;
 		m->flags |= EMU_MATCH_ACKREQ;
 	}
 	if (json_object_get(obj, "priority") != NULL) {
-		rc = emu_json_get_int(obj, path, "priority", true, 0, 0, 7, &x, err);
+		rc = emu_key_int_req(obj, path, T, "priority", &x, err);
 		if (rc != 0)
 			return rc;
 		m->priority = (uint8_t)x;
 		m->flags |= EMU_MATCH_PRIORITY;
 	}
 	if (json_object_get(obj, "ecn") != NULL) {
-		rc = emu_json_get_int(obj, path, "ecn", true, 0, 0, 3, &x, err);
+		rc = emu_key_int_req(obj, path, T, "ecn", &x, err);
 		if (rc != 0)
 			return rc;
 		m->ecn = (uint8_t)x;
 		m->flags |= EMU_MATCH_ECN;
 	}
 	if (json_object_get(obj, "iteration") != NULL) {
-		rc = emu_json_get_int(obj, path, "iteration", true, 0, 1, 255, &x, err);
+		rc = emu_key_int_req(obj, path, T, "iteration", &x, err);
 		if (rc != 0)
 			return rc;
 		m->iteration = (uint32_t)x;
 		m->flags |= EMU_MATCH_ITERATION;
 	}
-	rc = emu_json_get_int(obj, path, "every_nth", false, 0, 1, INT64_MAX, &x, err);
+	rc = emu_key_int_def(obj, path, T, "every_nth", 0, &x, err);
 	if (rc != 0)
 		return rc;
 	m->every_nth = (uint64_t)x;
-	rc = emu_json_get_int(obj, path, "nth", false, 0, 1, INT64_MAX, &x, err);
+	rc = emu_key_int_def(obj, path, T, "nth", 0, &x, err);
 	if (rc != 0)
 		return rc;
 	m->nth = (uint64_t)x;
@@ -334,10 +370,9 @@ emu_match_parse(const json_t *obj, const char *path, const char *const *port_nam
 		emu_json_path(p1, sizeof(p1), path, "nth");
 		return emu_err_set(err, "%s: \"nth\" and \"every_nth\" exclude each other", p1);
 	}
-	rc = emu_json_get_num(obj, path, "from_s", false, 0, 0, false, 1e6, &from_s, err);
+	rc = emu_key_num(obj, path, T, "from_s", &from_s, err);
 	if (rc == 0)
-		rc = emu_json_get_num(obj, path, "until_s", false, 1e6, 0, false, 1e6, &until_s,
-				      err);
+		rc = emu_key_num(obj, path, T, "until_s", &until_s, err);
 	if (rc != 0)
 		return rc;
 	if (until_s <= from_s) {
