@@ -55,6 +55,21 @@ struct emu_key {
 	bool unlisted;
 };
 
+/**
+ * A rule across keys, for the schema only (the loader states it in its own words): when
+ * @c key has one of @c vals (a string key; its default counts when it is absent) or, with
+ * @c vals NULL, when @c key is present, the keys @c required must be there and the keys
+ * @c forbidden must not. Written as "if"/"then".
+ */
+struct emu_key_rule {
+	const char *key;
+	const char *const *vals;
+	const char *const *required;
+	const char *const *forbidden;
+};
+
+#define EMU_KEY_LIST(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
 struct emu_key_table {
 	const char *title;
 	const char *desc;
@@ -69,6 +84,10 @@ struct emu_key_table {
 	const char *const *extra_names;
 	/** Optional: keys not listed are free names (events) whose values follow this table */
 	const struct emu_key_table *any_key;
+	/** Optional: rules across keys (schema only), and schema text merged into the object's */
+	const struct emu_key_rule *rules;
+	unsigned int n_rules;
+	const char *schema;
 };
 
 #define EMU_KEY_TABLE(t, d, k) \
@@ -98,6 +117,8 @@ struct emu_key_table {
 #define EMU_K_MAP(n, t, ds) { .name = (n), .type = EMU_KEY_MAP, .sub = (t), .desc = (ds) }
 #define EMU_K_ARR(n, it, t, extra, ds) { .name = (n), .type = EMU_KEY_ARR, .item = (it), \
 	.sub = (t), .schema = (extra), .desc = (ds) }
+#define EMU_K_ARR_REQ(n, it, t, extra, ds) { .name = (n), .type = EMU_KEY_ARR, .item = (it), \
+	.sub = (t), .schema = (extra), .required = true, .desc = (ds) }
 #define EMU_K_ARR_INT(n, lo, hi, extra, ds) { .name = (n), .type = EMU_KEY_ARR, \
 	.item = EMU_KEY_INT, .imin = (lo), .imax = (hi), .schema = (extra), .desc = (ds) }
 #define EMU_K_ANY(n, s, ds) { .name = (n), .type = EMU_KEY_ANY, .schema = (s), .desc = (ds) }

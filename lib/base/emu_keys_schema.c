@@ -90,7 +90,7 @@ emu_key_schema_type(const struct emu_key *k, enum emu_key_type type, struct emu_
 		break;
 	case EMU_KEY_ANY:
 		/* the schema text, or with sub: either that or an object of sub */
-		if (k->type != EMU_KEY_ANY && k->schema != NULL && emu_key_schema_merge(s, k->schema, k->name, err) != 0) {
+		if (k->schema != NULL && emu_key_schema_merge(s, k->schema, k->name, err) != 0) {
 			json_decref(s);
 			return NULL;
 		}
@@ -131,13 +131,55 @@ emu_key_schema(const struct emu_key *k, struct emu_err *err)
 
 	if (s == NULL)
 		return NULL;
-	if (k->type != EMU_KEY_ANY && k->schema != NULL && emu_key_schema_merge(s, k->schema, k->name, err) != 0) {
+	if (k->type != EMU_KEY_ANY && k->schema != NULL &&
+	    emu_key_schema_merge(s, k->schema, k->name, err) != 0) {
 		json_decref(s);
 		return NULL;
 	}
 	if (k->desc != NULL && json_object_get(s, "description") == NULL)
 		json_object_set_new(s, "description", json_string(k->desc));
 	return s;
+}
+
+static json_t *
+emu_keys_names(const char *const *names)
+{
+	json_t *a = json_array();
+	unsigned int i;
+
+	for (i = 0; names != NULL && names[i] != NULL; i++)
+		json_array_append_new(a, json_string(names[i]));
+	return a;
+}
+
+/* One rule as {"if": ..., "then": ...}. */
+static json_t *
+emu_keys_rule(const struct emu_key_table *t, const struct emu_key_rule *r)
+{
+	const struct emu_key *k = emu_key_find(t, r->key);
+	json_t *cond = json_object(), *then = json_object(), *no;
+	bool def_in = false;
+	unsigned int i;
+
+	if (r->vals != NULL) {
+		for (i = 0; r->vals[i] != NULL; i++)
+			if (k != NULL && k->sdef != NULL && strcmp(k->sdef, r->vals[i]) == 0)
+				def_in = true;
+		json_object_set_new(cond, "properties",
+				    json_pack("{s:{s:o}}", r->key, "enum", emu_keys_names(r->vals)));
+	}
+	/* "properties" holds when the key is absent: that is right only for its default */
+	if (!def_in)
+		json_object_set_new(cond, "required", json_pack("[s]", r->key));
+	if (r->required != NULL)
+		json_object_set_new(then, "required", emu_keys_names(r->required));
+	if (r->forbidden != NULL) {
+		no = json_object();
+		for (i = 0; r->forbidden[i] != NULL; i++)
+			json_object_set_new(no, r->forbidden[i], json_false());
+		json_object_set_new(then, "properties", no);
+	}
+	return json_pack("{s:o, s:o}", "if", cond, "then", then);
 }
 
 json_t *
@@ -175,6 +217,15 @@ emu_keys_schema(const struct emu_key_table *t, struct emu_err *err)
 	if (json_array_size(req) > 0)
 		json_object_set(s, "required", req);
 	json_decref(req);
+	if (t->n_rules > 0) {
+		json_t *all = json_array();
+
+		for (i = 0; i < t->n_rules; i++)
+			json_array_append_new(all, emu_keys_rule(t, &t->rules[i]));
+		json_object_set_new(s, "allOf", all);
+	}
+	if (t->schema != NULL && emu_key_schema_merge(s, t->schema, t->title, err) != 0)
+		goto fail;
 	if (t->any_key != NULL) {
 		ks = emu_keys_schema(t->any_key, err);
 		if (ks == NULL)

@@ -13,7 +13,7 @@ const char *const emu_match_keys[] = { "ports", "out_ports", "direction", "src_i
 				       "dest_qp", "psn", "ackreq", "priority", "ecn", "iteration",
 				       "every_nth", "nth", "from_s", "until_s", NULL };
 
-#define PORTS_SCHEMA "{\"type\": \"array\", \"items\": {\"type\": \"string\"}}"
+#define PORTS_SCHEMA "{\"type\": \"array\", \"minItems\": 1, \"items\": {\"type\": \"string\"}}"
 #define PREFIX_SCHEMA "{\"type\": \"string\"}"
 static const struct emu_key emu_match_entries[] = {
 	EMU_K_ANY("ports", PORTS_SCHEMA, "ingress port names (the egress port's in the egress list)"),
@@ -24,9 +24,9 @@ static const struct emu_key emu_match_entries[] = {
 	EMU_K_ANY("dst_ip", PREFIX_SCHEMA, "destination address or prefix"),
 	EMU_K_INT_DYN("udp_sport", 0, 65535, "UDP source port"),
 	EMU_K_ANY("opcode", "{\"anyOf\": [{\"type\": \"integer\", \"minimum\": 0, "
-		  "\"maximum\": 255}, {\"type\": \"string\"}, {\"type\": \"array\"}]}",
-		  "BTH opcode (0-255), an opcode class name (data, ack, nak, cnp, read, send, "
-		  "write), or a list of them. Polymorphic"),
+		  "\"maximum\": 255}, {\"enum\": [\"data\", \"ack\", \"nak\", \"cnp\", "
+		  "\"read\", \"send\", \"write\"]}]}",
+		  "BTH opcode (0-255) or an opcode class name. Polymorphic (integer or string)"),
 	EMU_K_INT_DYN("dest_qp", 0, ROCE_QPN_MASK, "BTH destination QP"),
 	EMU_K_ANY("psn", "{\"anyOf\": [{\"type\": \"integer\", \"minimum\": 0, "
 		  "\"maximum\": 16777215}, {\"type\": \"array\", \"minItems\": 2, "
@@ -46,6 +46,10 @@ const struct emu_key_table emu_match_table = {
 	.title = "match", .desc = "a packet matches when it meets every key given",
 	.keys = emu_match_entries, .n_keys = sizeof(emu_match_entries) / sizeof(emu_match_entries[0]),
 	.names = emu_match_keys,
+	.rules = (const struct emu_key_rule[]){
+		{ "nth", NULL, NULL, EMU_KEY_LIST("every_nth") },
+		{ "direction", NULL, NULL, EMU_KEY_LIST("ports", "out_ports") } },
+	.n_rules = 2,
 };
 #define T (&emu_match_table)
 

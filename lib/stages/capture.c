@@ -77,6 +77,9 @@ static const struct emu_key_table capture_key_table = {
 	.title = "capture", .desc = "writes the packets it sees (and drops) to a pcap/pcapng file",
 	.keys = capture_key_entries, .n_keys = RTE_DIM(capture_key_entries),
 	.names = capture_keys, .extra_names = emu_stage_extra_names,
+	/* drops (other than false) and annotate need a pcapng file */
+	.schema = "{\"anyOf\": [{\"properties\": {\"file\": {\"pattern\": \"\\\\.pcapng$\"}}}, "
+		  "{\"properties\": {\"drops\": {\"const\": false}, \"annotate\": false}}]}",
 };
 static const struct emu_key capture_set_entries[] = {
 	EMU_K_BOOL("enabled", true, "start or stop capturing"),

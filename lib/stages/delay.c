@@ -75,13 +75,25 @@ static const struct emu_key delay_rule_entries[] = {
 	EMU_K_NUM_DYN("shape", 0, true, 100, "Pareto shape; required with pareto"),
 	EMU_K_STR("table", NULL, "a CDF file (delay_us probability lines); required with table"),
 };
+/* which keys each distribution takes (the loader says it as "only for" / "required") */
+static const struct emu_key_rule delay_rule_rules[] = {
+	{ "dist", EMU_KEY_LIST("constant", "uniform", "normal", "pareto"),
+	  EMU_KEY_LIST("delay_us"), EMU_KEY_LIST("table") },
+	{ "dist", EMU_KEY_LIST("table"), EMU_KEY_LIST("table"), EMU_KEY_LIST("delay_us") },
+	{ "dist", EMU_KEY_LIST("uniform", "normal"), EMU_KEY_LIST("jitter_us"), NULL },
+	{ "dist", EMU_KEY_LIST("constant", "pareto", "table"), NULL, EMU_KEY_LIST("jitter_us") },
+	{ "dist", EMU_KEY_LIST("pareto"), EMU_KEY_LIST("shape"), NULL },
+	{ "dist", EMU_KEY_LIST("constant", "uniform", "normal", "table"), NULL,
+	  EMU_KEY_LIST("shape") },
+};
 static const struct emu_key_table delay_rule_table = {
 	.title = "delay rule", .desc = "the first rule whose match a packet meets delays it",
 	.keys = delay_rule_entries, .n_keys = RTE_DIM(delay_rule_entries),
 	.names = delay_rule_keys,
+	.rules = delay_rule_rules, .n_rules = RTE_DIM(delay_rule_rules),
 };
 static const struct emu_key delay_key_entries[] = {
-	EMU_K_ARR("rules", EMU_KEY_OBJ, &delay_rule_table, "{\"minItems\": 1, \"maxItems\": 16}",
+	EMU_K_ARR_REQ("rules", EMU_KEY_OBJ, &delay_rule_table, "{\"minItems\": 1, \"maxItems\": 16}",
 		  "1-16 rules, the first match applies"),
 	EMU_K_BOOL("reorder", false, "packets leave when due (false: never before a packet that "
 		   "came earlier)"),

@@ -76,10 +76,17 @@ static const struct emu_key forward_key_entries[] = {
 	EMU_K_NUM("ageing_s", 300, 0, true, 1e6, "learned entries expire after (s)"),
 	EMU_K_INT("max_macs", 4096, 8, 1 << 20, "MAC table size"),
 };
+static const struct emu_key_rule forward_rules[] = {
+	{ "mode", EMU_KEY_LIST("pairs"), NULL,
+	  EMU_KEY_LIST("macs", "unknown", "ageing_s", "max_macs") },
+	{ "mode", EMU_KEY_LIST("static", "learning"), NULL, EMU_KEY_LIST("pairs") },
+	{ "mode", EMU_KEY_LIST("static"), EMU_KEY_LIST("macs"), NULL },
+};
 static const struct emu_key_table forward_key_table = {
 	.title = "forward", .desc = "chooses each packet's egress port",
 	.keys = forward_key_entries, .n_keys = RTE_DIM(forward_key_entries),
 	.names = forward_keys, .extra_names = emu_stage_extra_names,
+	.rules = forward_rules, .n_rules = RTE_DIM(forward_rules),
 };
 #define T (&forward_key_table)
 

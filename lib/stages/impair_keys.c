@@ -88,13 +88,24 @@ static const struct emu_key event_entries[] = {
 	EMU_K_NUM_DYN("delay_us", 0, true, 10e6, "action delay (required with it): by this (us)"),
 	EMU_K_BOOL("enabled", true, "active from the start (a profile can change it)"),
 };
+static const struct emu_key_rule event_rules[] = {
+	{ "action", EMU_KEY_LIST("drop", "ecn_mark", "duplicate", "rewrite", "delay"), NULL,
+	  EMU_KEY_LIST("corrupt") },
+	{ "action", EMU_KEY_LIST("rewrite"), EMU_KEY_LIST("rewrite"), NULL },
+	{ "action", EMU_KEY_LIST("drop", "ecn_mark", "duplicate", "corrupt", "delay"), NULL,
+	  EMU_KEY_LIST("rewrite") },
+	{ "action", EMU_KEY_LIST("delay"), EMU_KEY_LIST("delay_us"), NULL },
+	{ "action", EMU_KEY_LIST("drop", "ecn_mark", "duplicate", "corrupt", "rewrite"), NULL,
+	  EMU_KEY_LIST("delay_us") },
+};
 const struct emu_key_table impair_event_table = {
 	.title = "impair event", .desc = "an impairment applied to matching packets",
 	.keys = event_entries, .n_keys = DIM(event_entries), .names = impair_event_keys,
+	.rules = event_rules, .n_rules = DIM(event_rules),
 };
 
 static const struct emu_key impair_entries[] = {
-	EMU_K_ARR("events", EMU_KEY_OBJ, &impair_event_table, "{\"maxItems\": 16}",
+	EMU_K_ARR_REQ("events", EMU_KEY_OBJ, &impair_event_table, "{\"maxItems\": 16}",
 		  "up to 16 events, applied in order"),
 	EMU_K_INT("max_qps", 1024, 1, 1048576, "QPs tracked for match.iteration"),
 	EMU_K_INT("max_held_pkts", 65536, 64, 4194304, "packets held at once by delay actions"),

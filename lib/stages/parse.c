@@ -51,6 +51,9 @@ static const struct emu_key_table parse_key_table = {
 	.title = "parse", .desc = "parses RoCEv2 headers into the packet's metadata",
 	.keys = parse_key_entries, .n_keys = RTE_DIM(parse_key_entries), .names = parse_keys,
 	.extra_names = emu_stage_extra_names,
+	.rules = (const struct emu_key_rule[]){
+		{ "trust", EMU_KEY_LIST("pcp"), NULL, EMU_KEY_LIST("dscp_map") } },
+	.n_rules = 1,
 };
 #define T (&parse_key_table)
 

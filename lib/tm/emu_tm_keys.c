@@ -15,6 +15,7 @@
 #define EMU_INCAST_MAX_US 1e9 /* 1000 s */
 #define EMU_INCAST_MIN_FRAME 64
 
+#define DIM(a) (sizeof(a) / sizeof((a)[0]))
 #define PRIOS_SCHEMA "{\"uniqueItems\": true}"
 
 static const char *const emu_tm_sched_vals[] = { "strict", "dwrr", NULL };
@@ -47,9 +48,17 @@ static const struct emu_key emu_tm_pfc_keys[] = {
 		      "+ 2.72 MTU, XON = XOFF - MTU; instead of xoff_kb/xon_kb"),
 	EMU_K_INT("quanta", 0xFFFF, 1, 0xFFFF, "pause quanta (512 bit times) in the XOFF frames"),
 };
-const struct emu_key_table emu_tm_pfc_table =
-	EMU_KEY_TABLE("tm.ports[].pfc", "PFC on the port's lossless priorities: either xoff_kb "
-		      "and xon_kb, or cable_m", emu_tm_pfc_keys);
+static const struct emu_key_rule emu_tm_pfc_rules[] = {
+	{ "xoff_kb", NULL, EMU_KEY_LIST("xon_kb"), EMU_KEY_LIST("cable_m") },
+	{ "xon_kb", NULL, EMU_KEY_LIST("xoff_kb"), NULL },
+};
+const struct emu_key_table emu_tm_pfc_table = {
+	.title = "tm.ports[].pfc",
+	.desc = "PFC on the port's lossless priorities: either xoff_kb and xon_kb, or cable_m",
+	.keys = emu_tm_pfc_keys, .n_keys = DIM(emu_tm_pfc_keys),
+	.rules = emu_tm_pfc_rules, .n_rules = DIM(emu_tm_pfc_rules),
+	.schema = "{\"oneOf\": [{\"required\": [\"xoff_kb\"]}, {\"required\": [\"cable_m\"]}]}",
+};
 
 static const struct emu_key emu_tm_port_keys[] = {
 	EMU_K_STR_REQ("port", "name of a port of ports[]"),
@@ -76,9 +85,14 @@ static const struct emu_key emu_tm_port_keys[] = {
 		  "PFC watchdog: a priority paused this long (ms) ignores pause frames; 0: off"),
 };
 /* weights and lossless items: their ranges are read by the loaders from these entries */
-const struct emu_key_table emu_tm_port_table =
-	EMU_KEY_TABLE("tm.ports[]", "one switch port's egress: rate, delay, queues, ECN, PFC",
-		      emu_tm_port_keys);
+static const struct emu_key_rule emu_tm_port_rules[] = {
+	{ "scheduler", EMU_KEY_LIST("strict"), NULL, EMU_KEY_LIST("weights") },
+};
+const struct emu_key_table emu_tm_port_table = {
+	.title = "tm.ports[]", .desc = "one switch port's egress: rate, delay, queues, ECN, PFC",
+	.keys = emu_tm_port_keys, .n_keys = DIM(emu_tm_port_keys),
+	.rules = emu_tm_port_rules, .n_rules = DIM(emu_tm_port_rules),
+};
 
 static const struct emu_key emu_tm_buffer_keys[] = {
 	EMU_K_INT_DYN("total_kb", 1, EMU_TM_MAX_KB * 16LL,
@@ -88,8 +102,14 @@ static const struct emu_key emu_tm_buffer_keys[] = {
 	EMU_K_NUM("alpha", 1.0, 0.0, true, 64.0, "dynamic threshold factor; only with mode dynamic"),
 	EMU_K_INT("cell_bytes", 1, 1, 4096, "buffer accounting cell (bytes)"),
 };
-const struct emu_key_table emu_tm_buffer_table =
-	EMU_KEY_TABLE("tm.buffer", "the shared buffer", emu_tm_buffer_keys);
+static const struct emu_key_rule emu_tm_buffer_rules[] = {
+	{ "mode", EMU_KEY_LIST("static"), NULL, EMU_KEY_LIST("alpha") },
+};
+const struct emu_key_table emu_tm_buffer_table = {
+	.title = "tm.buffer", .desc = "the shared buffer",
+	.keys = emu_tm_buffer_keys, .n_keys = DIM(emu_tm_buffer_keys),
+	.rules = emu_tm_buffer_rules, .n_rules = DIM(emu_tm_buffer_rules),
+};
 
 static const struct emu_key emu_tm_keys[] = {
 	EMU_K_ARR("ports", EMU_KEY_OBJ, &emu_tm_port_table, NULL,
@@ -107,9 +127,14 @@ static const struct emu_key emu_tm_storm_keys[] = {
 	EMU_K_INT_REQ("rate_pps", 1, 10000000, "frames per second sent"),
 	EMU_K_BOOL("pause", false, "802.3x PAUSE (all priorities) instead of PFC"),
 };
-const struct emu_key_table emu_tm_storm_table =
-	EMU_KEY_TABLE("pfc_storm", "a PFC (or PAUSE) storm sent out of the port",
-		      emu_tm_storm_keys);
+const struct emu_key_table emu_tm_storm_table = {
+	.title = "pfc_storm", .desc = "a PFC (or PAUSE) storm sent out of the port",
+	.keys = emu_tm_storm_keys, .n_keys = DIM(emu_tm_storm_keys),
+	/* priorities: required for PFC, refused with "pause": true */
+	.schema = "{\"if\": {\"properties\": {\"pause\": {\"const\": true}}, \"required\": "
+		  "[\"pause\"]}, \"then\": {\"properties\": {\"priorities\": false}}, "
+		  "\"else\": {\"required\": [\"priorities\"]}}",
+};
 
 static const struct emu_key emu_tm_set_keys[] = {
 	EMU_K_NUM_DYN("rate_gbps", 1e-6, false, EMU_TM_MAX_RATE_GBPS, "egress line rate (Gb/s)"),
@@ -142,8 +167,18 @@ static const struct emu_key emu_incast_keys[] = {
 	EMU_K_BOOL("enabled", true, "whether the source sends from the start"),
 	EMU_K_STR("sink_port", NULL, "a ports[] name the frames are sent out of instead of port"),
 };
-const struct emu_key_table emu_incast_table =
-	EMU_KEY_TABLE("incast[]", "a synthetic incast source inside the switch", emu_incast_keys);
+static const struct emu_key_rule emu_incast_rules[] = {
+	{ "mode", EMU_KEY_LIST("on_off"), EMU_KEY_LIST("on_us", "off_us"), NULL },
+	{ "mode", EMU_KEY_LIST("continuous", "bursts"), NULL, EMU_KEY_LIST("on_us", "off_us") },
+	{ "mode", EMU_KEY_LIST("bursts"), EMU_KEY_LIST("message_kb", "period_us"), NULL },
+	{ "mode", EMU_KEY_LIST("continuous", "on_off"), NULL,
+	  EMU_KEY_LIST("message_kb", "period_us") },
+};
+const struct emu_key_table emu_incast_table = {
+	.title = "incast[]", .desc = "a synthetic incast source inside the switch",
+	.keys = emu_incast_keys, .n_keys = DIM(emu_incast_keys),
+	.rules = emu_incast_rules, .n_rules = DIM(emu_incast_rules),
+};
 
 static const struct emu_key emu_incast_set_keys[] = {
 	EMU_K_BOOL("enabled", true, "start or stop the source"),
