@@ -68,6 +68,10 @@ struct emu_key_rule {
 	const char *const *forbidden;
 };
 
+/** A numeric macro as text, for schema text: "{\"maxItems\": " EMU_KEYS_STR(N) "}". */
+#define EMU_KEYS_STR(x) EMU_KEYS_STR_(x)
+#define EMU_KEYS_STR_(x) #x
+
 #define EMU_KEY_LIST(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
 struct emu_key_table {

@@ -166,7 +166,8 @@ emu_keys_rule(const struct emu_key_table *t, const struct emu_key_rule *r)
 			if (k != NULL && k->sdef != NULL && strcmp(k->sdef, r->vals[i]) == 0)
 				def_in = true;
 		json_object_set_new(cond, "properties",
-				    json_pack("{s:{s:o}}", r->key, "enum", emu_keys_names(r->vals)));
+				    json_pack("{s:{s:o}}", r->key, "enum",
+					      emu_keys_names(r->vals)));
 	}
 	/* "properties" holds when the key is absent: that is right only for its default */
 	if (!def_in)

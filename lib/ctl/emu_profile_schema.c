@@ -48,7 +48,8 @@ static const struct emu_key emu_profile_entries[] = {
 	{ .name = "description", .type = EMU_KEY_STR, .schema = "{\"minLength\": 0}",
 	  .desc = "free text" },
 	EMU_K_INT_DYN("seed", 0, INT64_MAX, "the run's RNG seed (--seed wins over it)"),
-	{ .name = "phases", .type = EMU_KEY_ANY, .required = true, .schema = "{\"type\": \"array\"}",
+	{ .name = "phases", .type = EMU_KEY_ANY, .required = true,
+	  .schema = "{\"type\": \"array\"}",
 	  .desc = "phases and repeat blocks, in time order" },
 };
 const struct emu_key_table emu_profile_table = EMU_KEY_TABLE("rocemu profile",

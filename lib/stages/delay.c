@@ -70,7 +70,8 @@ static const struct emu_key delay_rule_entries[] = {
 	  .schema = "{\"enum\": [\"constant\", \"uniform\", \"normal\", \"pareto\", "
 		    "\"table\"]}",
 	  .desc = "distribution of the delay" },
-	EMU_K_NUM_DYN("delay_us", 0, false, 10e6, "delay (us; the mean or minimum); not with table"),
+	EMU_K_NUM_DYN("delay_us", 0, false, 10e6,
+		      "delay (us; the mean or minimum); not with table"),
 	EMU_K_NUM_DYN("jitter_us", 0, false, 10e6, "jitter (us); uniform (<= delay_us), normal"),
 	EMU_K_NUM_DYN("shape", 0, true, 100, "Pareto shape; required with pareto"),
 	EMU_K_STR("table", NULL, "a CDF file (delay_us probability lines); required with table"),
@@ -93,7 +94,8 @@ static const struct emu_key_table delay_rule_table = {
 	.rules = delay_rule_rules, .n_rules = RTE_DIM(delay_rule_rules),
 };
 static const struct emu_key delay_key_entries[] = {
-	EMU_K_ARR_REQ("rules", EMU_KEY_OBJ, &delay_rule_table, "{\"minItems\": 1, \"maxItems\": 16}",
+	EMU_K_ARR_REQ("rules", EMU_KEY_OBJ, &delay_rule_table,
+		      "{\"minItems\": 1, \"maxItems\": " EMU_KEYS_STR(DELAY_MAX_RULES) "}",
 		  "1-16 rules, the first match applies"),
 	EMU_K_BOOL("reorder", false, "packets leave when due (false: never before a packet that "
 		   "came earlier)"),
@@ -102,7 +104,8 @@ static const struct emu_key delay_key_entries[] = {
 	EMU_K_NUM("max_delay_us", 10e6, 0, true, 10e6, "delays are capped at this (us)"),
 };
 static const struct emu_key_table delay_key_table = {
-	.title = "delay", .desc = "delays packets by rule (constant, uniform, normal, pareto, table)",
+	.title = "delay",
+	.desc = "delays packets by rule (constant, uniform, normal, pareto, table)",
 	.keys = delay_key_entries, .n_keys = RTE_DIM(delay_key_entries), .names = delay_keys,
 	.extra_names = emu_stage_extra_names,
 };

@@ -61,7 +61,6 @@
 #include "lib/stages/stages.h"
 #include "lib/stages/impair_keys.h"
 
-#define IMPAIR_MAX_EVENTS 16
 #define IMPAIR_EV_CTRS 3
 #define IMPAIR_EV_CTR_MAX (IMPAIR_MAX_EVENTS * IMPAIR_EV_CTRS)
 #define IMPAIR_CTR_RELEASED IMPAIR_EV_CTR_MAX
@@ -155,9 +154,6 @@ impair_names_fill(const struct impair_priv *ip)
 	impair_ctr_names[IMPAIR_CTR_DROP_DELAY_FULL] = "drop_delay_full";
 }
 
-/* A loss model's probability, as its table @p t says. */
-#define impair_prob(obj, path, t, key, out, err) emu_key_num(obj, path, t, key, out, err)
-
 static int
 impair_loss_parse(const json_t *loss, const char *path, struct impair_event *ev,
 		  struct emu_err *err)
@@ -175,21 +171,21 @@ impair_loss_parse(const json_t *loss, const char *path, struct impair_event *ev,
 		ev->model = IMPAIR_MODEL_BERNOULLI;
 		rc = emu_keys_check(loss, path, &impair_bern_table, err);
 		if (rc == 0)
-			rc = impair_prob(loss, path, &impair_bern_table, "p", &ev->p, err);
+			rc = emu_key_num(loss, path, &impair_bern_table, "p", &ev->p, err);
 		return rc;
 	}
 	if (strcmp(model, "gilbert") == 0) {
 		ev->model = IMPAIR_MODEL_GILBERT;
 		rc = emu_keys_check(loss, path, &impair_ge_table, err);
 		if (rc == 0)
-			rc = impair_prob(loss, path, &impair_ge_table, "p", &ev->p, err);
+			rc = emu_key_num(loss, path, &impair_ge_table, "p", &ev->p, err);
 		if (rc == 0)
 			rc = emu_key_num_def(loss, path, &impair_ge_table, "r", 1.0 - ev->p, &ev->r,
 					     err);
 		if (rc == 0)
-			rc = impair_prob(loss, path, &impair_ge_table, "1-h", &ev->one_h, err);
+			rc = emu_key_num(loss, path, &impair_ge_table, "1-h", &ev->one_h, err);
 		if (rc == 0)
-			rc = impair_prob(loss, path, &impair_ge_table, "1-k", &ev->one_k, err);
+			rc = emu_key_num(loss, path, &impair_ge_table, "1-k", &ev->one_k, err);
 		return rc;
 	}
 	if (strcmp(model, "4state") == 0) {
@@ -197,15 +193,15 @@ impair_loss_parse(const json_t *loss, const char *path, struct impair_event *ev,
 		ev->state = 1;
 		rc = emu_keys_check(loss, path, &impair_s4_table, err);
 		if (rc == 0)
-			rc = impair_prob(loss, path, &impair_s4_table, "p13", &ev->p13, err);
+			rc = emu_key_num(loss, path, &impair_s4_table, "p13", &ev->p13, err);
 		if (rc == 0)
-			rc = impair_prob(loss, path, &impair_s4_table, "p31", &ev->p31, err);
+			rc = emu_key_num(loss, path, &impair_s4_table, "p31", &ev->p31, err);
 		if (rc == 0)
-			rc = impair_prob(loss, path, &impair_s4_table, "p32", &ev->p32, err);
+			rc = emu_key_num(loss, path, &impair_s4_table, "p32", &ev->p32, err);
 		if (rc == 0)
-			rc = impair_prob(loss, path, &impair_s4_table, "p23", &ev->p23, err);
+			rc = emu_key_num(loss, path, &impair_s4_table, "p23", &ev->p23, err);
 		if (rc == 0)
-			rc = impair_prob(loss, path, &impair_s4_table, "p14", &ev->p14, err);
+			rc = emu_key_num(loss, path, &impair_s4_table, "p14", &ev->p14, err);
 		if (rc != 0)
 			return rc;
 		if (ev->p13 + ev->p14 > 1.0) {

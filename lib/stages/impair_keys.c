@@ -105,7 +105,8 @@ const struct emu_key_table impair_event_table = {
 };
 
 static const struct emu_key impair_entries[] = {
-	EMU_K_ARR_REQ("events", EMU_KEY_OBJ, &impair_event_table, "{\"maxItems\": 16}",
+	EMU_K_ARR_REQ("events", EMU_KEY_OBJ, &impair_event_table,
+		      "{\"maxItems\": " EMU_KEYS_STR(IMPAIR_MAX_EVENTS) "}",
 		  "up to 16 events, applied in order"),
 	EMU_K_INT("max_qps", 1024, 1, 1048576, "QPs tracked for match.iteration"),
 	EMU_K_INT("max_held_pkts", 65536, 64, 4194304, "packets held at once by delay actions"),

@@ -6,6 +6,8 @@
 
 #include "lib/base/emu_keys.h"
 
+#define IMPAIR_MAX_EVENTS 16
+
 extern const char *const impair_keys[];
 extern const char *const impair_event_keys[];
 /** The stage object, one event, its loss models, and what a profile may change on an event. */

@@ -34,14 +34,16 @@ static const struct emu_key emu_pipeline_entries[] = {
 	{ .name = "description", .type = EMU_KEY_STR, .schema = "{\"minLength\": 0}",
 	  .desc = "free text" },
 	EMU_K_ARR_REQ("ports", EMU_KEY_OBJ, &emu_pipeline_port_table,
-		  "{\"minItems\": 1, \"maxItems\": 16}", "the switch's ports, 1-16"),
+		  "{\"minItems\": 1, \"maxItems\": " EMU_KEYS_STR(EMU_MAX_PORTS) "}",
+		  "the switch's ports, 1-16"),
 	EMU_K_ANY("ingress", "{\"type\": \"array\"}", "stages run on the way in, in order"),
 	EMU_K_ANY("egress", "{\"type\": \"array\"}", "stages run on the way out, in order"),
 	EMU_K_OBJ("tm", &emu_tm_table, "the traffic manager"),
 	{ .name = "mbufs", .type = EMU_KEY_INT, .has_def = true, .imin = 0, .imax = 1 << 26,
 	  .schema = "{\"not\": {\"exclusiveMinimum\": 0, \"exclusiveMaximum\": 1024}}",
 	  .desc = "packet buffers; 0: derived from the TM, else at least 1024" },
-	EMU_K_ARR("incast", EMU_KEY_OBJ, &emu_incast_table, "{\"maxItems\": 8}",
+	EMU_K_ARR("incast", EMU_KEY_OBJ, &emu_incast_table,
+		  "{\"maxItems\": " EMU_KEYS_STR(EMU_MAX_INCAST) "}",
 		  "synthetic incast sources, up to 8"),
 };
 const struct emu_key_table emu_pipeline_table =

@@ -42,7 +42,8 @@ static const struct emu_key emu_tm_pfc_keys[] = {
 		      "send XOFF when a lossless queue holds this much (KB); give it with xon_kb, "
 		      "or cable_m instead"),
 	EMU_K_INT_DYN("xon_kb", 0, EMU_TM_MAX_KB,
-		      "send XON when the queue drains below this (KB); only with xoff_kb, < xoff_kb"),
+		      "send XON when the queue drains below this (KB); only with xoff_kb, "
+		      "< xoff_kb"),
 	EMU_K_NUM_DYN("cable_m", 0.0, false, 100000.0,
 		      "cable length (m): XOFF from NVIDIA's formula (301 + 2.16 cable_m) x Gb/s "
 		      "+ 2.72 MTU, XON = XOFF - MTU; instead of xoff_kb/xon_kb"),
@@ -99,7 +100,8 @@ static const struct emu_key emu_tm_buffer_keys[] = {
 		      "shared buffer (KB); default: the sum of the ports' buffer_kb"),
 	EMU_K_ENUM("mode", "static", emu_tm_mode_vals,
 		   "static per-port limits, or dynamic thresholds (alpha x free buffer)"),
-	EMU_K_NUM("alpha", 1.0, 0.0, true, 64.0, "dynamic threshold factor; only with mode dynamic"),
+	EMU_K_NUM("alpha", 1.0, 0.0, true, 64.0,
+		  "dynamic threshold factor; only with mode dynamic"),
 	EMU_K_INT("cell_bytes", 1, 1, 4096, "buffer accounting cell (bytes)"),
 };
 static const struct emu_key_rule emu_tm_buffer_rules[] = {
@@ -159,11 +161,14 @@ static const struct emu_key emu_incast_keys[] = {
 		  "frame size (bytes), at most the ports' MTU + 14"),
 	EMU_K_ENUM("mode", "continuous", emu_incast_mode_vals,
 		   "continuous, on_off (on_us, off_us) or bursts (message_kb, period_us)"),
-	EMU_K_NUM_DYN("on_us", 0.0, true, EMU_INCAST_MAX_US, "on time (us); required with mode on_off"),
-	EMU_K_NUM_DYN("off_us", 0.0, false, EMU_INCAST_MAX_US, "off time (us); required with mode on_off"),
+	EMU_K_NUM_DYN("on_us", 0.0, true, EMU_INCAST_MAX_US,
+		      "on time (us); required with mode on_off"),
+	EMU_K_NUM_DYN("off_us", 0.0, false, EMU_INCAST_MAX_US,
+		      "off time (us); required with mode on_off"),
 	EMU_K_INT_DYN("message_kb", 1, 1024 * 1024,
 		      "message per sender per period (KB); required with mode bursts"),
-	EMU_K_NUM_DYN("period_us", 0.0, true, EMU_INCAST_MAX_US, "burst period (us); required with mode bursts"),
+	EMU_K_NUM_DYN("period_us", 0.0, true, EMU_INCAST_MAX_US,
+		      "burst period (us); required with mode bursts"),
 	EMU_K_BOOL("enabled", true, "whether the source sends from the start"),
 	EMU_K_STR("sink_port", NULL, "a ports[] name the frames are sent out of instead of port"),
 };

@@ -73,7 +73,8 @@ test_readers(void **state)
 	assert_int_not_equal(emu_key_int(o, "p", &table, "n", &v, &err), 0);
 	assert_string_equal(err.msg, "p.n: must be in [1, 10], got 11");
 	assert_int_not_equal(emu_key_str(o, "p", &table, "colour", &s, &err), 0);
-	assert_string_equal(err.msg, "p.colour: must be \"red\", \"green\" or \"blue\", got \"pink\"");
+	assert_string_equal(err.msg,
+			    "p.colour: must be \"red\", \"green\" or \"blue\", got \"pink\"");
 	assert_int_not_equal(emu_key_num(o, "p", &table, "ratio", &d, &err), 0);
 	assert_string_equal(err.msg, "p.ratio: must be > 0, got 0");
 	/* a key the table does not have is the caller's bug, said so */
