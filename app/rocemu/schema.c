@@ -14,9 +14,8 @@ static void
 schema_usage(FILE *f)
 {
 	fprintf(f, "usage: rocemu schema pipeline|profile [--out FILE]\n"
-		   "  writes the JSON Schema (draft 2020-12) of pipeline or profile files\n"
-		   "  to stdout\n"
-		   "  or FILE; point an editor at it with a top-level \"$schema\" key\n");
+		   "  writes the JSON Schema (draft 2020-12) of pipeline or profile files to\n"
+		   "  stdout or FILE; point an editor at it with a top-level \"$schema\" key\n");
 }
 
 int
