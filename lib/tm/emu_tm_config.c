@@ -25,19 +25,21 @@ const char *const emu_tm_ctr_names[EMU_TM_CTR_MAX] = {
 void
 emu_tm_port_cfg_default(struct emu_tm_port_cfg *pc)
 {
+	const struct emu_key_table *t = &emu_tm_port_table;
 	unsigned int i;
 
+	/* the defaults of the key table: the same for ports tm.ports[] does not list */
 	memset(pc, 0, sizeof(*pc));
-	pc->rate_bps = 100000000000ULL;
-	pc->limit_bytes = 4ULL << 20;
+	pc->rate_bps = (uint64_t)(emu_key_find(t, "rate_gbps")->def * 1e9 + 0.5);
+	pc->limit_bytes = (uint64_t)emu_key_find(t, "buffer_kb")->idef * 1024;
 	pc->queue_limit_bytes = pc->limit_bytes;
-	pc->queue_pkts = 4096;
-	pc->delay_ns = 0;
+	pc->queue_pkts = (uint32_t)emu_key_find(t, "queue_pkts")->idef;
+	pc->delay_ns = (uint64_t)(emu_key_find(t, "delay_us")->def * 1e3 + 0.5);
 	pc->scheduler = EMU_TM_SCHED_STRICT;
 	pc->lossless_mask = 1u << 3;
 	for (i = 0; i < EMU_TM_N_PRIO; i++)
 		pc->weights[i] = 1;
-	pc->pfc.quanta = 0xFFFF;
+	pc->pfc.quanta = (uint16_t)emu_key_find(&emu_tm_pfc_table, "quanta")->idef;
 }
 
 void
@@ -52,8 +54,8 @@ emu_tm_cfg_default(struct emu_tm_cfg *cfg, unsigned int n_ports)
 		cfg->buffer.total_bytes += cfg->ports[i].limit_bytes;
 	}
 	cfg->buffer.dynamic = false;
-	cfg->buffer.alpha = 1.0;
-	cfg->buffer.cell_bytes = 1;
+	cfg->buffer.alpha = emu_key_find(&emu_tm_buffer_table, "alpha")->def;
+	cfg->buffer.cell_bytes = (uint32_t)emu_key_find(&emu_tm_buffer_table, "cell_bytes")->idef;
 }
 
 /* Every key is read through its entry in emu_tm_keys.c (ranges, defaults, strings). */
