@@ -7,12 +7,13 @@ set -u
 # libcmocka-dev (unit tests are not built without it), tshark and its dumpcap (Wireshark
 # cross-checks in proto-tshark-*, replay-switch-cnp, e2e-rocegen), dpdk (dpdk-testpmd: the
 # benchmarks' baseline), the PMDs the tests open by name (net_null, net_pcap, net_af_packet,
-# net_memif: rocegen-args, e2e, benchmarks), clang + libFuzzer (-Dfuzz=true builds).
+# net_memif: rocegen-args, e2e, benchmarks), clang + libFuzzer (-Dfuzz=true builds),
+# python3-jsonschema (config-schema validates files against `rocemu schema`).
 ROCEMU_DEB_PACKAGES=(
 	build-essential pkg-config meson ninja-build python3
 	dpdk dpdk-dev libdpdk-dev libjansson-dev libpcap-dev libibverbs-dev rdma-core
 	librte-net-null23 librte-net-pcap23 librte-net-af-packet23 librte-net-memif23
-	libcmocka-dev clang libfuzzer-14-dev python3-matplotlib
+	libcmocka-dev clang libfuzzer-14-dev python3-matplotlib python3-jsonschema
 	tshark wireshark-common iproute2 iputils-ping ethtool
 )
 

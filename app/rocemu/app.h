@@ -92,6 +92,8 @@ int app_write_stats(const struct app_ctx *ctx, const char *file, struct emu_err 
 int app_live_main(int argc, char **argv);
 int app_replay_main(int argc, char **argv);
 int app_check_main(int argc, char **argv);
+/** rocemu schema pipeline|profile [--out FILE] (schema.c). */
+int app_schema_main(int argc, char **argv);
 
 #endif
 

@@ -253,6 +253,8 @@ main(int argc, char **argv)
 		return app_replay_main(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "check") == 0)
 		return app_check_main(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "schema") == 0)
+		return app_schema_main(argc - 1, argv + 1);
 	return app_live_main(argc, argv);
 }
 

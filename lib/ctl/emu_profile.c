@@ -10,10 +10,7 @@
 #include "lib/ctl/emu_profile.h"
 #include "lib/switch/emu_switch.h"
 
-static const char *const emu_profile_keys[] = { "description", "seed", "phases", NULL };
-static const char *const emu_phase_keys[] = { "name", "at_s", "duration_s", "tm", "stages",
-					      "incast", NULL };
-
+/* Keys, ranges and descriptions: emu_profile_schema.c. */
 #define EMU_PROFILE_MAX_S 1e6
 
 static int
@@ -134,13 +131,12 @@ emu_profile_plain(struct emu_profile *prof, unsigned int *cap, const json_t *ph,
 	double at_s, duration_s;
 	int rc;
 
-	rc = emu_json_check_keys(ph, path, emu_phase_keys, err);
+	rc = emu_keys_check(ph, path, &emu_phase_table, err);
 	if (rc == 0 && json_object_get(ph, "name") != NULL &&
 	    !json_is_string(json_object_get(ph, "name")))
 		rc = emu_err_set(err, "%s.name: must be a string", path);
 	if (rc == 0)
-		rc = emu_json_get_num(ph, path, "at_s", true, 0, 0, false, EMU_PROFILE_MAX_S,
-				      &at_s, err);
+		rc = emu_key_num(ph, path, &emu_phase_table, "at_s", &at_s, err);
 	if (rc != 0)
 		return rc;
 	if (limit_s > 0 && at_s >= limit_s)
@@ -152,8 +148,7 @@ emu_profile_plain(struct emu_profile *prof, unsigned int *cap, const json_t *ph,
 	*last_s = at_s;
 	at_ns = base_ns + (uint64_t)llround(at_s * 1e9);
 	if (json_object_get(ph, "duration_s") != NULL) {
-		rc = emu_json_get_num(ph, path, "duration_s", true, 0, 0, true, EMU_PROFILE_MAX_S,
-				      &duration_s, err);
+		rc = emu_key_num_req(ph, path, &emu_phase_table, "duration_s", &duration_s, err);
 		if (rc != 0)
 			return rc;
 		if (llround(duration_s * 1e9) == 0)
@@ -164,10 +159,6 @@ emu_profile_plain(struct emu_profile *prof, unsigned int *cap, const json_t *ph,
 	return emu_profile_phase(prof, cap, ph, path, sw, at_ns, end_ns, err);
 }
 
-static const char *const emu_repeat_keys[] = { "name", "at_s", "repeat", "every_s", "phases",
-					       NULL };
-
-#define EMU_PROFILE_MAX_REPEAT 1000000
 #define EMU_PROFILE_MAX_ACTIONS (1u << 20)
 
 /* A repeat block: its phases (at_s relative to the block's at_s, each < every_s) K times,
@@ -184,19 +175,16 @@ emu_profile_repeat(struct emu_profile *prof, unsigned int *cap, const json_t *bl
 	size_t idx;
 	int rc;
 
-	rc = emu_json_check_keys(blk, path, emu_repeat_keys, err);
+	rc = emu_keys_check(blk, path, &emu_repeat_table, err);
 	if (rc == 0 && json_object_get(blk, "name") != NULL &&
 	    !json_is_string(json_object_get(blk, "name")))
 		rc = emu_err_set(err, "%s.name: must be a string", path);
 	if (rc == 0)
-		rc = emu_json_get_num(blk, path, "at_s", true, 0, 0, false, EMU_PROFILE_MAX_S,
-				      &at_s, err);
+		rc = emu_key_num(blk, path, &emu_repeat_table, "at_s", &at_s, err);
 	if (rc == 0)
-		rc = emu_json_get_int(blk, path, "repeat", true, 0, 1, EMU_PROFILE_MAX_REPEAT, &k,
-				      err);
+		rc = emu_key_int(blk, path, &emu_repeat_table, "repeat", &k, err);
 	if (rc == 0)
-		rc = emu_json_get_num(blk, path, "every_s", true, 0, 0, true, EMU_PROFILE_MAX_S,
-				      &every_s, err);
+		rc = emu_key_num(blk, path, &emu_repeat_table, "every_s", &every_s, err);
 	if (rc != 0)
 		return rc;
 	if (at_s < *last_s)
@@ -480,6 +468,7 @@ emu_profile_from_json(json_t *root, struct emu_switch *sw, struct emu_profile **
 {
 	struct emu_profile *prof;
 	char path[EMU_JSON_PATH_LEN];
+	const char *schema;
 	const json_t *phases, *ph;
 	unsigned int cap = 0;
 	double last_s = -1;
@@ -498,13 +487,15 @@ emu_profile_from_json(json_t *root, struct emu_switch *sw, struct emu_profile **
 	}
 	rc = emu_json_expect_object(root, "", err);
 	if (rc == 0)
-		rc = emu_json_check_keys(root, "", emu_profile_keys, err);
+		rc = emu_keys_check(root, "", &emu_profile_table, err);
+	if (rc == 0)
+		rc = emu_key_str(root, "", &emu_profile_table, "$schema", &schema, err);
 	if (rc == 0 && json_object_get(root, "description") != NULL &&
 	    !json_is_string(json_object_get(root, "description")))
 		rc = emu_err_set(err, "description: must be a string, got %s",
 				 emu_json_type_name(json_object_get(root, "description")));
 	if (rc == 0 && json_object_get(root, "seed") != NULL) {
-		rc = emu_json_get_int(root, "", "seed", false, 0, 0, INT64_MAX, &seed, err);
+		rc = emu_key_int(root, "", &emu_profile_table, "seed", &seed, err);
 		prof->has_seed = true;
 		prof->seed = (uint64_t)seed;
 	}

@@ -30,6 +30,7 @@
 #include <jansson.h>
 
 #include "lib/base/emu_err.h"
+#include "lib/base/emu_keys.h"
 #include "lib/base/emu_set.h"
 #include "lib/switch/emu_program.h"
 
@@ -82,5 +83,11 @@ emu_profile_prog(struct emu_profile *prof)
 {
 	return prof != NULL ? &prof->prog : NULL;
 }
+
+/** The profile's key tables (emu_profile_schema.c): top level, a phase, a repeat block. */
+extern const struct emu_key_table emu_profile_table, emu_phase_table, emu_repeat_table;
+
+/** The JSON Schema of a profile file; new reference, or NULL with @p err filled. */
+json_t *emu_profile_schema(struct emu_err *err);
 
 #endif

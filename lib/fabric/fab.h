@@ -25,6 +25,7 @@
 #include <jansson.h>
 
 #include "lib/base/emu_err.h"
+#include "lib/base/emu_keys.h"
 #include "lib/base/emu_rng.h"
 #include "lib/fabric/fab_hash.h"
 #include "lib/pkt/emu_pkt.h"
@@ -108,6 +109,10 @@ struct fab_cfg {
 	uint8_t n_levels;
 	bool levels_exact;
 };
+
+/** The key tables of "fabric", its switches and links (fab_keys.c). */
+extern const struct emu_key_table fab_table, fab_switch_table;
+extern struct emu_key_table fab_link_table; /* completed at start with the tm.ports[] keys */
 
 /**
  * Parse the pipeline's "fabric" object (path "fabric") for ports @p names (@p n_ports, MTUs

@@ -25,30 +25,9 @@ const char *const fab_sw_ctr_names[FAB_SW_CTR_MAX] = {
 #undef FAB_SW_CTR_NAME
 };
 
-static const char *const fab_keys[] = { "switches", "links", NULL };
-static const char *const fab_switch_keys[] = { "name", "ports", "route", "hash", "flowlet_us",
-					       NULL };
-static const char *const fab_link_own_keys[] = { "from", "to", "name", "both_ways", "count",
-						 "loss" };
 static const char *const fab_mode_names[FAB_ROUTE_MAX] = {
 	"ecmp", "round_robin", "random", "adaptive", "flowlet", "static",
 };
-
-#define FAB_MAX_KEYS 48
-
-/* The keys a link takes: its own and every TM port key but "port". */
-static void
-fab_link_keys(const char **keys)
-{
-	unsigned int n = 0, i;
-
-	for (i = 0; i < RTE_DIM(fab_link_own_keys); i++)
-		keys[n++] = fab_link_own_keys[i];
-	for (i = 0; emu_tm_port_keys[i] != NULL && n + 1 < FAB_MAX_KEYS; i++)
-		if (strcmp(emu_tm_port_keys[i], "port") != 0)
-			keys[n++] = emu_tm_port_keys[i];
-	keys[n] = NULL;
-}
 
 static int
 fab_switch_index(const struct fab_cfg *c, const char *name)
@@ -96,17 +75,16 @@ fab_switch_parse(struct fab_cfg *c, const json_t *o, const char *path, unsigned 
 
 	rc = emu_json_expect_object(o, path, err);
 	if (rc == 0)
-		rc = emu_json_check_keys(o, path, fab_switch_keys, err);
+		rc = emu_keys_check(o, path, &fab_switch_table, err);
 	if (rc == 0)
-		rc = emu_json_get_str(o, path, "name", true, NULL, &name, err);
+		rc = emu_key_str(o, path, &fab_switch_table, "name", &name, err);
 	emu_json_path(p, sizeof(p), path, "name");
 	if (rc == 0)
 		rc = fab_name_free(c, n_ports, names, name, p, err);
 	if (rc == 0)
-		rc = emu_json_get_str(o, path, "route", false, "ecmp", &mode, err);
+		rc = emu_key_str(o, path, &fab_switch_table, "route", &mode, err);
 	if (rc == 0)
-		rc = emu_json_get_num(o, path, "flowlet_us", false, 10.0, 0.0, true, 1e6, &gap_us,
-				      err);
+		rc = emu_key_num(o, path, &fab_switch_table, "flowlet_us", &gap_us, err);
 	if (rc != 0)
 		return rc;
 	memset(s, 0, sizeof(*s));
@@ -164,7 +142,8 @@ static int
 fab_link_parse(struct fab_cfg *c, const json_t *o, const char *path, unsigned int n_ports,
 	       const char *const *names, uint32_t mtu, struct emu_err *err)
 {
-	const char *keys[FAB_MAX_KEYS], *from, *to, *name;
+	const struct emu_key_table *t = &fab_link_table;
+	const char *from, *to, *name;
 	char p[EMU_JSON_PATH_LEN], base[2 * FAB_NAME_LEN + 2], nm[2 * FAB_NAME_LEN + 16];
 	struct emu_tm_port_cfg pc;
 	int64_t count;
@@ -173,22 +152,21 @@ fab_link_parse(struct fab_cfg *c, const json_t *o, const char *path, unsigned in
 	int a, b, rc;
 	unsigned int dir, k;
 
-	fab_link_keys(keys);
 	rc = emu_json_expect_object(o, path, err);
 	if (rc == 0)
-		rc = emu_json_check_keys(o, path, keys, err);
+		rc = emu_keys_check(o, path, t, err);
 	if (rc == 0)
-		rc = emu_json_get_str(o, path, "from", true, NULL, &from, err);
+		rc = emu_key_str(o, path, t, "from", &from, err);
 	if (rc == 0)
-		rc = emu_json_get_str(o, path, "to", true, NULL, &to, err);
+		rc = emu_key_str(o, path, t, "to", &to, err);
 	if (rc == 0)
-		rc = emu_json_get_str(o, path, "name", false, NULL, &name, err);
+		rc = emu_key_str(o, path, t, "name", &name, err);
 	if (rc == 0)
-		rc = emu_json_get_bool(o, path, "both_ways", false, true, &both, err);
+		rc = emu_key_bool(o, path, t, "both_ways", &both, err);
 	if (rc == 0)
-		rc = emu_json_get_int(o, path, "count", false, 1, 1, FAB_MAX_NEXT, &count, err);
+		rc = emu_key_int(o, path, t, "count", &count, err);
 	if (rc == 0)
-		rc = emu_json_get_num(o, path, "loss", false, 0.0, 0.0, false, 1.0, &loss, err);
+		rc = emu_key_num(o, path, t, "loss", &loss, err);
 	if (rc != 0)
 		return rc;
 	a = fab_switch_index(c, from);
@@ -347,7 +325,7 @@ fab_cfg_parse(const json_t *o, unsigned int n_ports, const char *const *names,
 		return 0;
 	rc = emu_json_expect_object(o, "fabric", err);
 	if (rc == 0)
-		rc = emu_json_check_keys(o, "fabric", fab_keys, err);
+		rc = emu_keys_check(o, "fabric", &fab_table, err);
 	if (rc != 0)
 		return rc;
 	c = calloc(1, sizeof(*c));

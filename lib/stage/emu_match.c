@@ -9,9 +9,8 @@
 #include "lib/base/emu_json.h"
 #include "lib/stage/emu_match.h"
 
-const char *const emu_match_keys[] = { "ports", "out_ports", "direction", "src_ip", "dst_ip", "udp_sport", "opcode",
-				       "dest_qp", "psn", "ackreq", "priority", "ecn", "iteration",
-				       "every_nth", "nth", "from_s", "until_s", NULL };
+/* emu_match_keys and emu_match_table: emu_match_keys.c */
+#define T (&emu_match_table)
 
 static const char *const emu_opclass_names[] = {
 	[EMU_OPCLASS_DATA] = "data", [EMU_OPCLASS_ACK] = "ack",	    [EMU_OPCLASS_NAK] = "nak",
@@ -216,7 +215,7 @@ emu_match_parse(const json_t *obj, const char *path, const char *const *port_nam
 	memset(m, 0, sizeof(*m));
 	rc = emu_json_expect_object(obj, path, err);
 	if (rc == 0)
-		rc = emu_json_check_keys(obj, path, emu_match_keys, err);
+		rc = emu_keys_check(obj, path, T, err);
 	if (rc != 0)
 		return rc;
 	v = json_object_get(obj, "ports");
@@ -279,14 +278,14 @@ emu_match_parse(const json_t *obj, const char *path, const char *const *port_nam
 			return -EINVAL;
 	}
 	if (json_object_get(obj, "udp_sport") != NULL) {
-		rc = emu_json_get_int(obj, path, "udp_sport", true, 0, 0, 65535, &x, err);
+		rc = emu_key_int_req(obj, path, T, "udp_sport", &x, err);
 		if (rc != 0)
 			return rc;
 		m->udp_sport = (uint16_t)x;
 		m->flags |= EMU_MATCH_UDP_SPORT;
 	}
 	if (json_object_get(obj, "dest_qp") != NULL) {
-		rc = emu_json_get_int(obj, path, "dest_qp", true, 0, 0, ROCE_QPN_MASK, &x, err);
+		rc = emu_key_int_req(obj, path, T, "dest_qp", &x, err);
 		if (rc != 0)
 			return rc;
 		m->dest_qp = (uint32_t)x;
@@ -295,38 +294,38 @@ emu_match_parse(const json_t *obj, const char *path, const char *const *port_nam
 	if (json_object_get(obj, "ackreq") != NULL) {
 		bool b;
 
-		rc = emu_json_get_bool(obj, path, "ackreq", true, false, &b, err);
+		rc = emu_key_bool_req(obj, path, T, "ackreq", &b, err);
 		if (rc != 0)
 			return rc;
 		m->ackreq = b;
 		m->flags |= EMU_MATCH_ACKREQ;
 	}
 	if (json_object_get(obj, "priority") != NULL) {
-		rc = emu_json_get_int(obj, path, "priority", true, 0, 0, 7, &x, err);
+		rc = emu_key_int_req(obj, path, T, "priority", &x, err);
 		if (rc != 0)
 			return rc;
 		m->priority = (uint8_t)x;
 		m->flags |= EMU_MATCH_PRIORITY;
 	}
 	if (json_object_get(obj, "ecn") != NULL) {
-		rc = emu_json_get_int(obj, path, "ecn", true, 0, 0, 3, &x, err);
+		rc = emu_key_int_req(obj, path, T, "ecn", &x, err);
 		if (rc != 0)
 			return rc;
 		m->ecn = (uint8_t)x;
 		m->flags |= EMU_MATCH_ECN;
 	}
 	if (json_object_get(obj, "iteration") != NULL) {
-		rc = emu_json_get_int(obj, path, "iteration", true, 0, 1, 255, &x, err);
+		rc = emu_key_int_req(obj, path, T, "iteration", &x, err);
 		if (rc != 0)
 			return rc;
 		m->iteration = (uint32_t)x;
 		m->flags |= EMU_MATCH_ITERATION;
 	}
-	rc = emu_json_get_int(obj, path, "every_nth", false, 0, 1, INT64_MAX, &x, err);
+	rc = emu_key_int_def(obj, path, T, "every_nth", 0, &x, err);
 	if (rc != 0)
 		return rc;
 	m->every_nth = (uint64_t)x;
-	rc = emu_json_get_int(obj, path, "nth", false, 0, 1, INT64_MAX, &x, err);
+	rc = emu_key_int_def(obj, path, T, "nth", 0, &x, err);
 	if (rc != 0)
 		return rc;
 	m->nth = (uint64_t)x;
@@ -334,10 +333,9 @@ emu_match_parse(const json_t *obj, const char *path, const char *const *port_nam
 		emu_json_path(p1, sizeof(p1), path, "nth");
 		return emu_err_set(err, "%s: \"nth\" and \"every_nth\" exclude each other", p1);
 	}
-	rc = emu_json_get_num(obj, path, "from_s", false, 0, 0, false, 1e6, &from_s, err);
+	rc = emu_key_num(obj, path, T, "from_s", &from_s, err);
 	if (rc == 0)
-		rc = emu_json_get_num(obj, path, "until_s", false, 1e6, 0, false, 1e6, &until_s,
-				      err);
+		rc = emu_key_num(obj, path, T, "until_s", &until_s, err);
 	if (rc != 0)
 		return rc;
 	if (until_s <= from_s) {

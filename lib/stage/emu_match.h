@@ -27,6 +27,7 @@
 #include <jansson.h>
 
 #include "lib/base/emu_err.h"
+#include "lib/base/emu_keys.h"
 #include "lib/proto/roce_proto.h"
 
 /** Opcode classes for "opcode": "data", "ack", ... */
@@ -90,6 +91,9 @@ struct emu_match {
 
 /** The keys a match object may have (NULL-terminated), for documentation and checks. */
 extern const char *const emu_match_keys[];
+
+/** The same keys with their types and ranges (lib/base/emu_keys.h); names: emu_match_keys. */
+extern const struct emu_key_table emu_match_table;
 
 /**
  * Parse match object @p obj (at JSON path @p path) into @p m. Port names are resolved against

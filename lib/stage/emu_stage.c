@@ -5,6 +5,8 @@
 #include "lib/base/emu_json.h"
 #include "lib/stage/emu_stage.h"
 
+const char *const emu_stage_extra_names[] = { "type", "name", NULL };
+
 int
 emu_stage_port_mask(const json_t *cfg, const struct emu_stage_env *env, const char *key,
 		    uint32_t *mask, struct emu_err *err)

@@ -18,6 +18,7 @@
 #include <rte_mbuf.h>
 
 #include "lib/base/emu_err.h"
+#include "lib/base/emu_keys.h"
 #include "lib/base/emu_rng.h"
 #include "lib/base/emu_set.h"
 #include "lib/pkt/emu_pkt.h"
@@ -69,6 +70,9 @@ struct emu_stage_env {
 	void *sw;
 };
 
+/** "type" and "name", the keys every stage object has (the switch reads them). */
+extern const char *const emu_stage_extra_names[];
+
 /** Index of port @p name in @p env, or -1. */
 int emu_stage_env_port(const struct emu_stage_env *env, const char *name);
 
@@ -94,6 +98,17 @@ struct emu_stage_ops {
 	const char *const *ctr_names; /**< "drop_*" names count as drops in the conservation check */
 	unsigned int n_ctr;
 	const char *const *keys;      /**< keys allowed in the stage object besides type and name */
+	/**
+	 * The same keys with their types, ranges, defaults and descriptions: init() reads them
+	 * through it and `rocemu schema` writes it out. Its names list is @c keys (held
+	 * together by emu_keys_schema()); its extra_names are emu_stage_extra_names.
+	 */
+	const struct emu_key_table *key_table;
+	/**
+	 * With compile: the keys a profile may change (for the profile schema); a table with
+	 * any_key set stands for keys that are names of the stage's own (impair events).
+	 */
+	const struct emu_key_table *set_table;
 	/**
 	 * The stage chooses every packet's egress port (forward): stages after it on ingress
 	 * see out_port (emu_stage_env.out_port_known). The runner knows no stage by name.

@@ -48,6 +48,46 @@ static const char *const capture_keys[] = { "file", "snaplen", "ring_size", "por
 
 #define CAPTURE_MAX_DROP_NAMES 16
 
+static const char *const capture_annotate_vals[] = { "none", "events", "all", NULL };
+static const struct emu_key capture_key_entries[] = {
+	EMU_K_STR_REQ("file", "output file: .pcapng (interfaces, comments) or .pcap; relative "
+		      "names resolve against the pipeline's directory"),
+	EMU_K_INT("snaplen", 65535, 64, 65535, "bytes kept of each frame"),
+	EMU_K_INT("ring_size", 4096, 64, 1 << 26, "frames the ring to the writer holds"),
+	EMU_K_ARR("ports", EMU_KEY_STR, NULL, NULL,
+		  "port names whose packets are captured; default: every port"),
+	EMU_K_BOOL("enabled", true, "capture from the start (a profile can change it)"),
+	EMU_K_ENUM("annotate", "events", capture_annotate_vals,
+		   "pcapng comments: none, the events of each packet's trace, or all of it"),
+	EMU_K_ANY("drops", "{\"oneOf\": [{\"type\": \"boolean\"}, {\"type\": \"array\", "
+		  "\"minItems\": 1, \"maxItems\": 16, \"items\": {\"type\": \"string\", "
+		  "\"pattern\": \"drop_\", \"maxLength\": 63}}]}",
+		  "also capture dropped packets (pcapng only): true (every reason), false, or "
+		  "1-16 reason names such as \"tm.p1.drop_queue_full\". Polymorphic"),
+	EMU_K_STR("filter", NULL, "a pcap filter expression (tcpdump syntax); default: none"),
+	EMU_K_NUM("rotate_mb", 0.0, 0.0, false, 1e6,
+		  "start a new file after this many MB (at least 0.01); 0: never"),
+	EMU_K_INT("rotate_files", 0, 0, 100000,
+		  "keep at most this many rotated files (needs rotate_mb); 0: all"),
+	EMU_K_INT("max_frames", 0, 0, INT64_MAX, "stop after this many frames; 0: no limit"),
+	EMU_K_NUM("max_seconds", 0.0, 0.0, false, 1e9,
+		  "stop this long after the first frame (s); 0: no limit"),
+};
+static const struct emu_key_table capture_key_table = {
+	.title = "capture", .desc = "writes the packets it sees (and drops) to a pcap/pcapng file",
+	.keys = capture_key_entries, .n_keys = RTE_DIM(capture_key_entries),
+	.names = capture_keys, .extra_names = emu_stage_extra_names,
+	/* drops (other than false) and annotate need a pcapng file */
+	.schema = "{\"anyOf\": [{\"properties\": {\"file\": {\"pattern\": \"\\\\.pcapng$\"}}}, "
+		  "{\"properties\": {\"drops\": {\"const\": false}, \"annotate\": false}}]}",
+};
+static const struct emu_key capture_set_entries[] = {
+	EMU_K_BOOL("enabled", true, "start or stop capturing"),
+};
+static const struct emu_key_table capture_set_table = EMU_KEY_TABLE("capture change",
+	"what a profile phase may change on a capture stage", capture_set_entries);
+#define T (&capture_key_table)
+
 struct capture_priv {
 	struct emu_capture *cap;
 	bool egress;
@@ -182,17 +222,15 @@ capture_read(const json_t *cfg, const struct emu_stage_env *env, struct capture_
 	char path[EMU_JSON_PATH_LEN];
 	int rc;
 
-	rc = emu_json_get_str(cfg, env->path, "file", true, NULL, &c->file, err);
+	rc = emu_key_str(cfg, env->path, T, "file", &c->file, err);
 	if (rc == 0 && c->file[0] == '\0') {
 		emu_json_path(path, sizeof(path), env->path, "file");
 		return emu_err_set(err, "%s: must not be empty", path);
 	}
 	if (rc == 0)
-		rc = emu_json_get_int(cfg, env->path, "snaplen", false, 65535, 64, 65535,
-				      &c->snaplen, err);
+		rc = emu_key_int(cfg, env->path, T, "snaplen", &c->snaplen, err);
 	if (rc == 0)
-		rc = emu_json_get_int(cfg, env->path, "ring_size", false, 4096, 64, 1 << 26,
-				      &c->ring_size, err);
+		rc = emu_key_int(cfg, env->path, T, "ring_size", &c->ring_size, err);
 	return rc;
 }
 
@@ -231,25 +269,21 @@ capture_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 
 	rc = capture_read(cfg, env, &c, err);
 	if (rc == 0)
-		rc = emu_json_get_bool(cfg, env->path, "enabled", false, true, &cp->enabled, err);
+		rc = emu_key_bool(cfg, env->path, T, "enabled", &cp->enabled, err);
 	if (rc == 0)
-		rc = emu_json_get_str(cfg, env->path, "annotate", false, "events", &ann, err);
+		rc = emu_key_str(cfg, env->path, T, "annotate", &ann, err);
 	if (rc == 0)
-		rc = emu_json_get_str(cfg, env->path, "filter", false, "", &filter, err);
-	if (rc == 0 && filter[0] != '\0')
+		rc = emu_key_str(cfg, env->path, T, "filter", &filter, err);
+	if (rc == 0 && filter != NULL)
 		rc = capture_filter(cp, filter, (uint32_t)c.snaplen, env, err);
 	if (rc == 0)
-		rc = emu_json_get_num(cfg, env->path, "rotate_mb", false, 0, 0, false, 1e6,
-				      &rotate_mb, err);
+		rc = emu_key_num(cfg, env->path, T, "rotate_mb", &rotate_mb, err);
 	if (rc == 0)
-		rc = emu_json_get_int(cfg, env->path, "rotate_files", false, 0, 0, 100000,
-				      &rotate_files, err);
+		rc = emu_key_int(cfg, env->path, T, "rotate_files", &rotate_files, err);
 	if (rc == 0)
-		rc = emu_json_get_int(cfg, env->path, "max_frames", false, 0, 0, INT64_MAX,
-				      &max_frames, err);
+		rc = emu_key_int(cfg, env->path, T, "max_frames", &max_frames, err);
 	if (rc == 0)
-		rc = emu_json_get_num(cfg, env->path, "max_seconds", false, 0, 0, false, 1e9,
-				      &max_s, err);
+		rc = emu_key_num(cfg, env->path, T, "max_seconds", &max_s, err);
 	if (rc == 0 && rotate_files != 0 && rotate_mb == 0) {
 		emu_json_path(path, sizeof(path), env->path, "rotate_files");
 		rc = emu_err_set(err, "%s: needs \"rotate_mb\"", path);
@@ -265,11 +299,6 @@ capture_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 	if (rc != 0)
 		return rc;
 	cp->pcapng = emu_pcapw_fmt_for(c.file) == EMU_PCAPW_PCAPNG;
-	if (strcmp(ann, "none") != 0 && strcmp(ann, "events") != 0 && strcmp(ann, "all") != 0) {
-		emu_json_path(path, sizeof(path), env->path, "annotate");
-		return emu_err_set(err, "%s: must be \"none\", \"events\" or \"all\", got \"%s\"",
-				   path, ann);
-	}
 	if (!cp->pcapng && (json_object_get(cfg, "annotate") != NULL || cp->drops)) {
 		emu_json_path(path, sizeof(path), env->path,
 			      cp->drops ? "drops" : "annotate");
@@ -370,7 +399,7 @@ capture_compile(const void *priv, const char *key, const json_t *val, struct emu
 		const char *path, struct emu_err *err)
 {
 	RTE_SET_USED(priv);
-	if (strcmp(key, "enabled") != 0)
+	if (emu_key_find(&capture_set_table, key) == NULL)
 		return emu_err_set(err, "%s: unknown key (a profile can change: enabled)", path);
 	if (!json_is_boolean(val))
 		return emu_err_set(err, "%s: must be a boolean, got %s", path,
@@ -448,6 +477,8 @@ const struct emu_stage_ops emu_stage_capture = {
 	.ctr_names = capture_ctr_names,
 	.n_ctr = CAPTURE_CTR_MAX,
 	.keys = capture_keys,
+	.key_table = &capture_key_table,
+	.set_table = &capture_set_table,
 	.init = capture_init,
 	.process = capture_process,
 	.free = capture_free,

@@ -56,6 +56,25 @@ static const char *const cnp_keys[] = { "interval_us", "dscp", "ecn", "priority"
 #define CNP_MAX_QPS_DEFAULT 65536
 #define CNP_MAX_QPS_MAX 16777216
 
+static const struct emu_key cnp_key_entries[] = {
+	EMU_K_NUM("interval_us", 4.0, 0.0, false, 1e6,
+		  "at most one CNP per QP per interval (us); 0: one per CE-marked packet"),
+	EMU_K_INT("dscp", 48, 0, 63, "DSCP of the CNPs"),
+	EMU_K_INT("ecn", 2, 0, 3, "ECN field of the CNPs"),
+	EMU_K_INT("priority", 6, 0, 7, "802.1p priority (VLAN PCP) of the CNPs"),
+	EMU_K_INT("udp_sport", 0, 0, 65535, "UDP source port of the CNPs; 0: the data's"),
+	EMU_K_BOOL("drop_nic_cnps", false, "drop the CNPs the receivers' NICs send"),
+	EMU_K_INT("max_qps", CNP_MAX_QPS_DEFAULT, 64, CNP_MAX_QPS_MAX, "QPs tracked for pacing"),
+	EMU_K_NUM("qp_ageing_s", 60.0, 0.0, false, 1e6, "forget a QP idle this long (s)"),
+};
+static const struct emu_key_table cnp_key_table = {
+	.title = "cnp", .desc = "notification point: CNPs for CE-marked RoCE packets (egress)",
+	.keys = cnp_key_entries, .n_keys = RTE_DIM(cnp_key_entries), .names = cnp_keys,
+	.extra_names = emu_stage_extra_names,
+};
+
+#define T (&cnp_key_table)
+
 struct cnp_pace {
 	uint8_t ip[16];    /* the CNP's destination: the data sender */
 	uint32_t qpn;      /* the CNP's DestQP: the data sender's QPN */
@@ -89,25 +108,21 @@ cnp_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, struct 
 		return emu_err_set(err, "%s.type: \"cnp\" must be in the egress list (it must see "
 				   "the CE marks and the forwarded traffic of both directions)",
 				   env->path);
-	rc = emu_json_get_num(cfg, env->path, "interval_us", false, 4.0, 0.0, false, 1e6,
-			      &interval_us, err);
+	rc = emu_key_num(cfg, env->path, T, "interval_us", &interval_us, err);
 	if (rc == 0)
-		rc = emu_json_get_int(cfg, env->path, "dscp", false, 48, 0, 63, &dscp, err);
+		rc = emu_key_int(cfg, env->path, T, "dscp", &dscp, err);
 	if (rc == 0)
-		rc = emu_json_get_int(cfg, env->path, "ecn", false, 2, 0, 3, &ecn, err);
+		rc = emu_key_int(cfg, env->path, T, "ecn", &ecn, err);
 	if (rc == 0)
-		rc = emu_json_get_int(cfg, env->path, "priority", false, 6, 0, 7, &prio, err);
+		rc = emu_key_int(cfg, env->path, T, "priority", &prio, err);
 	if (rc == 0)
-		rc = emu_json_get_int(cfg, env->path, "udp_sport", false, 0, 0, 65535, &sport, err);
+		rc = emu_key_int(cfg, env->path, T, "udp_sport", &sport, err);
 	if (rc == 0)
-		rc = emu_json_get_bool(cfg, env->path, "drop_nic_cnps", false, false,
-				       &cp->drop_nic_cnps, err);
+		rc = emu_key_bool(cfg, env->path, T, "drop_nic_cnps", &cp->drop_nic_cnps, err);
 	if (rc == 0)
-		rc = emu_json_get_int(cfg, env->path, "max_qps", false, CNP_MAX_QPS_DEFAULT, 64,
-				      CNP_MAX_QPS_MAX, &max_qps, err);
+		rc = emu_key_int(cfg, env->path, T, "max_qps", &max_qps, err);
 	if (rc == 0)
-		rc = emu_json_get_num(cfg, env->path, "qp_ageing_s", false, 60.0, 0.0, false,
-				      1e6, &ageing_s, err);
+		rc = emu_key_num(cfg, env->path, T, "qp_ageing_s", &ageing_s, err);
 	if (rc != 0)
 		return rc;
 	cp->interval_ns = (uint64_t)llround(interval_us * 1000.0);
@@ -135,8 +150,7 @@ cnp_needs(const json_t *cfg, const struct emu_stage_env *env, struct emu_stage_n
 	  struct emu_err *err)
 {
 	int64_t max_qps;
-	int rc = emu_json_get_int(cfg, env->path, "max_qps", false, CNP_MAX_QPS_DEFAULT, 64,
-				  CNP_MAX_QPS_MAX, &max_qps, err);
+	int rc = emu_key_int(cfg, env->path, T, "max_qps", &max_qps, err);
 
 	if (rc != 0)
 		return rc;
@@ -333,6 +347,7 @@ const struct emu_stage_ops emu_stage_cnp = {
 	.ctr_names = cnp_ctr_names,
 	.n_ctr = CNP_CTR_MAX,
 	.keys = cnp_keys,
+	.key_table = &cnp_key_table,
 	.init = cnp_init,
 	.needs = cnp_needs,
 	.process = cnp_process,

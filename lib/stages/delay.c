@@ -63,6 +63,54 @@ static const char *const delay_rule_keys[] = { "match", "dist", "delay_us", "jit
 #define DELAY_MAX_RULES 16
 #define DELAY_MAX_HELD_DEFAULT 262144
 #define DELAY_MAX_HELD_MAX 4194304
+
+static const struct emu_key delay_rule_entries[] = {
+	EMU_K_OBJ("match", &emu_match_table, "which packets the rule delays; default: all"),
+	{ .name = "dist", .type = EMU_KEY_STR, .has_def = true, .sdef = "constant",
+	  .schema = "{\"enum\": [\"constant\", \"uniform\", \"normal\", \"pareto\", "
+		    "\"table\"]}",
+	  .desc = "distribution of the delay" },
+	EMU_K_NUM_DYN("delay_us", 0, false, 10e6,
+		      "delay (us; the mean or minimum); not with table"),
+	EMU_K_NUM_DYN("jitter_us", 0, false, 10e6, "jitter (us); uniform (<= delay_us), normal"),
+	EMU_K_NUM_DYN("shape", 0, true, 100, "Pareto shape; required with pareto"),
+	EMU_K_STR("table", NULL, "a CDF file (delay_us probability lines); required with table"),
+};
+/* which keys each distribution takes (the loader says it as "only for" / "required") */
+static const struct emu_key_rule delay_rule_rules[] = {
+	{ "dist", EMU_KEY_LIST("constant", "uniform", "normal", "pareto"),
+	  EMU_KEY_LIST("delay_us"), EMU_KEY_LIST("table") },
+	{ "dist", EMU_KEY_LIST("table"), EMU_KEY_LIST("table"), EMU_KEY_LIST("delay_us") },
+	{ "dist", EMU_KEY_LIST("uniform", "normal"), EMU_KEY_LIST("jitter_us"), NULL },
+	{ "dist", EMU_KEY_LIST("constant", "pareto", "table"), NULL, EMU_KEY_LIST("jitter_us") },
+	{ "dist", EMU_KEY_LIST("pareto"), EMU_KEY_LIST("shape"), NULL },
+	{ "dist", EMU_KEY_LIST("constant", "uniform", "normal", "table"), NULL,
+	  EMU_KEY_LIST("shape") },
+};
+static const struct emu_key_table delay_rule_table = {
+	.title = "delay rule", .desc = "the first rule whose match a packet meets delays it",
+	.keys = delay_rule_entries, .n_keys = RTE_DIM(delay_rule_entries),
+	.names = delay_rule_keys,
+	.rules = delay_rule_rules, .n_rules = RTE_DIM(delay_rule_rules),
+};
+static const struct emu_key delay_key_entries[] = {
+	EMU_K_ARR_REQ("rules", EMU_KEY_OBJ, &delay_rule_table,
+		      "{\"minItems\": 1, \"maxItems\": " EMU_KEYS_STR(DELAY_MAX_RULES) "}",
+		  "1-16 rules, the first match applies"),
+	EMU_K_BOOL("reorder", false, "packets leave when due (false: never before a packet that "
+		   "came earlier)"),
+	EMU_K_INT("max_held_pkts", DELAY_MAX_HELD_DEFAULT, 64, DELAY_MAX_HELD_MAX,
+		  "packets held at once at most"),
+	EMU_K_NUM("max_delay_us", 10e6, 0, true, 10e6, "delays are capped at this (us)"),
+};
+static const struct emu_key_table delay_key_table = {
+	.title = "delay",
+	.desc = "delays packets by rule (constant, uniform, normal, pareto, table)",
+	.keys = delay_key_entries, .n_keys = RTE_DIM(delay_key_entries), .names = delay_keys,
+	.extra_names = emu_stage_extra_names,
+};
+#define T (&delay_key_table)
+#define TR (&delay_rule_table)
 #define DELAY_TABLE_MAX 4096
 #define DELAY_CHUNK 64
 #define DELAY_KEYS (EMU_MAX_PORTS + 1) /* output ports, and one for "no port yet" */
@@ -99,7 +147,7 @@ delay_rule_parse(struct delay_rule *r, const json_t *o, const char *path,
 
 	rc = emu_json_expect_object(o, path, err);
 	if (rc == 0)
-		rc = emu_json_check_keys(o, path, delay_rule_keys, err);
+		rc = emu_keys_check(o, path, TR, err);
 	if (rc != 0)
 		return rc;
 	emu_json_path(p1, sizeof(p1), path, "match");
@@ -115,7 +163,7 @@ delay_rule_parse(struct delay_rule *r, const json_t *o, const char *path,
 		json_decref(empty);
 	}
 	if (rc == 0)
-		rc = emu_json_get_str(o, path, "dist", false, "constant", &dist, err);
+		rc = emu_key_str(o, path, TR, "dist", &dist, err);
 	if (rc != 0)
 		return rc;
 	emu_json_path(p1, sizeof(p1), path, "dist");
@@ -133,7 +181,7 @@ delay_rule_parse(struct delay_rule *r, const json_t *o, const char *path,
 		return emu_err_set(err, "%s: unknown distribution \"%s\" (constant, uniform, "
 				   "normal, pareto, table)", p1, dist);
 	if (r->dist != DELAY_TABLE) {
-		rc = emu_json_get_num(o, path, "delay_us", true, 0, 0, false, 10e6, &delay_us, err);
+		rc = emu_key_num_req(o, path, TR, "delay_us", &delay_us, err);
 		if (rc != 0)
 			return rc;
 		r->delay_ns = delay_us * 1000.0;
@@ -142,8 +190,7 @@ delay_rule_parse(struct delay_rule *r, const json_t *o, const char *path,
 		return emu_err_set(err, "%s: not used with \"dist\": \"table\"", p1);
 	}
 	if (r->dist == DELAY_UNIFORM || r->dist == DELAY_NORMAL) {
-		rc = emu_json_get_num(o, path, "jitter_us", true, 0, 0, false, 10e6, &jitter_us,
-				      err);
+		rc = emu_key_num_req(o, path, TR, "jitter_us", &jitter_us, err);
 		if (rc != 0)
 			return rc;
 		r->jitter_ns = jitter_us * 1000.0;
@@ -157,7 +204,7 @@ delay_rule_parse(struct delay_rule *r, const json_t *o, const char *path,
 		return emu_err_set(err, "%s: only for \"dist\": \"uniform\" or \"normal\"", p1);
 	}
 	if (r->dist == DELAY_PARETO) {
-		rc = emu_json_get_num(o, path, "shape", true, 0, 0, true, 100, &r->shape, err);
+		rc = emu_key_num_req(o, path, TR, "shape", &r->shape, err);
 		if (rc != 0)
 			return rc;
 	} else if (json_object_get(o, "shape") != NULL) {
@@ -166,7 +213,7 @@ delay_rule_parse(struct delay_rule *r, const json_t *o, const char *path,
 	}
 	emu_json_path(p1, sizeof(p1), path, "table");
 	if (r->dist == DELAY_TABLE) {
-		rc = emu_json_get_str(o, path, "table", true, NULL, &table, err);
+		rc = emu_key_str_req(o, path, TR, "table", &table, err);
 		if (rc != 0 || env->check_only)
 			return rc;
 		return emu_cdf_load(table, DELAY_TABLE_MAX, &r->tab_ns, &r->tab_p, &r->n_tab, p1,
@@ -188,13 +235,11 @@ delay_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, struc
 	size_t idx;
 	int rc;
 
-	rc = emu_json_get_bool(cfg, env->path, "reorder", false, false, &dp->reorder, err);
+	rc = emu_key_bool(cfg, env->path, T, "reorder", &dp->reorder, err);
 	if (rc == 0)
-		rc = emu_json_get_int(cfg, env->path, "max_held_pkts", false,
-				      DELAY_MAX_HELD_DEFAULT, 64, DELAY_MAX_HELD_MAX, &max_held, err);
+		rc = emu_key_int(cfg, env->path, T, "max_held_pkts", &max_held, err);
 	if (rc == 0)
-		rc = emu_json_get_num(cfg, env->path, "max_delay_us", false, 10e6, 0, true, 10e6,
-				      &max_delay_us, err);
+		rc = emu_key_num(cfg, env->path, T, "max_delay_us", &max_delay_us, err);
 	if (rc != 0)
 		return rc;
 	dp->max_delay_ns = max_delay_us * 1000.0;
@@ -229,8 +274,7 @@ delay_needs(const json_t *cfg, const struct emu_stage_env *env, struct emu_stage
 	    struct emu_err *err)
 {
 	int64_t max_held;
-	int rc = emu_json_get_int(cfg, env->path, "max_held_pkts", false, DELAY_MAX_HELD_DEFAULT,
-				  64, DELAY_MAX_HELD_MAX, &max_held, err);
+	int rc = emu_key_int(cfg, env->path, T, "max_held_pkts", &max_held, err);
 
 	if (rc != 0)
 		return rc;
@@ -410,6 +454,7 @@ const struct emu_stage_ops emu_stage_delay = {
 	.ctr_names = delay_ctr_names,
 	.n_ctr = DELAY_CTR_MAX,
 	.keys = delay_keys,
+	.key_table = &delay_key_table,
 	.init = delay_init,
 	.needs = delay_needs,
 	.process = delay_process,

@@ -49,6 +49,47 @@ static const char *const forward_keys[] = { "mode", "pairs", "macs", "unknown", 
 
 enum forward_mode { FORWARD_PAIRS, FORWARD_STATIC, FORWARD_LEARNING };
 
+static const char *const forward_mode_vals[] = { "pairs", "static", "learning", NULL };
+static const char *const forward_unknown_vals[] = { "flood", "drop", NULL };
+static const char *const forward_mac_keys[] = { "mac", "port", NULL };
+static const struct emu_key forward_mac_entries[] = {
+	{ .name = "mac", .type = EMU_KEY_STR, .required = true,
+	  .schema = "{\"pattern\": \"^[0-9A-Fa-f]{1,2}(:[0-9A-Fa-f]{1,2}){5}$\"}",
+	  .desc = "a unicast MAC address, aa:bb:cc:dd:ee:ff" },
+	EMU_K_STR_REQ("port", "the port (a ports[] name) frames to it leave by"),
+};
+static const struct emu_key_table forward_mac_table = {
+	.title = "forward mac", .desc = "a static MAC table entry",
+	.keys = forward_mac_entries, .n_keys = RTE_DIM(forward_mac_entries),
+	.names = forward_mac_keys,
+};
+static const struct emu_key forward_key_entries[] = {
+	EMU_K_ENUM("mode", "pairs", forward_mode_vals,
+		   "pairs of ports wired together, a static MAC table, or MAC learning"),
+	EMU_K_ANY("pairs", "{\"type\": \"array\", \"items\": {\"type\": \"array\", "
+		  "\"minItems\": 2, \"maxItems\": 2, \"items\": {\"type\": \"string\"}}}",
+		  "mode pairs: [[\"A\", \"B\"], ...] port names; default with 2 ports: the two"),
+	EMU_K_ARR("macs", EMU_KEY_OBJ, &forward_mac_table, NULL,
+		  "static MAC entries (required in mode static; learning starts from them)"),
+	EMU_K_ENUM("unknown", "flood", forward_unknown_vals,
+		   "frames to an unknown MAC: flood or drop (not in mode pairs)"),
+	EMU_K_NUM("ageing_s", 300, 0, true, 1e6, "learned entries expire after (s)"),
+	EMU_K_INT("max_macs", 4096, 8, 1 << 20, "MAC table size"),
+};
+static const struct emu_key_rule forward_rules[] = {
+	{ "mode", EMU_KEY_LIST("pairs"), NULL,
+	  EMU_KEY_LIST("macs", "unknown", "ageing_s", "max_macs") },
+	{ "mode", EMU_KEY_LIST("static", "learning"), NULL, EMU_KEY_LIST("pairs") },
+	{ "mode", EMU_KEY_LIST("static"), EMU_KEY_LIST("macs"), NULL },
+};
+static const struct emu_key_table forward_key_table = {
+	.title = "forward", .desc = "chooses each packet's egress port",
+	.keys = forward_key_entries, .n_keys = RTE_DIM(forward_key_entries),
+	.names = forward_keys, .extra_names = emu_stage_extra_names,
+	.rules = forward_rules, .n_rules = RTE_DIM(forward_rules),
+};
+#define T (&forward_key_table)
+
 struct forward_priv {
 	enum forward_mode mode;
 	bool flood_unknown;
@@ -151,7 +192,6 @@ static int
 forward_parse_macs(struct forward_priv *fp, const json_t *cfg, const struct emu_stage_env *env,
 		   struct emu_err *err)
 {
-	static const char *const mac_keys[] = { "mac", "port", NULL };
 	char path[EMU_JSON_PATH_LEN], p2[EMU_JSON_PATH_LEN];
 	const json_t *macs = json_object_get(cfg, "macs"), *o;
 	const char *mac_s, *port_s;
@@ -171,11 +211,11 @@ forward_parse_macs(struct forward_priv *fp, const json_t *cfg, const struct emu_
 		emu_json_path_idx(p2, sizeof(p2), path, i);
 		rc = emu_json_expect_object(o, p2, err);
 		if (rc == 0)
-			rc = emu_json_check_keys(o, p2, mac_keys, err);
+			rc = emu_keys_check(o, p2, &forward_mac_table, err);
 		if (rc == 0)
-			rc = emu_json_get_str(o, p2, "mac", true, NULL, &mac_s, err);
+			rc = emu_key_str(o, p2, &forward_mac_table, "mac", &mac_s, err);
 		if (rc == 0)
-			rc = emu_json_get_str(o, p2, "port", true, NULL, &port_s, err);
+			rc = emu_key_str(o, p2, &forward_mac_table, "port", &port_s, err);
 		if (rc != 0)
 			return rc;
 		if (emu_parse_mac(mac_s, mac) != 0)
@@ -212,33 +252,18 @@ forward_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 
 	for (i = 0; i < EMU_MAX_PORTS; i++)
 		fp->pair_of[i] = EMU_PORT_NONE;
-	rc = emu_json_get_str(cfg, env->path, "mode", false, "pairs", &mode, err);
+	rc = emu_key_str(cfg, env->path, T, "mode", &mode, err);
 	if (rc == 0)
-		rc = emu_json_get_str(cfg, env->path, "unknown", false, "flood", &unknown, err);
+		rc = emu_key_str(cfg, env->path, T, "unknown", &unknown, err);
 	if (rc == 0)
-		rc = emu_json_get_num(cfg, env->path, "ageing_s", false, 300, 0, true, 1e6,
-				      &ageing_s, err);
+		rc = emu_key_num(cfg, env->path, T, "ageing_s", &ageing_s, err);
 	if (rc == 0)
-		rc = emu_json_get_int(cfg, env->path, "max_macs", false, 4096, 8, 1 << 20,
-				      &max_macs, err);
+		rc = emu_key_int(cfg, env->path, T, "max_macs", &max_macs, err);
 	if (rc != 0)
 		return rc;
-	if (strcmp(mode, "pairs") == 0) {
-		fp->mode = FORWARD_PAIRS;
-	} else if (strcmp(mode, "static") == 0) {
-		fp->mode = FORWARD_STATIC;
-	} else if (strcmp(mode, "learning") == 0) {
-		fp->mode = FORWARD_LEARNING;
-	} else {
-		emu_json_path(path, sizeof(path), env->path, "mode");
-		return emu_err_set(err, "%s: must be \"pairs\", \"static\" or \"learning\", got \"%s\"",
-				   path, mode);
-	}
-	if (strcmp(unknown, "flood") != 0 && strcmp(unknown, "drop") != 0) {
-		emu_json_path(path, sizeof(path), env->path, "unknown");
-		return emu_err_set(err, "%s: must be \"flood\" or \"drop\", got \"%s\"", path,
-				   unknown);
-	}
+	fp->mode = strcmp(mode, "static") == 0	 ? FORWARD_STATIC :
+		   strcmp(mode, "learning") == 0 ? FORWARD_LEARNING :
+						   FORWARD_PAIRS;
 	fp->flood_unknown = strcmp(unknown, "flood") == 0;
 	fp->ageing_ns = (uint64_t)(ageing_s * 1e9);
 	fp->max_macs = (uint32_t)max_macs;
@@ -394,6 +419,7 @@ const struct emu_stage_ops emu_stage_forward = {
 	.ctr_names = forward_ctr_names,
 	.n_ctr = FORWARD_CTR_MAX,
 	.keys = forward_keys,
+	.key_table = &forward_key_table,
 	.sets_out_port = true,
 	.init = forward_init,
 	.routes = forward_routes,

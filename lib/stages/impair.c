@@ -59,8 +59,8 @@
 #include "lib/base/emu_json.h"
 #include "lib/stage/emu_match.h"
 #include "lib/stages/stages.h"
+#include "lib/stages/impair_keys.h"
 
-#define IMPAIR_MAX_EVENTS 16
 #define IMPAIR_EV_CTRS 3
 #define IMPAIR_EV_CTR_MAX (IMPAIR_MAX_EVENTS * IMPAIR_EV_CTRS)
 #define IMPAIR_CTR_RELEASED IMPAIR_EV_CTR_MAX
@@ -89,9 +89,9 @@ static char impair_name_buf[IMPAIR_EV_CTR_MAX][IMPAIR_NAME_LEN];
 static const char *impair_ctr_names[IMPAIR_CTR_MAX];
 static const void *impair_names_owner;
 
-static const char *const impair_keys[] = { "events", "max_qps", "max_held_pkts", NULL };
-static const char *const impair_event_keys[] = { "name", "match", "action", "loss", "corrupt",
-						 "rewrite", "delay_us", "enabled", NULL };
+/* keys: impair_keys.c */
+#define T (&impair_key_table)
+#define TE (&impair_event_table)
 
 struct impair_event {
 	char name[32];
@@ -155,19 +155,9 @@ impair_names_fill(const struct impair_priv *ip)
 }
 
 static int
-impair_prob(const json_t *obj, const char *path, const char *key, bool required, double def,
-	    double *out, struct emu_err *err)
-{
-	return emu_json_get_num(obj, path, key, required, def, 0.0, false, 1.0, out, err);
-}
-
-static int
 impair_loss_parse(const json_t *loss, const char *path, struct impair_event *ev,
 		  struct emu_err *err)
 {
-	static const char *const bern_keys[] = { "model", "p", NULL };
-	static const char *const ge_keys[] = { "model", "p", "r", "1-h", "1-k", NULL };
-	static const char *const s4_keys[] = { "model", "p13", "p31", "p32", "p23", "p14", NULL };
 	char p1[EMU_JSON_PATH_LEN];
 	const char *model;
 	int rc;
@@ -179,38 +169,39 @@ impair_loss_parse(const json_t *loss, const char *path, struct impair_event *ev,
 		return rc;
 	if (strcmp(model, "bernoulli") == 0) {
 		ev->model = IMPAIR_MODEL_BERNOULLI;
-		rc = emu_json_check_keys(loss, path, bern_keys, err);
+		rc = emu_keys_check(loss, path, &impair_bern_table, err);
 		if (rc == 0)
-			rc = impair_prob(loss, path, "p", true, 0, &ev->p, err);
+			rc = emu_key_num(loss, path, &impair_bern_table, "p", &ev->p, err);
 		return rc;
 	}
 	if (strcmp(model, "gilbert") == 0) {
 		ev->model = IMPAIR_MODEL_GILBERT;
-		rc = emu_json_check_keys(loss, path, ge_keys, err);
+		rc = emu_keys_check(loss, path, &impair_ge_table, err);
 		if (rc == 0)
-			rc = impair_prob(loss, path, "p", true, 0, &ev->p, err);
+			rc = emu_key_num(loss, path, &impair_ge_table, "p", &ev->p, err);
 		if (rc == 0)
-			rc = impair_prob(loss, path, "r", false, 1.0 - ev->p, &ev->r, err);
+			rc = emu_key_num_def(loss, path, &impair_ge_table, "r", 1.0 - ev->p, &ev->r,
+					     err);
 		if (rc == 0)
-			rc = impair_prob(loss, path, "1-h", false, 1.0, &ev->one_h, err);
+			rc = emu_key_num(loss, path, &impair_ge_table, "1-h", &ev->one_h, err);
 		if (rc == 0)
-			rc = impair_prob(loss, path, "1-k", false, 0.0, &ev->one_k, err);
+			rc = emu_key_num(loss, path, &impair_ge_table, "1-k", &ev->one_k, err);
 		return rc;
 	}
 	if (strcmp(model, "4state") == 0) {
 		ev->model = IMPAIR_MODEL_4STATE;
 		ev->state = 1;
-		rc = emu_json_check_keys(loss, path, s4_keys, err);
+		rc = emu_keys_check(loss, path, &impair_s4_table, err);
 		if (rc == 0)
-			rc = impair_prob(loss, path, "p13", true, 0, &ev->p13, err);
+			rc = emu_key_num(loss, path, &impair_s4_table, "p13", &ev->p13, err);
 		if (rc == 0)
-			rc = impair_prob(loss, path, "p31", false, 1.0, &ev->p31, err);
+			rc = emu_key_num(loss, path, &impair_s4_table, "p31", &ev->p31, err);
 		if (rc == 0)
-			rc = impair_prob(loss, path, "p32", false, 0.0, &ev->p32, err);
+			rc = emu_key_num(loss, path, &impair_s4_table, "p32", &ev->p32, err);
 		if (rc == 0)
-			rc = impair_prob(loss, path, "p23", false, 0.0, &ev->p23, err);
+			rc = emu_key_num(loss, path, &impair_s4_table, "p23", &ev->p23, err);
 		if (rc == 0)
-			rc = impair_prob(loss, path, "p14", false, 0.0, &ev->p14, err);
+			rc = emu_key_num(loss, path, &impair_s4_table, "p14", &ev->p14, err);
 		if (rc != 0)
 			return rc;
 		if (ev->p13 + ev->p14 > 1.0) {
@@ -241,7 +232,7 @@ impair_action_parse(const json_t *o, const char *path, struct impair_event *ev,
 	int64_t v;
 	int rc;
 
-	rc = emu_json_get_str(o, path, "action", true, NULL, &action, err);
+	rc = emu_key_str(o, path, TE, "action", &action, err);
 	if (rc != 0)
 		return rc;
 	emu_json_path(p1, sizeof(p1), path, "action");
@@ -264,18 +255,11 @@ impair_action_parse(const json_t *o, const char *path, struct impair_event *ev,
 	} else if (strcmp(action, "duplicate") == 0) {
 		ev->action = IMPAIR_DUPLICATE;
 	} else if (strcmp(action, "corrupt") == 0) {
-		rc = emu_json_get_str(o, path, "corrupt", false, "icrc", &mode, err);
+		rc = emu_key_str(o, path, TE, "corrupt", &mode, err);
 		if (rc != 0)
 			return rc;
-		if (strcmp(mode, "icrc") == 0) {
-			ev->action = IMPAIR_CORRUPT_ICRC;
-		} else if (strcmp(mode, "payload") == 0) {
-			ev->action = IMPAIR_CORRUPT_PAYLOAD;
-		} else {
-			emu_json_path(p2, sizeof(p2), path, "corrupt");
-			return emu_err_set(err, "%s: must be \"icrc\" or \"payload\", got \"%s\"",
-					   p2, mode);
-		}
+		ev->action = strcmp(mode, "payload") == 0 ? IMPAIR_CORRUPT_PAYLOAD :
+							    IMPAIR_CORRUPT_ICRC;
 	} else if (strcmp(action, "rewrite") == 0) {
 		emu_json_path(p2, sizeof(p2), path, "rewrite");
 		rw = json_object_get(o, "rewrite");
@@ -289,10 +273,10 @@ impair_action_parse(const json_t *o, const char *path, struct impair_event *ev,
 			return emu_err_set(err, "%s: must have exactly one of \"dscp\", "
 					   "\"udp_sport\"", p2);
 		if (json_object_get(rw, "dscp") != NULL) {
-			rc = emu_json_get_int(rw, p2, "dscp", true, 0, 0, 63, &v, err);
+			rc = emu_key_int_req(rw, p2, &impair_rewrite_table, "dscp", &v, err);
 			ev->action = IMPAIR_REWRITE_DSCP;
 		} else if (json_object_get(rw, "udp_sport") != NULL) {
-			rc = emu_json_get_int(rw, p2, "udp_sport", true, 0, 0, 65535, &v, err);
+			rc = emu_key_int_req(rw, p2, &impair_rewrite_table, "udp_sport", &v, err);
 			ev->action = IMPAIR_REWRITE_SPORT;
 		} else {
 			return emu_err_set(err, "%s: must have exactly one of \"dscp\", "
@@ -302,7 +286,7 @@ impair_action_parse(const json_t *o, const char *path, struct impair_event *ev,
 			return rc;
 		ev->value = (uint16_t)v;
 	} else if (strcmp(action, "delay") == 0) {
-		rc = emu_json_get_num(o, path, "delay_us", true, 0, 0, true, 10e6, &delay_us, err);
+		rc = emu_key_num_req(o, path, TE, "delay_us", &delay_us, err);
 		if (rc != 0)
 			return rc;
 		ev->action = IMPAIR_DELAY;
@@ -335,10 +319,9 @@ impair_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, stru
 		return emu_err_set(err, "%s.type: a switch may have one \"impair\" stage (its "
 				   "counters are named after its events); put every event in it",
 				   env->path);
-	rc = emu_json_get_int(cfg, env->path, "max_qps", false, 1024, 1, 1048576, &max_qps, err);
+	rc = emu_key_int(cfg, env->path, T, "max_qps", &max_qps, err);
 	if (rc == 0)
-		rc = emu_json_get_int(cfg, env->path, "max_held_pkts", false, 65536, 64, 4194304,
-				      &max_held, err);
+		rc = emu_key_int(cfg, env->path, T, "max_held_pkts", &max_held, err);
 	if (rc != 0)
 		return rc;
 	emu_json_path(p1, sizeof(p1), env->path, "events");
@@ -357,9 +340,9 @@ impair_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, stru
 		emu_json_path_idx(p2, sizeof(p2), p1, idx);
 		rc = emu_json_expect_object(o, p2, err);
 		if (rc == 0)
-			rc = emu_json_check_keys(o, p2, impair_event_keys, err);
+			rc = emu_keys_check(o, p2, TE, err);
 		if (rc == 0)
-			rc = emu_json_get_str(o, p2, "name", true, NULL, &name, err);
+			rc = emu_key_str(o, p2, TE, "name", &name, err);
 		if (rc != 0)
 			return rc;
 		emu_json_path(p3, sizeof(p3), p2, "name");
@@ -373,7 +356,7 @@ impair_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, stru
 				return emu_err_set(err, "%s: event name \"%s\" is already used", p3,
 						   name);
 		snprintf(ev->name, sizeof(ev->name), "%s", name);
-		rc = emu_json_get_bool(o, p2, "enabled", false, true, &ev->enabled, err);
+		rc = emu_key_bool(o, p2, TE, "enabled", &ev->enabled, err);
 		if (rc != 0)
 			return rc;
 		emu_json_path(p3, sizeof(p3), p2, "match");
@@ -710,7 +693,6 @@ static int
 impair_compile(const void *priv, const char *key, const json_t *val, struct emu_set *out,
 	       const char *path, struct emu_err *err)
 {
-	static const char *const set_keys[] = { "enabled", "p", NULL };
 	const struct impair_priv *ip = priv;
 	const struct impair_event *ev = NULL;
 	char p1[EMU_JSON_PATH_LEN];
@@ -729,9 +711,9 @@ impair_compile(const void *priv, const char *key, const json_t *val, struct emu_
 	out->key = (uint16_t)(ev - ip->events);
 	rc = emu_json_expect_object(val, path, err);
 	if (rc == 0)
-		rc = emu_json_check_keys(val, path, set_keys, err);
+		rc = emu_keys_check(val, path, &impair_set_event_table, err);
 	if (rc == 0 && json_object_get(val, "enabled") != NULL) {
-		rc = emu_json_get_bool(val, path, "enabled", true, true, &enabled, err);
+		rc = emu_key_bool_req(val, path, &impair_set_event_table, "enabled", &enabled, err);
 		out->has |= IMPAIR_SET_ENABLED;
 		out->u32 = enabled;
 	}
@@ -740,7 +722,7 @@ impair_compile(const void *priv, const char *key, const json_t *val, struct emu_
 		if (ev->model != IMPAIR_MODEL_BERNOULLI && ev->model != IMPAIR_MODEL_GILBERT)
 			return emu_err_set(err, "%s: event \"%s\" has no bernoulli or gilbert loss "
 					   "model", p1, key);
-		rc = impair_prob(val, path, "p", true, 0, &p, err);
+		rc = emu_key_num_req(val, path, &impair_set_event_table, "p", &p, err);
 		out->has |= IMPAIR_SET_P;
 		out->d = p;
 	}
@@ -798,6 +780,8 @@ const struct emu_stage_ops emu_stage_impair = {
 	.ctr_names = (const char *const *)impair_ctr_names,
 	.n_ctr = IMPAIR_CTR_MAX,
 	.keys = impair_keys,
+	.key_table = &impair_key_table,
+	.set_table = &impair_set_table,
 	.init = impair_init,
 	.process = impair_process,
 	.free = impair_free,

@@ -30,6 +30,19 @@ static const char *const mirror_ctr_names[] = {
 
 static const char *const mirror_keys[] = { "to", "ports", "snaplen", NULL };
 
+static const struct emu_key mirror_key_entries[] = {
+	EMU_K_STR_REQ("to", "the port (a ports[] name) the copies are sent out of"),
+	EMU_K_ARR("ports", EMU_KEY_STR, NULL, NULL,
+		  "port names whose packets are mirrored; default: every port"),
+	EMU_K_INT("snaplen", 0, 0, 65535, "truncate the copies to this many bytes; 0: whole"),
+};
+static const struct emu_key_table mirror_key_table = {
+	.title = "mirror", .desc = "copies packets out of another port",
+	.keys = mirror_key_entries, .n_keys = RTE_DIM(mirror_key_entries), .names = mirror_keys,
+	.extra_names = emu_stage_extra_names,
+};
+#define T (&mirror_key_table)
+
 struct mirror_priv {
 	uint16_t to;
 	bool egress;
@@ -46,9 +59,9 @@ mirror_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, stru
 	int64_t snaplen;
 	int rc, port;
 
-	rc = emu_json_get_str(cfg, env->path, "to", true, NULL, &to, err);
+	rc = emu_key_str(cfg, env->path, T, "to", &to, err);
 	if (rc == 0)
-		rc = emu_json_get_int(cfg, env->path, "snaplen", false, 0, 0, 65535, &snaplen, err);
+		rc = emu_key_int(cfg, env->path, T, "snaplen", &snaplen, err);
 	if (rc != 0)
 		return rc;
 	port = emu_stage_env_port(env, to);
@@ -104,6 +117,7 @@ const struct emu_stage_ops emu_stage_mirror = {
 	.ctr_names = mirror_ctr_names,
 	.n_ctr = MIRROR_CTR_MAX,
 	.keys = mirror_keys,
+	.key_table = &mirror_key_table,
 	.init = mirror_init,
 	.process = mirror_process,
 };

@@ -30,6 +30,33 @@ static const char *parse_ctr_names[PARSE_CTR_MAX];
 static const char *const parse_keys[] = { "roce_udp_port", "drop_invalid", "verify_icrc",
 					  "drop_bad_icrc", "trust", "dscp_map", NULL };
 
+static const char *const parse_trust_vals[] = { "dscp", "pcp", NULL };
+static const struct emu_key parse_key_entries[] = {
+	EMU_K_INT("roce_udp_port", 4791, 1, 65535, "UDP destination port of RoCEv2"),
+	EMU_K_BOOL("drop_invalid", false, "drop frames that do not parse as RoCEv2"),
+	EMU_K_BOOL("verify_icrc", false, "check every RoCE packet's ICRC"),
+	EMU_K_BOOL("drop_bad_icrc", false, "drop packets whose ICRC is wrong (with verify_icrc)"),
+	EMU_K_ENUM("trust", "dscp", parse_trust_vals,
+		   "the priority of a packet comes from its DSCP (through dscp_map) or its PCP"),
+	EMU_K_ANY("dscp_map",
+		  "{\"oneOf\": [{\"type\": \"object\", \"propertyNames\": {\"pattern\": "
+		  "\"^([0-9]|[1-5][0-9]|6[0-3])$\"}, \"additionalProperties\": {\"type\": "
+		  "\"integer\", \"minimum\": 0, \"maximum\": 7}}, {\"type\": \"array\", "
+		  "\"minItems\": 64, \"maxItems\": 64, \"items\": {\"type\": \"integer\", "
+		  "\"minimum\": 0, \"maximum\": 7}}]}",
+		  "DSCP to priority: an object {\"26\": 3} (unlisted DSCPs: 0) or an array of 64 "
+		  "priorities; only with trust dscp. Polymorphic (object or array)"),
+};
+static const struct emu_key_table parse_key_table = {
+	.title = "parse", .desc = "parses RoCEv2 headers into the packet's metadata",
+	.keys = parse_key_entries, .n_keys = RTE_DIM(parse_key_entries), .names = parse_keys,
+	.extra_names = emu_stage_extra_names,
+	.rules = (const struct emu_key_rule[]){
+		{ "trust", EMU_KEY_LIST("pcp"), NULL, EMU_KEY_LIST("dscp_map") } },
+	.n_rules = 1,
+};
+#define T (&parse_key_table)
+
 struct parse_priv {
 	uint16_t roce_port;
 	bool drop_invalid;
@@ -115,23 +142,17 @@ parse_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, struc
 	int rc;
 
 	parse_names_init();
-	rc = emu_json_get_int(cfg, env->path, "roce_udp_port", false, 4791, 1, 65535, &port, err);
+	rc = emu_key_int(cfg, env->path, T, "roce_udp_port", &port, err);
 	if (rc == 0)
-		rc = emu_json_get_bool(cfg, env->path, "drop_invalid", false, false,
-				       &pp->drop_invalid, err);
+		rc = emu_key_bool(cfg, env->path, T, "drop_invalid", &pp->drop_invalid, err);
 	if (rc == 0)
-		rc = emu_json_get_bool(cfg, env->path, "verify_icrc", false, false,
-				       &pp->verify_icrc, err);
+		rc = emu_key_bool(cfg, env->path, T, "verify_icrc", &pp->verify_icrc, err);
 	if (rc == 0)
-		rc = emu_json_get_bool(cfg, env->path, "drop_bad_icrc", false, false,
-				       &pp->drop_bad_icrc, err);
+		rc = emu_key_bool(cfg, env->path, T, "drop_bad_icrc", &pp->drop_bad_icrc, err);
 	if (rc == 0)
-		rc = emu_json_get_str(cfg, env->path, "trust", false, "dscp", &trust, err);
+		rc = emu_key_str(cfg, env->path, T, "trust", &trust, err);
 	if (rc != 0)
 		return rc;
-	if (strcmp(trust, "dscp") != 0 && strcmp(trust, "pcp") != 0)
-		return emu_err_set(err, "%s.trust: must be \"dscp\" or \"pcp\", got \"%s\"",
-				   env->path, trust);
 	pp->trust_dscp = strcmp(trust, "dscp") == 0;
 	map = json_object_get(cfg, "dscp_map");
 	if (map != NULL) {
@@ -206,6 +227,7 @@ const struct emu_stage_ops emu_stage_parse = {
 	.ctr_names = parse_ctr_names,
 	.n_ctr = PARSE_CTR_MAX,
 	.keys = parse_keys,
+	.key_table = &parse_key_table,
 	.init = parse_init,
 	.process = parse_process,
 };

@@ -37,6 +37,7 @@
 
 #include "lib/base/emu_hash.h"
 #include "lib/base/emu_json.h"
+#include "lib/base/emu_keys.h"
 #include "lib/stage/emu_match.h"
 #include <rte_prefetch.h>
 
@@ -72,6 +73,30 @@ static const char *const reorder_ctr_names[] = {
 
 static const char *const reorder_keys[] = { "ports", "match", "timeout_us", "max_held_pkts",
 					    "max_qps", "policy", "start", NULL };
+
+static const char *const reorder_policy_vals[] = { "flush", "drop", NULL };
+
+static const struct emu_key reorder_key_entries[] = {
+	EMU_K_ARR("ports", EMU_KEY_STR, NULL, NULL,
+		  "egress ports whose packets are sorted; default: every port"),
+	EMU_K_OBJ("match", &emu_match_table, "only packets this matches are sorted"),
+	EMU_K_NUM("timeout_us", 100.0, 0.0, true, 10e6,
+		  "a hole is given up after this (us): what is held goes out, the NIC sees the gap"),
+	EMU_K_INT("max_held_pkts", 16384, 1, 4194304, "packets held at once at most"),
+	EMU_K_INT("max_qps", 4096, 8, 1048576, "QPs (destination IP + DestQP) tracked at most"),
+	EMU_K_ENUM("policy", "flush", reorder_policy_vals,
+		   "when full: flush (release the oldest QP in order) or drop (the arriving packet)"),
+	EMU_K_ANY("start", "{\"oneOf\": [{\"const\": \"first\"}, {\"type\": \"integer\", "
+		  "\"minimum\": 0, \"maximum\": 16777215}]}",
+		  "expected PSN of a new QP: \"first\" (its first packet's) or a PSN"),
+};
+static const struct emu_key_table reorder_key_table = {
+	.title = "reorder",
+	.desc = "puts each QP's packets back into PSN order in front of an RC NIC (egress)",
+	.keys = reorder_key_entries, .n_keys = RTE_DIM(reorder_key_entries), .names = reorder_keys,
+	.extra_names = emu_stage_extra_names,
+};
+#define T (&reorder_key_table)
 
 #define REORDER_NIL UINT32_MAX
 #define REORDER_WAYS 8
@@ -465,22 +490,16 @@ reorder_cfg_read(const json_t *cfg, const char *path, struct reorder_cfg *c, str
 	char p1[EMU_JSON_PATH_LEN];
 	int rc;
 
-	rc = emu_json_get_num(cfg, path, "timeout_us", false, REORDER_TIMEOUT_US_DEFAULT, 0, true,
-			      10e6, &c->timeout_us, err);
+	rc = emu_key_num(cfg, path, T, "timeout_us", &c->timeout_us, err);
 	if (rc == 0 && llround(c->timeout_us * 1000.0) == 0)
 		rc = emu_err_set(err, "%s.timeout_us: must be at least 0.001 (1 ns), got %g", path,
 				 c->timeout_us);
 	if (rc == 0)
-		rc = emu_json_get_int(cfg, path, "max_held_pkts", false, REORDER_MAX_HELD_DEFAULT,
-				      1, 4194304, &c->max_held, err);
+		rc = emu_key_int(cfg, path, T, "max_held_pkts", &c->max_held, err);
 	if (rc == 0)
-		rc = emu_json_get_int(cfg, path, "max_qps", false, REORDER_MAX_QPS_DEFAULT,
-				      REORDER_WAYS, 1048576, &c->max_qps, err);
+		rc = emu_key_int(cfg, path, T, "max_qps", &c->max_qps, err);
 	if (rc == 0)
-		rc = emu_json_get_str(cfg, path, "policy", false, "flush", &c->policy, err);
-	if (rc == 0 && strcmp(c->policy, "flush") != 0 && strcmp(c->policy, "drop") != 0)
-		rc = emu_err_set(err, "%s.policy: must be \"flush\" or \"drop\", got \"%s\"", path,
-				 c->policy);
+		rc = emu_key_str(cfg, path, T, "policy", &c->policy, err);
 	if (rc != 0)
 		return rc;
 	emu_json_path(p1, sizeof(p1), path, "start");
@@ -588,6 +607,7 @@ const struct emu_stage_ops emu_stage_reorder = {
 	.ctr_names = reorder_ctr_names,
 	.n_ctr = REORDER_CTR_MAX,
 	.keys = reorder_keys,
+	.key_table = &reorder_key_table,
 	.init = reorder_init,
 	.needs = reorder_needs,
 	.process = reorder_process,

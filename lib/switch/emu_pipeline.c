@@ -9,16 +9,48 @@
 #include <rte_mbuf.h>
 
 #include "lib/base/emu_json.h"
+#include "lib/base/emu_keys.h"
+#include "lib/switch/emu_schema.h"
+#include "lib/tm/emu_tm_keys.h"
 #include "lib/switch/emu_switch.h"
-
-static const char *const emu_pipeline_keys[] = {
-	"description", "ports", "ingress", "egress", "tm", "mbufs", "incast", "fabric", NULL
-};
-static const char *const emu_pipeline_port_keys[] = { "name", "dev", "mtu", NULL };
 
 #define EMU_MTU_MIN 68
 #define EMU_MTU_MAX 9216
 #define EMU_MTU_DEFAULT 9216
+
+static const struct emu_key emu_pipeline_port_entries[] = {
+	{ .name = "name", .type = EMU_KEY_STR, .required = true,
+	  .schema = "{\"pattern\": \"^[A-Za-z0-9_-]{1,31}$\"}",
+	  .desc = "the port's name (unique): 1-31 characters of [A-Za-z0-9_-]" },
+	EMU_K_STR("dev", NULL, "the DPDK device (an EAL --vdev or PCI address) in live mode"),
+	EMU_K_INT("mtu", EMU_MTU_DEFAULT, EMU_MTU_MIN, EMU_MTU_MAX, "L3 MTU (bytes)"),
+};
+const struct emu_key_table emu_pipeline_port_table =
+	EMU_KEY_TABLE("ports[]", "a switch port", emu_pipeline_port_entries);
+
+/* ingress and egress: arrays of stage objects, one schema per stage type (emu_schema.c) */
+static const struct emu_key emu_pipeline_entries[] = {
+	EMU_K_SCHEMA_URI,
+	{ .name = "description", .type = EMU_KEY_STR, .schema = "{\"minLength\": 0}",
+	  .desc = "free text" },
+	EMU_K_ARR_REQ("ports", EMU_KEY_OBJ, &emu_pipeline_port_table,
+		  "{\"minItems\": 1, \"maxItems\": " EMU_KEYS_STR(EMU_MAX_PORTS) "}",
+		  "the switch's ports, 1-16"),
+	EMU_K_ANY("ingress", "{\"type\": \"array\"}", "stages run on the way in, in order"),
+	EMU_K_ANY("egress", "{\"type\": \"array\"}", "stages run on the way out, in order"),
+	EMU_K_OBJ("tm", &emu_tm_table, "the traffic manager"),
+	{ .name = "mbufs", .type = EMU_KEY_INT, .has_def = true, .imin = 0, .imax = 1 << 26,
+	  .schema = "{\"not\": {\"exclusiveMinimum\": 0, \"exclusiveMaximum\": 1024}}",
+	  .desc = "packet buffers; 0: derived from the TM, else at least 1024" },
+	EMU_K_ARR("incast", EMU_KEY_OBJ, &emu_incast_table,
+		  "{\"maxItems\": " EMU_KEYS_STR(EMU_MAX_INCAST) "}",
+		  "synthetic incast sources, up to 8"),
+	EMU_K_OBJ("fabric", &fab_table, "an emulated fabric between the ports: switches and links"),
+};
+const struct emu_key_table emu_pipeline_table =
+	EMU_KEY_TABLE("rocemu pipeline", "a switch: ports, stages, TM, incast sources",
+		      emu_pipeline_entries);
+#define T (&emu_pipeline_port_table)
 
 static int
 emu_pipeline_port_name_ok(const char *s)
@@ -60,14 +92,13 @@ emu_pipeline_ports(struct emu_pipeline *pl, struct emu_err *err)
 		emu_json_path_idx(path, sizeof(path), "ports", idx);
 		rc = emu_json_expect_object(o, path, err);
 		if (rc == 0)
-			rc = emu_json_check_keys(o, path, emu_pipeline_port_keys, err);
+			rc = emu_keys_check(o, path, T, err);
 		if (rc == 0)
-			rc = emu_json_get_str(o, path, "name", true, NULL, &p->name, err);
+			rc = emu_key_str(o, path, T, "name", &p->name, err);
 		if (rc == 0)
-			rc = emu_json_get_str(o, path, "dev", false, NULL, &p->dev, err);
+			rc = emu_key_str(o, path, T, "dev", &p->dev, err);
 		if (rc == 0)
-			rc = emu_json_get_int(o, path, "mtu", false, EMU_MTU_DEFAULT, EMU_MTU_MIN,
-					      EMU_MTU_MAX, &mtu, err);
+			rc = emu_key_int(o, path, T, "mtu", &mtu, err);
 		if (rc != 0)
 			return rc;
 		if (!emu_pipeline_port_name_ok(p->name))
@@ -155,6 +186,7 @@ emu_pipeline_from_json(json_t *root, const char *file, struct emu_pipeline **out
 {
 	uint32_t mtus[EMU_MAX_PORTS];
 	struct emu_pipeline *pl;
+	const char *schema;
 	unsigned int i;
 	char *tmp;
 	int64_t mbufs;
@@ -174,7 +206,9 @@ emu_pipeline_from_json(json_t *root, const char *file, struct emu_pipeline **out
 	}
 	rc = emu_json_expect_object(root, "", err);
 	if (rc == 0)
-		rc = emu_json_check_keys(root, "", emu_pipeline_keys, err);
+		rc = emu_keys_check(root, "", &emu_pipeline_table, err);
+	if (rc == 0)
+		rc = emu_key_str(root, "", &emu_pipeline_table, "$schema", &schema, err);
 	if (rc == 0 && json_object_get(root, "description") != NULL &&
 	    !json_is_string(json_object_get(root, "description")))
 		rc = emu_err_set(err, "description: must be a string, got %s",
@@ -197,7 +231,7 @@ emu_pipeline_from_json(json_t *root, const char *file, struct emu_pipeline **out
 		rc = emu_incast_parse(json_object_get(root, "incast"), pl->n_ports, pl->port_names,
 				      mtus, pl->incast, &pl->n_incast, err);
 	if (rc == 0)
-		rc = emu_json_get_int(root, "", "mbufs", false, 0, 0, 1 << 26, &mbufs, err);
+		rc = emu_key_int(root, "", &emu_pipeline_table, "mbufs", &mbufs, err);
 	if (rc != 0)
 		goto fail;
 	if (mbufs != 0 && mbufs < 1024) {

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "lib/tm/emu_incast.h"
+#include "lib/tm/emu_tm_keys.h"
 #include "lib/base/emu_json.h"
 #include "lib/pkt/emu_pkt.h"
 #include "lib/proto/roce_build.h"
@@ -10,9 +11,6 @@
 
 #include <rte_memcpy.h>
 
-#define EMU_INCAST_MAX_RATE_GBPS 1600.0
-#define EMU_INCAST_MAX_US 1e9 /* 1000 s */
-#define EMU_INCAST_MIN_FRAME 64
 
 const char *const emu_incast_ctr_names[EMU_INCAST_CTR_MAX] = {
 #define EMU_INCAST_CTR_NAME(e, s) s,
@@ -20,20 +18,18 @@ const char *const emu_incast_ctr_names[EMU_INCAST_CTR_MAX] = {
 #undef EMU_INCAST_CTR_NAME
 };
 
-static const char *const emu_incast_keys[] = {
-	"name", "port", "priority", "senders", "rate_gbps", "frame_bytes", "mode", "on_us",
-	"off_us", "message_kb", "period_us", "enabled", "sink_port", NULL
-};
+/* Every key is read through its entry in emu_tm_keys.c (emu_incast_table). */
+#define T (&emu_incast_table)
 
 static int
-emu_incast_port(const json_t *o, const char *path, const char *key, bool required,
-		unsigned int n_ports, const char *const *names, uint16_t *out, struct emu_err *err)
+emu_incast_port(const json_t *o, const char *path, const char *key, unsigned int n_ports,
+		const char *const *names, uint16_t *out, struct emu_err *err)
 {
 	const char *name;
 	unsigned int i;
 	int rc;
 
-	rc = emu_json_get_str(o, path, key, required, NULL, &name, err);
+	rc = emu_key_str(o, path, T, key, &name, err);
 	if (rc != 0 || name == NULL)
 		return rc;
 	for (i = 0; i < n_ports; i++)
@@ -83,31 +79,27 @@ emu_incast_one(const json_t *o, const char *path, unsigned int n_ports, const ch
 	memset(c, 0, sizeof(*c));
 	rc = emu_json_expect_object(o, path, err);
 	if (rc == 0)
-		rc = emu_json_check_keys(o, path, emu_incast_keys, err);
+		rc = emu_keys_check(o, path, T, err);
 	if (rc == 0)
-		rc = emu_json_get_str(o, path, "name", true, NULL, &c->name, err);
+		rc = emu_key_str(o, path, T, "name", &c->name, err);
 	c->port = 0;
 	if (rc == 0)
-		rc = emu_incast_port(o, path, "port", true, n_ports, names, &c->port, err);
+		rc = emu_incast_port(o, path, "port", n_ports, names, &c->port, err);
 	c->sink_port = EMU_PORT_NONE;
 	if (rc == 0)
-		rc = emu_incast_port(o, path, "sink_port", false, n_ports, names, &c->sink_port,
-				     err);
+		rc = emu_incast_port(o, path, "sink_port", n_ports, names, &c->sink_port, err);
 	if (rc == 0)
-		rc = emu_json_get_int(o, path, "priority", false, 3, 0, 7, &prio, err);
+		rc = emu_key_int(o, path, T, "priority", &prio, err);
 	if (rc == 0)
-		rc = emu_json_get_int(o, path, "senders", false, 1, 1, EMU_INCAST_MAX_SENDERS,
-				      &senders, err);
+		rc = emu_key_int(o, path, T, "senders", &senders, err);
 	if (rc == 0)
-		rc = emu_json_get_num(o, path, "rate_gbps", true, 0, 0.0, true,
-				      EMU_INCAST_MAX_RATE_GBPS, &rate, err);
+		rc = emu_key_num(o, path, T, "rate_gbps", &rate, err);
 	if (rc == 0)
-		rc = emu_json_get_int(o, path, "frame_bytes", false, 4154, EMU_INCAST_MIN_FRAME,
-				      9216 + 14, &frame, err);
+		rc = emu_key_int(o, path, T, "frame_bytes", &frame, err);
 	if (rc == 0)
-		rc = emu_json_get_bool(o, path, "enabled", false, true, &c->enabled, err);
+		rc = emu_key_bool(o, path, T, "enabled", &c->enabled, err);
 	if (rc == 0)
-		rc = emu_json_get_str(o, path, "mode", false, "continuous", &mode, err);
+		rc = emu_key_str(o, path, T, "mode", &mode, err);
 	if (rc != 0)
 		return rc;
 	max_frame = mtus[c->port] + 14;
@@ -127,11 +119,9 @@ emu_incast_one(const json_t *o, const char *path, unsigned int n_ports, const ch
 		c->mode = EMU_INCAST_CONTINUOUS;
 	} else if (strcmp(mode, "on_off") == 0) {
 		c->mode = EMU_INCAST_ON_OFF;
-		rc = emu_json_get_num(o, path, "on_us", true, 0, 0.0, true, EMU_INCAST_MAX_US,
-				      &on_us, err);
+		rc = emu_key_num_req(o, path, T, "on_us", &on_us, err);
 		if (rc == 0)
-			rc = emu_json_get_num(o, path, "off_us", true, 0, 0.0, false,
-					      EMU_INCAST_MAX_US, &off_us, err);
+			rc = emu_key_num_req(o, path, T, "off_us", &off_us, err);
 		if (rc != 0)
 			return rc;
 		c->on_ns = (uint64_t)(on_us * 1e3 + 0.5);
@@ -141,10 +131,9 @@ emu_incast_one(const json_t *o, const char *path, unsigned int n_ports, const ch
 					   path, on_us);
 	} else if (strcmp(mode, "bursts") == 0) {
 		c->mode = EMU_INCAST_BURSTS;
-		rc = emu_json_get_int(o, path, "message_kb", true, 0, 1, 1024 * 1024, &msg_kb, err);
+		rc = emu_key_int_req(o, path, T, "message_kb", &msg_kb, err);
 		if (rc == 0)
-			rc = emu_json_get_num(o, path, "period_us", true, 0, 0.0, true,
-					      EMU_INCAST_MAX_US, &period_us, err);
+			rc = emu_key_num_req(o, path, T, "period_us", &period_us, err);
 		if (rc != 0)
 			return rc;
 		c->msg_frames = (uint32_t)((msg_kb * 1024 + frame - 1) / frame);
@@ -284,13 +273,13 @@ emu_incast_compile(const struct emu_incast_cfg *base, const char *key, const jso
 		out->key = EMU_INCAST_SET_ENABLED;
 		out->u32 = json_is_true(val);
 	} else if (strcmp(key, "senders") == 0) {
-		rc = emu_json_int_value(val, path, 1, EMU_INCAST_MAX_SENDERS, &i, err);
+		rc = emu_key_int_value(val, path, &emu_incast_set_table, key, &i, err);
 		if (rc != 0)
 			return rc;
 		out->key = EMU_INCAST_SET_SENDERS;
 		out->u32 = (uint32_t)i;
 	} else if (strcmp(key, "rate_gbps") == 0) {
-		rc = emu_json_num_value(val, path, 0.0, true, EMU_INCAST_MAX_RATE_GBPS, &x, err);
+		rc = emu_key_num_value(val, path, &emu_incast_set_table, key, &x, err);
 		if (rc != 0)
 			return rc;
 		c.rate_bps = (uint64_t)(x * 1e9 + 0.5);
@@ -303,8 +292,7 @@ emu_incast_compile(const struct emu_incast_cfg *base, const char *key, const jso
 		out->key = EMU_INCAST_SET_RATE;
 		out->u64 = c.rate_bps;
 	} else {
-		return emu_err_set(err, "%s: unknown key (known: enabled, senders, rate_gbps)",
-				   path);
+		return emu_keys_unknown(path, &emu_incast_set_table, err);
 	}
 	return 0;
 }

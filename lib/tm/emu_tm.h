@@ -169,8 +169,6 @@ struct emu_tm_cfg {
 /** Defaults: 100 Gb/s, 4 MB, 4096 slots, no delay, strict priority, priority 3 lossless. */
 void emu_tm_port_cfg_default(struct emu_tm_port_cfg *pc);
 
-/** Keys of a tm.ports[] entry (fabric links take them too). */
-extern const char *const emu_tm_port_keys[];
 
 /**
  * Parse the port keys of @p o (rate_gbps, buffer_kb, delay_us, ecn, pfc, lossless, ...) over

@@ -14,6 +14,7 @@
 #include "lib/base/emu_json.h"
 #include "lib/proto/roce_rewrite.h"
 #include "lib/tm/emu_tm_int.h"
+#include "lib/tm/emu_tm_keys.h"
 
 const char *const emu_tm_ctr_names[EMU_TM_CTR_MAX] = {
 #define EMU_TM_CTR_NAME(e, s) s,
@@ -24,19 +25,21 @@ const char *const emu_tm_ctr_names[EMU_TM_CTR_MAX] = {
 void
 emu_tm_port_cfg_default(struct emu_tm_port_cfg *pc)
 {
+	const struct emu_key_table *t = &emu_tm_port_table;
 	unsigned int i;
 
+	/* the defaults of the key table: the same for ports tm.ports[] does not list */
 	memset(pc, 0, sizeof(*pc));
-	pc->rate_bps = 100000000000ULL;
-	pc->limit_bytes = 4ULL << 20;
+	pc->rate_bps = (uint64_t)(emu_key_find(t, "rate_gbps")->def * 1e9 + 0.5);
+	pc->limit_bytes = (uint64_t)emu_key_find(t, "buffer_kb")->idef * 1024;
 	pc->queue_limit_bytes = pc->limit_bytes;
-	pc->queue_pkts = 4096;
-	pc->delay_ns = 0;
+	pc->queue_pkts = (uint32_t)emu_key_find(t, "queue_pkts")->idef;
+	pc->delay_ns = (uint64_t)(emu_key_find(t, "delay_us")->def * 1e3 + 0.5);
 	pc->scheduler = EMU_TM_SCHED_STRICT;
 	pc->lossless_mask = 1u << 3;
 	for (i = 0; i < EMU_TM_N_PRIO; i++)
 		pc->weights[i] = 1;
-	pc->pfc.quanta = 0xFFFF;
+	pc->pfc.quanta = (uint16_t)emu_key_find(&emu_tm_pfc_table, "quanta")->idef;
 }
 
 void
@@ -51,19 +54,11 @@ emu_tm_cfg_default(struct emu_tm_cfg *cfg, unsigned int n_ports)
 		cfg->buffer.total_bytes += cfg->ports[i].limit_bytes;
 	}
 	cfg->buffer.dynamic = false;
-	cfg->buffer.alpha = 1.0;
-	cfg->buffer.cell_bytes = 1;
+	cfg->buffer.alpha = emu_key_find(&emu_tm_buffer_table, "alpha")->def;
+	cfg->buffer.cell_bytes = (uint32_t)emu_key_find(&emu_tm_buffer_table, "cell_bytes")->idef;
 }
 
-static const char *const emu_tm_keys[] = { "ports", "buffer", NULL };
-static const char *const emu_tm_buffer_keys[] = { "total_kb", "mode", "alpha", "cell_bytes", NULL };
-const char *const emu_tm_port_keys[] = {
-	"port", "rate_gbps", "buffer_kb", "queue_kb", "queue_pkts", "delay_us", "headroom_kb",
-	"scheduler", "weights", "lossless", "ecn", "pfc", "pfc_watchdog_ms", NULL
-};
-static const char *const emu_tm_ecn_keys[] = { "kmin_kb", "kmax_kb", "pmax", "mark_at", NULL };
-static const char *const emu_tm_pfc_keys[] = { "xoff_kb", "xon_kb", "cable_m", "quanta", NULL };
-
+/* Every key is read through its entry in emu_tm_keys.c (ranges, defaults, strings). */
 
 uint64_t
 emu_tm_pfc_xoff_bytes(double cable_m, uint64_t rate_bps, uint32_t mtu)
@@ -99,24 +94,20 @@ emu_tm_ecn_parse(const json_t *o, const char *path, struct emu_tm_ecn_cfg *ec,
 
 	rc = emu_json_expect_object(o, path, err);
 	if (rc == 0)
-		rc = emu_json_check_keys(o, path, emu_tm_ecn_keys, err);
+		rc = emu_keys_check(o, path, &emu_tm_ecn_table, err);
 	if (rc == 0)
-		rc = emu_json_get_int(o, path, "kmin_kb", true, 0, 0, EMU_TM_MAX_KB, &kmin, err);
+		rc = emu_key_int(o, path, &emu_tm_ecn_table, "kmin_kb", &kmin, err);
 	if (rc == 0)
-		rc = emu_json_get_int(o, path, "kmax_kb", true, 0, 0, EMU_TM_MAX_KB, &kmax, err);
+		rc = emu_key_int(o, path, &emu_tm_ecn_table, "kmax_kb", &kmax, err);
 	if (rc == 0)
-		rc = emu_json_get_num(o, path, "pmax", true, 0, 0.0, false, 1.0, &ec->pmax, err);
+		rc = emu_key_num(o, path, &emu_tm_ecn_table, "pmax", &ec->pmax, err);
 	if (rc == 0)
-		rc = emu_json_get_str(o, path, "mark_at", false, "dequeue", &at, err);
+		rc = emu_key_str(o, path, &emu_tm_ecn_table, "mark_at", &at, err);
 	if (rc != 0)
 		return rc;
 	if (kmax <= kmin)
 		return emu_err_set(err, "%s.kmax_kb: must be > kmin_kb (%lld), got %lld", path,
 				   (long long)kmin, (long long)kmax);
-	if (strcmp(at, "dequeue") != 0 && strcmp(at, "enqueue") != 0)
-		return emu_err_set(err,
-				   "%s.mark_at: must be \"dequeue\" or \"enqueue\", got \"%s\"",
-				   path, at);
 	ec->enabled = true;
 	ec->at_enqueue = strcmp(at, "enqueue") == 0;
 	ec->kmin_bytes = (uint64_t)kmin * 1024;
@@ -137,9 +128,9 @@ emu_tm_pfc_parse(const json_t *o, const char *path, uint32_t mtu, struct emu_tm_
 
 	rc = emu_json_expect_object(o, path, err);
 	if (rc == 0)
-		rc = emu_json_check_keys(o, path, emu_tm_pfc_keys, err);
+		rc = emu_keys_check(o, path, &emu_tm_pfc_table, err);
 	if (rc == 0)
-		rc = emu_json_get_int(o, path, "quanta", false, 0xFFFF, 1, 0xFFFF, &quanta, err);
+		rc = emu_key_int(o, path, &emu_tm_pfc_table, "quanta", &quanta, err);
 	if (rc != 0)
 		return rc;
 	has_xoff = json_object_get(o, "xoff_kb") != NULL;
@@ -149,10 +140,9 @@ emu_tm_pfc_parse(const json_t *o, const char *path, uint32_t mtu, struct emu_tm_
 				   "%s: give either \"xoff_kb\" (and \"xon_kb\") or \"cable_m\"",
 				   path);
 	if (has_xoff) {
-		rc = emu_json_get_int(o, path, "xoff_kb", true, 0, 1, EMU_TM_MAX_KB, &xoff, err);
+		rc = emu_key_int_req(o, path, &emu_tm_pfc_table, "xoff_kb", &xoff, err);
 		if (rc == 0)
-			rc = emu_json_get_int(o, path, "xon_kb", true, 0, 0, EMU_TM_MAX_KB, &xon,
-					      err);
+			rc = emu_key_int_req(o, path, &emu_tm_pfc_table, "xon_kb", &xon, err);
 		if (rc != 0)
 			return rc;
 		if (xon >= xoff)
@@ -164,8 +154,7 @@ emu_tm_pfc_parse(const json_t *o, const char *path, uint32_t mtu, struct emu_tm_
 		if (json_object_get(o, "xon_kb") != NULL)
 			return emu_err_set(err, "%s.xon_kb: only with \"xoff_kb\" (\"cable_m\" "
 					   "derives it as XOFF - MTU)", path);
-		rc = emu_json_get_num(o, path, "cable_m", true, 0, 0.0, false, 100000.0,
-				      &cable_m, err);
+		rc = emu_key_num_req(o, path, &emu_tm_pfc_table, "cable_m", &cable_m, err);
 		if (rc != 0)
 			return rc;
 		fc->xoff_bytes = emu_tm_pfc_xoff_bytes(cable_m, pc->rate_bps, mtu);
@@ -191,7 +180,7 @@ emu_tm_prio_list(const json_t *v, const char *path, uint8_t *mask, struct emu_er
 	*mask = 0;
 	json_array_foreach(v, i, e) {
 		emu_json_path_idx(p, sizeof(p), path, i);
-		rc = emu_json_int_value(e, p, 0, EMU_TM_N_PRIO - 1, &prio, err);
+		rc = emu_key_int_value(e, p, &emu_tm_port_table, "lossless", &prio, err);
 		if (rc != 0)
 			return rc;
 		if (*mask & (1u << prio))
@@ -209,31 +198,25 @@ emu_tm_port_parse(const json_t *o, const char *path, uint32_t mtu, struct emu_tm
 	char p[EMU_JSON_PATH_LEN];
 	double rate_gbps, delay_us, wd_ms;
 	int64_t buffer_kb, queue_kb, queue_pkts, headroom_kb, w;
+	const struct emu_key_table *t = &emu_tm_port_table;
 	const char *sched;
 	const json_t *v, *e;
 	size_t i;
 	int rc;
 
-	rc = emu_json_get_num(o, path, "rate_gbps", false, (double)pc->rate_bps / 1e9, 0.0, true,
-			      EMU_TM_MAX_RATE_GBPS, &rate_gbps, err);
+	rc = emu_key_num(o, path, t, "rate_gbps", &rate_gbps, err);
 	if (rc == 0)
-		rc = emu_json_get_int(o, path, "buffer_kb", false,
-				      (int64_t)(pc->limit_bytes / 1024), 1, EMU_TM_MAX_KB,
-				      &buffer_kb, err);
+		rc = emu_key_int(o, path, t, "buffer_kb", &buffer_kb, err);
 	if (rc == 0)
-		rc = emu_json_get_int(o, path, "queue_kb", false, buffer_kb, 1, EMU_TM_MAX_KB,
-				      &queue_kb, err);
+		rc = emu_key_int_def(o, path, t, "queue_kb", buffer_kb, &queue_kb, err);
 	if (rc == 0)
-		rc = emu_json_get_int(o, path, "queue_pkts", false, pc->queue_pkts, 16, 1 << 24,
-				      &queue_pkts, err);
+		rc = emu_key_int(o, path, t, "queue_pkts", &queue_pkts, err);
 	if (rc == 0)
-		rc = emu_json_get_num(o, path, "delay_us", false, (double)pc->delay_ns / 1e3, 0.0,
-				      false, EMU_TM_MAX_DELAY_US, &delay_us, err);
+		rc = emu_key_num(o, path, t, "delay_us", &delay_us, err);
 	if (rc == 0)
-		rc = emu_json_get_num(o, path, "pfc_watchdog_ms", false, 0.0, 0.0, false, 100000.0,
-				      &wd_ms, err);
+		rc = emu_key_num(o, path, t, "pfc_watchdog_ms", &wd_ms, err);
 	if (rc == 0)
-		rc = emu_json_get_str(o, path, "scheduler", false, "strict", &sched, err);
+		rc = emu_key_str(o, path, t, "scheduler", &sched, err);
 	if (rc != 0)
 		return rc;
 	pc->pfc_watchdog_ns = (uint64_t)(wd_ms * 1e6 + 0.5);
@@ -245,13 +228,7 @@ emu_tm_port_parse(const json_t *o, const char *path, uint32_t mtu, struct emu_tm
 	pc->queue_limit_bytes = (uint64_t)queue_kb * 1024;
 	pc->queue_pkts = (uint32_t)queue_pkts;
 	pc->delay_ns = (uint64_t)(delay_us * 1e3 + 0.5);
-	if (strcmp(sched, "strict") == 0)
-		pc->scheduler = EMU_TM_SCHED_STRICT;
-	else if (strcmp(sched, "dwrr") == 0)
-		pc->scheduler = EMU_TM_SCHED_DWRR;
-	else
-		return emu_err_set(err, "%s.scheduler: must be \"strict\" or \"dwrr\", got \"%s\"",
-				   path, sched);
+	pc->scheduler = strcmp(sched, "dwrr") == 0 ? EMU_TM_SCHED_DWRR : EMU_TM_SCHED_STRICT;
 	v = json_object_get(o, "weights");
 	if (v != NULL) {
 		emu_json_path(p, sizeof(p), path, "weights");
@@ -268,7 +245,7 @@ emu_tm_port_parse(const json_t *o, const char *path, uint32_t mtu, struct emu_tm
 			char pe[EMU_JSON_PATH_LEN];
 
 			emu_json_path_idx(pe, sizeof(pe), p, i);
-			rc = emu_json_int_value(e, pe, 1, 1000, &w, err);
+			rc = emu_key_int_value(e, pe, t, "weights", &w, err);
 			if (rc != 0)
 				return rc;
 			pc->weights[i] = (uint16_t)w;
@@ -296,9 +273,9 @@ emu_tm_port_parse(const json_t *o, const char *path, uint32_t mtu, struct emu_tm
 			return rc;
 	}
 	/* Default headroom: what NVIDIA's formula says is in flight after XOFF. */
-	rc = emu_json_get_int(o, path, "headroom_kb", false,
-			      pc->pfc.enabled ? (int64_t)((pc->pfc.xoff_bytes + 1023) / 1024) : 0,
-			      0, EMU_TM_MAX_KB, &headroom_kb, err);
+	rc = emu_key_int_def(o, path, t, "headroom_kb",
+			     pc->pfc.enabled ? (int64_t)((pc->pfc.xoff_bytes + 1023) / 1024) : 0,
+			     &headroom_kb, err);
 	if (rc != 0)
 		return rc;
 	pc->headroom_bytes = (uint64_t)headroom_kb * 1024;
@@ -308,30 +285,25 @@ emu_tm_port_parse(const json_t *o, const char *path, uint32_t mtu, struct emu_tm
 static int
 emu_tm_buffer_parse(const json_t *o, struct emu_tm_buffer_cfg *bc, struct emu_err *err)
 {
+	const struct emu_key_table *t = &emu_tm_buffer_table;
 	int64_t total_kb, cell;
 	const char *mode;
 	int rc;
 
 	rc = emu_json_expect_object(o, "tm.buffer", err);
 	if (rc == 0)
-		rc = emu_json_check_keys(o, "tm.buffer", emu_tm_buffer_keys, err);
+		rc = emu_keys_check(o, "tm.buffer", t, err);
 	if (rc == 0)
-		rc = emu_json_get_int(o, "tm.buffer", "total_kb", false,
-				      (int64_t)(bc->total_bytes / 1024), 1, EMU_TM_MAX_KB * 16LL,
-				      &total_kb, err);
+		rc = emu_key_int_def(o, "tm.buffer", t, "total_kb", (int64_t)(bc->total_bytes / 1024),
+				     &total_kb, err);
 	if (rc == 0)
-		rc = emu_json_get_str(o, "tm.buffer", "mode", false, "static", &mode, err);
+		rc = emu_key_str(o, "tm.buffer", t, "mode", &mode, err);
 	if (rc == 0)
-		rc = emu_json_get_num(o, "tm.buffer", "alpha", false, 1.0, 0.0, true, 64.0,
-				      &bc->alpha, err);
+		rc = emu_key_num(o, "tm.buffer", t, "alpha", &bc->alpha, err);
 	if (rc == 0)
-		rc = emu_json_get_int(o, "tm.buffer", "cell_bytes", false, 1, 1, 4096, &cell, err);
+		rc = emu_key_int(o, "tm.buffer", t, "cell_bytes", &cell, err);
 	if (rc != 0)
 		return rc;
-	if (strcmp(mode, "static") != 0 && strcmp(mode, "dynamic") != 0)
-		return emu_err_set(err,
-				   "tm.buffer.mode: must be \"static\" or \"dynamic\", got \"%s\"",
-				   mode);
 	if (strcmp(mode, "static") == 0 && json_object_get(o, "alpha") != NULL)
 		return emu_err_set(err, "tm.buffer.alpha: only with \"mode\": \"dynamic\"");
 	bc->dynamic = strcmp(mode, "dynamic") == 0;
@@ -357,7 +329,7 @@ emu_tm_cfg_parse(const json_t *tm, unsigned int n_ports, const char *const *name
 		return 0;
 	rc = emu_json_expect_object(tm, "tm", err);
 	if (rc == 0)
-		rc = emu_json_check_keys(tm, "tm", emu_tm_keys, err);
+		rc = emu_keys_check(tm, "tm", &emu_tm_table, err);
 	if (rc != 0)
 		return rc;
 	ports = json_object_get(tm, "ports");
@@ -370,9 +342,9 @@ emu_tm_cfg_parse(const json_t *tm, unsigned int n_ports, const char *const *name
 		emu_json_path_idx(path, sizeof(path), "tm.ports", idx);
 		rc = emu_json_expect_object(o, path, err);
 		if (rc == 0)
-			rc = emu_json_check_keys(o, path, emu_tm_port_keys, err);
+			rc = emu_keys_check(o, path, &emu_tm_port_table, err);
 		if (rc == 0)
-			rc = emu_json_get_str(o, path, "port", true, NULL, &name, err);
+			rc = emu_key_str(o, path, &emu_tm_port_table, "port", &name, err);
 		if (rc != 0)
 			return rc;
 		for (p = 0; p < n_ports; p++)

@@ -15,6 +15,7 @@
 #include "lib/base/emu_json.h"
 #include "lib/proto/roce_rewrite.h"
 #include "lib/tm/emu_tm_int.h"
+#include "lib/tm/emu_tm_keys.h"
 
 uint64_t
 emu_tm_port_next_event_ns(const struct emu_tm *tm, uint16_t port)
@@ -143,6 +144,7 @@ int
 emu_tm_compile(const struct emu_tm *tm, uint16_t port, const char *key, const json_t *val,
 	       struct emu_set *out, const char *path, struct emu_err *err)
 {
+	const struct emu_key_table *t = &emu_tm_set_table;
 	const char *s;
 	double x;
 	int64_t i;
@@ -153,19 +155,19 @@ emu_tm_compile(const struct emu_tm *tm, uint16_t port, const char *key, const js
 	memset(out, 0, sizeof(*out));
 	if (strcmp(key, "rate_gbps") == 0) {
 		out->key = EMU_TM_SET_RATE;
-		rc = emu_json_num_value(val, path, 1e-6, false, EMU_TM_MAX_RATE_GBPS, &x, err);
+		rc = emu_key_num_value(val, path, t, key, &x, err);
 		out->u64 = (uint64_t)(x * 1e9 + 0.5);
 		return rc;
 	}
 	if (strcmp(key, "delay_us") == 0) {
 		out->key = EMU_TM_SET_DELAY;
-		rc = emu_json_num_value(val, path, 0.0, false, EMU_TM_MAX_DELAY_US, &x, err);
+		rc = emu_key_num_value(val, path, t, key, &x, err);
 		out->u64 = (uint64_t)(x * 1e3 + 0.5);
 		return rc;
 	}
 	if (strcmp(key, "buffer_kb") == 0) {
 		out->key = EMU_TM_SET_BUFFER;
-		rc = emu_json_int_value(val, path, 1, 16 * 1024 * 1024, &i, err);
+		rc = emu_key_int_value(val, path, t, key, &i, err);
 		out->u64 = (uint64_t)i * 1024;
 		return rc;
 	}
@@ -175,9 +177,9 @@ emu_tm_compile(const struct emu_tm *tm, uint16_t port, const char *key, const js
 		if (s == NULL)
 			return emu_err_set(err, "%s: must be \"down\" or \"up\", got %s", path,
 					   emu_json_type_name(val));
-		if (strcmp(s, "down") != 0 && strcmp(s, "up") != 0)
-			return emu_err_set(err, "%s: must be \"down\" or \"up\", got \"%s\"", path,
-					   s);
+		rc = emu_key_enum_check(s, emu_key_find(t, key)->enum_vals, path, err);
+		if (rc != 0)
+			return rc;
 		out->u32 = strcmp(s, "up") == 0;
 		return 0;
 	}
@@ -185,8 +187,7 @@ emu_tm_compile(const struct emu_tm *tm, uint16_t port, const char *key, const js
 		out->key = EMU_TM_SET_STORM;
 		return emu_tm_storm_compile(val, out, path, err);
 	}
-	return emu_err_set(err, "%s: unknown key (known: rate_gbps, delay_us, buffer_kb, link, "
-			   "pfc_storm)", path);
+	return emu_keys_unknown(path, t, err);
 }
 
 void

@@ -16,9 +16,8 @@
 #include "lib/proto/roce_build.h"
 #include "lib/proto/roce_rewrite.h"
 #include "lib/tm/emu_tm_int.h"
+#include "lib/tm/emu_tm_keys.h"
 
-static const char *const emu_tm_storm_keys[] = { "priorities", "quanta", "rate_pps", "pause",
-						 NULL };
 
 /* PFC watchdog (rule in emu_tm.h): whether a frame with time @p t for priority @p q is
  * honoured. */
@@ -172,13 +171,13 @@ emu_tm_storm_compile(const json_t *val, struct emu_set *out, const char *path,
 	if (!json_is_object(val))
 		return emu_err_set(err, "%s: must be an object or false, got %s", path,
 				   emu_json_type_name(val));
-	rc = emu_json_check_keys(val, path, emu_tm_storm_keys, err);
+	rc = emu_keys_check(val, path, &emu_tm_storm_table, err);
 	if (rc == 0)
-		rc = emu_json_get_int(val, path, "quanta", false, 0xFFFF, 0, 0xFFFF, &quanta, err);
+		rc = emu_key_int(val, path, &emu_tm_storm_table, "quanta", &quanta, err);
 	if (rc == 0)
-		rc = emu_json_get_int(val, path, "rate_pps", true, 0, 1, 10000000, &pps, err);
+		rc = emu_key_int(val, path, &emu_tm_storm_table, "rate_pps", &pps, err);
 	if (rc == 0)
-		rc = emu_json_get_bool(val, path, "pause", false, false, &pause, err);
+		rc = emu_key_bool(val, path, &emu_tm_storm_table, "pause", &pause, err);
 	if (rc != 0)
 		return rc;
 	v = json_object_get(val, "priorities");
