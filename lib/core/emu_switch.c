@@ -256,7 +256,8 @@ emu_switch_profile_tick(struct emu_switch *sw, uint64_t now_ns)
 			return;
 		sw->ctr[EMU_RUN_CTR_PROFILE_CHANGES] += emu_profile_apply_due(sw->prof, sw, rel, t);
 	}
-	emu_switch_incast_gen(sw, now_ns);
+	if (sw->n_incast > 0)
+		emu_switch_incast_gen(sw, now_ns);
 }
 
 static uint16_t

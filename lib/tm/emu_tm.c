@@ -77,6 +77,10 @@ struct emu_tm_port {
 	uint64_t wd_last_ns[EMU_TM_N_PRIO];  /* last ignored frame while tripped */
 	bool wd_tripped[EMU_TM_N_PRIO];
 	uint64_t ctr[EMU_TM_CTR_MAX];
+	/* emu_tm_wire_ps() of the last frame (its length and the rate then): frames of one
+	 * length follow each other, and the 64-bit division costs more than the rest. */
+	uint32_t memo_len;
+	uint64_t memo_rate_bps, memo_wire_ps;
 };
 
 struct emu_tm {
@@ -516,7 +520,11 @@ emu_tm_cfg_parse(const json_t *tm, unsigned int n_ports, const char *const *name
 static uint64_t
 emu_tm_cells(const struct emu_tm_buffer_cfg *bc, uint32_t len)
 {
-	return (uint64_t)(len + bc->cell_bytes - 1) / bc->cell_bytes * bc->cell_bytes;
+	uint32_t cb = bc->cell_bytes;
+
+	if ((cb & (cb - 1)) == 0) /* 1 (no cells) or a power of two: no division */
+		return ((uint64_t)len + cb - 1) & ~(uint64_t)(cb - 1);
+	return (uint64_t)(len + cb - 1) / cb * cb;
 }
 
 uint64_t
@@ -869,7 +877,12 @@ emu_tm_port_advance(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_ns,
 		m = p->q[q].slots[p->q[q].head & p->q[q].mask];
 		meta = emu_meta(m);
 		len = emu_wire_len(m);
-		wire_ps = emu_tm_wire_ps(len, p->cfg.rate_bps);
+		if (len != p->memo_len || p->cfg.rate_bps != p->memo_rate_bps) {
+			p->memo_len = len;
+			p->memo_rate_bps = p->cfg.rate_bps;
+			p->memo_wire_ps = emu_tm_wire_ps(len, p->cfg.rate_bps);
+		}
+		wire_ps = p->memo_wire_ps;
 		sum_ps = start_ps + wire_ps;
 		p->link_free_ns = start_ns + sum_ps / 1000;
 		p->link_free_ps = (uint32_t)(sum_ps % 1000);
