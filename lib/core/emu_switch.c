@@ -77,6 +77,8 @@ emu_switch_add_stages(struct emu_switch *sw, const char *list_key, bool egress, 
 		st = &sw->stages[sw->n_stages];
 		st->ops = emu_stage_find(type);
 		st->egress = egress;
+		if (st->ops->release != NULL)
+			sw->any_release = true;
 		k = 0;
 		allowed[k++] = "type";
 		allowed[k++] = "name";
@@ -479,6 +481,8 @@ emu_switch_release_held(struct emu_switch *sw, uint64_t now_ns)
 	unsigned int i;
 	uint16_t n, k;
 
+	if (!sw->any_release)
+		return;
 	for (i = 0; i < sw->n_stages; i++) {
 		struct emu_stage_inst *st = &sw->stages[i];
 		bool egress = i >= sw->n_ingress;

@@ -915,6 +915,9 @@ emu_tm_dequeue(struct emu_tm *tm, uint16_t port, uint64_t now_ns, struct rte_mbu
 	uint64_t bytes = 0;
 	uint16_t n = 0;
 
+	/* nothing queued, nothing on the wire: what the rest would find (polled every pass) */
+	if (p->nonempty == 0 && emu_tm_fifo_count(&p->wire) == 0)
+		return 0;
 	emu_tm_port_advance(tm, p, now_ns, rng);
 	while (n < max && emu_tm_fifo_count(&p->wire) > 0) {
 		struct rte_mbuf *m = p->wire.slots[p->wire.head & p->wire.mask];
