@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <rte_prefetch.h>
-
 #include "lib/core/emu_json.h"
 #include "lib/proto/roce_mbuf.h"
 #include "stages.h"
@@ -155,40 +153,17 @@ parse_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, struc
 	return 0;
 }
 
-/* Packets ahead whose headers and parse result are fetched while this one is parsed. */
-#define PARSE_PREFETCH 4
-
-/* The frame's first bytes (the headers: two lines, the data does not start on one) and the
- * lines of the parse result the parser is about to write. */
-static inline void
-parse_prefetch(struct rte_mbuf *m)
-{
-	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
-	const uint8_t *r = (const uint8_t *)&emu_meta(m)->pkt;
-
-	rte_prefetch0(d);
-	rte_prefetch0(d + 63);
-	rte_prefetch0(r);
-	rte_prefetch0(r + 64);
-	rte_prefetch0(r + 128);
-}
-
 static uint16_t
 parse_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst_ctx *ctx)
 {
 	const struct parse_priv *pp = priv;
 	uint16_t i, kept = 0;
 
-	for (i = 0; i < n && i < PARSE_PREFETCH; i++)
-		parse_prefetch(pkts[i]);
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		struct emu_pkt_meta *meta = emu_meta(m);
 		struct roce_pkt *p = &meta->pkt;
 		enum roce_class cls;
-
-		if (i + PARSE_PREFETCH < n)
-			parse_prefetch(pkts[i + PARSE_PREFETCH]);
 
 		/* Multi-segment aware: short headers are linearised on the stack. */
 		if (meta->flags & EMU_META_SNAP)
