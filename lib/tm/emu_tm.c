@@ -834,7 +834,7 @@ emu_tm_ingress_release(struct emu_tm_port *in, unsigned int q, uint32_t len, uin
 
 /* A packet of queue @p q (not the control queue) left it at @p now_ns: give back its buffer
  * cells (shared or headroom) and its ingress bytes, which may end an XOFF. */
-static void
+static inline void
 emu_tm_unaccount(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q,
 		 const struct emu_pkt_meta *meta, uint32_t len, uint64_t now_ns)
 {
@@ -868,7 +868,13 @@ emu_tm_port_advance(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_ns,
 		uint32_t start_ps, len;
 		int q;
 
-		q = emu_tm_pick(p, &start_ns, &start_ps, false);
+		if (p->nonempty != 0 && (p->nonempty & (p->nonempty - 1)) == 0) {
+			/* one queue holds packets: emu_tm_pick() would choose it */
+			q = __builtin_ctz(p->nonempty);
+			emu_tm_start(p, (unsigned int)q, &start_ns, &start_ps);
+		} else {
+			q = emu_tm_pick(p, &start_ns, &start_ps, false);
+		}
 		if (q < 0 || start_ns > now_ns || (start_ns == now_ns && start_ps > 0))
 			break;
 		/* the strict scheduler's choice does not change when it commits */
