@@ -4,6 +4,7 @@
  * smallest of: the bytes at hand, the frame, and the length the enclosing header claims.
  * Lengths that lie are reported (BAD_*_LEN), never followed.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "roce_proto.h"
@@ -96,6 +97,45 @@ load_be64(const uint8_t *b)
 }
 
 /*
+ * BTH byte 1 (SE, MigReq, PadCnt, TVer) as the four consecutive fields of struct roce_pkt
+ * that hold it, one table row per value: one 4-byte copy instead of four shifts and masks.
+ */
+#define BTH_B1(x) { (x) >> 7, ((x) >> 6) & 1, ((x) >> ROCE_BTH_PADCNT_SHIFT) & 3, \
+		    (x) & ROCE_BTH_TVER_MASK }
+#define BTH_B1_4(x) BTH_B1(x), BTH_B1((x) + 1), BTH_B1((x) + 2), BTH_B1((x) + 3)
+#define BTH_B1_16(x) BTH_B1_4(x), BTH_B1_4((x) + 4), BTH_B1_4((x) + 8), BTH_B1_4((x) + 12)
+#define BTH_B1_64(x) BTH_B1_16(x), BTH_B1_16((x) + 16), BTH_B1_16((x) + 32), \
+	BTH_B1_16((x) + 48)
+
+static const uint8_t bth_b1_fields[256][4] = {
+	BTH_B1_64(0), BTH_B1_64(64), BTH_B1_64(128), BTH_B1_64(192),
+};
+
+_Static_assert(ROCE_BTH_SE == 0x80 && ROCE_BTH_MIGREQ == 0x40, "bth_b1_fields: bit positions");
+_Static_assert(offsetof(struct roce_pkt, migreq) == offsetof(struct roce_pkt, se) + 1 &&
+	       offsetof(struct roce_pkt, padcnt) == offsetof(struct roce_pkt, se) + 2 &&
+	       offsetof(struct roce_pkt, tver) == offsetof(struct roce_pkt, se) + 3,
+	       "bth_b1_fields: se, migreq, padcnt, tver follow each other");
+
+/* AETH syndrome -> has_aeth, aeth_kind, aeth_code, aeth_syndrome (consecutive fields). */
+#define AETH_SYN(x) { 1, ((x) & ROCE_AETH_KIND_MASK) >> 5, (x) & ROCE_AETH_CODE_MASK, (x) }
+#define AETH_SYN_4(x) AETH_SYN(x), AETH_SYN((x) + 1), AETH_SYN((x) + 2), AETH_SYN((x) + 3)
+#define AETH_SYN_16(x) AETH_SYN_4(x), AETH_SYN_4((x) + 4), AETH_SYN_4((x) + 8), \
+	AETH_SYN_4((x) + 12)
+#define AETH_SYN_64(x) AETH_SYN_16(x), AETH_SYN_16((x) + 16), AETH_SYN_16((x) + 32), \
+	AETH_SYN_16((x) + 48)
+
+static const uint8_t aeth_syn_fields[256][4] = {
+	AETH_SYN_64(0), AETH_SYN_64(64), AETH_SYN_64(128), AETH_SYN_64(192),
+};
+
+_Static_assert(offsetof(struct roce_pkt, aeth_kind) == offsetof(struct roce_pkt, has_aeth) + 1 &&
+	       offsetof(struct roce_pkt, aeth_code) == offsetof(struct roce_pkt, has_aeth) + 2 &&
+	       offsetof(struct roce_pkt, aeth_syndrome) ==
+		       offsetof(struct roce_pkt, has_aeth) + 3,
+	       "aeth_syn_fields: has_aeth, aeth_kind, aeth_code, aeth_syndrome follow each other");
+
+/*
  * The BTH's fields. Its three words are loaded before the first store: out may alias the
  * frame as far as the compiler knows, and would otherwise re-read every byte after each store.
  */
@@ -103,14 +143,11 @@ static inline void
 bth_fields(const uint8_t *b, struct roce_pkt *out)
 {
 	uint32_t w0 = load_be32(b), w1 = load_be32(b + 4), w2 = load_be32(b + 8);
-	uint8_t b1 = (uint8_t)(w0 >> 16), b4 = (uint8_t)(w1 >> 24);
+	uint8_t b4 = (uint8_t)(w1 >> 24);
 
 	out->opcode = (uint8_t)(w0 >> 24);
 	out->transport = (uint8_t)(w0 >> 29);
-	out->se = (b1 & ROCE_BTH_SE) != 0;
-	out->migreq = (b1 & ROCE_BTH_MIGREQ) != 0;
-	out->padcnt = (b1 >> ROCE_BTH_PADCNT_SHIFT) & 3;
-	out->tver = b1 & ROCE_BTH_TVER_MASK;
+	memcpy(&out->se, bth_b1_fields[(uint8_t)(w0 >> 16)], 4);
 	out->pkey = (uint16_t)w0;
 	out->fecn = (b4 & ROCE_BTH_FECN) != 0;
 	out->becn = (b4 & ROCE_BTH_BECN) != 0;
@@ -157,12 +194,8 @@ ext_fields(uint16_t ext, const uint8_t *e, struct roce_pkt *out)
 	}
 	if (ext & ROCE_EXT_AETH) {
 		uint32_t w = load_be32(e);
-		uint8_t syn = (uint8_t)(w >> 24);
 
-		out->has_aeth = 1;
-		out->aeth_syndrome = syn;
-		out->aeth_kind = (syn & ROCE_AETH_KIND_MASK) >> 5;
-		out->aeth_code = syn & ROCE_AETH_CODE_MASK;
+		memcpy(&out->has_aeth, aeth_syn_fields[w >> 24], 4);
 		out->msn = w & 0xFFFFFF;
 		e += ROCE_AETH_LEN;
 	}
