@@ -24,6 +24,7 @@ struct emu_pcapr {
 	pcap_t *pc;
 	uint64_t frames;   /**< records read */
 	long offset;       /**< file offset of the next record, -1 when not known (a pipe) */
+	bool counted;      /**< classic pcap file: offset counted, not asked of ftell() per record */
 };
 
 struct emu_pcap_rec {

@@ -28,8 +28,10 @@ mbuf_copy(const struct rte_mbuf *m, uint32_t off, uint8_t *dst, uint32_t len)
 	return done;
 }
 
+_Static_assert(ROCE_PARSE_MAX_HDR == ROCE_MAX_HDR_LEN, "roce_mbuf.h: ROCE_PARSE_MAX_HDR");
+
 enum roce_class
-roce_parse_mbuf(const struct rte_mbuf *m, uint16_t roce_port, struct roce_pkt *out)
+roce_parse_mbuf_chain(const struct rte_mbuf *m, uint16_t roce_port, struct roce_pkt *out)
 {
 	uint8_t buf[ROCE_MAX_HDR_LEN];
 	uint32_t want = m->pkt_len < sizeof(buf) ? m->pkt_len : (uint32_t)sizeof(buf);

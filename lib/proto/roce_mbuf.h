@@ -17,9 +17,27 @@
 extern "C" {
 #endif
 
-/** Parse the frame in an mbuf chain (pkt_len bytes, no FCS); same contract as roce_parse(). */
-enum roce_class roce_parse_mbuf(const struct rte_mbuf *m, uint16_t roce_port,
+/** Most bytes the parser reads from the start of a frame (2 tags, IPv4 options, 48 B of
+ * extension headers); roce_mbuf.c checks it against lib/proto's own constant. */
+#define ROCE_PARSE_MAX_HDR 150
+
+/** roce_parse_mbuf() for a chain whose headers straddle segments (copied to the stack). */
+enum roce_class roce_parse_mbuf_chain(const struct rte_mbuf *m, uint16_t roce_port,
 		struct roce_pkt *out);
+
+/** Parse the frame in an mbuf chain (pkt_len bytes, no FCS); same contract as roce_parse(). */
+static inline enum roce_class
+roce_parse_mbuf(const struct rte_mbuf *m, uint16_t roce_port, struct roce_pkt *out)
+{
+	/* the parser reads at most ROCE_PARSE_MAX_HDR bytes: in place when they are in the
+	 * first segment (inline: every packet takes this way) */
+	uint32_t want = m->pkt_len < ROCE_PARSE_MAX_HDR ? m->pkt_len : ROCE_PARSE_MAX_HDR;
+
+	if (m->data_len >= want)
+		return roce_parse_partial(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len,
+					  m->pkt_len, roce_port, out);
+	return roce_parse_mbuf_chain(m, roce_port, out);
+}
 
 /** ICRC of a parsed RoCE frame in an mbuf chain (0 if p is not RoCE). */
 uint32_t roce_icrc_compute_mbuf(const struct rte_mbuf *m, const struct roce_pkt *p);

@@ -4,6 +4,7 @@
  * smallest of: the bytes at hand, the frame, and the length the enclosing header claims.
  * Lengths that lie are reported (BAD_*_LEN), never followed.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "roce_proto.h"
@@ -44,12 +45,175 @@ roce_pkt_flow_hash(const struct roce_pkt *p)
 	return roce_hash_fmix(h);
 }
 
+/* roce_ext_len() as a constant table over the nine header bits (ROCE_EXT_RDETH..CNP): one
+ * load per packet instead of nine tests. */
+#define EXT_LEN_OF(e) \
+	((((e) & ROCE_EXT_RDETH) ? ROCE_RDETH_LEN : 0) + (((e) & ROCE_EXT_DETH) ? ROCE_DETH_LEN : 0) + \
+	 (((e) & ROCE_EXT_RETH) ? ROCE_RETH_LEN : 0) + \
+	 (((e) & ROCE_EXT_ATOMICETH) ? ROCE_ATOMICETH_LEN : 0) + \
+	 (((e) & ROCE_EXT_AETH) ? ROCE_AETH_LEN : 0) + \
+	 (((e) & ROCE_EXT_ATOMICACKETH) ? ROCE_ATOMICACKETH_LEN : 0) + \
+	 (((e) & ROCE_EXT_IMMDT) ? ROCE_IMMDT_LEN : 0) + (((e) & ROCE_EXT_IETH) ? ROCE_IETH_LEN : 0) + \
+	 (((e) & ROCE_EXT_CNP) ? ROCE_CNP_RSVD_LEN : 0))
+#define EXT_LEN_4(e) EXT_LEN_OF(e), EXT_LEN_OF((e) + 1), EXT_LEN_OF((e) + 2), EXT_LEN_OF((e) + 3)
+#define EXT_LEN_16(e) EXT_LEN_4(e), EXT_LEN_4((e) + 4), EXT_LEN_4((e) + 8), EXT_LEN_4((e) + 12)
+#define EXT_LEN_64(e) EXT_LEN_16(e), EXT_LEN_16((e) + 16), EXT_LEN_16((e) + 32), \
+	EXT_LEN_16((e) + 48)
+#define EXT_LEN_BITS 0x1FF
+
+static const uint8_t ext_len_of[EXT_LEN_BITS + 1] = {
+	EXT_LEN_64(0), EXT_LEN_64(64), EXT_LEN_64(128), EXT_LEN_64(192),
+	EXT_LEN_64(256), EXT_LEN_64(320), EXT_LEN_64(384), EXT_LEN_64(448),
+};
+
+static inline uint32_t
+ext_len_fast(uint16_t ext)
+{
+	return ext_len_of[ext & EXT_LEN_BITS];
+}
+
 static inline enum roce_class
 pkt_done(struct roce_pkt *out, enum roce_class cls, enum roce_reason reason)
 {
 	out->cls = (uint8_t)cls;
 	out->reason = (uint8_t)reason;
 	return cls;
+}
+
+/* Load 4 bytes as they lie (memcpy: no alignment assumed, one load). */
+static inline uint32_t
+load_be32(const uint8_t *b)
+{
+	uint32_t v;
+
+	memcpy(&v, b, 4);
+	return __builtin_bswap32(v);
+}
+
+static inline uint64_t
+load_be64(const uint8_t *b)
+{
+	return (uint64_t)load_be32(b) << 32 | load_be32(b + 4);
+}
+
+/*
+ * BTH byte 1 (SE, MigReq, PadCnt, TVer) as the four consecutive fields of struct roce_pkt
+ * that hold it, one table row per value: one 4-byte copy instead of four shifts and masks.
+ */
+#define BTH_B1(x) { (x) >> 7, ((x) >> 6) & 1, ((x) >> ROCE_BTH_PADCNT_SHIFT) & 3, \
+		    (x) & ROCE_BTH_TVER_MASK }
+#define BTH_B1_4(x) BTH_B1(x), BTH_B1((x) + 1), BTH_B1((x) + 2), BTH_B1((x) + 3)
+#define BTH_B1_16(x) BTH_B1_4(x), BTH_B1_4((x) + 4), BTH_B1_4((x) + 8), BTH_B1_4((x) + 12)
+#define BTH_B1_64(x) BTH_B1_16(x), BTH_B1_16((x) + 16), BTH_B1_16((x) + 32), \
+	BTH_B1_16((x) + 48)
+
+static const uint8_t bth_b1_fields[256][4] = {
+	BTH_B1_64(0), BTH_B1_64(64), BTH_B1_64(128), BTH_B1_64(192),
+};
+
+_Static_assert(ROCE_BTH_SE == 0x80 && ROCE_BTH_MIGREQ == 0x40, "bth_b1_fields: bit positions");
+_Static_assert(offsetof(struct roce_pkt, migreq) == offsetof(struct roce_pkt, se) + 1 &&
+	       offsetof(struct roce_pkt, padcnt) == offsetof(struct roce_pkt, se) + 2 &&
+	       offsetof(struct roce_pkt, tver) == offsetof(struct roce_pkt, se) + 3,
+	       "bth_b1_fields: se, migreq, padcnt, tver follow each other");
+
+/* AETH syndrome -> has_aeth, aeth_kind, aeth_code, aeth_syndrome (consecutive fields). */
+#define AETH_SYN(x) { 1, ((x) & ROCE_AETH_KIND_MASK) >> 5, (x) & ROCE_AETH_CODE_MASK, (x) }
+#define AETH_SYN_4(x) AETH_SYN(x), AETH_SYN((x) + 1), AETH_SYN((x) + 2), AETH_SYN((x) + 3)
+#define AETH_SYN_16(x) AETH_SYN_4(x), AETH_SYN_4((x) + 4), AETH_SYN_4((x) + 8), \
+	AETH_SYN_4((x) + 12)
+#define AETH_SYN_64(x) AETH_SYN_16(x), AETH_SYN_16((x) + 16), AETH_SYN_16((x) + 32), \
+	AETH_SYN_16((x) + 48)
+
+static const uint8_t aeth_syn_fields[256][4] = {
+	AETH_SYN_64(0), AETH_SYN_64(64), AETH_SYN_64(128), AETH_SYN_64(192),
+};
+
+_Static_assert(offsetof(struct roce_pkt, aeth_kind) == offsetof(struct roce_pkt, has_aeth) + 1 &&
+	       offsetof(struct roce_pkt, aeth_code) == offsetof(struct roce_pkt, has_aeth) + 2 &&
+	       offsetof(struct roce_pkt, aeth_syndrome) ==
+		       offsetof(struct roce_pkt, has_aeth) + 3,
+	       "aeth_syn_fields: has_aeth, aeth_kind, aeth_code, aeth_syndrome follow each other");
+
+/*
+ * The BTH's fields. Its three words are loaded before the first store: out may alias the
+ * frame as far as the compiler knows, and would otherwise re-read every byte after each store.
+ */
+static inline void
+bth_fields(const uint8_t *b, struct roce_pkt *out)
+{
+	uint32_t w0 = load_be32(b), w1 = load_be32(b + 4), w2 = load_be32(b + 8);
+	uint8_t b4 = (uint8_t)(w1 >> 24);
+
+	out->opcode = (uint8_t)(w0 >> 24);
+	out->transport = (uint8_t)(w0 >> 29);
+	memcpy(&out->se, bth_b1_fields[(uint8_t)(w0 >> 16)], 4);
+	out->pkey = (uint16_t)w0;
+	out->fecn = (b4 & ROCE_BTH_FECN) != 0;
+	out->becn = (b4 & ROCE_BTH_BECN) != 0;
+	out->dest_qp = w1 & 0xFFFFFF;
+	out->ackreq = (w2 >> 24 & ROCE_BTH_ACKREQ) != 0;
+	out->psn = w2 & 0xFFFFFF;
+}
+
+/* The extension headers of set ext, starting at e (all of them at hand). */
+static inline void
+ext_fields(uint16_t ext, const uint8_t *e, struct roce_pkt *out)
+{
+	/* each header's loads come before its stores (see bth_fields) */
+	if (ext & ROCE_EXT_RDETH)
+		e += ROCE_RDETH_LEN;
+	if (ext & ROCE_EXT_DETH) {
+		uint32_t qkey = load_be32(e), src_qp = load_be32(e + 4) & 0xFFFFFF;
+
+		out->has_deth = 1;
+		out->deth_qkey = qkey;
+		out->deth_src_qp = src_qp;
+		e += ROCE_DETH_LEN;
+	}
+	if (ext & ROCE_EXT_RETH) {
+		uint64_t va = load_be64(e);
+		uint32_t rkey = load_be32(e + 8), len = load_be32(e + 12);
+
+		out->has_reth = 1;
+		out->reth_va = va;
+		out->reth_rkey = rkey;
+		out->reth_len = len;
+		e += ROCE_RETH_LEN;
+	}
+	if (ext & ROCE_EXT_ATOMICETH) {
+		uint64_t va = load_be64(e), swap_add = load_be64(e + 12), cmp = load_be64(e + 20);
+		uint32_t rkey = load_be32(e + 8);
+
+		out->has_atomiceth = 1;
+		out->atomic_va = va;
+		out->atomic_rkey = rkey;
+		out->atomic_swap_add = swap_add;
+		out->atomic_compare = cmp;
+		e += ROCE_ATOMICETH_LEN;
+	}
+	if (ext & ROCE_EXT_AETH) {
+		uint32_t w = load_be32(e);
+
+		memcpy(&out->has_aeth, aeth_syn_fields[w >> 24], 4);
+		out->msn = w & 0xFFFFFF;
+		e += ROCE_AETH_LEN;
+	}
+	if (ext & ROCE_EXT_ATOMICACKETH)
+		e += ROCE_ATOMICACKETH_LEN;
+	if (ext & ROCE_EXT_IMMDT) {
+		uint32_t imm = load_be32(e);
+
+		out->has_imm = 1;
+		out->imm = imm;
+		e += ROCE_IMMDT_LEN;
+	}
+	if (ext & ROCE_EXT_IETH) {
+		uint32_t rkey = load_be32(e);
+
+		out->has_ieth = 1;
+		out->imm = rkey;
+	}
 }
 
 /*
@@ -72,22 +236,11 @@ parse_bth(struct roce_cursor *c, uint32_t end, enum roce_class cls, struct roce_
 	b = cursor_pull(c, ROCE_BTH_LEN);
 	if (b == NULL)
 		return pkt_done(out, ROCE_CLASS_INVALID, ROCE_REASON_TRUNC_BTH);
-	out->opcode = b[0];
-	out->transport = b[0] >> 5;
-	out->se = (b[1] & ROCE_BTH_SE) != 0;
-	out->migreq = (b[1] & ROCE_BTH_MIGREQ) != 0;
-	out->padcnt = (b[1] >> ROCE_BTH_PADCNT_SHIFT) & 3;
-	out->tver = b[1] & ROCE_BTH_TVER_MASK;
-	out->pkey = roce_get_be16(b + 2);
-	out->fecn = (b[4] & ROCE_BTH_FECN) != 0;
-	out->becn = (b[4] & ROCE_BTH_BECN) != 0;
-	out->dest_qp = roce_get_be24(b + 5);
-	out->ackreq = (b[8] & ROCE_BTH_ACKREQ) != 0;
-	out->psn = roce_get_be24(b + 9);
+	bth_fields(b, out);
 
 	/* Undefined (e.g. vendor) opcodes: no extension headers known, all is payload. */
 	ext = roce_opcode_ext[out->opcode];
-	ext_len = roce_ext_len(ext);
+	ext_len = ext_len_fast(ext);
 	out->ext_len = (uint8_t)ext_len;
 	if (rem < ROCE_BTH_LEN + ext_len + ROCE_ICRC_LEN)
 		return pkt_done(out, ROCE_CLASS_INVALID, ROCE_REASON_TRUNC_EXT_HDR);
@@ -96,48 +249,7 @@ parse_bth(struct roce_cursor *c, uint32_t end, enum roce_class cls, struct roce_
 
 		if (e == NULL)
 			return pkt_done(out, ROCE_CLASS_INVALID, ROCE_REASON_TRUNC_EXT_HDR);
-		if (ext & ROCE_EXT_RDETH)
-			e += ROCE_RDETH_LEN;
-		if (ext & ROCE_EXT_DETH) {
-			out->has_deth = 1;
-			out->deth_qkey = roce_get_be32(e);
-			out->deth_src_qp = roce_get_be24(e + 5);
-			e += ROCE_DETH_LEN;
-		}
-		if (ext & ROCE_EXT_RETH) {
-			out->has_reth = 1;
-			out->reth_va = roce_get_be64(e);
-			out->reth_rkey = roce_get_be32(e + 8);
-			out->reth_len = roce_get_be32(e + 12);
-			e += ROCE_RETH_LEN;
-		}
-		if (ext & ROCE_EXT_ATOMICETH) {
-			out->has_atomiceth = 1;
-			out->atomic_va = roce_get_be64(e);
-			out->atomic_rkey = roce_get_be32(e + 8);
-			out->atomic_swap_add = roce_get_be64(e + 12);
-			out->atomic_compare = roce_get_be64(e + 20);
-			e += ROCE_ATOMICETH_LEN;
-		}
-		if (ext & ROCE_EXT_AETH) {
-			out->has_aeth = 1;
-			out->aeth_syndrome = e[0];
-			out->aeth_kind = (e[0] & ROCE_AETH_KIND_MASK) >> 5;
-			out->aeth_code = e[0] & ROCE_AETH_CODE_MASK;
-			out->msn = roce_get_be24(e + 1);
-			e += ROCE_AETH_LEN;
-		}
-		if (ext & ROCE_EXT_ATOMICACKETH)
-			e += ROCE_ATOMICACKETH_LEN;
-		if (ext & ROCE_EXT_IMMDT) {
-			out->has_imm = 1;
-			out->imm = roce_get_be32(e);
-			e += ROCE_IMMDT_LEN;
-		}
-		if (ext & ROCE_EXT_IETH) {
-			out->has_ieth = 1;
-			out->imm = roce_get_be32(e);
-		}
+		ext_fields(ext, e, out);
 	}
 	out->payload_off = (uint16_t)c->off;
 	out->icrc_off = (uint16_t)(end - ROCE_ICRC_LEN);
@@ -355,27 +467,129 @@ static inline void
 pkt_zero(struct roce_pkt *out)
 {
 	uint8_t *o = (uint8_t *)out;
-	size_t i;
 
-	for (i = 0; i + 32 <= sizeof(*out); i += 32)
-		memset(o + i, 0, 32);
-	memset(o + i, 0, sizeof(*out) - i);
+	/* unrolled: 16-byte stores and no loop (sizeof is a constant) */
+	_Static_assert(sizeof(*out) > 160 && sizeof(*out) <= 192, "pkt_zero: pieces");
+	memset(o, 0, 32);
+	memset(o + 32, 0, 32);
+	memset(o + 64, 0, 32);
+	memset(o + 96, 0, 32);
+	memset(o + 128, 0, 32);
+	memset(o + 160, 0, sizeof(*out) - 160);
 }
 
-enum roce_class
-roce_parse_partial(const uint8_t *hdr, uint32_t avail, uint32_t frame_len, uint16_t roce_port,
-	struct roce_pkt *out)
+/*
+ * The common frame in one pass: Ethernet, untagged or one 802.1Q tag, IPv4 without options
+ * (not a fragment) or IPv6, UDP to the RoCE port, a BTH and its extension headers within the
+ * bytes at hand, every length consistent. Returns 1 with *out exactly as pkt_zero() and the
+ * general parser would leave it; returns 0 for anything else, and the general parser runs
+ * from the start (what this wrote to *out by then is overwritten).
+ */
+static inline int
+parse_fast(const uint8_t *hdr, uint32_t avail, uint32_t frame_len, uint16_t roce_port,
+	   struct roce_pkt *out)
+{
+	uint32_t l3 = ROCE_ETH_HDR_LEN, l4, bth, ip_end, end, ext_len, room;
+	const uint8_t *ip, *udp, *b;
+	uint16_t et, ext;
+	uint8_t tc, nxt;
+
+	/* the shortest frame taken here: Eth, IPv4, UDP, BTH */
+	if (avail < ROCE_ETH_HDR_LEN + ROCE_IPV4_HDR_LEN + ROCE_UDP_HDR_LEN + ROCE_BTH_LEN)
+		return 0;
+	et = roce_get_be16(hdr + 12);
+	pkt_zero(out);
+	if (et == ROCE_ETHERTYPE_VLAN) {
+		const uint8_t *tag = hdr + ROCE_ETH_HDR_LEN;
+
+		if (avail < ROCE_ETH_HDR_LEN + ROCE_VLAN_HDR_LEN + ROCE_IPV4_HDR_LEN +
+				    ROCE_UDP_HDR_LEN + ROCE_BTH_LEN)
+			return 0;
+		out->n_vlans = 1;
+		out->pcp = tag[0] >> 5;
+		out->vlan_id = roce_get_be16(tag) & 0x0FFF;
+		et = roce_get_be16(tag + 2);
+		l3 += ROCE_VLAN_HDR_LEN;
+	}
+	ip = hdr + l3;
+	if (et == ROCE_ETHERTYPE_IPV4) {
+		uint32_t tot_len = roce_get_be16(ip + 2);
+		uint8_t ttl = ip[8];
+
+		if (ip[0] != 0x45 || ip[9] != ROCE_IPPROTO_UDP ||
+		    (roce_get_be16(ip + 6) & (ROCE_IPV4_MF | ROCE_IPV4_FRAG_OFF_MASK)) != 0 ||
+		    tot_len < ROCE_IPV4_HDR_LEN || tot_len > frame_len - l3)
+			return 0;
+		tc = ip[1];
+		memcpy(out->src_ip, ip + 12, 4);
+		memcpy(out->dst_ip, ip + 16, 4);
+		out->ip_version = 4;
+		out->ttl = ttl;
+		l4 = l3 + ROCE_IPV4_HDR_LEN;
+		ip_end = l3 + tot_len;
+	} else if (et == ROCE_ETHERTYPE_IPV6) {
+		if (avail < l3 + ROCE_IPV6_HDR_LEN + ROCE_UDP_HDR_LEN + ROCE_BTH_LEN)
+			return 0;
+		nxt = ip[6];
+		l4 = l3 + ROCE_IPV6_HDR_LEN;
+		ip_end = l4 + roce_get_be16(ip + 4);
+		if ((ip[0] >> 4) != 6 || nxt != ROCE_IPPROTO_UDP || ip_end > frame_len)
+			return 0;
+		tc = (uint8_t)((ip[0] & 0x0F) << 4 | ip[1] >> 4);
+		out->ip_version = 6;
+		out->ttl = ip[7];
+		memcpy(out->src_ip, ip + 8, 16);
+		memcpy(out->dst_ip, ip + 24, 16);
+	} else {
+		return 0;
+	}
+	/* headers are read up to the smaller of the bytes at hand and the IP end */
+	end = avail < ip_end ? avail : ip_end;
+	udp = hdr + l4;
+	bth = l4 + ROCE_UDP_HDR_LEN;
+	if (bth + ROCE_BTH_LEN > end || roce_get_be16(udp + 2) != roce_port ||
+	    roce_get_be16(udp + 4) != ip_end - l4)
+		return 0;
+	b = hdr + bth;
+	ext = roce_opcode_ext[b[0]];
+	ext_len = ext_len_fast(ext);
+	if (bth + ROCE_BTH_LEN + ext_len > end ||
+	    ip_end - bth < ROCE_BTH_LEN + ext_len + ROCE_ICRC_LEN)
+		return 0;
+	room = ip_end - ROCE_ICRC_LEN - (bth + ROCE_BTH_LEN + ext_len);
+	if (((b[1] >> ROCE_BTH_PADCNT_SHIFT) & 3) > room)
+		return 0;
+	out->ethertype = et;
+	out->l3_off = (uint16_t)l3;
+	out->l4_off = (uint16_t)l4;
+	out->bth_off = (uint16_t)bth;
+	out->dscp = tc >> 2;
+	out->ecn = tc & 3;
+	out->udp_sport = roce_get_be16(udp);
+	out->udp_dport = roce_port;
+	bth_fields(b, out);
+	out->ext_len = (uint8_t)ext_len;
+	if (ext_len != 0)
+		ext_fields(ext, b + ROCE_BTH_LEN, out);
+	out->payload_off = (uint16_t)(bth + ROCE_BTH_LEN + ext_len);
+	out->icrc_off = (uint16_t)(ip_end - ROCE_ICRC_LEN);
+	out->payload_len = (uint16_t)(room - out->padcnt);
+	out->cls = ROCE_CLASS_ROCEV2;
+	out->reason = ROCE_REASON_OK;
+	return 1;
+}
+
+/* Every frame the fast path does not take (its own function: the fast path keeps its
+ * registers). */
+static __attribute__((noinline)) enum roce_class
+parse_general(const uint8_t *hdr, uint32_t avail, uint32_t frame_len, uint16_t roce_port,
+	      struct roce_pkt *out)
 {
 	struct roce_cursor c;
 	const uint8_t *eth;
 	uint16_t et;
 
 	pkt_zero(out);
-	/* Offsets are 16-bit: no Ethernet frame is longer (jumbo frames stop near 16 KB). */
-	if (frame_len > UINT16_MAX)
-		frame_len = UINT16_MAX;
-	if (avail > frame_len)
-		avail = frame_len;
 	c.buf = hdr;
 	c.off = 0;
 	c.end = avail;
@@ -419,6 +633,20 @@ roce_parse_partial(const uint8_t *hdr, uint32_t avail, uint32_t frame_len, uint1
 	default:
 		return pkt_done(out, ROCE_CLASS_OTHER, ROCE_REASON_OK);
 	}
+}
+
+enum roce_class
+roce_parse_partial(const uint8_t *hdr, uint32_t avail, uint32_t frame_len, uint16_t roce_port,
+	struct roce_pkt *out)
+{
+	/* Offsets are 16-bit: no Ethernet frame is longer (jumbo frames stop near 16 KB). */
+	if (frame_len > UINT16_MAX)
+		frame_len = UINT16_MAX;
+	if (avail > frame_len)
+		avail = frame_len;
+	if (parse_fast(hdr, avail, frame_len, roce_port, out))
+		return ROCE_CLASS_ROCEV2;
+	return parse_general(hdr, avail, frame_len, roce_port, out);
 }
 
 enum roce_class

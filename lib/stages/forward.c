@@ -344,6 +344,24 @@ forward_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst
 	uint64_t *ctr = ctx->ctr;
 	uint16_t i, kept = 0;
 
+	if (fp->mode == FORWARD_PAIRS) {
+		/* bump in the wire: one table load per packet, the counter once per burst */
+		for (i = 0; i < n; i++) {
+			struct rte_mbuf *m = pkts[i];
+			struct emu_pkt_meta *meta = emu_meta(m);
+			uint16_t out = meta->in_port < EMU_MAX_PORTS ? fp->pair_of[meta->in_port] :
+								       EMU_PORT_NONE;
+
+			if (out == EMU_PORT_NONE) {
+				emu_stage_drop(ctx, m, FORWARD_CTR_DROP_NO_PAIR);
+				continue;
+			}
+			meta->out_port = out;
+			pkts[kept++] = m;
+		}
+		ctr[FORWARD_CTR_FORWARDED] += kept;
+		return kept;
+	}
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		struct emu_pkt_meta *meta = emu_meta(m);

@@ -174,12 +174,58 @@ parse_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, struc
 	return 0;
 }
 
+/* The packet's traffic class, from its DSCP or its PCP (see the file's header). */
+static inline uint8_t
+parse_prio(const struct parse_priv *pp, const struct roce_pkt *p)
+{
+	return pp->trust_dscp && p->ip_version != 0 ? pp->dscp_prio[p->dscp & 63] : p->pcp;
+}
+
+/*
+ * parse_process() when nothing is dropped and no ICRC checked (the default): every packet
+ * goes on, and the RoCEv2 count is added once per burst.
+ */
+static uint16_t
+parse_process_transparent(const struct parse_priv *pp, struct rte_mbuf **pkts, uint16_t n,
+			  struct emu_burst_ctx *ctx)
+{
+	uint64_t n_rocev2 = 0;
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct emu_pkt_meta *meta = emu_meta(m);
+		struct roce_pkt *p = &meta->pkt;
+		enum roce_class cls;
+
+		if (meta->flags & EMU_META_SNAP)
+			cls = roce_parse_partial(rte_pktmbuf_mtod(m, const uint8_t *),
+						 rte_pktmbuf_data_len(m), meta->wire_len,
+						 pp->roce_port, p);
+		else
+			cls = roce_parse_mbuf(m, pp->roce_port, p);
+		meta->flags |= EMU_META_PARSED;
+		meta->prio = parse_prio(pp, p);
+		if (likely(cls == ROCE_CLASS_ROCEV2 && p->reason == ROCE_REASON_OK)) {
+			n_rocev2++;
+			continue;
+		}
+		ctx->ctr[PARSE_CTR_CLASS(cls)] += 1;
+		if (p->reason != ROCE_REASON_OK)
+			ctx->ctr[PARSE_CTR_REASON(p->reason)] += 1;
+	}
+	ctx->ctr[PARSE_CTR_CLASS(ROCE_CLASS_ROCEV2)] += n_rocev2;
+	return n;
+}
+
 static uint16_t
 parse_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst_ctx *ctx)
 {
 	const struct parse_priv *pp = priv;
 	uint16_t i, kept = 0;
 
+	if (!pp->drop_invalid && !pp->verify_icrc)
+		return parse_process_transparent(pp, pkts, n, ctx);
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		struct emu_pkt_meta *meta = emu_meta(m);

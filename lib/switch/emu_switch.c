@@ -65,6 +65,8 @@ emu_switch_add_stages(struct emu_switch *sw, const char *list_key, bool egress, 
 		st = &sw->stages[sw->n_stages];
 		st->ops = emu_stage_find(type);
 		st->egress = egress;
+		if (st->ops->release != NULL)
+			sw->any_release = true;
 		k = 0;
 		allowed[k++] = "type";
 		allowed[k++] = "name";
@@ -286,7 +288,8 @@ emu_switch_program_tick(struct emu_switch *sw, uint64_t now_ns)
 			return;
 		sw->ctr[EMU_RUN_CTR_PROFILE_CHANGES] += emu_switch_apply_due(sw, prog, rel, t);
 	}
-	emu_switch_incast_gen(sw, now_ns);
+	if (sw->n_incast > 0)
+		emu_switch_incast_gen(sw, now_ns);
 }
 
 static uint16_t
@@ -495,6 +498,8 @@ emu_switch_release_held(struct emu_switch *sw, uint64_t now_ns)
 	unsigned int i;
 	uint16_t n, k;
 
+	if (!sw->any_release)
+		return;
 	for (i = 0; i < sw->n_stages; i++) {
 		struct emu_stage_inst *st = &sw->stages[i];
 		bool egress = i >= sw->n_ingress;

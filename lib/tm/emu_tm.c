@@ -333,7 +333,7 @@ emu_tm_ingress_release(struct emu_tm *tm, struct emu_tm_port *in, unsigned int q
 
 /* A packet of queue @p q (not the control queue) left it at @p now_ns: give back its buffer
  * cells (shared or headroom) and its ingress bytes, which may end an XOFF. */
-static void
+static inline void
 emu_tm_unaccount(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q,
 		 const struct emu_pkt_meta *meta, uint32_t len, uint64_t now_ns)
 {
@@ -369,7 +369,13 @@ emu_tm_port_advance(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_ns,
 		uint32_t start_ps, len;
 		int q;
 
-		q = emu_tm_pick(p, &start_ns, &start_ps, false);
+		if (p->nonempty != 0 && (p->nonempty & (p->nonempty - 1)) == 0) {
+			/* one queue holds packets: emu_tm_pick() would choose it */
+			q = __builtin_ctz(p->nonempty);
+			emu_tm_start(p, (unsigned int)q, &start_ns, &start_ps);
+		} else {
+			q = emu_tm_pick(p, &start_ns, &start_ps, false);
+		}
 		if (q < 0 || start_ns > now_ns || (start_ns == now_ns && start_ps > 0))
 			break;
 		/* the strict scheduler's choice does not change when it commits */
@@ -378,7 +384,12 @@ emu_tm_port_advance(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_ns,
 		m = p->q[q].slots[p->q[q].head & p->q[q].mask];
 		meta = emu_meta(m);
 		len = emu_wire_len(m);
-		wire_ps = emu_tm_wire_ps(len, p->cfg.rate_bps);
+		if (len != p->memo_len || p->cfg.rate_bps != p->memo_rate_bps) {
+			p->memo_len = len;
+			p->memo_rate_bps = p->cfg.rate_bps;
+			p->memo_wire_ps = emu_tm_wire_ps(len, p->cfg.rate_bps);
+		}
+		wire_ps = p->memo_wire_ps;
 		sum_ps = start_ps + wire_ps;
 		p->link_free_ns = start_ns + sum_ps / 1000;
 		p->link_free_ps = (uint32_t)(sum_ps % 1000);
@@ -411,6 +422,9 @@ emu_tm_dequeue(struct emu_tm *tm, uint16_t port, uint64_t now_ns, struct rte_mbu
 	uint64_t bytes = 0;
 	uint16_t n = 0;
 
+	/* nothing queued, nothing on the wire: what the rest would find (polled every pass) */
+	if (p->nonempty == 0 && emu_tm_fifo_count(&p->wire) == 0)
+		return 0;
 	emu_tm_port_advance(tm, p, now_ns, rng);
 	while (n < max && emu_tm_fifo_count(&p->wire) > 0) {
 		struct rte_mbuf *m = p->wire.slots[p->wire.head & p->wire.mask];

@@ -76,6 +76,10 @@ struct emu_tm_port {
 	uint64_t wd_last_ns[EMU_TM_N_PRIO];  /* last ignored frame while tripped */
 	bool wd_tripped[EMU_TM_N_PRIO];
 	uint64_t ctr[EMU_TM_CTR_MAX];
+	/* emu_tm_wire_ps() of the last frame (its length and the rate then): frames of one
+	 * length follow each other, and the 64-bit division costs more than the rest. */
+	uint32_t memo_len;
+	uint64_t memo_rate_bps, memo_wire_ps;
 };
 
 struct emu_tm {
@@ -105,7 +109,11 @@ emu_tm_fifo_count(const struct emu_tm_fifo *f)
 static inline uint64_t
 emu_tm_cells(const struct emu_tm_buffer_cfg *bc, uint32_t len)
 {
-	return (uint64_t)(len + bc->cell_bytes - 1) / bc->cell_bytes * bc->cell_bytes;
+	uint32_t cb = bc->cell_bytes;
+
+	if ((cb & (cb - 1)) == 0) /* 1 (no cells) or a power of two: no division */
+		return ((uint64_t)len + cb - 1) & ~(uint64_t)(cb - 1);
+	return (uint64_t)(len + cb - 1) / cb * cb;
 }
 
 /* emu_tm.c */

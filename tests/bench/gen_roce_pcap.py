@@ -13,7 +13,9 @@ The headers match bench_switch.c's (lib/proto roce_build() defaults: TTL 64, DF,
 ECT(0), P_Key 0xFFFF). The payload carries the frame index, so loss and reorder could be
 stated exactly.
 
-usage: gen_roce_pcap.py OUTDIR [--count N]
+usage: gen_roce_pcap.py OUTDIR [--count N] [--distinct D] [--kinds "ack64 ..."]
+       --distinct D: build D frames and write them over and over (frame i is frame i % D,
+       timestamps still 1 us apart), for pcaps of millions of frames (bench_replay.sh)
 """
 import argparse
 import os
@@ -66,11 +68,13 @@ def frame(kind, seq):
     return f
 
 
-def write_pcap(path, frames):
+def write_pcap(path, frames, count):
     with open(path, "wb") as out:
         out.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
-        for i, f in enumerate(frames):
-            out.write(struct.pack("<IIII", 1700000000, i, len(f), len(f)))
+        for i in range(count):
+            f = frames[i % len(frames)]
+            out.write(struct.pack("<IIII", 1700000000 + i // 1000000, i % 1000000, len(f),
+                                  len(f)))
             out.write(f)
 
 
@@ -78,13 +82,17 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("outdir")
     ap.add_argument("--count", type=int, default=256, help="frames per pcap (default 256)")
+    ap.add_argument("--distinct", type=int, default=0,
+                    help="distinct frames, repeated up to --count (default: all distinct)")
+    ap.add_argument("--kinds", default=" ".join(KINDS), help="which pcaps (default: all)")
     a = ap.parse_args()
     os.makedirs(a.outdir, exist_ok=True)
-    for kind in KINDS:
-        frames = [frame(kind, i) for i in range(a.count)]
+    for kind in a.kinds.split():
+        n = a.distinct if 0 < a.distinct < a.count else a.count
+        frames = [frame(kind, i) for i in range(n)]
         path = os.path.join(a.outdir, "roce_%s.pcap" % kind)
-        write_pcap(path, frames)
-        print("%s: %d frames of %d bytes" % (path, len(frames), len(frames[0])))
+        write_pcap(path, frames, a.count)
+        print("%s: %d frames of %d bytes" % (path, a.count, len(frames[0])))
 
 
 if __name__ == "__main__":
