@@ -435,7 +435,7 @@ ep_qp_tx(struct ep_qp *qp, uint64_t now_ns, uint8_t *buf, uint32_t cap)
 	return len;
 }
 
-static void
+void
 ep_bitmap_set(uint64_t *bm, uint64_t off, uint64_t len)
 {
 	while (len > 0 && (off & 63) != 0) {
