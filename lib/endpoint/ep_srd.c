@@ -212,28 +212,30 @@ void
 ep_srd_advance(struct ep_srd *s, uint64_t now_ns)
 {
 	uint64_t next = UINT64_MAX;
+	bool probed = false;
 	uint32_t psn;
 
 	if (s->state != EP_QP_RTS || now_ns < s->next_rto_check_ns)
 		return;
 	for (psn = s->snd_una; psn != s->snd_nxt; psn = (psn + 1) & EP_PSN_MASK) {
 		struct ep_srd_txs *t = &s->txs[psn & EP_SRD_MASK];
-		uint64_t due;
 
 		if (t->sacked || t->queued)
 			continue;
-		due = t->sent_ns + ep_srd_rto(s, t->tries);
-		if (now_ns < due) {
-			if (due < next)
-				next = due;
+		if (now_ns >= t->due_ns && probed) {
+			t->due_ns = now_ns + ep_srd_rto(s, t->tries); /* behind the probe */
+		} else if (now_ns >= t->due_ns) {
+			s->ctrs[EP_SRD_CTR_TIMEOUTS]++;
+			if (t->tries >= s->cfg.retry_cnt) {
+				s->state = EP_QP_ERROR;
+				return;
+			}
+			ep_srd_queue(s, psn);
+			probed = true;
 			continue;
 		}
-		s->ctrs[EP_SRD_CTR_TIMEOUTS]++;
-		if (t->tries >= s->cfg.retry_cnt) {
-			s->state = EP_QP_ERROR;
-			return;
-		}
-		ep_srd_queue(s, psn);
+		if (t->due_ns < next)
+			next = t->due_ns;
 	}
 	s->next_rto_check_ns = next;
 }
@@ -308,8 +310,9 @@ ep_srd_send_psn(struct ep_srd *s, struct ep_wr_slot *w, uint32_t psn, bool retx,
 		s->ctrs[EP_SRD_CTR_RETX_PKTS]++;
 		s->ctrs[EP_SRD_CTR_RETX_BYTES] += plen;
 	}
-	if (now_ns + ep_srd_rto(s, t->tries) < s->next_rto_check_ns)
-		s->next_rto_check_ns = now_ns + ep_srd_rto(s, t->tries);
+	t->due_ns = now_ns + ep_srd_rto(s, t->tries);
+	if (t->due_ns < s->next_rto_check_ns)
+		s->next_rto_check_ns = t->due_ns;
 	s->path_pkts[s->path]++;
 	if (--s->path_left == 0) {
 		s->path = (s->path + 1) % s->cfg.n_paths;
@@ -401,7 +404,9 @@ ep_srd_mark(struct ep_srd *s, uint32_t psn)
 	if (!ep_srd_in_flight(s, psn) || t->sacked)
 		return false;
 	t->sacked = 1;
-	if (t->tx_seq > s->hi_sacked_seq)
+	/* a retransmitted packet's SACK may be for its first transmission: it says nothing
+	 * about what was sent before the retransmission */
+	if (t->tries == 0 && t->tx_seq > s->hi_sacked_seq)
 		s->hi_sacked_seq = t->tx_seq;
 	return true;
 }
@@ -432,13 +437,8 @@ ep_srd_rx_sack(struct ep_srd *s, const uint8_t *frame, const struct roce_pkt *p,
 		if (pl[4 + i / 8] & (1u << (i % 8)))
 			ep_srd_mark(s, (cum + 1 + i) & EP_PSN_MASK);
 	rtt_ok = rtt_ok && s->txs[trig & EP_SRD_MASK].sacked;
-	if (rtt_ok) {
+	if (rtt_ok)
 		ep_srd_rtt_sample(s, rtt);
-		/* a shorter RTO: the next advance rescans the timers */
-		if (s->next_rto_check_ns != UINT64_MAX &&
-		    s->next_rto_check_ns > now_ns + ep_srd_rto(s, 0))
-			s->next_rto_check_ns = now_ns;
-	}
 	while (s->snd_una != s->snd_nxt && s->txs[s->snd_una & EP_SRD_MASK].sacked)
 		s->snd_una = (s->snd_una + 1) & EP_PSN_MASK;
 	if (s->snd_una == s->snd_nxt)

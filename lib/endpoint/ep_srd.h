@@ -21,9 +21,11 @@
  * Sender: retransmits only what the SACKs show missing: a PSN is lost when a packet sent
  * reorder_pkts (at most half the window of packets) or more transmissions after it has been
  * SACKed (RACK-like, counted per transmission, so a retransmission gets its own reorder
- * window), or when its retransmission
- * timer (RTO = srtt + 4 rttvar, RFC 6298, within [rto_min_ns, rto_max_ns], doubled per try)
- * runs out; after retry_cnt timeouts of one packet the connection goes to the error state.
+ * window), or when its retransmission timer (RTO = srtt + 4 rttvar, RFC 6298, within
+ * [rto_min_ns, rto_max_ns], doubled per try) runs out. Timers that run out together resend
+ * only the oldest packet, a probe (the others restart): when the peer was only slow, the
+ * probe's SACK covers the rest; when they were lost, it shows the holes to the rule above.
+ * After retry_cnt timeouts of one packet the connection goes to the error state.
  *
  * Congestion (cc_enabled; the sender paces data at its rate): an ECN-CE echo (the ECE flag of
  * a SACK, set when a CE-marked packet arrived since the previous SACK), a CNP, or an RTT sample
@@ -125,6 +127,7 @@ uint16_t ep_srd_path_sport(uint16_t port0, uint32_t k);
 
 struct ep_srd_txs {		/* one PSN in flight */
 	uint64_t sent_ns;
+	uint64_t due_ns;	/* its retransmission timer */
 	uint64_t tx_seq;	/* transmission number of its last send */
 	uint8_t sacked;
 	uint8_t queued;		/* in the retransmission queue */
