@@ -309,6 +309,29 @@ test_wire_format(void **state)
 	assert_true(ep_srd_idle(&n->a.s));
 	assert_int_equal(n->a.s.ctrs[EP_SRD_CTR_RTT_SAMPLES], 1);
 	assert_int_equal(n->a.s.srtt_ns, 1000);
+	/* short SRD frames are counted as bad, not read beyond their end */
+	{
+		struct roce_hdr_params hp = n->a.s.hp;
+		uint64_t bad = n->b.s.ctrs[EP_SRD_CTR_RX_BAD_PKTS];
+
+		hp.opcode = EP_SRD_OP_DATA;
+		len = roce_build(f, sizeof(f), &hp, NULL, EP_SRD_HDR_LEN - 4);
+		assert_true(len > 0);
+		assert_int_equal(roce_parse(f, (uint32_t)len, ROCE_UDP_PORT, &p),
+				 ROCE_CLASS_ROCEV2);
+		ep_srd_rx(&n->b.s, f, (uint32_t)len, &p, 0);
+		hp.opcode = EP_SRD_OP_SACK;
+		len = roce_build(f, sizeof(f), &hp, NULL, EP_SRD_SACK_LEN - 4);
+		roce_parse(f, (uint32_t)len, ROCE_UDP_PORT, &p);
+		ep_srd_rx(&n->a.s, f, (uint32_t)len, &p, 0);
+		hp.opcode = 0xC7; /* another manufacturer opcode */
+		len = roce_build(f, sizeof(f), &hp, NULL, 64);
+		roce_parse(f, (uint32_t)len, ROCE_UDP_PORT, &p);
+		ep_srd_rx(&n->b.s, f, (uint32_t)len, &p, 0);
+		assert_int_equal(n->b.s.ctrs[EP_SRD_CTR_RX_BAD_PKTS], bad + 2);
+		assert_int_equal(n->a.s.ctrs[EP_SRD_CTR_RX_BAD_PKTS], 1);
+		assert_int_equal(n->b.s.msn, 1);
+	}
 	/* K distinct ports in 0xC000..0xFFFF */
 	{
 		uint16_t seen[EP_SRD_MAX_PATHS];
