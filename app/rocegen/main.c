@@ -6,18 +6,18 @@
  * P processes (--hosts, or --ip/--peer-ip for two) each host --ranks ranks; rank k of process p
  * has address hosts[p] + k and global number p x ranks + k. A collective is a schedule of
  * transfers in steps (rg_sched.c). A transfer between ranks of different processes is an RDMA
- * WRITE (the last segment with immediate, as NCCL's proxy does) on one of --qps QPs in turn, or
- * split over all of them (--split-data-on-qps, NCCL_IB_SPLIT_DATA_ON_QPS), each QP an RC QP
- * (lib/endpoint: go-back-N, timeouts, DCQCN, PFC) or, with --transport srd, an SRD-like
+ * WRITE (the last segment with immediate, as NCCL's proxy does) on one of --qps QPs in turn,
+ * or split over all of them (--split-data-on-qps, NCCL_IB_SPLIT_DATA_ON_QPS), each QP an RC
+ * QP (lib/endpoint: go-back-N, timeouts, DCQCN, PFC) or, with --transport srd, an SRD-like
  * connection spraying its packets over --srd-paths UDP source ports (lib/endpoint/ep_srd.h:
- * out-of-order placement, SACKs, selective retransmission, AIMD); between ranks of one process it is a memory
- * copy, counted (NVLink inside a real node). Ranks synchronise on the wire only: a step ends
- * when the rank's writes are acknowledged and every write due to it has arrived (counted by
- * immediate); an iteration ends with a barrier (a 4-byte write with immediate from every process
- * to every other), which also is the start-up handshake. QPs exist before a process sends or
- * answers any ARP, so no peer can reach it before it is ready.
+ * out-of-order placement, SACKs, selective retransmission, AIMD); between ranks of one
+ * process it is a memory copy, counted (NVLink inside a real node). Ranks synchronise on the
+ * wire only: a step ends when the rank's writes are acknowledged and every write due to it
+ * has arrived (counted by immediate); an iteration ends with a barrier (a 4-byte write with
+ * immediate from every process to every other), which also is the start-up handshake. QPs
+ * exist before a process sends or answers any ARP, so no peer can reach it before it is ready.
  *
- * Over 600 lines (1779): options, ports, the event loop, reports and outputs of rocegen in
+ * Over 600 lines (1780): options, ports, the event loop, reports and outputs of rocegen in
  * one file; to split by those parts (noted for issue 14's rocegen work).
  */
 #include <dirent.h>
@@ -143,7 +143,7 @@ struct rg_state {
 	int32_t *qp_of;			/* (QPN - base) -> index in qps, or -1 */
 	uint32_t qp_of_len;
 	unsigned int tx_next;		/* round robin start */
-	uint64_t *msg_seq;		/* messages posted per (src, dst) pair: --split-data-on-qps 0 */
+	uint64_t *msg_seq;		/* messages posted per (src, dst) pair (round robin) */
 	uint8_t *data[RG_MAX_LOCAL];
 	uint8_t *land[RG_MAX_LOCAL];
 	uint64_t *bitmap[RG_MAX_LOCAL];
@@ -212,10 +212,11 @@ rg_usage(FILE *f)
 		"  --qps N              QPs (channels) per pair of ranks, 1..%d (default 1), each\n"
 		"                       with its own UDP source port (from its QPNs, as mlx5)\n"
 		"  --split-data-on-qps 0|1  NCCL_IB_SPLIT_DATA_ON_QPS: 0 (NCCL's default since\n"
-		"                       2.20): whole messages round-robin over a pair's QPs; 1: each\n"
-		"                       message cut into --qps parts of DIVUP(DIVUP(size, qps),\n"
-		"                       128) x 128 bytes, one per QP (default 0)\n"
-		"  --transport rc|srd   rc: RC QPs, go-back-N (default); srd: an SRD-like transport:\n"
+		"                       2.20): whole messages round-robin over a pair's QPs;\n"
+		"                       1: each message cut into --qps parts of\n"
+		"                       DIVUP(DIVUP(size, qps), 128) x 128 bytes, one per QP\n"
+		"                       (default 0)\n"
+		"  --transport rc|srd   rc: RC QPs, go-back-N (default); srd: SRD-like transport:\n"
 		"                       packets sprayed over --srd-paths UDP source ports, placed\n"
 		"                       out of order, SACKed (BTH opcodes 0xC0 data, 0xC1 SACK),\n"
 		"                       only what is lost resent; AIMD on ECN echo, CNP and RTT\n"

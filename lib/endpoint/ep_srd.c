@@ -322,7 +322,8 @@ ep_srd_send_psn(struct ep_srd *s, struct ep_wr_slot *w, uint32_t psn, bool retx,
 	s->ctrs[EP_SRD_CTR_TX_PAYLOAD_BYTES] += plen;
 	if (s->cfg.cc_enabled) {
 		/* pace at the rate, with 64 KB or 50 us of credit, as ep_qp's DCQCN pacer */
-		uint64_t gap = (uint64_t)((double)(len + EP_FRAME_OVERHEAD) * 8000.0 / s->rate_mbps);
+		uint64_t gap = (uint64_t)((double)(len + EP_FRAME_OVERHEAD) * 8000.0 /
+					  s->rate_mbps);
 		uint64_t floor_ns = (uint64_t)(65536.0 * 8000.0 / s->rate_mbps);
 
 		if (floor_ns < 50000)

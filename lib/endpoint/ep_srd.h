@@ -53,7 +53,7 @@
 #define EP_SRD_HDR_LEN 16		/**< SRDETH in front of a data packet's payload */
 #define EP_SRD_SACK_BITS 256
 #define EP_SRD_SACK_LEN (4 + EP_SRD_SACK_BITS / 8)
-#define EP_SRD_WIN 1024			/**< PSNs outstanding (sender) and tracked (receiver) */
+#define EP_SRD_WIN 1024		/**< PSNs in flight (sender) and tracked (receiver) */
 #define EP_SRD_MAX_PATHS 64
 #define EP_SRD_FLAG_LAST 0x01
 #define EP_SRD_FLAG_IMM 0x02
@@ -106,7 +106,7 @@ struct ep_srd_cfg {
 	struct ep_qp_cfg qp;	/**< dcqcn.line_rate_mbps is the line rate; ackreq_every used */
 	uint32_t n_paths;	/**< K entropy values, 1..EP_SRD_MAX_PATHS */
 	uint32_t spray;		/**< packets per path before the next one, >= 1 */
-	uint32_t reorder_pkts;	/**< transmissions after a PSN SACKed before it counts as lost */
+	uint32_t reorder_pkts;	/**< later transmissions SACKed before a PSN counts as lost */
 	uint32_t retry_cnt;	/**< timeouts of one packet before the error state */
 	uint64_t rto_init_ns;	/**< before the first RTT sample */
 	uint64_t rto_min_ns;
@@ -115,7 +115,7 @@ struct ep_srd_cfg {
 	double md;		/**< multiplicative decrease factor, 0 < md < 1 */
 	double ai_mbps;		/**< additive increase per RTT */
 	double min_rate_mbps;
-	uint64_t rtt_thresh_ns;	/**< an RTT sample above it is a congestion signal (0: off) */
+	uint64_t rtt_thresh_ns;	/**< an RTT sample above it signals congestion (0: off) */
 };
 
 /** Defaults: ep_qp_cfg_default(), 16 paths, spray 1, reorder 64, 16 retries, RTO 1 ms initial
@@ -146,8 +146,8 @@ struct ep_srd {
 	enum ep_qp_state state;
 	struct ep_pfc *pfc;
 	struct roce_hdr_params hp;
-	uint32_t max_out;		/* packets outstanding: window_bytes / mtu, <= EP_SRD_WIN */
-	uint32_t reorder;		/* reorder_pkts, at most max_out / 2 (else never reached) */
+	uint32_t max_out;		/* packets in flight: window_bytes / mtu, <= EP_SRD_WIN */
+	uint32_t reorder;		/* reorder_pkts, at most max_out / 2 (else unreachable) */
 	/* sender */
 	struct ep_wr_slot wrs[EP_MAX_WR];
 	uint32_t wr_head, wr_send, wr_tail;

@@ -369,7 +369,8 @@ test_reorder_srd_vs_rc(void **state)
 		assert_int_equal(s->a.s.path_pkts[k], 512 / 8);
 	assert_int_equal(s->n_ports, 8);
 	net_run(r, 4, 1000, 10000000000ULL);
-	print_message("reorder 16: SRD %lu data packets, %lu out of order placed, %lu SACKs; RC %lu "
+	print_message("reorder 16: SRD %lu data packets, %lu out of order placed, %lu SACKs; "
+		      "RC %lu "
 		      "data packets, %lu NAKs, %lu retransmitted (go-back-N), %lu timeouts\n",
 		      (unsigned long)s->a.s.ctrs[EP_SRD_CTR_TX_DATA_PKTS],
 		      (unsigned long)s->b.s.ctrs[EP_SRD_CTR_RX_OOO_PKTS],
@@ -444,8 +445,8 @@ test_sack_loss(void **state)
 	n->ack_loss_ppm = 100000;
 	n->dup_ppm = 10000;
 	net_run(n, 16, 1000, 4000000000ULL);
-	print_message("5%% data, 10%% SACK loss: %lu dropped, %lu SACKs dropped, %lu retransmitted, "
-		      "%lu timeouts\n", (unsigned long)n->data_dropped,
+	print_message("5%% data, 10%% SACK loss: %lu dropped, %lu SACKs dropped, %lu "
+		      "retransmitted, %lu timeouts\n", (unsigned long)n->data_dropped,
 		      (unsigned long)n->acks_dropped,
 		      (unsigned long)n->a.s.ctrs[EP_SRD_CTR_RETX_PKTS],
 		      (unsigned long)n->a.s.ctrs[EP_SRD_CTR_TIMEOUTS]);
