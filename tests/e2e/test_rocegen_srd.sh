@@ -12,6 +12,8 @@
 # 2. RC with --qps 4 --split-data-on-qps 1 through tests/e2e/loss-1pct.json (1% of the data
 #    and ACKs dropped): an all-reduce of 4 MB completes, verified; every pair's 4 QPs carried
 #    data, each with its own UDP source port.
+# 3. Reordering without loss (tests/e2e/srd-reorder.json, jitter 30 +- 25 us): SRD places
+#    out of order and resends at most 5%; RC NAKs and resends more than half of what it sends.
 # Exits 77 (skip, said loudly) only when the machine cannot make namespaces.
 set -u
 ROCEMU=$1
@@ -89,4 +91,36 @@ for f in sys.argv[1:]:
            sum(q["retransmitted_packets"] for q in data)))
 PY
 grep -A2 "size(B)" "$WORK/a.out"
+
+# 3. Reordering, no loss (tests/e2e/srd-reorder.json: every data packet delayed 30 +- 25 us,
+#    the jitter reorders): SRD places most packets out of order and resends almost nothing;
+#    RC (the responder drops what is out of sequence, NAKs, the requester goes back N) resends
+#    more than half of what it sends. RC runs a smaller size: it crawls.
+rocemu_start -l 0 --no-huge --no-pci -m 1024 --file-prefix=rs_$$ $("$LAB" eal) -- \
+	--pipeline "$SRC/tests/e2e/srd-reorder.json" --seed 13
+rocegen_pair 198.18.0.11 198.18.0.21 --test allreduce --ranks 2 --size 4M --iters 1 \
+	--transport srd --window-kb 128 --time-limit 200
+cp "$WORK/a.json" "$WORK/srd_a.json"
+grep -A1 "size(B)" "$WORK/a.out" | tail -n 1
+rocegen_pair 198.18.0.11 198.18.0.21 --test allreduce --ranks 2 --size 1M --iters 1 \
+	--window-kb 128 --timeout 12 --time-limit 200
+grep -A1 "size(B)" "$WORK/a.out" | tail -n 1
+sleep 0.5
+rocemu_stop
+python3 - "$WORK/srd_a.json" "$WORK/a.json" <<'PY' || fail "reordering: SRD vs RC"
+import json, sys
+s, r = (json.load(open(f)) for f in sys.argv[1:])
+def tot(d, k, requester):
+    return sum(q[k] for q in d["qps"] if q["requester"] == requester)
+s_data, s_retx = tot(s, "tx_data_packets", True), tot(s, "retransmitted_packets", True)
+s_ooo = tot(s, "rx_out_of_order_packets", False)
+r_data, r_retx = tot(r, "tx_data_packets", True), tot(r, "retransmitted_packets", True)
+r_naks = tot(r, "naks_sent", False)
+assert s_ooo > s_data / 10, ("SRD out of order", s_ooo, s_data)
+assert s_retx <= s_data / 20, ("SRD resent", s_retx, s_data)
+assert r_naks > 0 and r_retx > (r_data - r_retx) / 2, ("RC", r_naks, r_retx, r_data)
+print("ok: reordering: SRD %d data packets (%d resent), %d of those it received placed out of "
+      "order; RC %d data packets, %d of them resent (go-back-N after %d NAKs)"
+      % (s_data, s_retx, s_ooo, r_data, r_retx, r_naks))
+PY
 echo "PASS"
