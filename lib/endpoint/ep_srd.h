@@ -16,7 +16,9 @@
  * Receiver: a PSN window of EP_SRD_WIN packets; every packet carries its own target address,
  * so it is placed at once wherever it lands in the order (a bitmap marks the PSNs received, no
  * go-back-N); messages complete in PSN order once all their packets are in. Every
- * out-of-order, duplicate or AckReq packet asks for a SACK (coalesced: one per ep_srd_tx call).
+ * out-of-order, duplicate or AckReq packet asks for a SACK (coalesced: one per ep_srd_tx call);
+ * the sender sets AckReq on the last packet of a message, every ackreq_every packets of it and
+ * on every retransmission.
  *
  * Sender: retransmits only what the SACKs show missing: a PSN is lost when a packet sent
  * reorder_pkts (at most half the window of packets) or more transmissions after it has been
@@ -33,9 +35,11 @@
  * srtt (at least 10 us); every srtt without a cut adds ai_mbps, up to the line rate (AIMD).
  *
  * Wire encoding: BTH opcodes from the manufacturer-specific range 0xC0-0xFF of the IBA (BTH
- * transport bits 110), which lib/proto parses as opcodes without extension headers (everything
- * after the BTH is payload) and names "UNKNOWN"; an RC ACK with a payload was not used because
- * every RC parser (and rocemu's "ack" match class) would take it for an RC ACK.
+ * opcode bits 7:5 = 110 or 111), which lib/proto parses as opcodes without extension headers
+ * (everything after the BTH is payload) and names "UNKNOWN"; an RC ACK with a payload was not
+ * used because every RC parser (and rocemu's "ack" match class) would take it for an RC ACK.
+ * (Opcode classes that look only at bits 4:0, as rocemu's "data" and rocestat's data count,
+ * take both for data; match them by number.)
  *  - 0xC0 SRD_DATA: BTH (PSN, DestQP, AckReq) | SRDETH 16 B: remote VA 8 | ImmDt 4 | flags 1
  *    (bit 0 LAST of its message, bit 1 ImmDt valid, bit 2 FIRST) | 3 zero | payload | ICRC.
  *  - 0xC1 SRD_SACK: BTH (PSN = cumulative: every PSN before it received, DestQP = the sender)
