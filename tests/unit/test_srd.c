@@ -82,7 +82,7 @@ end_cfg(struct ep_srd_cfg *c, bool a, uint32_t mtu)
 	memcpy(c->qp.dst_ip, a ? ip_b : ip_a, 4);
 }
 
-/* A network of two SRD (srd) or RC ends; cfg_hook may change the SRD configuration. */
+/* A network of two SRD (srd) or RC ends. */
 static struct net *
 net_new(bool srd, uint32_t size, uint32_t n_paths, uint32_t spray, bool cc)
 {
@@ -133,20 +133,10 @@ net_free(struct net *n)
 	free(n);
 }
 
-static int
-end_tx(struct end *e, uint64_t now, uint8_t *buf, uint32_t cap)
-{
-	return e->srd ? ep_srd_tx(&e->s, now, buf, cap) : ep_qp_tx(&e->qp, now, buf, cap);
-}
-
-static void
-end_rx(struct end *e, const uint8_t *f, uint32_t len, const struct roce_pkt *p, uint64_t now)
-{
-	if (e->srd)
-		ep_srd_rx(&e->s, f, len, p, now);
-	else
-		ep_qp_rx(&e->qp, f, len, p, now);
-}
+#define end_tx(e, now, buf, cap) \
+	((e)->srd ? ep_srd_tx(&(e)->s, now, buf, cap) : ep_qp_tx(&(e)->qp, now, buf, cap))
+#define end_rx(e, f, len, p, now) \
+	((e)->srd ? ep_srd_rx(&(e)->s, f, len, p, now) : ep_qp_rx(&(e)->qp, f, len, p, now))
 
 static bool
 is_data(const struct roce_pkt *p)
@@ -175,8 +165,7 @@ net_move(struct net *n, struct end *from, struct end *to)
 	int len;
 
 	for (;;) {
-		if (batch[k] == NULL)
-			batch[k] = malloc(8192);
+		batch[k] = batch[k] != NULL ? batch[k] : malloc(8192);
 		assert_non_null(batch[k]);
 		len = end_tx(from, n->now, batch[k], 8192);
 		if (len <= 0)
@@ -199,8 +188,7 @@ net_move(struct net *n, struct end *from, struct end *to)
 		batch_len[k++] = (uint32_t)len;
 		assert_true(k < MAX_BATCH - 1);
 		if (is_data(&p) && net_chance(n, n->dup_ppm)) {
-			if (batch[k] == NULL)
-				batch[k] = malloc(8192);
+			batch[k] = batch[k] != NULL ? batch[k] : malloc(8192);
 			memcpy(batch[k], batch[k - 1], (size_t)len);
 			batch_len[k++] = (uint32_t)len;
 			n->duplicated++;
@@ -527,13 +515,15 @@ test_retry_exhaustion(void **state)
 	net_free(n);
 }
 
-/* ECN-CE on the data comes back as ECE in the SACKs: AIMD halves the rate, then grows it. */
+/* ECN-CE on the data comes back as ECE in the SACKs: AIMD halves the rate, then grows it;
+ * a CNP cuts too; PFC pauses data. */
 static void
 test_ecn_aimd(void **state)
 {
 	struct net *n = net_new(true, 4096 * KB, 4, 1, true);
 	struct ep_srd_cfg bad;
 	double line = n->a.s.cfg.qp.dcqcn.line_rate_mbps;
+	unsigned int i;
 
 	(void)state;
 	n->ce_until_ns = 200000;
@@ -554,19 +544,39 @@ test_ecn_aimd(void **state)
 	assert_true(n->a.s.ctrs[EP_SRD_CTR_CC_INCREASES] > 0);
 	assert_true(n->a.s.rate_mbps > n->a.s.min_rate_seen_mbps);
 	assert_int_equal(n->a.s.ctrs[EP_SRD_CTR_RETX_PKTS], 0);
+	/* a CNP cuts the rate too (once per guard time); PFC holds data and counts the pause */
+	{
+		struct roce_cnp_params cp = roce_cnp_params_default();
+		struct ep_pfc pfc;
+		struct ep_wr wr = { .op = EP_WR_WRITE, .local = n->src, .len = 4096 };
+		struct roce_pkt p;
+		uint8_t f[8192];
+		double before = n->a.s.rate_mbps;
+		int len;
+
+		cp.dest_qp = 0x11;
+		len = roce_build_cnp(f, sizeof(f), &cp);
+		roce_parse(f, (uint32_t)len, ROCE_UDP_PORT, &p);
+		ep_srd_rx(&n->a.s, f, (uint32_t)len, &p, n->now);
+		assert_int_equal(n->a.s.ctrs[EP_SRD_CTR_CNPS_RCVD], 1);
+		assert_true(n->a.s.rate_mbps <= before * 0.5 + 1e-9);
+		ep_pfc_init(&pfc, 100000.0);
+		pfc.pause_until_ns[3] = n->now + 5000;
+		n->a.s.pfc = &pfc;
+		n->a.s.next_send_ns = 0;
+		assert_int_equal(ep_srd_post(&n->a.s, &wr), 0);
+		assert_int_equal(ep_srd_tx(&n->a.s, n->now, f, sizeof(f)), 0);
+		assert_true(ep_srd_tx(&n->a.s, n->now + 5000, f, sizeof(f)) > 0);
+		assert_int_equal(n->a.s.ctrs[EP_SRD_CTR_PAUSED_NS], 5000);
+	}
 	/* bad configurations */
-	ep_srd_cfg_default(&bad);
-	bad.n_paths = 0;
-	assert_int_equal(ep_srd_init(&n->b.s, &bad, NULL, 0), -EINVAL);
-	ep_srd_cfg_default(&bad);
-	bad.n_paths = EP_SRD_MAX_PATHS + 1;
-	assert_int_equal(ep_srd_init(&n->b.s, &bad, NULL, 0), -EINVAL);
-	ep_srd_cfg_default(&bad);
-	bad.spray = 0;
-	assert_int_equal(ep_srd_init(&n->b.s, &bad, NULL, 0), -EINVAL);
-	ep_srd_cfg_default(&bad);
-	bad.md = 1.0;
-	assert_int_equal(ep_srd_init(&n->b.s, &bad, NULL, 0), -EINVAL);
+	for (i = 0; i < 4; i++) {
+		ep_srd_cfg_default(&bad);
+		bad.n_paths = i == 0 ? 0 : i == 1 ? EP_SRD_MAX_PATHS + 1 : bad.n_paths;
+		bad.spray = i == 2 ? 0 : bad.spray;
+		bad.md = i == 3 ? 1.0 : bad.md;
+		assert_int_equal(ep_srd_init(&n->b.s, &bad, NULL, 0), -EINVAL);
+	}
 	net_free(n);
 }
 
