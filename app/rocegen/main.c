@@ -6,15 +6,18 @@
  * P processes (--hosts, or --ip/--peer-ip for two) each host --ranks ranks; rank k of process p
  * has address hosts[p] + k and global number p x ranks + k. A collective is a schedule of
  * transfers in steps (rg_sched.c). A transfer between ranks of different processes is an RDMA
- * WRITE (the last segment with immediate, as NCCL's proxy does) split over --qps RC QPs
- * (lib/endpoint: go-back-N, timeouts, DCQCN, PFC); between ranks of one process it is a memory
- * copy, counted (NVLink inside a real node). Ranks synchronise on the wire only: a step ends
- * when the rank's writes are acknowledged and every write due to it has arrived (counted by
- * immediate); an iteration ends with a barrier (a 4-byte write with immediate from every process
- * to every other), which also is the start-up handshake. QPs exist before a process sends or
- * answers any ARP, so no peer can reach it before it is ready.
+ * WRITE (the last segment with immediate, as NCCL's proxy does) on one of --qps QPs in turn,
+ * or split over all of them (--split-data-on-qps, NCCL_IB_SPLIT_DATA_ON_QPS), each QP an RC
+ * QP (lib/endpoint: go-back-N, timeouts, DCQCN, PFC) or, with --transport srd, an SRD-like
+ * connection spraying its packets over --srd-paths UDP source ports (lib/endpoint/ep_srd.h:
+ * out-of-order placement, SACKs, selective retransmission, AIMD); between ranks of one
+ * process it is a memory copy, counted (NVLink inside a real node). Ranks synchronise on the
+ * wire only: a step ends when the rank's writes are acknowledged and every write due to it
+ * has arrived (counted by immediate); an iteration ends with a barrier (a 4-byte write with
+ * immediate from every process to every other), which also is the start-up handshake. QPs
+ * exist before a process sends or answers any ARP, so no peer can reach it before it is ready.
  *
- * Over 600 lines (1699): options, ports, the event loop, reports and outputs of rocegen in
+ * Over 600 lines (1780): options, ports, the event loop, reports and outputs of rocegen in
  * one file; to split by those parts (noted for issue 14's rocegen work).
  */
 #include <dirent.h>
@@ -39,7 +42,7 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
-#include "lib/endpoint/ep_qp.h"
+#include "rg_ep.h"
 #include "lib/base/emu_rundir.h"
 #include "rg_sched.h"
 
@@ -82,6 +85,11 @@ struct rg_opts {
 	uint64_t window_bytes;
 	double rx_loss;			/* test aid: RoCE frames to drop */
 	uint64_t seed;
+	bool split;			/* --split-data-on-qps 1 */
+	bool srd;			/* --transport srd */
+	unsigned int srd_paths;
+	unsigned int srd_spray;
+	unsigned int srd_rtt_us;	/* 0: no RTT congestion signal */
 };
 
 /*
@@ -103,7 +111,7 @@ static int rg_out_write(struct rg_out *out, const json_t *doc);
  * rank) or its responder (remote to ours). Channel n_qps is the control connection between
  * the first ranks of two processes (barriers). */
 struct rg_qp {
-	struct ep_qp qp;
+	struct rg_ep ep;
 	unsigned int peer_proc;
 	bool requester;
 	bool ctrl;		/* a barrier QP (channel n_qps) */
@@ -135,6 +143,7 @@ struct rg_state {
 	int32_t *qp_of;			/* (QPN - base) -> index in qps, or -1 */
 	uint32_t qp_of_len;
 	unsigned int tx_next;		/* round robin start */
+	uint64_t *msg_seq;		/* messages posted per (src, dst) pair (round robin) */
 	uint8_t *data[RG_MAX_LOCAL];
 	uint8_t *land[RG_MAX_LOCAL];
 	uint64_t *bitmap[RG_MAX_LOCAL];
@@ -200,7 +209,23 @@ rg_usage(FILE *f)
 		"                       to a multiple of 64 x ranks bytes\n"
 		"  --iters N            timed iterations (default 5)\n"
 		"  --warmup N           untimed iterations first (default 1)\n"
-		"  --qps N              QPs (channels) per pair of ranks, 1..%d (default 1)\n"
+		"  --qps N              QPs (channels) per pair of ranks, 1..%d (default 1), each\n"
+		"                       with its own UDP source port (from its QPNs, as mlx5)\n"
+		"  --split-data-on-qps 0|1  NCCL_IB_SPLIT_DATA_ON_QPS: 0 (NCCL's default since\n"
+		"                       2.20): whole messages round-robin over a pair's QPs;\n"
+		"                       1: each message cut into --qps parts of\n"
+		"                       DIVUP(DIVUP(size, qps), 128) x 128 bytes, one per QP\n"
+		"                       (default 0)\n"
+		"  --transport rc|srd   rc: RC QPs, go-back-N (default); srd: SRD-like transport:\n"
+		"                       packets sprayed over --srd-paths UDP source ports, placed\n"
+		"                       out of order, SACKed (BTH opcodes 0xC0 data, 0xC1 SACK),\n"
+		"                       only what is lost resent; AIMD on ECN echo, CNP and RTT\n"
+		"                       (off with --dcqcn off)\n"
+		"  --srd-paths K        SRD: entropy values (UDP source ports) per QP, 1..64\n"
+		"                       (default 16)\n"
+		"  --srd-spray N        SRD: packets on one path before the next (default 1)\n"
+		"  --srd-rtt-us N       SRD: an RTT sample above N us is a congestion signal\n"
+		"                       (default 0: off)\n"
 		"  --ranks N            ranks in each process, 1..%d (default 1)\n"
 		"  --mtu 1024|4096      path MTU (default 1024; 256..4096 accepted)\n"
 		"  --dcqcn nvidia|paper|off  congestion control (default nvidia)\n"
@@ -324,6 +349,11 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 		{ "window-kb", required_argument, NULL, 'W' },
 		{ "rx-loss", required_argument, NULL, 'x' },
 		{ "seed", required_argument, NULL, 'S' },
+		{ "split-data-on-qps", required_argument, NULL, 'D' },
+		{ "transport", required_argument, NULL, 'X' },
+		{ "srd-paths", required_argument, NULL, 'P' },
+		{ "srd-spray", required_argument, NULL, 'Y' },
+		{ "srd-rtt-us", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -348,6 +378,8 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 	o->timeout = 14;
 	o->window_bytes = 256 * 1024;
 	o->seed = 1;
+	o->srd_paths = 16;
+	o->srd_spray = 1;
 	while ((c = getopt_long(argc, argv, "b:e:f:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
@@ -480,6 +512,34 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 			if (rg_parse_uint("--window-kb", optarg, 1, 1 << 20, &v) != 0)
 				return -1;
 			o->window_bytes = (uint64_t)v * 1024;
+			break;
+		case 'D':
+			if (rg_parse_uint("--split-data-on-qps", optarg, 0, 1, &v) != 0)
+				return -1;
+			o->split = v == 1;
+			break;
+		case 'X':
+			if (strcmp(optarg, "rc") != 0 && strcmp(optarg, "srd") != 0) {
+				fprintf(stderr, "rocegen: --transport: rc or srd, got \"%s\"\n",
+					optarg);
+				return -1;
+			}
+			o->srd = strcmp(optarg, "srd") == 0;
+			break;
+		case 'P':
+			if (rg_parse_uint("--srd-paths", optarg, 1, EP_SRD_MAX_PATHS, &v) != 0)
+				return -1;
+			o->srd_paths = (unsigned int)v;
+			break;
+		case 'Y':
+			if (rg_parse_uint("--srd-spray", optarg, 1, 1u << 20, &v) != 0)
+				return -1;
+			o->srd_spray = (unsigned int)v;
+			break;
+		case 'U':
+			if (rg_parse_uint("--srd-rtt-us", optarg, 0, 10000000, &v) != 0)
+				return -1;
+			o->srd_rtt_us = (unsigned int)v;
 			break;
 		case 'h':
 			rg_usage(stdout);
@@ -687,7 +747,7 @@ rg_on_arp(struct rg_state *st, const uint8_t *f, uint32_t len, const struct roce
 		st->peer_known[sp] = true;
 		for (q = 0; q < st->n_qp; q++)
 			if (st->qps[q].peer_proc == (unsigned int)sp)
-				ep_qp_set_dst_mac(&st->qps[q].qp, a + 8);
+				rg_ep_set_dst_mac(&st->qps[q].ep, a + 8);
 		printf("rocegen: process %d (%u.%u.%u.%u+) is at %02x:%02x:%02x:%02x:%02x:%02x\n",
 		       sp, a[14], a[15], a[16], a[17], a[8], a[9], a[10], a[11], a[12], a[13]);
 	}
@@ -717,14 +777,14 @@ rg_qpn(const struct rg_state *st, unsigned int src, unsigned int dst, unsigned i
 	       2 * (((uint32_t)src * st->R + dst) * (st->o.n_qps + 1) + ch) + responder;
 }
 
-static struct ep_qp *
+static struct rg_ep *
 rg_qp_lookup(struct rg_state *st, uint32_t qpn)
 {
 	uint32_t k = qpn - RG_QPN_BASE;
 
 	if (qpn < RG_QPN_BASE || k >= st->qp_of_len || st->qp_of[k] < 0)
 		return NULL;
-	return &st->qps[st->qp_of[k]].qp;
+	return &st->qps[st->qp_of[k]].ep;
 }
 
 static void
@@ -753,7 +813,7 @@ rg_rx(struct rg_state *st, uint64_t now)
 		struct rte_mbuf *m = pkts[i];
 		const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
 		uint32_t len = rte_pktmbuf_data_len(m);
-		struct ep_qp *qp;
+		struct rg_ep *qp;
 
 		if (m->nb_segs != 1) {
 			st->rx_other++;
@@ -777,7 +837,7 @@ rg_rx(struct rg_state *st, uint64_t now)
 				st->rx_other++;
 				break;
 			}
-			ep_qp_rx(qp, f, len, &p, now);
+			rg_ep_rx(qp, f, len, &p, now);
 			break;
 		default:
 			st->rx_other++;
@@ -854,7 +914,7 @@ rg_tx(struct rg_state *st, uint64_t now)
 			m = rte_pktmbuf_alloc(st->pool);
 			if (m == NULL)
 				break;
-			len = ep_qp_tx(&st->qps[q].qp, now, rte_pktmbuf_mtod(m, uint8_t *),
+			len = rg_ep_tx(&st->qps[q].ep, now, rte_pktmbuf_mtod(m, uint8_t *),
 				       rte_pktmbuf_tailroom(m));
 			if (len <= 0) {
 				rte_pktmbuf_free(m);
@@ -882,13 +942,13 @@ rg_poll(struct rg_state *st)
 	rg_rx(st, now);
 	rg_tx(st, now);
 	for (q = 0; q < st->n_qp; q++) {
-		struct ep_qp *qp = &st->qps[q].qp;
+		struct rg_ep *qp = &st->qps[q].ep;
 
 		if (st->qps[q].requester) {
-			while (ep_qp_poll_sq(qp, &c))
+			while (rg_ep_poll_sq(qp, &c))
 				;
 		} else {
-			while (ep_qp_poll_rq(qp, &c))
+			while (rg_ep_poll_rq(qp, &c))
 				if (c.has_imm)
 					rg_imm_arrived(st, c.imm);
 		}
@@ -943,6 +1003,7 @@ rg_qp_add(struct rg_state *st, unsigned int src, unsigned int dst, unsigned int 
 	uint32_t qpn = rg_qpn(st, src, dst, ch, !requester);
 	struct rg_qp *q = &st->qps[st->n_qp];
 	struct ep_qp_cfg c;
+	int rc;
 
 	ep_qp_cfg_default(&c);
 	c.qpn = qpn;
@@ -966,8 +1027,28 @@ rg_qp_add(struct rg_state *st, unsigned int src, unsigned int dst, unsigned int 
 		c.mr_len = ctrl ? sizeof(st->ctrl_land) : st->sched_max.land_len[dst];
 		c.placed_bitmap = ctrl ? NULL : st->bitmap[lr];
 	}
-	if (ep_qp_init(&q->qp, &c, &st->pfc, rg_now_ns(st)) != 0) {
-		fprintf(stderr, "rocegen: QP 0x%x: bad parameters\n", qpn);
+	if (st->o.srd) {
+		struct ep_srd_cfg sc;
+
+		ep_srd_cfg_default(&sc);
+		sc.qp = c;
+		sc.n_paths = st->o.srd_paths;
+		sc.spray = st->o.srd_spray;
+		sc.cc_enabled = c.dcqcn_enabled;
+		sc.ai_mbps = st->o.line_mbps / 100.0;
+		sc.min_rate_mbps = st->o.line_mbps / 1000.0;
+		sc.rtt_thresh_ns = (uint64_t)st->o.srd_rtt_us * 1000;
+		/* a software peer answers between polls and may be descheduled on a loaded
+		 * machine: timers of a few hundred us would fire for nothing */
+		sc.rto_min_ns = 1000000;
+		sc.rto_init_ns = 2000000;
+		rc = rg_ep_init_srd(&q->ep, &sc, &st->pfc, rg_now_ns(st));
+	} else {
+		rc = rg_ep_init_rc(&q->ep, &c, &st->pfc, rg_now_ns(st));
+	}
+	if (rc != 0) {
+		fprintf(stderr, "rocegen: QP 0x%x: %s\n", qpn,
+			rc == -ENOMEM ? "out of memory" : "bad parameters");
 		return -1;
 	}
 	q->peer_proc = peer / st->o.n_ranks;
@@ -1000,7 +1081,8 @@ rg_qps_init(struct rg_state *st)
 	st->qp_of_len = 2 * R * R * (nq + 1);
 	st->qp_of = malloc(st->qp_of_len * sizeof(*st->qp_of));
 	st->qps = calloc(max_qps, sizeof(*st->qps));
-	if (st->qp_of == NULL || st->qps == NULL) {
+	st->msg_seq = calloc((size_t)R * R, sizeof(*st->msg_seq));
+	if (st->qp_of == NULL || st->qps == NULL || st->msg_seq == NULL) {
 		free(pairs);
 		fprintf(stderr, "rocegen: out of memory for %u QPs\n", max_qps);
 		return -1;
@@ -1036,29 +1118,27 @@ rg_dump_qps(const struct rg_state *st)
 		st->txq_n, rte_mempool_avail_count(st->pool));
 
 	for (q = 0; q < st->n_qp; q++) {
-		const struct ep_qp *qp = &st->qps[q].qp;
+		const struct rg_ep *qp = &st->qps[q].ep;
 
-		if (ep_qp_idle(qp) && qp->ctrs[EP_CTR_RX_PKTS] == 0)
+		/* tx_packets (counter 0 of RC and SRD): nothing ever sent, not even an ACK */
+		if (rg_ep_idle(qp) && rg_ep_ctr(qp, 0) == 0)
 			continue;
-		fprintf(stderr, "rocegen: QP 0x%x: requester una %u nxt %u max %u (WRs %u..%u, "
-			"sending %u, retries %u); responder expects %u (NAK outstanding %d)\n",
-			qp->cfg.qpn, qp->snd_una, qp->snd_nxt, qp->snd_max, qp->wr_head,
-			qp->wr_tail, qp->wr_send, qp->retries, qp->epsn, qp->nak_outstanding);
+		rg_ep_dump(qp, stderr);
 	}
 }
 
 static int
-rg_post(struct rg_state *st, struct ep_qp *qp, const uint8_t *buf, uint64_t len, uint64_t va,
+rg_post(struct rg_state *st, struct rg_ep *qp, const uint8_t *buf, uint64_t len, uint64_t va,
 	uint32_t imm)
 {
 	struct ep_wr wr = { .wr_id = imm, .op = EP_WR_WRITE_IMM, .local = buf,
 			    .len = (uint32_t)len, .remote_va = va, .imm = imm };
 	int rc;
 
-	while ((rc = ep_qp_post(qp, &wr)) == -ENOSPC)
+	while ((rc = rg_ep_post(qp, &wr)) == -ENOSPC)
 		rg_poll(st);
 	if (rc != 0) {
-		fprintf(stderr, "rocegen: QP 0x%x: post failed (%s)\n", qp->cfg.qpn,
+		fprintf(stderr, "rocegen: QP 0x%x: post failed (%s)\n", rg_ep_qpn(qp),
 			strerror(-rc));
 		return -1;
 	}
@@ -1077,15 +1157,15 @@ rg_wait(struct rg_state *st, uint32_t imm, uint32_t expected, const char *what)
 		unsigned int q;
 
 		for (q = 0; q < st->n_qp; q++) {
-			const struct ep_qp *qp = &st->qps[q].qp;
+			const struct rg_ep *qp = &st->qps[q].ep;
 
-			if (qp->state != EP_QP_RTS) {
+			if (rg_ep_failed(qp)) {
 				fprintf(stderr, "rocegen: QP 0x%x in the error state (retries "
-					"exhausted)\n", qp->cfg.qpn);
+					"exhausted)\n", rg_ep_qpn(qp));
 				rg_dump_qps(st);
 				return -1;
 			}
-			idle = idle && (!st->qps[q].requester || ep_qp_idle(qp));
+			idle = idle && (!st->qps[q].requester || rg_ep_idle(qp));
 		}
 		got = e->imm == imm ? e->count : 0;
 		if (idle && got >= expected) {
@@ -1118,7 +1198,7 @@ rg_barrier(struct rg_state *st, const char *what)
 	unsigned int q;
 
 	for (q = 0; q < st->n_qp; q++) {
-		struct ep_qp *qp = &st->qps[q].qp;
+		struct rg_ep *qp = &st->qps[q].ep;
 
 		if (st->qps[q].requester && st->qps[q].ctrl &&
 		    rg_post(st, qp, st->ctrl_src, 4, 4 * st->proc, imm) != 0)
@@ -1140,16 +1220,6 @@ rg_add(struct rg_state *st, float *dst, const float *src, uint64_t n)
 	}
 }
 
-/* Piece q of n_qps of a transfer of len bytes: [*off, *off + *plen), 4-byte aligned. */
-static void
-rg_piece(uint64_t len, unsigned int q, unsigned int nq, uint64_t *off, uint64_t *plen)
-{
-	uint64_t n = len / 4;
-
-	*off = n * q / nq * 4;
-	*plen = n * (q + 1) / nq * 4 - *off;
-}
-
 /* One step: post our transfers (copies for local destinations), wait, apply what landed. */
 static int
 rg_step(struct rg_state *st, unsigned int s)
@@ -1162,7 +1232,7 @@ rg_step(struct rg_state *st, unsigned int s)
 	for (k = sc->step_first[s]; k < sc->step_first[s + 1]; k++) {
 		const struct rg_xfer *x = &sc->x[k];
 		bool ls = rg_is_local(st, x->src), ld = rg_is_local(st, x->dst);
-		uint64_t off, plen;
+		uint64_t off, plen, seq;
 
 		if (ls && ld) {
 			memcpy(st->land[x->dst % nl] + x->land_off, st->data[x->src % nl] + x->src_off,
@@ -1170,8 +1240,10 @@ rg_step(struct rg_state *st, unsigned int s)
 			st->local_bytes += x->len;
 			continue;
 		}
+		/* the receiver only counts the parts: one (round robin) or the non-empty ones */
+		seq = ls ? st->msg_seq[x->src * st->R + x->dst]++ : 0;
 		for (q = 0; q < nq; q++) {
-			rg_piece(x->len, q, nq, &off, &plen);
+			rg_qp_share(x->len, nq, st->o.split, seq, q, &off, &plen);
 			if (plen == 0)
 				continue;
 			if (ld) {
@@ -1282,7 +1354,8 @@ rg_report(struct rg_state *st, struct rg_out *out)
 	const enum rg_coll coll = st->o.coll;
 	double factor = rg_busbw_factor(coll, st->R);
 	unsigned int q, c, r, shown = 0;
-	uint64_t tot[EP_CTR_MAX] = { 0 };
+	uint64_t tot[RG_EP_MAX_CTRS] = { 0 };
+	const struct rg_ep *first = st->n_qp > 0 ? &st->qps[0].ep : NULL;
 	json_t *root = json_object(), *rows = json_array(), *qps = json_array(), *row;
 	int rc = 0;
 
@@ -1290,6 +1363,10 @@ rg_report(struct rg_state *st, struct rg_out *out)
 	       rg_coll_name(coll), coll == RG_COLL_ALLREDUCE ?
 	       (st->o.algo == RG_ALGO_TREE ? " (tree)" : " (ring)") : "", st->R,
 	       st->o.n_procs, st->o.n_ranks, st->o.n_qps, st->o.mtu);
+	printf("# transport %s", st->o.srd ? "srd" : "rc");
+	if (st->o.srd)
+		printf(" (%u paths, %u packet(s) per path)", st->o.srd_paths, st->o.srd_spray);
+	printf(", split-data-on-qps %d\n", st->o.split);
 	printf("# %12s %12s %6s %6s %10s %11s %11s\n", "size(B)", "count", "type", "redop",
 	       "time(us)", "algbw(GB/s)", "busbw(GB/s)");
 	for (r = 0; r < st->n_rows; r++) {
@@ -1305,37 +1382,27 @@ rg_report(struct rg_state *st, struct rg_out *out)
 	}
 	printf("# per-QP counters (QPs that carried traffic)\n");
 	for (q = 0; q < st->n_qp; q++) {
-		const struct ep_qp *qp = &st->qps[q].qp;
-		json_t *o = json_object();
+		const struct rg_ep *qp = &st->qps[q].ep;
+		json_t *o = rg_ep_json(qp);
 
-		for (c = 0; c < EP_CTR_MAX; c++) {
-			tot[c] += qp->ctrs[c];
-			json_object_set_new(o, ep_ctr_name(c),
-					    json_integer((json_int_t)qp->ctrs[c]));
+		for (c = 0; c < rg_ep_n_ctrs(qp); c++)
+			tot[c] += rg_ep_ctr(qp, c);
+		if (o != NULL) {
+			json_object_set_new(o, "requester", json_boolean(st->qps[q].requester));
+			json_array_append_new(qps, o);
 		}
-		json_object_set_new(o, "min_rate_mbps", json_real(qp->min_rate_mbps));
-		json_object_set_new(o, "qpn", json_integer(qp->cfg.qpn));
-		json_object_set_new(o, "dest_qpn", json_integer(qp->cfg.dest_qpn));
-		json_object_set_new(o, "requester", json_boolean(st->qps[q].requester));
-		json_object_set_new(o, "final_rate_mbps", json_real(ep_qp_rate_mbps(qp)));
-		json_array_append_new(qps, o);
-		if (qp->ctrs[EP_CTR_TX_DATA_PKTS] == 0 && qp->ctrs[EP_CTR_CNPS_SENT] == 0)
+		if (!rg_ep_carried(qp))
 			continue;
 		if (shown++ >= 32)
 			continue;
-		printf("#  qp 0x%x -> 0x%x:", qp->cfg.qpn, qp->cfg.dest_qpn);
-		for (c = 0; c < EP_CTR_MAX; c++)
-			if (qp->ctrs[c] != 0)
-				printf(" %s=%" PRIu64, ep_ctr_name(c), qp->ctrs[c]);
-		printf(" min_rate_mbps=%.1f final_rate_mbps=%.1f\n", qp->min_rate_mbps,
-		       ep_qp_rate_mbps(qp));
+		rg_ep_print(qp, stdout, "# ");
 	}
 	if (shown > 32)
 		printf("#  (%u more in the JSON)\n", shown - 32);
 	printf("#  all %u QPs:", st->n_qp);
-	for (c = 0; c < EP_CTR_MAX; c++)
+	for (c = 0; first != NULL && c < rg_ep_n_ctrs(first); c++)
 		if (tot[c] != 0)
-			printf(" %s=%" PRIu64, ep_ctr_name(c), tot[c]);
+			printf(" %s=%" PRIu64, rg_ep_ctr_name(first, c), tot[c]);
 	printf("\n# in-process rank-to-rank bytes (not on the wire): %" PRIu64 "\n", st->local_bytes);
 	printf("# port: tx_dropped_by_pmd=%" PRIu64 " tx_deferred=%" PRIu64 " rx_other=%" PRIu64
 	       " pfc_rcvd=%" PRIu64
@@ -1346,6 +1413,13 @@ rg_report(struct rg_state *st, struct rg_out *out)
 	json_object_set_new(root, "algo", json_string(st->o.algo == RG_ALGO_TREE &&
 						      coll == RG_COLL_ALLREDUCE ? "tree" : "ring"));
 	json_object_set_new(root, "ranks", json_integer(st->R));
+	json_object_set_new(root, "transport", json_string(st->o.srd ? "srd" : "rc"));
+	json_object_set_new(root, "split_data_on_qps", json_integer(st->o.split));
+	json_object_set_new(root, "qps_per_pair", json_integer(st->o.n_qps));
+	if (st->o.srd) {
+		json_object_set_new(root, "srd_paths", json_integer(st->o.srd_paths));
+		json_object_set_new(root, "srd_spray", json_integer(st->o.srd_spray));
+	}
 	json_object_set_new(root, "processes", json_integer(st->o.n_procs));
 	json_object_set_new(root, "process", json_integer(st->proc));
 	json_object_set_new(root, "first_rank", json_integer(st->proc * st->o.n_ranks));
@@ -1657,11 +1731,12 @@ main(int argc, char **argv)
 	    rg_resolve_peers(st) != 0)
 		goto out_port;
 	printf("rocegen: process %u of %u, ranks %u..%u of %u, %s%s, up to %" PRIu64 " bytes, "
-	       "%u QP(s) per pair (%u QPs here), MTU %u, DCQCN %s; running\n", st->proc,
+	       "%u QP(s) per pair (%u QPs here, %s%s), MTU %u, DCQCN %s; running\n", st->proc,
 	       st->o.n_procs, st->proc * st->o.n_ranks, st->proc * st->o.n_ranks + st->o.n_ranks - 1,
 	       st->R, rg_coll_name(st->o.coll),
 	       st->o.coll == RG_COLL_ALLREDUCE && st->o.algo == RG_ALGO_TREE ? " (tree)" : "",
-	       st->sched_max.size, st->o.n_qps, st->n_qp, st->o.mtu, st->o.dcqcn);
+	       st->sched_max.size, st->o.n_qps, st->n_qp, st->o.srd ? "SRD" : "RC",
+	       st->o.split ? ", messages split over them" : "", st->o.mtu, st->o.dcqcn);
 	fflush(stdout);
 	ret = rg_run(st) == 0 ? 0 : 1;
 	if (rg_report(st, out.f != NULL ? &out : NULL) != 0)
@@ -1687,8 +1762,11 @@ out:
 		free(st->land[k]);
 		free(st->bitmap[k]);
 	}
+	for (k = 0; st->qps != NULL && k < st->n_qp; k++)
+		rg_ep_free(&st->qps[k].ep);
 	free(st->qps);
 	free(st->qp_of);
+	free(st->msg_seq);
 	free(st);
 	if (eal_up)
 		rte_eal_cleanup();

@@ -410,3 +410,25 @@ rg_sched_verify(const struct rg_sched *s, unsigned int g, const float *data, con
 	}
 	return bad;
 }
+
+void
+rg_qp_share(uint64_t len, unsigned int nq, bool split, uint64_t seq, unsigned int q,
+	    uint64_t *off, uint64_t *plen)
+{
+	uint64_t chunk, end;
+
+	if (nq <= 1) {
+		*off = 0;
+		*plen = q == 0 ? len : 0;
+		return;
+	}
+	if (!split) {
+		*off = 0;
+		*plen = seq % nq == q ? len : 0;
+		return;
+	}
+	chunk = ((len + nq - 1) / nq + 127) / 128 * 128;
+	*off = (uint64_t)q * chunk < len ? (uint64_t)q * chunk : len;
+	end = *off + chunk < len ? *off + chunk : len;
+	*plen = end - *off;
+}

@@ -110,4 +110,14 @@ uint64_t rg_sched_verify(const struct rg_sched *s, unsigned int g, const float *
 void rg_dtree(unsigned int n_ranks, unsigned int rank, unsigned int t, int *up, int *down0,
 	      int *down1);
 
+/**
+ * The bytes of a message of @p len bytes that QP @p q of the @p nq QPs of a connection carries,
+ * as [*off, *off + *plen), for NCCL_IB_SPLIT_DATA_ON_QPS: @p split 1: the message is cut into
+ * nq parts of DIVUP(DIVUP(len, nq), 128) x 128 bytes (the last ones shorter or empty), one per
+ * QP, as NCCL's net_ib does; @p split 0 (NCCL's default since 2.20): the whole message goes
+ * on QP seq mod nq, @p seq counting the connection's messages. An empty share has *plen 0.
+ */
+void rg_qp_share(uint64_t len, unsigned int nq, bool split, uint64_t seq, unsigned int q,
+		 uint64_t *off, uint64_t *plen);
+
 #endif

@@ -251,6 +251,9 @@ ep_psn_diff(uint32_t a, uint32_t b)
 	return (int32_t)((a - b) << 8) >> 8;
 }
 
+/** Set the bits [off, off + len) of a placed-bytes bitmap. */
+void ep_bitmap_set(uint64_t *bm, uint64_t off, uint64_t len);
+
 /** Count of set bits over [off, off + len) of a placed-bytes bitmap. */
 uint64_t ep_bitmap_count(const uint64_t *bm, uint64_t off, uint64_t len);
 

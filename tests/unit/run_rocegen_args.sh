@@ -5,7 +5,8 @@
 # Then: --help lists rocegen's own options; --json is checked before EAL starts, a failed write
 # (/dev/full) fails the run with one line naming the file and errno, a complete one is renamed
 # into place with no temporary file left, a refused run leaves an existing file as it was; and
-# no run, refused before or after EAL started, leaves its EAL runtime directory behind. The
+# no run, refused before or after EAL started, leaves its EAL runtime directory behind; an SRD
+# pair (--transport srd --qps 2 --split-data-on-qps 1) completes and sprays. The
 # --json runs use two rocegen back to back over a net_memif pair (a 4 KB all-reduce, < 1 s).
 set -u
 ROCEGEN=$1
@@ -68,6 +69,13 @@ check "--dcqcn: nvidia, paper or off" "${IP[@]}" --dcqcn dctcp
 check "--rx-loss: percent in 0..50" "${IP[@]}" --rx-loss 60
 check "-f: must be an integer in 2..16" "${IP[@]}" -f 1
 check "unexpected argument" "${IP[@]}" extra
+check "--split-data-on-qps: must be an integer in 0..1" "${IP[@]}" --split-data-on-qps 2
+check "--split-data-on-qps: must be an integer in 0..1" "${IP[@]}" --split-data-on-qps yes
+check "--transport: rc or srd" "${IP[@]}" --transport ud
+check "--srd-paths: must be an integer in 1..64" "${IP[@]}" --transport srd --srd-paths 0
+check "--srd-paths: must be an integer in 1..64" "${IP[@]}" --srd-paths 65
+check "--srd-spray: must be an integer in 1..1048576" "${IP[@]}" --srd-spray 0
+check "--srd-rtt-us: must be an integer in 0..10000000" "${IP[@]}" --srd-rtt-us -1
 no_rundir "the refused command lines above"
 
 # --help: rocegen's own options (not only EAL's), exit 0, on every spelling, no EAL left behind
@@ -78,7 +86,8 @@ for how in "--help" "-h" "EAL -- --help" "EAL -l 0 --help"; do
 	*) out=$("$ROCEGEN" "${EAL[@]}" -l 0 --help 2>&1); rc=$? ;;
 	esac
 	miss=
-	for opt in --hosts --peer-ip --json --ranks --qps --rx-loss --time-limit; do
+	for opt in --hosts --peer-ip --json --ranks --qps --rx-loss --time-limit \
+		--split-data-on-qps --transport --srd-paths --srd-spray --srd-rtt-us; do
 		grep -qF -- "  $opt" <<<"$out" || miss="$miss $opt"
 	done
 	# EAL's --help (EAL options before it) shows EAL's options too, then ours
@@ -167,18 +176,19 @@ pair() {
 	fi
 }
 pair_once() {
-	local memif=$WORK/memif.sock pa
+	local memif=$WORK/memif.sock pa ja=$1 jb=$2
+	shift 2
 	rm -f "$memif"
 	"$ROCEGEN" -l 0 --no-huge -m 256 --no-pci --log-level=lib.eal:error \
 		--file-prefix=${PREFIX}_a --vdev=net_memif0,role=server,id=0,socket=$memif,socket-abstract=no \
 		-- --ip 198.19.0.1 --peer-ip 198.19.0.2 --size 4K --iters 1 --warmup 0 \
-		--time-limit 20 --json "$1" >"$WORK/a.out" 2>&1 &
+		--time-limit 20 --json "$ja" "$@" >"$WORK/a.out" 2>&1 &
 	pa=$!
 	sleep 0.3
 	"$ROCEGEN" -l 1 --no-huge -m 256 --no-pci --log-level=lib.eal:error \
 		--file-prefix=${PREFIX}_b --vdev=net_memif0,role=client,id=0,socket=$memif,socket-abstract=no \
 		-- --ip 198.19.0.2 --peer-ip 198.19.0.1 --size 4K --iters 1 --warmup 0 \
-		--time-limit 20 --json "$2" >"$WORK/b.out" 2>&1
+		--time-limit 20 --json "$jb" "$@" >"$WORK/b.out" 2>&1
 	rcb=$?
 	wait $pa
 	rca=$?
@@ -208,6 +218,26 @@ if [ $rca -ne 0 ] && [ $rcb -eq 0 ] &&
 else
 	bad "--json /dev/full: exit $rca (want non-zero), peer $rcb (want 0), message:"
 	sed 's/^/    a| /' "$WORK/a.out"
+fi
+# --transport srd with two QPs per pair, each message split over both: both ends verify the
+# data; the JSON says so and every data QP sprayed its packets over the 4 paths
+pair "$WORK/s_a.json" "$WORK/s_b.json" --transport srd --qps 2 --split-data-on-qps 1 \
+	--srd-paths 4
+if [ $rca -eq 0 ] && [ $rcb -eq 0 ] && grep -q "verify 4096 bytes: data ok" "$WORK/a.out" &&
+	grep -q "verify 4096 bytes: data ok" "$WORK/b.out" &&
+	python3 -c 'import json, sys
+for f in sys.argv[1:]:
+    d = json.load(open(f))
+    assert d["transport"] == "srd" and d["split_data_on_qps"] == 1, f
+    data = [q for q in d["qps"] if q["requester"] and q["tx_data_packets"] > 0]
+    assert len(data) >= 3, (f, len(data))
+    for q in data:
+        assert q["transport"] == "srd" and len(q["path_packets"]) == 4, q
+        assert sum(q["path_packets"]) == q["tx_data_packets"], q' "$WORK/s_a.json" "$WORK/s_b.json"; then
+	ok
+else
+	bad "memif pair with --transport srd --qps 2 --split-data-on-qps 1: exit $rca/$rcb"
+	sed 's/^/    a| /' "$WORK/a.out"; sed 's/^/    b| /' "$WORK/b.out"
 fi
 no_rundir "the memif pair (A)" ${PREFIX}_a
 no_rundir "the memif pair (B)" ${PREFIX}_b
