@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
+ * Over 600 lines (1074): the validation and the parameter fit share the trajectory model and
+ * the error measure; the fit (coordinate and golden-section search) is the next file to go.
+ *
  * DCQCN validation: for each data flow whose sender received CNPs, the measured sending rate
  * (wire bytes per bin at the capture point) against the trajectory lib/dcqcn predicts for the
  * same CNP arrival times with the --dcqcn parameters; per-CNP cuts, recovery, a verdict; and a

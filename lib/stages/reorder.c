@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
+ * Over 600 lines (619): one data structure: the QP table, the per-QP sorted hold list and the
+ * release ring are used together on every packet.
+ *
  * reorder: a PSN-sorting reorder buffer in front of a stock RC NIC (egress only), for fabrics
  * that spray a QP over paths of different delay: an RC responder drops every out-of-sequence
  * packet and NAKs the hole (go-back-N), so this stage sorts each QP's requests back into PSN

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The runner (717 lines, over 600): rx, stages, TM, emitted frames, PFC frames, tx; the PFC
- * frame building moves into the TM with issue 12's layer split.
+ * The runner (over 600 lines, 756): rx, ingress stages, the fabric's entry, TM, emitted
+ * frames, PFC frames, egress stages, tx, held packets and typed programs, one per-packet walk;
+ * the incast, fabric, access and report sides are in their own files already.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -14,6 +14,8 @@ C. Polarization: two tiers of hashing (leaf0 -> 4 spines -> 2 parallel links to 
    different seed per tier uses all eight.
 D. A link down (profile): the flows it carried rehash over the three spines left; nothing
    crosses it afterwards; conservation holds.
+G. The fabric's own drops: a lossy link and no link up towards the egress leaf, each under
+   its reason.
 F. pipelines/spray-4x25.json: the same spraying with the reorder stage in front of p1: every
    flow leaves in PSN order, exactly, every packet accounted.
 E. Lossless across the fabric: a 2:1 bottleneck inside the fabric (spine0 -> leaf1 at
@@ -339,6 +341,32 @@ def scenario_lossless(rocemu, tmp):
                                                          dn.get("drop_queue_full", 0)))
 
 
+def scenario_drops(rocemu, tmp):
+    """G: the fabric's own drop reasons through the one drop path: a lossy link
+    (fabric.leaf0-spine0.drop_link_loss, about its loss probability) and no link up towards
+    the egress leaf (fabric.leaf0.drop_no_path after a profile takes the only uplink down)."""
+    pl = bottleneck(False)
+    pl["fabric"]["links"][0]["loss"] = 0.25
+    flow = [[frame(0xC123, i) for i in range(400)]]
+    st, rows, _ = replay(rocemu, tmp, "linkloss", pl, [(t * 4, b) for t, b in
+                                                     line_rate(flow, 25)])
+    lost = links(st)["leaf0-spine0"]["drop_link_loss"]
+    check(st["conservation"]["ok"] and 60 <= lost <= 140 and len(rows) == 400 - lost and
+          drops(st) == lost, "G: link loss 0.25 of 400: %d lost, %d out" % (lost, len(rows)))
+    frames = [(t * 4, b) for t, b in line_rate(flow, 25)]
+    t_down = frames[200][0]
+    prof = {"phases": [{"at_s": t_down / 1e9, "tm": {"leaf0-spine0": {"link": "down"}}}]}
+    st2, rows2, _ = replay(rocemu, tmp, "nopath", bottleneck(False), frames, prof)
+    sw = {s_["name"]: s_["counters"] for s_ in st2["fabric"]["switches"]}
+    nopath = sw["leaf0"]["drop_no_path"]
+    check(st2["conservation"]["ok"] and nopath > 150 and
+          drops(st2) == nopath + tm_port(st2, "leaf0-spine0")["counters"]["drop_link_down"],
+          "G: uplink down: %d dropped as fabric.leaf0.drop_no_path" % nopath)
+    print("G: fabric drop reasons: %d of 400 lost on a 25%% lossy link "
+          "(fabric.leaf0-spine0.drop_link_loss); %d dropped with no link up "
+          "(fabric.leaf0.drop_no_path)" % (lost, nopath))
+
+
 def main():
     rocemu, src = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory() as tmp:
@@ -348,6 +376,7 @@ def main():
         scenario_polarization(rocemu, tmp)
         scenario_link_down(rocemu, tmp, base)
         scenario_lossless(rocemu, tmp)
+        scenario_drops(rocemu, tmp)
     for f in fails:
         print("FAIL:", f)
     print("fabric: %s" % ("PASS" if not fails else "%d failures" % len(fails)))
