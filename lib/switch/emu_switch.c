@@ -68,6 +68,8 @@ emu_switch_add_stages(struct emu_switch *sw, const char *list_key, bool egress, 
 		st->egress = egress;
 		if (st->ops->release != NULL)
 			sw->any_release = true;
+		if (st->ops->release != NULL && egress)
+			sw->any_egress_release = true;
 		k = 0;
 		allowed[k++] = "type";
 		allowed[k++] = "name";
@@ -491,8 +493,15 @@ emu_switch_tx_stage(struct emu_switch *sw, struct rte_mbuf *m)
 	tx->pkts[tx->n++] = m;
 }
 
+/*
+ * Stages [first, last) that hold packets hand over those due. Ingress stages release before
+ * any rx or drain (their packets go into the TM); egress stages after every port's TM has been
+ * drained to now (emu_switch_tx_prepare()), so that a stage waiting for a packet (a reorder
+ * stage's hole) sees every packet that left the TM by now before its own time runs out.
+ */
 static void
-emu_switch_release_held(struct emu_switch *sw, uint64_t now_ns)
+emu_switch_release_held(struct emu_switch *sw, uint64_t now_ns, unsigned int first,
+			unsigned int last)
 {
 	struct rte_mbuf *burst[EMU_BURST];
 	struct emu_burst_ctx ctx;
@@ -501,7 +510,7 @@ emu_switch_release_held(struct emu_switch *sw, uint64_t now_ns)
 
 	if (!sw->any_release)
 		return;
-	for (i = 0; i < sw->n_stages; i++) {
+	for (i = first; i < last; i++) {
 		struct emu_stage_inst *st = &sw->stages[i];
 		bool egress = i >= sw->n_ingress;
 		uint16_t cap = EMU_BURST;
@@ -555,7 +564,7 @@ emu_switch_rx_lens(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts,
 	sw->last_now_ns = now_ns;
 	emu_switch_program_tick(sw, now_ns);
 	emu_switch_fabric_advance(sw, now_ns);
-	emu_switch_release_held(sw, now_ns);
+	emu_switch_release_held(sw, now_ns, 0, sw->n_ingress);
 	for (i = 0; i < n; i++) {
 		struct emu_pkt_meta *meta = emu_meta(pkts[i]);
 
@@ -619,11 +628,20 @@ uint16_t
 emu_switch_tx_prepare(struct emu_switch *sw, uint16_t port, uint64_t now_ns,
 		      struct rte_mbuf ***pkts)
 {
+	unsigned int p;
+
 	sw->last_now_ns = now_ns;
 	emu_switch_program_tick(sw, now_ns);
 	emu_switch_fabric_advance(sw, now_ns);
-	emu_switch_release_held(sw, now_ns);
-	emu_switch_drain(sw, port, now_ns);
+	emu_switch_release_held(sw, now_ns, 0, sw->n_ingress);
+	if (sw->any_egress_release) {
+		/* every port: what left any TM by now reaches the egress stages first */
+		for (p = 0; p < sw->n_ports; p++)
+			emu_switch_drain(sw, (uint16_t)p, now_ns);
+		emu_switch_release_held(sw, now_ns, sw->n_ingress, sw->n_stages);
+	} else {
+		emu_switch_drain(sw, port, now_ns);
+	}
 	emu_switch_send_pfc(sw, now_ns);
 	*pkts = sw->tx[port].pkts;
 	return sw->tx[port].n;

@@ -25,9 +25,8 @@
 #include "lib/stage/emu_stage.h"
 #include "lib/switch/emu_switch.h"
 #include "lib/proto/roce_proto.h"
+#include "tests/bench/bench_vclock.h"
 
-#define BENCH_QPS 64
-#define BENCH_MAX_EPOCHS 999
 
 static const char *const bench_base_json =
 	"{\"ports\": [{\"name\": \"p0\"}, {\"name\": \"p1\"}],"
@@ -69,127 +68,34 @@ bench_pipeline(bool impair)
 	return pl;
 }
 
-static uint64_t
-bench_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-/* Push @p n packets through @p sw (bursts of 32); returns wall ns per packet. */
-static double
-bench_epoch(struct emu_switch *sw, struct rte_mempool *mp, uint8_t frames[][128], int len,
-	    uint64_t n, uint64_t *clock_ns)
-{
-	struct rte_mbuf *burst[32], **out;
-	uint64_t t0 = bench_ns(), done = 0, psn = 0;
-	uint16_t k, i;
-
-	while (done < n) {
-		if (rte_pktmbuf_alloc_bulk(mp, burst, 32) != 0) {
-			fprintf(stderr, "bench_impair: out of mbufs\n");
-			exit(1);
-		}
-		for (i = 0; i < 32; i++, psn++) {
-			uint8_t *d = (uint8_t *)rte_pktmbuf_append(burst[i], (uint16_t)len);
-
-			/* One frame per QP; the PSN advances (the ICRC is not checked). */
-			memcpy(d, frames[psn % BENCH_QPS], (size_t)len);
-			d[14 + 20 + 8 + 9] = (uint8_t)((psn / BENCH_QPS) >> 16);
-			d[14 + 20 + 8 + 10] = (uint8_t)((psn / BENCH_QPS) >> 8);
-			d[14 + 20 + 8 + 11] = (uint8_t)(psn / BENCH_QPS);
-		}
-		*clock_ns += 1000;
-		emu_switch_rx(sw, 0, burst, 32, *clock_ns);
-		k = emu_switch_tx_prepare(sw, 1, *clock_ns, &out);
-		rte_pktmbuf_free_bulk(out, k);
-		emu_switch_tx_done(sw, 1, k);
-		done += 32;
-	}
-	return (double)(bench_ns() - t0) / (double)n;
-}
-
-static int
-bench_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 int
 main(int argc, char **argv)
 {
-	char prefix[64], rundir[256];
-	char *eal[] = { argv[0], "--no-huge", "--no-pci", "--no-shconf", prefix,
-			"--no-telemetry", "-l", "0", "--log-level=lib.eal:error", "-m", "512",
-			NULL };
 	static double ns[2][BENCH_MAX_EPOCHS];
-	static uint8_t frames[BENCH_QPS][128];
-	uint64_t epoch_pkts = 200000, clock_ns[2] = { 0, 0 };
+	static struct bench_vclock v;
+	uint64_t clock_ns[2] = { 0, 0 };
 	struct emu_pipeline *pl[2];
 	struct emu_switch *sw[2];
 	struct emu_conservation c;
-	struct rte_mempool *mp;
 	struct emu_err err;
-	int epochs = 21, opt, e, s, len = 0, rc = 0;
-	static const struct option opts[] = { { "epochs", required_argument, NULL, 'e' },
-					      { "epoch-pkts", required_argument, NULL, 'n' },
-					      { "quick", no_argument, NULL, 'q' },
-					      { NULL, 0, NULL, 0 } };
+	int e, s, rc;
 
-	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (opt == 'e')
-			epochs = atoi(optarg);
-		else if (opt == 'n')
-			epoch_pkts = strtoull(optarg, NULL, 10);
-		else if (opt == 'q')
-			epochs = 3, epoch_pkts = 20000;
-		else
-			return 2;
-	}
-	if (epochs < 1 || epochs > BENCH_MAX_EPOCHS || epoch_pkts < 32)
-		return 2;
-	snprintf(prefix, sizeof(prefix), "--file-prefix=bench_impair_%d", (int)getpid());
-	optind = 1;
-	if (rte_eal_init(11, eal) < 0) {
-		fprintf(stderr, "bench_impair: EAL init failed\n");
-		return 1;
-	}
-	mp = emu_pool_create("bench_impair", 8192, 2048 + RTE_PKTMBUF_HEADROOM, 0, &err);
-	if (mp == NULL) {
-		fprintf(stderr, "bench_impair: %s\n", err.msg);
-		return 1;
-	}
-	for (e = 0; e < BENCH_QPS; e++) {
-		struct roce_hdr_params hp = roce_hdr_params_default();
-		uint8_t payload[32] = { 0 };
-
-		hp.src_ip[0] = 10;
-		hp.src_ip[3] = 1;
-		hp.dst_ip[0] = 10;
-		hp.dst_ip[3] = 2;
-		hp.opcode = 0x07;
-		hp.dest_qp = 0x100 + (uint32_t)e;
-		len = roce_build(frames[e], sizeof(frames[e]), &hp, payload, sizeof(payload));
-		if (len <= 0)
-			return 1;
-	}
+	rc = bench_vclock_init(&v, "bench_impair", argc, argv, 0, 0);
+	if (rc != 0)
+		return rc;
 	for (s = 0; s < 2; s++) {
 		pl[s] = bench_pipeline(s == 1);
-		sw[s] = emu_switch_create(pl[s], mp, 1, &err);
+		sw[s] = emu_switch_create(pl[s], v.mp, 1, &err);
 		if (sw[s] == NULL) {
 			fprintf(stderr, "bench_impair: %s\n", err.msg);
 			return 1;
 		}
 	}
-	for (e = 0; e < epochs; e++)
+	for (e = 0; e < v.epochs; e++)
 		for (s = 0; s < 2; s++)
-			ns[s][e] = bench_epoch(sw[s], mp, frames, len, epoch_pkts, &clock_ns[s]);
+			ns[s][e] = bench_vclock_epoch(&v, sw[s], &clock_ns[s], NULL);
 	for (s = 0; s < 2; s++) {
-		qsort(ns[s], (size_t)epochs, sizeof(double), bench_cmp);
+		qsort(ns[s], (size_t)v.epochs, sizeof(double), bench_cmp);
 		emu_switch_conservation(sw[s], &c);
 		if (c.unaccounted != 0 || c.rx == 0) {
 			fprintf(stderr, "bench_impair: %s: %" PRId64 " packets unaccounted\n",
@@ -198,18 +104,15 @@ main(int argc, char **argv)
 		}
 	}
 	printf("bench_impair: %d epochs x %" PRIu64 " packets of %d B, median ns/packet (rx + tx "
-	       "on the virtual clock)\n", epochs, epoch_pkts, len);
-	printf("  bump-in-wire (parse + forward):            %.1f ns\n", ns[0][epochs / 2]);
-	printf("  + impair, 16 events (15 targeted + GE):    %.1f ns\n", ns[1][epochs / 2]);
+	       "on the virtual clock)\n", v.epochs, v.epoch_pkts, v.len);
+	printf("  bump-in-wire (parse + forward):            %.1f ns\n", ns[0][v.epochs / 2]);
+	printf("  + impair, 16 events (15 targeted + GE):    %.1f ns\n", ns[1][v.epochs / 2]);
 	printf("  ratio impair / bump-in-wire:               %.2f\n",
-	       ns[1][epochs / 2] / ns[0][epochs / 2]);
+	       ns[1][v.epochs / 2] / ns[0][v.epochs / 2]);
 	for (s = 0; s < 2; s++) {
 		emu_switch_free(sw[s]);
 		emu_pipeline_free(pl[s]);
 	}
-	rte_mempool_free(mp);
-	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
-	rte_eal_cleanup();
-	rmdir(rundir); /* EAL leaves an empty runtime directory behind */
+	bench_vclock_done(&v);
 	return rc;
 }

