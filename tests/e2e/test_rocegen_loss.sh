@@ -3,8 +3,9 @@
 # impair stage dropping 1% of the RoCE data packets each way and 1% of the ACKs, seeded) between
 # two rocegen running a ring all-reduce of 16 MB over 4 ranks (2 per process). The collective
 # completes through go-back-N with every byte placed and checked, and the retransmission
-# counters match the drops: for each direction, the sender's data packets = rocemu's drops of
-# them + what the receiver got (nothing lost anywhere else), and every dropped data packet was
+# counters match the drops: for each direction, what rocemu saw of the sender's data packets =
+# rocemu's drops of them + what the receiver got (nothing lost anywhere else; rocemu may see
+# up to 1% more than rocegen counted, see below), and every dropped data packet was
 # sent again (retransmitted >= dropped; go-back-N resends the rest of the window too), each
 # gap gave at most one NAK, and NAKs + timeouts account for every loss episode.
 # Exits 77 (skip, said loudly) only when the machine cannot make namespaces.
@@ -42,8 +43,12 @@ for name, snd, rcv, ev in (("A -> B", a, b, "data_from_a"), ("B -> A", b, a, "da
     naks_sent = tot(rcv, "naks_sent", False)
     naks, tmo = tot(snd, "naks_received", True), tot(snd, "timeouts", True)
     assert dropped > 100, (name, dropped)
-    assert ctr[ev + "_matched"] == sent, (name, "rocemu saw", ctr[ev + "_matched"], "sent", sent)
-    assert sent == dropped + got, (name, sent, dropped, got)
+    saw = ctr[ev + "_matched"]
+    # DPDK's af_packet PMD can report a burst as not sent after the kernel took (some of) it;
+    # rocegen then sends those frames again, so the wire may carry a few more data frames
+    # than rocegen counted (at most 1% here), never fewer
+    assert sent <= saw <= sent + sent // 100, (name, "rocemu saw", saw, "sent", sent)
+    assert sent - dropped <= got <= saw - dropped, (name, sent, saw, dropped, got)
     assert retx >= dropped, (name, retx, dropped)
     assert 0 < naks_sent <= dropped, (name, naks_sent, dropped)
     assert naks + tmo > 0, (name, naks, tmo)
