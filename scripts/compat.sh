@@ -36,7 +36,7 @@ DEBS=$CACHE/debs-$SUITE # downloaded packages, kept for a new root of the same s
 PACKAGES=(
 	build-essential pkg-config meson ninja-build python3
 	dpdk-dev libdpdk-dev libjansson-dev libpcap-dev libibverbs-dev
-	libcmocka-dev tshark
+	libcmocka-dev tshark python3-jsonschema
 )
 TEST_SUITES=(unit fuzz replay)
 DPDK_SRC=${ROCEMU_COMPAT_DPDK_SRC:-}
