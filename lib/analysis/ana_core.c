@@ -671,7 +671,7 @@ ana_response(struct ana_flow *r, struct ana_flow *d, const struct roce_pkt *p, u
 		return;
 	}
 	r->c[ANA_C_NAKS_SEQ]++;
-	/* ConnectX-5/6 with slow restart send a CNP together with a NAK (ANALYSIS.md) */
+	/* ConnectX-5/6 with slow restart send a CNP together with a NAK (docs/wire.md) */
 	if (r->n_cnp > 0 && t_ns >= r->cnp_t[r->n_cnp - 1] &&
 	    t_ns - r->cnp_t[r->n_cnp - 1] <= ANA_CNP_NAK_NS)
 		r->c[ANA_C_CNPS_WITH_NAK]++;

@@ -7,10 +7,10 @@
  * DCQCN as a pure model (no I/O, no clock: time comes in as nanoseconds), shared by
  * rocegen (the sender's reaction point, the receiver's notification point) and
  * rocestat (the expected rate trajectory of a real NIC for given parameters).
- * Parameter names and defaults are NVIDIA ConnectX's (mlx5); see PROTOCOL.md.
+ * Parameter names and defaults are NVIDIA ConnectX's (mlx5); see docs/wire.md.
  *
  * Reaction point (per QP): current rate Rc, target rate Rt, alpha. Timing as NVIDIA documents
- * it (mlxconfig parameter descriptions, FreeBSD mlx5_ib.h; see ANALYSIS.md), the same shape
+ * it (mlxconfig parameter descriptions, FreeBSD mlx5_ib.h; see docs/wire.md), the same shape
  * as the "Mellanox version" of DCQCN in HPCC's ns-3 (rdma-hw.cc):
  *  - The first CNP of a QP sets alpha = initial_alpha and starts two fixed grids at its
  *    arrival time t0: the alpha grid (every dce_tcp_rtt) and the monitor grid (every
@@ -63,7 +63,7 @@ struct dcqcn_params {
 	uint64_t min_time_between_cnps_ns; /**< notification point pacing */
 };
 
-/** NVIDIA ConnectX defaults (PROTOCOL.md) for a port of @p line_rate_mbps. */
+/** NVIDIA ConnectX defaults (docs/wire.md) for a port of @p line_rate_mbps. */
 void dcqcn_params_nvidia(struct dcqcn_params *p, double line_rate_mbps);
 
 /**

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ICRC: CRC-32 over 8 bytes of 0xFF, then the IP header (or RoCEv1 GRH), UDP header, BTH and
- * everything up to the ICRC, with the fields a switch may change set to all ones (PROTOCOL.md).
+ * everything up to the ICRC, with the fields a switch may change set to all ones (docs/wire.md).
  * The masked headers are copied to a small stack buffer; the rest is fed in place.
  */
 #include <errno.h>

@@ -163,7 +163,7 @@ parse_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, struc
 		if (rc != 0)
 			return rc;
 	} else {
-		/* RoCE data DSCP 26 -> 3, CNP DSCP 48 -> 6 (PROTOCOL.md) */
+		/* RoCE data DSCP 26 -> 3, CNP DSCP 48 -> 6 (docs/wire.md) */
 		memset(pp->dscp_prio, 0, sizeof(pp->dscp_prio));
 		pp->dscp_prio[26] = 3;
 		pp->dscp_prio[48] = 6;

@@ -94,7 +94,7 @@ emu_tm_free(struct emu_tm *tm)
 }
 
 /*
- * RED ramp on the queue's instantaneous length q (bytes), as in PROTOCOL.md:
+ * RED ramp on the queue's instantaneous length q (bytes), as in docs/wire.md:
  *     p = 0                                   q <= kmin
  *     p = pmax * (q - kmin) / (kmax - kmin)   kmin < q <= kmax
  *     p = 1                                   q > kmax

@@ -90,7 +90,7 @@ enum emu_tm_sched {
 	EMU_TM_SCHED_DWRR,   /**< deficit weighted round robin over the 8 queues */
 };
 
-/** RED-style ECN marking on a queue's instantaneous length (PROTOCOL.md, ECN). */
+/** RED-style ECN marking on a queue's instantaneous length (docs/wire.md, "Priorities, DSCP and ECN"). */
 struct emu_tm_ecn_cfg {
 	bool enabled;
 	bool at_enqueue;     /**< mark when the packet joins the queue (else when it leaves) */
@@ -189,7 +189,7 @@ int emu_tm_cfg_parse(const json_t *tm, unsigned int n_ports, const char *const *
 		     const uint32_t *mtus, struct emu_tm_cfg *cfg, struct emu_err *err);
 
 /**
- * NVIDIA's headroom formula (PROTOCOL.md, PFC):
+ * NVIDIA's headroom formula (docs/wire.md, PFC):
  * xoff_bytes = (301 + 2.16 * cable_m) * speed_Gbps + 2.72 * MTU.
  */
 uint64_t emu_tm_pfc_xoff_bytes(double cable_m, uint64_t rate_bps, uint32_t mtu);

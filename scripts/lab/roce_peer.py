@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A stand-in RoCE NIC for the lab (stdlib only), until rocegen drives the demo: raw RoCEv2
 frames through an AF_PACKET socket inside a lab namespace. Frames carry correct IPv4
-checksums and ICRCs (PROTOCOL.md), DSCP 26 + ECT(0) like NVIDIA NICs.
+checksums and ICRCs (docs/wire.md), DSCP 26 + ECT(0) like NVIDIA NICs.
 
   roce_peer.py send IFACE SRC_MAC DST_MAC SRC_IP DST_IP DEST_QP COUNT SIZE
       RC RDMA WRITE ONLY frames (SIZE payload bytes, PSN counting up, AckReq every 16th) as

@@ -5,7 +5,7 @@ ICRC by zlib in tests/replay/roceframes.py, independently of lib/proto).
     gen_captures.py OUTDIR     writes OUTDIR/<case>.pcap (and variants) and OUTDIR/truth.json
 
 Hosts: A 10.0.0.1 QP 0x100 (sender), B 10.0.0.2 QP 0x200 (receiver); the UDP source port is
-the Linux/mlx5 one of the pair (49160, MULTIPATH.md). Data are SEND_MIDDLE packets of 1024
+the Linux/mlx5 one of the pair (49160, docs/wire.md). Data are SEND_MIDDLE packets of 1024
 bytes, 1 us apart; ACKs and NAKs go B -> A to QP 0x100; CNPs go B -> A to QP 0x100.
 truth.json: per case the rocestat invocation and the values its JSON must hold.
 """

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * lib/analysis without captures: the Linux/mlx5 UDP source port rule against MULTIPATH.md's
+ * lib/analysis without captures: the Linux/mlx5 UDP source port rule against docs/wire.md's
  * examples (recomputed by hand there), and a stream fed frame by frame through ana_feed:
  * a flow's counters, its pairing and the JSON it gives.
  */

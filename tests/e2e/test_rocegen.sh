@@ -83,7 +83,7 @@ PY
 }
 
 # A small exchange captured on A's veth (B's frames: af_packet's qdisc bypass hides A's own from
-# taps): every RoCE frame must carry a right ICRC (PROTOCOL.md,
+# taps): every RoCE frame must carry a right ICRC (docs/wire.md,
 # checked here with zlib independently of lib/proto) and dissect in tshark as InfiniBand.
 if command -v dumpcap >/dev/null && command -v tshark >/dev/null; then
 	ip netns exec "$NS_A" dumpcap -q -P -i "${P}a" -w "$WORK/small.pcap" \

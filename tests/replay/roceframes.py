@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """What the replay tests and the benchmarks' pcap generator share, stdlib only: the IPv4 header
-checksum and the RoCEv2 ICRC of PROTOCOL.md (computed with zlib, independently of lib/proto),
+checksum and the RoCEv2 ICRC of docs/wire.md (computed with zlib, independently of lib/proto),
 a classic nanosecond pcap writer, and the two-port replay run with its compare-to-expected
 step."""
 import json

@@ -26,7 +26,7 @@ MAC_NIC0, MAC_NIC1 = bytes.fromhex("020000000001"), bytes.fromhex("020000000002"
 
 
 def roce_frame(psn, dscp, ecn=2, payload=940):
-    """Eth | IPv4 | UDP 4791 | BTH SEND_ONLY | payload | ICRC (PROTOCOL.md)."""
+    """Eth | IPv4 | UDP 4791 | BTH SEND_ONLY | payload | ICRC (docs/wire.md)."""
     bth = struct.pack(">BBHII", 0x04, 0, 0xFFFF, 0x45, psn & 0xFFFFFF)
     udp = struct.pack(">HHHH", 0xC000, 4791, 8 + len(bth) + payload + 4, 0)
     ip = bytearray(struct.pack(">BBHHHBBH4s4s", 0x45, (dscp << 2) | ecn,

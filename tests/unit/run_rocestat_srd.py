@@ -29,7 +29,7 @@ def frame(op, psn, dqp, sport, payload, src, dst):
     ip = bytearray(struct.pack(">BBHHHBBH4s4s", 0x45, 0x6A, 20 + udp_len, 0, 0x4000, 64, 17, 0,
                                bytes(src), bytes(dst)))
     ip[10:12] = struct.pack(">H", ip_csum(ip))
-    # ICRC (PROTOCOL.md): TOS, TTL, IP checksum, UDP checksum and BTH byte 4 as ones
+    # ICRC (docs/wire.md): TOS, TTL, IP checksum, UDP checksum and BTH byte 4 as ones
     m = bytearray(ip)
     m[1] = m[8] = m[10] = m[11] = 0xFF
     u = bytearray(udp)

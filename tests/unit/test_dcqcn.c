@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The DCQCN model (lib/dcqcn) against
- *  1. values derived by hand from NVIDIA's documented timing (ANALYSIS.md): a CNP causes a cut
+ *  1. values derived by hand from NVIDIA's documented timing (docs/wire.md): a CNP causes a cut
  *     at the start of the next rate_reduce_monitor_period, alpha is updated on a fixed
  *     dce_tcp_rtt grid whether or not a CNP came; the derivation is in the comments;
  *  2. an independent implementation of the same rules written here in another style: an

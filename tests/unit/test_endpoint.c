@@ -3,7 +3,7 @@
  * lib/endpoint: two RC QPs wired back to back in memory on a virtual clock. A step moves every
  * frame A may send to B (dropping the first transmission of chosen PSNs, CE-marking data when
  * asked), then every frame B may send back to A. Expectations come from an independent
- * go-back-N round model and from the DCQCN numbers of PROTOCOL.md.
+ * go-back-N round model and from the DCQCN numbers of docs/wire.md.
  */
 #include <errno.h>
 #include <setjmp.h>

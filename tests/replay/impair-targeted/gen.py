@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generates the impair-targeted replay input: an RC RDMA WRITE flow A->B that the sender
 retransmits go-back-N from a NAKed PSN, with valid IPv4 checksums and ICRCs (zlib CRC-32 as in
-PROTOCOL.md). Stdlib only.
+docs/wire.md). Stdlib only.
 
     gen.py OUTDIR   writes OUTDIR/a.pcap (into p0: A's data) and OUTDIR/b.pcap (into p1: B's ACK/NAKs)
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generates the switch-cnp replay input: RoCEv2 RC WRITE flows A->B (some packets CE-marked)
 on port p0 and the receivers' ACKs and one NIC CNP B->A on port p1, with valid IPv4 checksums
-and ICRCs (zlib CRC-32 as in PROTOCOL.md). Stdlib only.
+and ICRCs (zlib CRC-32 as in docs/wire.md). Stdlib only.
 
     gen.py OUTDIR   writes OUTDIR/a.pcap (to feed into p0) and OUTDIR/b.pcap (into p1)
 

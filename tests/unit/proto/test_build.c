@@ -256,7 +256,7 @@ test_ack_nak(void **state)
 		assert_int_equal(p.msn, 0x123456);
 		assert_int_equal(p.psn, 0xFFFFFF);
 	}
-	/* the four NAK codes PROTOCOL.md names */
+	/* the four NAK codes docs/wire.md names */
 	for (s = 0x60; s <= 0x63; s++) {
 		struct roce_pkt p;
 		int len = roce_build_ack(buf, sizeof(buf), &hp, (uint8_t)s, 7);

@@ -26,7 +26,7 @@ static const char *data_dir = "tests/unit/proto/data";
  *   fl = 0x9f28d; lo = 0x328d, (fl & 0xFC000) >> 14 = 0x27; 0x328d ^ 0x27 = 0x32aa -> 0xf2aa.
  * (0xffffff, 0xffffff): v = 0xfffffe000001; v >> 20 = 0xfffffe0, v = 0xfffff1ffffe1;
  *   v >> 40 = 0xff, v = 0xfffff1ffff1e; fl = 0xfff1e; lo = 0x3f1e ^ 0x3f = 0x3f21 -> 0xff21.
- * (0x100, 0x200): fl = 0x20000, lo = 0 ^ 8 -> 0xc008 (49160, as MULTIPATH.md gives).
+ * (0x100, 0x200): fl = 0x20000, lo = 0 ^ 8 -> 0xc008 (49160, as docs/wire.md gives).
  */
 static void
 test_linux_rule(void **state)
