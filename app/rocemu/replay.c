@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
+ * Over 600 lines (653): the replay loop, its inputs and outputs (per-port pcap, the merged
+ * pcapng), --annotate/--drops/--timeline and signal handling share one run state; the input
+ * side is the piece to move out next.
+ *
  * rocemu replay: pcap in, pcap out, on a virtual clock taken from the input
  * timestamps. The same stages and TM as live mode run; the clock jumps from
  * event to event (next input packet, next TM departure, next profile phase),
