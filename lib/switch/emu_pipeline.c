@@ -231,6 +231,8 @@ emu_pipeline_from_json(json_t *root, const char *file, struct emu_pipeline **out
 		rc = emu_incast_parse(json_object_get(root, "incast"), pl->n_ports, pl->port_names,
 				      mtus, pl->incast, &pl->n_incast, err);
 	if (rc == 0)
+		rc = emu_incast_check_tm(pl->incast, pl->n_incast, &pl->tm, err);
+	if (rc == 0)
 		rc = emu_key_int(root, "", &emu_pipeline_table, "mbufs", &mbufs, err);
 	if (rc != 0)
 		goto fail;

@@ -171,6 +171,19 @@ emu_switch_print_summary(const struct emu_switch *sw, FILE *f)
 		for (k = 0; k < EMU_INCAST_CTR_MAX; k++)
 			fprintf(f, " %s=%" PRIu64, emu_incast_ctr_names[k], src->ctr[k]);
 		fprintf(f, "\n");
+		for (k = 0; src->hosts != NULL && k < src->hosts->n; k++) {
+			struct emu_incast_host_stats hst;
+
+			emu_incast_host_stats(src->hosts, k, sw->last_now_ns, &hst);
+			fprintf(f,
+				"  sender %u: frames=%" PRIu64 " bytes=%" PRIu64 " left_bytes=%" PRIu64
+				" marked=%" PRIu64 " cnps=%" PRIu64 " rate_cuts=%" PRIu64
+				" pauses=%" PRIu64 " paused_ns=%" PRIu64 " queued_bytes=%" PRIu64
+				" rate_mbps=%.1f%s\n",
+				k, hst.frames, hst.bytes, hst.left_bytes, hst.marked, hst.cnps,
+				hst.rate_cuts, hst.pauses, hst.paused_ns, hst.queued_bytes,
+				hst.rate_mbps, hst.paused ? " PAUSED" : "");
+		}
 	}
 	fprintf(f, "runner:");
 	for (k = 0; k < EMU_RUN_CTR_MAX; k++)
@@ -298,10 +311,36 @@ emu_switch_snap_take(const struct emu_switch *sw, struct emu_snap *sn)
 		off += st->ops->n_ctr;
 	}
 	for (i = 0; i < sw->n_incast; i++) {
-		sn->incast_enabled[i] = sw->incast[i].s.cfg.enabled;
-		memcpy(sn->incast_ctr[i], sw->incast[i].ctr, sizeof(sn->incast_ctr[i]));
+		const struct emu_incast_src *src = &sw->incast[i];
+		unsigned int j;
+
+		sn->incast_enabled[i] = src->s.cfg.enabled;
+		memcpy(sn->incast_ctr[i], src->ctr, sizeof(sn->incast_ctr[i]));
+		for (j = 0; src->hosts != NULL && j < src->hosts->n; j++)
+			emu_incast_host_stats(src->hosts, j, sw->last_now_ns, &sn->incast_host[i][j]);
 	}
 	emu_switch_conservation(sw, &sn->cons);
+}
+
+/* A closed-loop source's senders, for --stats and telemetry. */
+static json_t *
+emu_incast_hosts_json(const struct emu_incast_host_stats *hs, unsigned int n)
+{
+	json_t *a = json_array();
+	unsigned int j;
+
+	for (j = 0; j < n; j++)
+		json_array_append_new(
+			a, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:b}",
+				     "frames", (json_int_t)hs[j].frames, "bytes",
+				     (json_int_t)hs[j].bytes, "left_bytes",
+				     (json_int_t)hs[j].left_bytes, "marked", (json_int_t)hs[j].marked,
+				     "cnps", (json_int_t)hs[j].cnps, "rate_cuts",
+				     (json_int_t)hs[j].rate_cuts, "pauses", (json_int_t)hs[j].pauses,
+				     "paused_ns", (json_int_t)hs[j].paused_ns, "queued_bytes",
+				     (json_int_t)hs[j].queued_bytes, "rate_mbps", hs[j].rate_mbps,
+				     "paused", hs[j].paused));
+	return a;
 }
 
 static json_t *
@@ -400,13 +439,18 @@ emu_switch_snap_json(const struct emu_switch *sw, const struct emu_snap *sn)
 		for (i = 0; i < sw->n_incast; i++) {
 			const struct emu_incast_src *src = &sw->incast[i];
 
-			json_array_append_new(
-				inc, json_pack("{s:s, s:s, s:i, s:b, s:o}", "name", src->s.cfg.name,
-					       "port", sw->pl->port_names[src->s.cfg.port],
-					       "priority", (int)src->s.cfg.prio, "enabled",
-					       sn->incast_enabled[i], "counters",
-					       emu_ctr_object(emu_incast_ctr_names, sn->incast_ctr[i],
-							      EMU_INCAST_CTR_MAX)));
+			json_t *o = json_pack("{s:s, s:s, s:i, s:b, s:o}", "name", src->s.cfg.name,
+					      "port", sw->pl->port_names[src->s.cfg.port],
+					      "priority", (int)src->s.cfg.prio, "enabled",
+					      sn->incast_enabled[i], "counters",
+					      emu_ctr_object(emu_incast_ctr_names, sn->incast_ctr[i],
+							     EMU_INCAST_CTR_MAX));
+
+			if (src->hosts != NULL)
+				json_object_set_new(o, "senders",
+						    emu_incast_hosts_json(sn->incast_host[i],
+									  src->hosts->n));
+			json_array_append_new(inc, o);
 		}
 		json_object_set_new(root, "incast", inc);
 	}

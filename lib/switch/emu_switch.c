@@ -190,8 +190,7 @@ emu_switch_free(struct emu_switch *sw)
 	for (i = 0; i < EMU_MAX_PORTS; i++)
 		rte_pktmbuf_free_bulk(sw->tx[i].pkts, sw->tx[i].n);
 	emu_tm_free(sw->tm);
-	for (i = 0; i < sw->n_incast; i++)
-		rte_free(sw->incast[i].tmpl);
+	emu_switch_incast_free(sw);
 	for (i = 0; i < sw->n_stages; i++) {
 		struct emu_stage_inst *st = &sw->stages[i];
 
@@ -228,7 +227,7 @@ emu_switch_set_program(struct emu_switch *sw, struct emu_program *prog, uint64_t
 	sw->prog_t0_ns = t0_ns;
 	/* the pipeline's enabled sources start at time zero of the run */
 	for (i = 0; i < sw->n_incast; i++)
-		emu_incast_sched_start(&sw->incast[i].s, t0_ns);
+		emu_switch_incast_start(sw, i, t0_ns);
 }
 
 /* Apply typed action @p a at @p now_ns: validated when it was compiled, it cannot fail. */
@@ -244,7 +243,7 @@ emu_switch_apply(struct emu_switch *sw, const struct emu_action *a, uint64_t now
 		st = &sw->stages[a->index];
 		st->ops->apply(st->priv, &a->set);
 	} else {
-		emu_incast_apply(&sw->incast[a->index].s, &a->set, now_ns);
+		emu_switch_incast_apply(sw, a->index, &a->set, now_ns);
 	}
 }
 

@@ -167,5 +167,7 @@ emu_switch_incast_stop(struct emu_switch *sw)
 	for (i = 0; i < sw->n_incast; i++) {
 		sw->incast[i].s.cfg.enabled = false;
 		sw->incast[i].s.next_ns = UINT64_MAX;
+		if (sw->incast[i].hosts != NULL)
+			emu_incast_hosts_stop(sw->incast[i].hosts);
 	}
 }

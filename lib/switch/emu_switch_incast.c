@@ -20,10 +20,90 @@
 
 #include "lib/switch/emu_switch_int.h"
 
+/* A virtual frame's source and sender: source index in the low 3 bits of meta->reserved. */
+#define EMU_INCAST_SRC_BITS 3
+#define EMU_INCAST_SRC(meta) ((meta)->reserved & ((1u << EMU_INCAST_SRC_BITS) - 1))
+#define EMU_INCAST_SENDER(meta) ((unsigned int)(meta)->reserved >> EMU_INCAST_SRC_BITS)
+
+_Static_assert(EMU_MAX_INCAST <= (1 << EMU_INCAST_SRC_BITS), "source index bits");
+_Static_assert(EMU_INCAST_MAX_HOSTS <= (1 << (16 - EMU_INCAST_SRC_BITS)), "sender bits");
+
+/* The source's next frame time, from its senders when it has them. */
+static inline void
+emu_incast_src_resched(struct emu_incast_src *src)
+{
+	uint64_t t;
+
+	if (src->hosts != NULL) {
+		emu_incast_hosts_next(src->hosts, &t);
+		src->s.next_ns = t;
+	}
+}
+
+/* A closed-loop sender's frame dropped anywhere (the TM's refusal included): out of the switch. */
+static void
+emu_switch_incast_drop_hook(void *arg, struct rte_mbuf *m, uint32_t reason)
+{
+	struct emu_switch *sw = arg;
+	struct emu_pkt_meta *meta = emu_meta(m);
+	struct emu_incast_src *src;
+
+	(void)reason;
+	if (!(meta->flags & EMU_META_VIRTUAL))
+		return;
+	src = &sw->incast[EMU_INCAST_SRC(meta)];
+	if (src->hosts == NULL)
+		return;
+	emu_incast_hosts_gone(src->hosts, EMU_INCAST_SENDER(meta), emu_wire_len(m), meta->ts_ns);
+	emu_incast_src_resched(src);
+}
+
+void
+emu_switch_incast_start(struct emu_switch *sw, unsigned int i, uint64_t epoch_ns)
+{
+	struct emu_incast_src *src = &sw->incast[i];
+
+	emu_incast_sched_start(&src->s, epoch_ns);
+	if (src->hosts != NULL) {
+		emu_incast_hosts_start(src->hosts, &src->s.cfg, epoch_ns);
+		emu_incast_src_resched(src);
+	}
+}
+
+void
+emu_switch_incast_apply(struct emu_switch *sw, unsigned int i, const struct emu_set *set,
+			uint64_t now_ns)
+{
+	struct emu_incast_src *src = &sw->incast[i];
+	struct emu_incast_cfg before = src->s.cfg;
+
+	emu_incast_apply(&src->s, set, now_ns);
+	if (src->hosts != NULL &&
+	    (before.enabled != src->s.cfg.enabled || before.senders != src->s.cfg.senders ||
+	     before.rate_bps != src->s.cfg.rate_bps)) {
+		emu_incast_hosts_start(src->hosts, &src->s.cfg, now_ns);
+		emu_incast_src_resched(src);
+	}
+}
+
+void
+emu_switch_incast_free(struct emu_switch *sw)
+{
+	unsigned int i;
+
+	for (i = 0; i < sw->n_incast; i++) {
+		rte_free(sw->incast[i].tmpl);
+		rte_free(sw->incast[i].hosts);
+		sw->incast[i].tmpl = NULL;
+		sw->incast[i].hosts = NULL;
+	}
+}
+
 /* Have the TM build each source's filler frame once (emu_incast_build_template()). */
 int
 emu_switch_incast_init(struct emu_switch *sw, struct emu_err *err)
 {
+	bool hook = false;
 	unsigned int i;
 
 	for (i = 0; i < sw->pl->n_incast; i++) {
@@ -40,9 +120,52 @@ emu_switch_incast_init(struct emu_switch *sw, struct emu_err *err)
 		if (emu_incast_build_template(c, i, mac, src->tmpl, &src->pkt) != 0)
 			return emu_err_set(err, "incast[%u]: cannot build a %u-byte frame", i,
 					   c->frame_bytes);
-		emu_incast_sched_start(&src->s, 0);
+		if (emu_incast_closed_loop(c)) {
+			const struct emu_tm_pfc_cfg *pfc = &sw->pl->tm.ports[c->port].pfc;
+
+			src->hosts = rte_zmalloc("emu_incast_hosts", sizeof(*src->hosts),
+						 RTE_CACHE_LINE_SIZE);
+			if (src->hosts == NULL)
+				return emu_err_setrc(err, -ENOMEM, "incast[%u]: out of memory", i);
+			emu_incast_hosts_init(src->hosts, c, pfc->xoff_bytes, pfc->xon_bytes);
+			if (!hook && emu_switch_add_drop_hook(sw, emu_switch_incast_drop_hook, sw) != 0)
+				return emu_err_set(err, "incast[%u]: no drop hook left", i);
+			hook = true;
+		}
+		emu_switch_incast_start(sw, i, 0);
 	}
 	return 0;
+}
+
+/*
+ * Sender @p j of closed-loop source @p idx wakes at @p t: its frame, or NULL with *woke set
+ * (its rate does not allow one yet) or not (pool empty).
+ */
+static struct rte_mbuf *
+emu_switch_incast_host_frame(struct emu_switch *sw, unsigned int idx, unsigned int j, uint64_t t,
+			     bool *woke)
+{
+	struct emu_incast_src *src = &sw->incast[idx];
+	struct emu_incast_host *h = &src->hosts->h[j];
+	uint64_t cnps = h->cnps, cuts = h->rp.decreases + h->cuts_before;
+	struct rte_mbuf *m;
+
+	bool send;
+
+	send = emu_incast_hosts_poll(src->hosts, j, src->s.cfg.frame_bytes, t);
+	src->ctr[EMU_INCAST_CTR_CNPS] += h->cnps - cnps;
+	src->ctr[EMU_INCAST_CTR_RATE_CUTS] += h->rp.decreases + h->cuts_before - cuts;
+	*woke = !send;
+	if (!send)
+		return NULL;
+	m = emu_incast_frame(sw->pool, src->tmpl, &src->pkt, &src->s.cfg, idx, t);
+	if (m == NULL) {
+		/* the sender's schedule moved on; the frame was never in the switch */
+		emu_incast_hosts_gone(src->hosts, j, src->s.cfg.frame_bytes, t);
+		return NULL;
+	}
+	emu_meta(m)->reserved = (uint16_t)(idx | (j << EMU_INCAST_SRC_BITS));
+	return m;
 }
 
 /*
@@ -90,8 +213,28 @@ emu_switch_incast_gen(struct emu_switch *sw, uint64_t until_ns)
 			done = false;	/* TX staging full: the rest after the next TX */
 			break;
 		}
-		emu_incast_sched_advance(&src->s);
 		len = src->s.cfg.frame_bytes;
+		if (src->hosts != NULL) {
+			int j = emu_incast_hosts_next(src->hosts, &t);
+			uint64_t pauses = src->hosts->h[j].pauses;
+
+			bool woke;
+
+			m = emu_switch_incast_host_frame(sw, best, (unsigned int)j, t, &woke);
+			if (m != NULL) {
+				gen[best] += 1;
+				bytes[best] += len;
+				if (!emu_tm_enqueue(sw->tm, src->s.cfg.port, m, t, &sw->tm_rng))
+					dropped[best] += 1;
+				emu_incast_hosts_check(src->hosts, (unsigned int)j, t);
+				src->ctr[EMU_INCAST_CTR_PAUSES] += src->hosts->h[j].pauses - pauses;
+			} else if (!woke) {
+				nombuf[best] += 1;
+			}
+			emu_incast_src_resched(src);
+			continue;
+		}
+		emu_incast_sched_advance(&src->s);
 		m = emu_incast_frame(sw->pool, src->tmpl, &src->pkt, &src->s.cfg, best, t);
 		if (m == NULL) {
 			nombuf[best] += 1;
@@ -134,10 +277,21 @@ emu_switch_incast_release(struct emu_switch *sw, struct rte_mbuf **pkts, uint16_
 			pkts[keep++] = m;
 			continue;
 		}
-		idx = meta->reserved;
+		idx = EMU_INCAST_SRC(meta);
 		ip = rte_pktmbuf_mtod_offset(m, const uint8_t *, meta->pkt.l3_off);
 		if ((ip[1] & 3) == 3)
 			marked[idx] += 1;
+		if (unlikely(sw->incast[idx].hosts != NULL)) {
+			struct emu_incast_src *src = &sw->incast[idx];
+			unsigned int j = EMU_INCAST_SENDER(meta);
+			uint64_t paused = src->hosts->h[j].paused_ns;
+
+			emu_incast_hosts_left(src->hosts, j, emu_wire_len(m), (ip[1] & 3) == 3,
+					      meta->ts_ns);
+			src->ctr[EMU_INCAST_CTR_PAUSED_NS] += src->hosts->h[j].paused_ns - paused;
+			src->ctr[EMU_INCAST_CTR_CNP_RING_FULL] = src->hosts->cnp_ring_full;
+			emu_incast_src_resched(src);
+		}
 		if (sw->incast[idx].s.cfg.sink_port != EMU_PORT_NONE) {
 			sink[(*n_sink)++] = m;
 		} else {
@@ -159,7 +313,7 @@ emu_switch_incast_sink(struct emu_switch *sw, struct rte_mbuf **sink, uint16_t n
 	uint16_t i;
 
 	for (i = 0; i < n_sink; i++) {
-		struct emu_incast_src *src = &sw->incast[emu_meta(sink[i])->reserved];
+		struct emu_incast_src *src = &sw->incast[EMU_INCAST_SRC(emu_meta(sink[i]))];
 		struct emu_tx_stage *tx = &sw->tx[src->s.cfg.sink_port];
 
 		if (tx->n >= EMU_TX_STAGE_PKTS) {

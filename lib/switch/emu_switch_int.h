@@ -12,6 +12,7 @@
 
 #include "lib/switch/emu_program.h"
 #include "lib/switch/emu_switch.h"
+#include "lib/tm/emu_incast_host.h"
 
 #define EMU_EMIT_CAP (EMU_BURST * 4)
 #define EMU_TM_RNG_STREAM 0x544dULL /* "TM": stages draw theirs from their names (emu_rng_stream_of) */
@@ -63,6 +64,7 @@ struct emu_incast_src {
 	struct emu_incast_sched s;
 	uint8_t *tmpl;        /* the frame every virtual sender sends (cfg.frame_bytes) */
 	struct roce_pkt pkt;  /* its parse result, copied into each frame's meta */
+	struct emu_incast_hosts *hosts; /* closed loop (honour_pfc, dcqcn): each sender; else NULL */
 	uint64_t ctr[EMU_INCAST_CTR_MAX];
 };
 
@@ -140,6 +142,7 @@ struct emu_snap {
 	uint64_t st_in[EMU_MAX_STAGES], st_out[EMU_MAX_STAGES];
 	bool incast_enabled[EMU_MAX_INCAST];
 	uint64_t incast_ctr[EMU_MAX_INCAST][EMU_INCAST_CTR_MAX];
+	struct emu_incast_host_stats incast_host[EMU_MAX_INCAST][EMU_INCAST_MAX_HOSTS];
 	struct emu_conservation cons;
 	uint64_t stage_ctr[]; /* every stage's counters, one after the other */
 };
@@ -152,6 +155,10 @@ bool emu_switch_incast_gen(struct emu_switch *sw, uint64_t until_ns);
 uint16_t emu_switch_incast_release(struct emu_switch *sw, struct rte_mbuf **pkts, uint16_t n,
 				   struct rte_mbuf **sink, uint16_t *n_sink);
 void emu_switch_incast_sink(struct emu_switch *sw, struct rte_mbuf **sink, uint16_t n_sink);
+void emu_switch_incast_start(struct emu_switch *sw, unsigned int i, uint64_t epoch_ns);
+void emu_switch_incast_apply(struct emu_switch *sw, unsigned int i, const struct emu_set *set,
+			     uint64_t now_ns);
+void emu_switch_incast_free(struct emu_switch *sw);
 
 /* emu_reasons.c: what stages get in their env */
 size_t emu_switch_env_annotate(const void *sw, const struct emu_pkt_meta *meta, int drop_reason,

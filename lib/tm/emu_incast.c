@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "lib/tm/emu_incast.h"
+#include "lib/tm/emu_tm.h"
 #include "lib/tm/emu_tm_keys.h"
 #include "lib/base/emu_json.h"
 #include "lib/pkt/emu_pkt.h"
@@ -40,11 +41,6 @@ emu_incast_port(const json_t *o, const char *path, const char *key, unsigned int
 	return emu_err_set(err, "%s.%s: no port named \"%s\" in ports[]", path, key, name);
 }
 
-static uint64_t
-emu_incast_wire_bits(uint32_t frame_bytes)
-{
-	return ((uint64_t)(frame_bytes < 60 ? 60 : frame_bytes) + 24) * 8;
-}
 
 /* Bursts: one sender's message must fit in the period at its rate (else cycles overlap). */
 static int
@@ -71,8 +67,8 @@ emu_incast_one(const json_t *o, const char *path, unsigned int n_ports, const ch
 {
 	char p[EMU_JSON_PATH_LEN];
 	int64_t prio, senders, frame, msg_kb;
-	double rate, on_us = 0, off_us = 0, period_us = 0;
-	const char *mode;
+	double rate, on_us = 0, off_us = 0, period_us = 0, cnp_delay_us = 0;
+	const char *mode, *dcqcn;
 	uint32_t max_frame;
 	int rc;
 
@@ -100,8 +96,26 @@ emu_incast_one(const json_t *o, const char *path, unsigned int n_ports, const ch
 		rc = emu_key_bool(o, path, T, "enabled", &c->enabled, err);
 	if (rc == 0)
 		rc = emu_key_str(o, path, T, "mode", &mode, err);
+	if (rc == 0)
+		rc = emu_key_bool(o, path, T, "honour_pfc", &c->honour_pfc, err);
+	if (rc == 0)
+		rc = emu_key_str(o, path, T, "dcqcn", &dcqcn, err);
+	if (rc == 0)
+		rc = emu_key_num(o, path, T, "cnp_delay_us", &cnp_delay_us, err);
 	if (rc != 0)
 		return rc;
+	c->dcqcn = strcmp(dcqcn, "nvidia") == 0 ? EMU_INCAST_DCQCN_NVIDIA :
+		   strcmp(dcqcn, "paper") == 0	 ? EMU_INCAST_DCQCN_PAPER :
+						   EMU_INCAST_DCQCN_OFF;
+	c->cnp_delay_ns = (uint64_t)(cnp_delay_us * 1e3 + 0.5);
+	if (emu_incast_closed_loop(c) && strcmp(mode, "continuous") != 0)
+		return emu_err_set(err, "%s.%s: only with \"mode\": \"continuous\"", path,
+				   c->honour_pfc ? "honour_pfc" : "dcqcn");
+	if (emu_incast_closed_loop(c) && senders > EMU_INCAST_MAX_HOSTS)
+		return emu_err_set(err,
+				   "%s.senders: at most %d with honour_pfc or dcqcn (each sender "
+				   "is modelled on its own), got %lld",
+				   path, EMU_INCAST_MAX_HOSTS, (long long)senders);
 	max_frame = mtus[c->port] + 14;
 	if (c->sink_port != EMU_PORT_NONE && mtus[c->sink_port] + 14 < max_frame)
 		max_frame = mtus[c->sink_port] + 14;
@@ -190,6 +204,25 @@ emu_incast_parse(const json_t *arr, unsigned int n_ports, const char *const *nam
 				return emu_err_set(err, "%s.name: \"%s\" is already incast[%u]",
 						   path, cfgs[idx].name, j);
 		*n = (unsigned int)idx + 1;
+	}
+	return 0;
+}
+
+int
+emu_incast_check_tm(const struct emu_incast_cfg *cfgs, unsigned int n,
+		    const struct emu_tm_cfg *tm, struct emu_err *err)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		const struct emu_incast_cfg *c = &cfgs[i];
+		const struct emu_tm_port_cfg *pc = &tm->ports[c->port];
+
+		if (c->honour_pfc && (!pc->pfc.enabled || !(pc->lossless_mask & (1u << c->prio))))
+			return emu_err_set(err,
+					   "incast[%u].honour_pfc: priority %u is not lossless with "
+					   "PFC on at the source's port (tm: lossless, pfc)",
+					   i, c->prio);
 	}
 	return 0;
 }

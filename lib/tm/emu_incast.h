@@ -32,6 +32,7 @@
 
 #define EMU_MAX_INCAST 8
 #define EMU_INCAST_MAX_SENDERS 4096
+#define EMU_INCAST_MAX_HOSTS 64 /* senders of a closed-loop source (emu_incast_host.h) */
 
 enum emu_incast_mode {
 	EMU_INCAST_CONTINUOUS,
@@ -48,7 +49,12 @@ enum emu_incast_mode {
 	_(SINK_TX, "sink_tx") \
 	_(DROP_SINK_FULL, "drop_sink_full") \
 	_(ECN_MARKED, "ecn_marked") \
-	_(NOMBUF, "incast_nombuf")
+	_(NOMBUF, "incast_nombuf") \
+	_(PAUSES, "pauses") \
+	_(PAUSED_NS, "paused_ns") \
+	_(CNPS, "cnps") \
+	_(RATE_CUTS, "rate_cuts") \
+	_(CNP_RING_FULL, "cnp_ring_full")
 
 enum emu_incast_ctr {
 #define EMU_INCAST_CTR_ENUM(e, s) EMU_INCAST_CTR_##e,
@@ -73,7 +79,27 @@ struct emu_incast_cfg {
 	uint64_t on_ns, off_ns; /**< on_off */
 	uint64_t period_ns;    /**< bursts */
 	uint32_t msg_frames;   /**< bursts: frames per sender per period */
+	/* Closed loop (emu_incast_host.h): per-sender state, when either is on. */
+	bool honour_pfc;       /**< a sender stops above the port's xoff, resumes below xon */
+	uint8_t dcqcn;         /**< enum emu_incast_dcqcn */
+	uint64_t cnp_delay_ns; /**< CE-marked frame's departure -> its CNP at the sender */
 };
+
+enum emu_incast_dcqcn { EMU_INCAST_DCQCN_OFF, EMU_INCAST_DCQCN_NVIDIA, EMU_INCAST_DCQCN_PAPER };
+
+/** Bits a frame of @p frame_bytes takes on the wire (padding, preamble, FCS, IFG). */
+static inline uint64_t
+emu_incast_wire_bits(uint32_t frame_bytes)
+{
+	return ((uint64_t)(frame_bytes < 60 ? 60 : frame_bytes) + 24) * 8;
+}
+
+/** Whether the source's senders are modelled one by one (honour_pfc or dcqcn). */
+static inline bool
+emu_incast_closed_loop(const struct emu_incast_cfg *c)
+{
+	return c->honour_pfc || c->dcqcn != EMU_INCAST_DCQCN_OFF;
+}
 
 /**
  * Parse the pipeline's "incast" array (may be NULL). @p names / @p mtus are the
@@ -82,6 +108,15 @@ struct emu_incast_cfg {
 int emu_incast_parse(const json_t *arr, unsigned int n_ports, const char *const *names,
 		     const uint32_t *mtus, struct emu_incast_cfg *cfgs, unsigned int *n,
 		     struct emu_err *err);
+
+struct emu_tm_cfg;
+
+/**
+ * Closed-loop sources against the TM's configuration: honour_pfc needs the priority lossless
+ * with PFC on at the source's port. One line naming the key on error.
+ */
+int emu_incast_check_tm(const struct emu_incast_cfg *cfgs, unsigned int n,
+			const struct emu_tm_cfg *tm, struct emu_err *err);
 
 /** The schedule state of one source. */
 struct emu_incast_sched {

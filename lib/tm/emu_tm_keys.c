@@ -23,6 +23,7 @@ static const char *const emu_tm_mark_vals[] = { "dequeue", "enqueue", NULL };
 static const char *const emu_tm_mode_vals[] = { "static", "dynamic", NULL };
 static const char *const emu_tm_link_vals[] = { "down", "up", NULL };
 static const char *const emu_incast_mode_vals[] = { "continuous", "on_off", "bursts", NULL };
+static const char *const emu_incast_dcqcn_vals[] = { "off", "nvidia", "paper", NULL };
 
 static const struct emu_key emu_tm_ecn_keys[] = {
 	EMU_K_INT_REQ("kmin_kb", 0, EMU_TM_MAX_KB,
@@ -171,6 +172,18 @@ static const struct emu_key emu_incast_keys[] = {
 		      "burst period (us); required with mode bursts"),
 	EMU_K_BOOL("enabled", true, "whether the source sends from the start"),
 	EMU_K_STR("sink_port", NULL, "a ports[] name the frames are sent out of instead of port"),
+	EMU_K_BOOL("honour_pfc", false,
+		   "closed loop: each sender stops while more than the port's PFC xoff bytes of "
+		   "its frames are in the switch and resumes below xon (the priority must be "
+		   "lossless with PFC on), instead of being dropped; mode continuous, at most 64 "
+		   "senders"),
+	EMU_K_ENUM("dcqcn", "off", emu_incast_dcqcn_vals,
+		   "closed loop: each sender runs DCQCN (lib/dcqcn, NVIDIA's or the paper's "
+		   "parameters, rate_gbps its line rate) on the CNPs its CE-marked frames would "
+		   "bring back; mode continuous, at most 64 senders"),
+	EMU_K_NUM("cnp_delay_us", 4.0, 0.0, false, 1000.0,
+		  "dcqcn: time from a CE-marked frame leaving the switch to its CNP reaching the "
+		  "sender (us)"),
 };
 static const struct emu_key_rule emu_incast_rules[] = {
 	{ "mode", EMU_KEY_LIST("on_off"), EMU_KEY_LIST("on_us", "off_us"), NULL },
@@ -178,6 +191,8 @@ static const struct emu_key_rule emu_incast_rules[] = {
 	{ "mode", EMU_KEY_LIST("bursts"), EMU_KEY_LIST("message_kb", "period_us"), NULL },
 	{ "mode", EMU_KEY_LIST("continuous", "on_off"), NULL,
 	  EMU_KEY_LIST("message_kb", "period_us") },
+	{ "mode", EMU_KEY_LIST("on_off", "bursts"), NULL,
+	  EMU_KEY_LIST("honour_pfc", "dcqcn", "cnp_delay_us") },
 };
 const struct emu_key_table emu_incast_table = {
 	.title = "incast[]", .desc = "a synthetic incast source inside the switch",

@@ -31,6 +31,8 @@ SCHEMA_CANNOT = {
     "mirror-unknown-port", "tm-unknown-port", "profile-unknown-port", "profile-incast-unknown",
     "reorder-ports-unknown", "fabric-link-unknown-switch", "fabric-name-clash",
     "fabric-port-twice",
+    # a key against the TM section of another port (lossless priorities, PFC on)
+    "incast-pfc-not-lossless",
     # the fabric's graph: every pair of leaves connected
     "fabric-no-path",
     # where a stage may be placed (ingress or egress list)
@@ -46,7 +48,7 @@ SCHEMA_CANNOT = {
     "match-until-before-from", "tm-ecn-kmax", "tm-pfc-xon-above", "profile-order",
     "profile-repeat-inner-late", "match-psn-half",
     # values derived from other keys (MTU, rates, delay lines, the port count)
-    "incast-frame-mtu", "incast-period-short", "forward-pairs-3ports",
+    "incast-frame-mtu", "incast-period-short", "incast-loop-senders", "forward-pairs-3ports",
     "profile-delay-line-rate-restore", "profile-delay-line-rate-up",
     "profile-delay-line-small", "profile-incast-burst-rate",
     "profile-duration-overlap", "profile-duration-overlap-repeat",

@@ -5,6 +5,7 @@
 
 #include "test_common.h"
 #include "lib/ctl/emu_profile.h"
+#include "lib/tm/emu_incast_host.h"
 
 #define POOL_N 4096
 
@@ -448,6 +449,100 @@ test_incast_late_runner(void **state)
 	finish(sw, pl);
 }
 
+/*
+ * The closed-loop sender model alone (lib/tm/emu_incast_host.c), every value derived by hand:
+ * two senders of 1000-byte frames at 8 Gb/s ((1000 + 24) x 8 = 8192 wire bits: 1024 ns a
+ * frame), PFC xoff 3000 / xon 1500 bytes, DCQCN nvidia, CNPs 2 us after the marked frame.
+ */
+static void
+test_incast_hosts_model(void **state)
+{
+	static struct emu_incast_hosts hs;
+	struct emu_incast_cfg c = {
+		.senders = 2, .rate_bps = 8000000000ULL, .frame_bytes = 1000, .enabled = true,
+		.honour_pfc = true, .dcqcn = EMU_INCAST_DCQCN_NVIDIA, .cnp_delay_ns = 2000,
+	};
+	struct emu_incast_host_stats st;
+	uint64_t t;
+	int j, k;
+
+	(void)state;
+	emu_incast_hosts_init(&hs, &c, 3000, 1500);
+	/* staggered by half a frame time: sender 0 at 0, sender 1 at 512 ns */
+	assert_int_equal(emu_incast_hosts_next(&hs, &t), 0);
+	assert_int_equal(t, 0);
+	assert_int_equal(hs.h[1].next_ns, 512);
+	/* sender 0 sends at 0, 1024, 2048, 3072: the fourth frame takes it to 4000 > 3000 bytes */
+	for (k = 0; k < 4; k++) {
+		t = (uint64_t)k * 1024;
+		assert_int_equal(hs.h[0].next_ns, t);
+		assert_true(emu_incast_hosts_poll(&hs, 0, 1000, t));
+		emu_incast_hosts_check(&hs, 0, t);
+	}
+	assert_true(hs.h[0].paused);
+	assert_int_equal(hs.h[0].next_ns, UINT64_MAX);
+	assert_int_equal(hs.h[0].pauses, 1);
+	/* departures: 4000 -> 3000 -> 2000 (still paused) -> 1000 < 1500: resumes at 9000 ns */
+	emu_incast_hosts_left(&hs, 0, 1000, false, 5000);
+	emu_incast_hosts_left(&hs, 0, 1000, false, 6000);
+	assert_true(hs.h[0].paused);
+	emu_incast_hosts_left(&hs, 0, 1000, false, 9000);
+	assert_false(hs.h[0].paused);
+	assert_int_equal(hs.h[0].paused_ns, 9000 - 3072);
+	assert_int_equal(hs.h[0].next_ns, 9000); /* it would have sent at 4096: now */
+	/* a CE-marked departure at 9100 sends a CNP (arrives at 11100); one at 9200 is inside
+	 * min_time_between_cnps (4 us) and sends none */
+	emu_incast_hosts_left(&hs, 0, 1000, true, 9100);
+	emu_incast_hosts_left(&hs, 1, 0, true, 9200); /* sender 1: its own NP pacing: one CNP */
+	hs.h[1].queued_bytes = 0;
+	emu_incast_hosts_left(&hs, 0, 0, true, 9200);
+	assert_int_equal(hs.h[0].cnp_tail - hs.h[0].cnp_head, 1);
+	assert_int_equal(hs.h[0].cnp_at[0], 11100);
+	assert_int_equal(hs.h[0].marked, 2);
+	/* sender 0 sends at 9000 (no CNP yet: line rate) and is due at 10024 */
+	assert_true(emu_incast_hosts_poll(&hs, 0, 1000, 9000));
+	emu_incast_hosts_check(&hs, 0, 9000);
+	assert_int_equal(hs.h[0].next_ns, 10024);
+	assert_true(emu_incast_hosts_poll(&hs, 0, 1000, 10024));
+	assert_int_equal(hs.h[0].next_ns, 11048);
+	assert_true(emu_incast_hosts_poll(&hs, 0, 1000, 11048));
+	/* at 12072 it has taken the CNP of 11100: the first CNP starts the monitor grid there,
+	 * the cut comes at 11100 + 4000 = 15100; until then the rate is the line rate */
+	assert_true(emu_incast_hosts_poll(&hs, 0, 1000, 12072));
+	assert_int_equal(hs.h[0].cnps, 1);
+	assert_int_equal(hs.h[0].rp.decreases, 0);
+	assert_int_equal(hs.h[0].next_ns, 13096);
+	assert_true(emu_incast_hosts_poll(&hs, 0, 1000, 13096));
+	assert_true(emu_incast_hosts_poll(&hs, 0, 1000, 14120));
+	/* at 15144 the cut has happened: Rc = 8000 (1 - alpha / 2) Mb/s; the frame due at
+	 * 15144 at the old rate is now due one wire time at Rc after the last (14120) */
+	assert_false(emu_incast_hosts_poll(&hs, 0, 1000, 15144));
+	assert_int_equal(hs.h[0].rp.decreases, 1);
+	{
+		double rc = hs.h[0].rp.rc_mbps;
+		uint64_t due = (uint64_t)ceil(14120.0 + 8192.0 * 1000.0 / rc);
+
+		assert_true(rc < 8000.0 * 0.6 && rc >= 4000.0);
+		assert_int_equal(hs.h[0].next_ns, due);
+		assert_true(emu_incast_hosts_poll(&hs, 0, 1000, due));
+	}
+	emu_incast_host_stats(&hs, 0, 20000, &st);
+	assert_int_equal(st.cnps, 1);
+	assert_int_equal(st.rate_cuts, 1);
+	assert_int_equal(st.pauses, 1);
+	assert_int_equal(st.paused_ns, 9000 - 3072);
+	assert_true(st.rate_mbps < 5000.0);
+	/* sender 1 never sent: its first frame is due at 512 */
+	j = emu_incast_hosts_next(&hs, &t);
+	assert_int_equal(j, 1);
+	assert_int_equal(t, 512);
+	/* disabled: every sender stops and keeps its state for the reports */
+	c.enabled = false;
+	emu_incast_hosts_start(&hs, &c, 30000);
+	assert_int_equal(emu_incast_hosts_next(&hs, &t), -1);
+	assert_int_equal(hs.h[0].rp.decreases, 1);
+}
+
 int
 main(void)
 {
@@ -459,6 +554,7 @@ main(void)
 		cmocka_unit_test(test_incast_profile),
 		cmocka_unit_test(test_incast_profile_invalid),
 		cmocka_unit_test(test_incast_ecn_bands),
+		cmocka_unit_test(test_incast_hosts_model),
 	};
 
 	pool = test_eal_pool("test_incast", POOL_N);
