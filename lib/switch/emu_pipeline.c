@@ -180,6 +180,43 @@ emu_pipeline_fabric(struct emu_pipeline *pl, const uint32_t *mtus, struct emu_er
 	return 0;
 }
 
+/* Incast sources "attach"ed to a fabric leaf: the leaf's index, which must hold real ports. */
+static int
+emu_pipeline_incast_attach(struct emu_pipeline *pl, struct emu_err *err)
+{
+	const struct fab_cfg *fc = pl->fabric;
+	unsigned int i, s, p;
+
+	for (i = 0; i < pl->n_incast; i++) {
+		struct emu_incast_cfg *c = &pl->incast[i];
+
+		if (c->attach == NULL)
+			continue;
+		if (fc == NULL)
+			return emu_err_set(err, "incast[%u].attach: only with a \"fabric\" section",
+					   i);
+		for (s = 0; s < fc->n_switches && strcmp(fc->sw[s].name, c->attach) != 0; s++)
+			;
+		if (s == fc->n_switches)
+			return emu_err_set(err, "incast[%u].attach: no fabric switch named \"%s\"",
+					   i, c->attach);
+		for (p = 0; p < pl->n_ports && fc->port_leaf[p] != s; p++)
+			;
+		if (p == pl->n_ports)
+			return emu_err_set(err,
+					   "incast[%u].attach: \"%s\" is not a leaf (no port of "
+					   "ports[] attaches to it)",
+					   i, c->attach);
+		if (fc->port_leaf[c->port] == FAB_NONE)
+			return emu_err_set(err,
+					   "incast[%u].port: \"%s\" is not on a fabric leaf: an "
+					   "attached source's frames cross the fabric to it",
+					   i, pl->port_names[c->port]);
+		c->attach_leaf = (uint16_t)s;
+	}
+	return 0;
+}
+
 int
 emu_pipeline_from_json(json_t *root, const char *file, struct emu_pipeline **out,
 		       struct emu_err *err)
@@ -232,6 +269,8 @@ emu_pipeline_from_json(json_t *root, const char *file, struct emu_pipeline **out
 				      mtus, pl->incast, &pl->n_incast, err);
 	if (rc == 0)
 		rc = emu_incast_check_tm(pl->incast, pl->n_incast, &pl->tm, err);
+	if (rc == 0)
+		rc = emu_pipeline_incast_attach(pl, err);
 	if (rc == 0)
 		rc = emu_key_int(root, "", &emu_pipeline_table, "mbufs", &mbufs, err);
 	if (rc != 0)

@@ -119,13 +119,32 @@ emu_fab_no_path(struct emu_switch *sw, unsigned int s, struct rte_mbuf *m)
 		 &sw->fab_sw_ctr[s][FAB_SW_CTR_DROP_NO_PATH]);
 }
 
+/* Packet @p m enters the fabric at leaf @p a towards leaf @p b; @p hop_in its first hop's
+ * ingress side (the real port: real PFC to the NIC; none for virtual senders). */
+static void
+emu_fab_enter_at(struct emu_switch *sw, struct rte_mbuf *m, unsigned int a, unsigned int b,
+		 uint16_t hop_in, uint64_t now_ns)
+{
+	struct emu_pkt_meta *meta = emu_meta(m);
+	uint16_t l;
+
+	l = fab_route(sw->fab, sw->fab_rt, sw->tm, a, b, meta, now_ns, &sw->fab_rng);
+	if (l == FAB_NONE) {
+		emu_fab_no_path(sw, a, m);
+		return;
+	}
+	meta->hop_in = hop_in;
+	meta->flags |= EMU_META_HOP;
+	meta->trace.path = (uint8_t)RTE_MIN(l + 1u, 255u);
+	emu_fab_hop(sw, l, m, now_ns);
+}
+
 bool
 emu_switch_fabric_enter(struct emu_switch *sw, struct rte_mbuf *m, uint64_t now_ns)
 {
 	const struct fab_cfg *fc = sw->fab;
 	struct emu_pkt_meta *meta = emu_meta(m);
 	unsigned int a, b;
-	uint16_t l;
 
 	/* frames rocemu creates and packets between ports of one leaf go straight to the port */
 	if (fc == NULL || meta->in_port >= fc->n_ports || meta->out_port >= fc->n_ports)
@@ -134,17 +153,24 @@ emu_switch_fabric_enter(struct emu_switch *sw, struct rte_mbuf *m, uint64_t now_
 	b = fc->port_leaf[meta->out_port];
 	if (a == FAB_NONE || b == FAB_NONE || a == b)
 		return false;
-	l = fab_route(fc, sw->fab_rt, sw->tm, a, b, meta, now_ns, &sw->fab_rng);
-	if (l == FAB_NONE) {
-		emu_fab_no_path(sw, a, m);
-		return true;
-	}
-	/* at the first hop the ingress side is the real port (real PFC to the NIC) */
-	meta->hop_in = meta->in_port;
-	meta->flags |= EMU_META_HOP;
-	meta->trace.path = (uint8_t)RTE_MIN(l + 1u, 255u);
-	emu_fab_hop(sw, l, m, now_ns);
+	emu_fab_enter_at(sw, m, a, b, meta->in_port, now_ns);
 	return true;
+}
+
+void
+emu_switch_fabric_enter_virtual(struct emu_switch *sw, struct rte_mbuf *m, unsigned int leaf,
+				uint64_t now_ns)
+{
+	uint16_t out = emu_meta(m)->out_port;
+	unsigned int b = sw->fab->port_leaf[out];
+
+	if (b == leaf) {
+		/* a sender beside the port: straight into its queue */
+		emu_tm_advance(sw->tm, out, now_ns, &sw->tm_rng);
+		emu_tm_enqueue(sw->tm, out, m, now_ns, &sw->tm_rng);
+		return;
+	}
+	emu_fab_enter_at(sw, m, leaf, b, EMU_PORT_NONE, now_ns);
 }
 
 /* Packet @p m left link @p l at its ts_ns: into the next link, or its real port's TM. */

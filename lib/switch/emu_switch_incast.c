@@ -52,6 +52,9 @@ emu_switch_incast_drop_hook(void *arg, struct rte_mbuf *m, uint32_t reason)
 	if (!(meta->flags & EMU_META_VIRTUAL))
 		return;
 	src = &sw->incast[EMU_INCAST_SRC(meta)];
+	/* an attached source's frames are dropped inside the fabric as well as by the TM */
+	if (src->s.cfg.attach_leaf != EMU_PORT_NONE)
+		src->ctr[EMU_INCAST_CTR_TM_DROPPED] += 1;
 	if (src->hosts == NULL)
 		return;
 	emu_incast_hosts_gone(src->hosts, EMU_INCAST_SENDER(meta), emu_wire_len(m), meta->ts_ns);
@@ -120,6 +123,11 @@ emu_switch_incast_init(struct emu_switch *sw, struct emu_err *err)
 		if (emu_incast_build_template(c, i, mac, src->tmpl, &src->pkt) != 0)
 			return emu_err_set(err, "incast[%u]: cannot build a %u-byte frame", i,
 					   c->frame_bytes);
+		if (c->attach_leaf != EMU_PORT_NONE && !hook) {
+			if (emu_switch_add_drop_hook(sw, emu_switch_incast_drop_hook, sw) != 0)
+				return emu_err_set(err, "incast[%u]: no drop hook left", i);
+			hook = true;
+		}
 		if (emu_incast_closed_loop(c)) {
 			const struct emu_tm_pfc_cfg *pfc = &sw->pl->tm.ports[c->port].pfc;
 
@@ -135,6 +143,19 @@ emu_switch_incast_init(struct emu_switch *sw, struct emu_err *err)
 		emu_switch_incast_start(sw, i, 0);
 	}
 	return 0;
+}
+
+/* Into the TM (or, attached to a leaf, into the fabric there): false when the TM refused it
+ * at once (an attached source's drops are counted by the drop hook instead). */
+static bool
+emu_switch_incast_enqueue(struct emu_switch *sw, const struct emu_incast_src *src,
+			  struct rte_mbuf *m, uint64_t t)
+{
+	if (src->s.cfg.attach_leaf != EMU_PORT_NONE) {
+		emu_switch_fabric_enter_virtual(sw, m, src->s.cfg.attach_leaf, t);
+		return true;
+	}
+	return emu_tm_enqueue(sw->tm, src->s.cfg.port, m, t, &sw->tm_rng);
 }
 
 /*
@@ -224,7 +245,7 @@ emu_switch_incast_gen(struct emu_switch *sw, uint64_t until_ns)
 			if (m != NULL) {
 				gen[best] += 1;
 				bytes[best] += len;
-				if (!emu_tm_enqueue(sw->tm, src->s.cfg.port, m, t, &sw->tm_rng))
+				if (!emu_switch_incast_enqueue(sw, src, m, t))
 					dropped[best] += 1;
 				emu_incast_hosts_check(src->hosts, (unsigned int)j, t);
 				src->ctr[EMU_INCAST_CTR_PAUSES] += src->hosts->h[j].pauses - pauses;
@@ -242,7 +263,7 @@ emu_switch_incast_gen(struct emu_switch *sw, uint64_t until_ns)
 		}
 		gen[best] += 1;
 		bytes[best] += len;
-		if (!emu_tm_enqueue(sw->tm, src->s.cfg.port, m, t, &sw->tm_rng))
+		if (!emu_switch_incast_enqueue(sw, src, m, t))
 			dropped[best] += 1;
 	}
 	for (i = 0; i < sw->n_incast; i++) {

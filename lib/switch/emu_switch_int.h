@@ -174,6 +174,10 @@ json_t *emu_switch_settings_snapshot(const struct emu_switch *sw);
 int emu_switch_fabric_init(struct emu_switch *sw, struct emu_err *err);
 void emu_switch_fabric_free(struct emu_switch *sw);
 bool emu_switch_fabric_enter(struct emu_switch *sw, struct rte_mbuf *m, uint64_t now_ns);
+/* A virtual sender's frame (out_port set) enters the fabric at @p leaf; drops go through the
+ * drop path (the caller's hook counts them). */
+void emu_switch_fabric_enter_virtual(struct emu_switch *sw, struct rte_mbuf *m, unsigned int leaf,
+				     uint64_t now_ns);
 void emu_switch_fabric_advance(struct emu_switch *sw, uint64_t now_ns);
 void emu_switch_fabric_pause(struct emu_switch *sw, const struct emu_tm_pfc_frame *f,
 			     uint64_t now_ns);

@@ -102,6 +102,9 @@ emu_incast_one(const json_t *o, const char *path, unsigned int n_ports, const ch
 		rc = emu_key_str(o, path, T, "dcqcn", &dcqcn, err);
 	if (rc == 0)
 		rc = emu_key_num(o, path, T, "cnp_delay_us", &cnp_delay_us, err);
+	if (rc == 0)
+		rc = emu_key_str(o, path, T, "attach", &c->attach, err);
+	c->attach_leaf = EMU_PORT_NONE;
 	if (rc != 0)
 		return rc;
 	c->dcqcn = strcmp(dcqcn, "nvidia") == 0 ? EMU_INCAST_DCQCN_NVIDIA :

@@ -83,6 +83,10 @@ struct emu_incast_cfg {
 	bool honour_pfc;       /**< a sender stops above the port's xoff, resumes below xon */
 	uint8_t dcqcn;         /**< enum emu_incast_dcqcn */
 	uint64_t cnp_delay_ns; /**< CE-marked frame's departure -> its CNP at the sender */
+	/* Emulated fabric: the senders sit on this leaf (its name, borrowed; NULL: none) and
+	 * their frames are routed from it to port. The pipeline resolves it (attach_leaf). */
+	const char *attach;
+	uint16_t attach_leaf;  /**< fabric switch index; EMU_PORT_NONE: join port's queue */
 };
 
 enum emu_incast_dcqcn { EMU_INCAST_DCQCN_OFF, EMU_INCAST_DCQCN_NVIDIA, EMU_INCAST_DCQCN_PAPER };

@@ -181,6 +181,9 @@ static const struct emu_key emu_incast_keys[] = {
 		   "closed loop: each sender runs DCQCN (lib/dcqcn, NVIDIA's or the paper's "
 		   "parameters, rate_gbps its line rate) on the CNPs its CE-marked frames would "
 		   "bring back; mode continuous, at most 64 senders"),
+	EMU_K_STR("attach", NULL,
+		  "emulated fabric: the leaf (a fabric.switches[] name with real ports) the "
+		  "senders sit on; their frames are routed from it to port through the fabric"),
 	EMU_K_NUM("cnp_delay_us", 4.0, 0.0, false, 1000.0,
 		  "dcqcn: time from a CE-marked frame leaving the switch to its CNP reaching the "
 		  "sender (us)"),

@@ -18,6 +18,11 @@ virtual 100 Gb/s senders into p1 priority 3 (lossless, PFC on, RED ECN 100-400 K
   sitting at the PFC limit) and the senders were paused at least 10 times less than pfc8's.
 - dcqcn8 (NVIDIA's documented defaults): nothing dropped, CNPs and cuts happened (how the
   queue behaves with those defaults is in pipelines/README.md).
+- pipelines/ecmp-4x25.json's hotspot source (two virtual 25 Gb/s senders attached to leaf0,
+  sending to p1, honouring PFC) with 8 real QPs from p0 at 1 Gb/s each: every hotspot frame
+  crosses the one leaf0-spine link its 5-tuple hashes to (that link routed them all, the
+  other three only real frames); nothing is lost; that link's queue is the deepest and its
+  senders were paused; the other links still carry real traffic.
 Every run's conservation holds.
 """
 import csv
@@ -37,9 +42,9 @@ RUN_NS = 20_000_000
 LINK_BPS = 100e9
 
 
-def roce_frame(psn, payload=4096):
-    bth = struct.pack(">BBHII", 0x07, 0, 0xFFFF, 0x45, psn & 0xFFFFFF)
-    udp = struct.pack(">HHHH", 0xC000, 4791, 8 + len(bth) + payload + 4, 0)
+def roce_frame(psn, payload=4096, qp=0x45, sport=0xC000):
+    bth = struct.pack(">BBHII", 0x07, 0, 0xFFFF, qp, psn & 0xFFFFFF)
+    udp = struct.pack(">HHHH", sport, 4791, 8 + len(bth) + payload + 4, 0)
     ip = bytearray(struct.pack(">BBHHHBBH4s4s", 0x45, (26 << 2) | 2,
                                20 + len(udp) + len(bth) + payload + 4, 0, 0x4000, 64, 17, 0,
                                bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2])))
@@ -89,6 +94,54 @@ def run(rocemu, d, pipeline, source, idx):
 def rate_of(times, bits, t_from, t_to):
     n = sum(1 for t in times if t_from <= t < t_to)
     return n * bits * 1e9 / (t_to - t_from)
+
+
+def hotspot(rocemu, d, src):
+    pipeline = os.path.join(src, "pipelines", "ecmp-4x25.json")
+    frame = roce_frame(0)
+    wire_bits = (len(frame) + 24) * 8
+    gap = wire_bits  # ns: 1 Gb/s per QP
+    frames = []
+    for q in range(8):
+        frames += [(int(i * gap + q * 97), roce_frame(i, qp=0x100 + q, sport=0xC000 + 7 * q))
+                   for i in range(int(5_000_000 / gap))]
+    frames.sort(key=lambda x: x[0])
+    roceframes.write_pcap(os.path.join(d, "in.pcap"), frames, T0)
+    run_ns = 5_000_000
+    prof = os.path.join(d, "hotspot.json")
+    with open(prof, "w") as f:
+        json.dump({"phases": [{"at_s": 0, "incast": {"hotspot": {"enabled": True}}},
+                              {"at_s": run_ns / 1e9, "incast": {"hotspot": {"enabled": False}}}]},
+                  f)
+    st = os.path.join(d, "hotspot.stats.json")
+    r = subprocess.run([rocemu, "replay", "--pipeline", pipeline, "--profile", prof, "--in",
+                        os.path.join(d, "in.pcap") + ":p0", "--stats", st],
+                       capture_output=True, text=True)
+    check(r.returncode == 0, "hotspot: rocemu replay exit 0 (got %d: %s)" %
+          (r.returncode, r.stderr.strip()[-300:]))
+    with open(st) as f:
+        stats = json.load(f)
+    check(stats["conservation"]["ok"] and stats["conservation"]["drops"] == 0,
+          "hotspot: conservation holds, nothing dropped (%d)" % stats["conservation"]["drops"])
+    inc = stats["incast"][0]
+    c = inc["counters"]
+    check(c["generated"] > 0 and c["absorbed"] == c["generated"] and c["tm_dropped"] == 0,
+          "hotspot: every virtual frame reached p1 (%d of %d)" % (c["absorbed"], c["generated"]))
+    links = {t["port"]: t for t in stats["tm"] if t["port"].startswith("leaf0-spine")}
+    routed = {x["name"]: x["counters"]["routed"] for x in stats["fabric"]["links"]
+              if x["name"] in links}
+    real = len(frames)
+    hot = [n for n, k in routed.items() if k >= c["generated"]]
+    check(len(hot) == 1 and sum(routed.values()) == real + c["generated"],
+          "hotspot: all %d virtual frames on one leaf0 uplink, %s (routed %s, %d real)" %
+          (c["generated"], hot, routed, real))
+    if len(hot) == 1:
+        mq = {n: t["counters"]["max_queue_bytes"] for n, t in links.items()}
+        check(all(mq[hot[0]] > v for n, v in mq.items() if n != hot[0]),
+              "hotspot: %s's queue is the deepest (max queue bytes %s)" % (hot[0], mq))
+        check(sum(1 for n, k in routed.items() if n != hot[0] and k > 0) >= 1,
+              "hotspot: real QPs hashed onto the other uplinks still flow")
+    check(c["pauses"] > 0, "hotspot: the senders were paused (%d), not dropped" % c["pauses"])
 
 
 def main():
@@ -186,6 +239,7 @@ def main():
         print("     dcqcn8: p1 queue %.0f KB on average over the second half, %d pauses, "
               "%.2f ms paused in all" % (sum(qh) / len(qh) / 1024, c["pauses"],
                                           c["paused_ns"] / 1e6))
+        hotspot(rocemu, d, src)
     print("%d failed" % len(failures))
     return 1 if failures else 0
 

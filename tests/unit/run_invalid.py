@@ -14,6 +14,7 @@ import sys
 # Shipped profiles that change stages need the pipeline that has them (profiles/README.md).
 PROFILE_PIPELINES = {
     "spine-down.json": "ecmp-4x25.json",
+    "spine-hotspot.json": "ecmp-4x25.json",
     "fabric-25m.json": "ecmp-4x25.json",
     "lossy-gilbert.json": "impair-lab.json",
     "psn-targeted-drop.json": "impair-lab.json",

@@ -32,7 +32,7 @@ SCHEMA_CANNOT = {
     "reorder-ports-unknown", "fabric-link-unknown-switch", "fabric-name-clash",
     "fabric-port-twice",
     # a key against the TM section of another port (lossless priorities, PFC on)
-    "incast-pfc-not-lossless",
+    "incast-pfc-not-lossless", "incast-attach-no-fabric",
     # the fabric's graph: every pair of leaves connected
     "fabric-no-path",
     # where a stage may be placed (ingress or egress list)
