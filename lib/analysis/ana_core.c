@@ -942,6 +942,11 @@ ana_feed(struct ana *a, const uint8_t *frame, uint32_t caplen, uint32_t orig_len
 	}
 	if (f->transport == 0xFF)
 		f->transport = p.transport;
+	/* Manufacturer-specific opcodes (rocegen's SRD data 0xC0 and SACK 0xC1) are counted by
+	 * opcode only: the RC checks below (PSN order, messages, go-back-N) do not apply to them,
+	 * and their low five bits are not IBA operations. */
+	if (op >= ROCE_OPCODE_VENDOR_FIRST)
+		return;
 	if ((op & 0x1F) == ROCE_OP_ACKNOWLEDGE || (op & 0x1F) == ROCE_OP_ATOMIC_ACKNOWLEDGE) {
 		if (p.has_aeth)
 			ana_response(f, peer, &p, pktno, t_ns);

@@ -113,6 +113,11 @@ extern "C" {
 /* Full opcodes used by name in the emulator. */
 #define ROCE_OPCODE_RC_ACK	(ROCE_TRANSPORT_RC | ROCE_OP_ACKNOWLEDGE)	/* 0x11 */
 #define ROCE_OPCODE_CNP		0x81
+/* The manufacturer-specific range (transport bits 110 and 111: opcodes 0xC0-0xFF) carries no
+ * IBA operation; rocegen's SRD-like transport (lib/endpoint/ep_srd.h) uses two of it. */
+#define ROCE_OPCODE_VENDOR_FIRST	0xC0
+#define ROCE_OPCODE_SRD_DATA	0xC0
+#define ROCE_OPCODE_SRD_SACK	0xC1
 
 /* AETH syndrome: bits 6:5 select the kind, bits 4:0 carry credit, timer or NAK code. */
 #define ROCE_AETH_ACK		0x00	/**< | credit count (0x1F: unlimited) */

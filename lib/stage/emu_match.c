@@ -360,6 +360,10 @@ emu_match_opclass_has(uint8_t cls, const struct roce_pkt *p)
 		return p->opcode == ROCE_OPCODE_CNP;
 	if (tr == ROCE_TRANSPORT_CNP)
 		return false;
+	/* manufacturer-specific opcodes: no IBA operation; rocegen's SRD data and SACK only */
+	if (p->opcode >= ROCE_OPCODE_VENDOR_FIRST)
+		return (cls == EMU_OPCLASS_DATA && p->opcode == ROCE_OPCODE_SRD_DATA) ||
+		       (cls == EMU_OPCLASS_ACK && p->opcode == ROCE_OPCODE_SRD_SACK);
 	send = op <= ROCE_OP_SEND_ONLY_WITH_IMMEDIATE || op == ROCE_OP_SEND_LAST_WITH_INVALIDATE ||
 	       op == ROCE_OP_SEND_ONLY_WITH_INVALIDATE;
 	write = op >= ROCE_OP_RDMA_WRITE_FIRST && op <= ROCE_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE;

@@ -3,7 +3,8 @@
 16-byte header then payload, sprayed over UDP source ports, out of order) and 0xC1 (SACK) are
 manufacturer-specific, so lib/proto parses them as opcodes without extension headers. This
 writes a capture of both, with right ICRCs, and checks that rocestat reads it to the end: every
-packet RoCE, none malformed, none with a bad ICRC, each flow's opcodes counted.
+packet RoCE, none malformed, none with a bad ICRC, each flow's opcodes counted, and none taken
+for an RC data packet by its low five bits.
 usage: run_rocestat_srd.py ROCESTAT"""
 import json
 import os
@@ -68,6 +69,11 @@ def main():
         assert fl["counters"]["packets"] == 8, fl
         assert fl["counters"].get("icrc_bad", 0) == 0, fl
         assert sum(fl["opcodes"].values()) == 8, fl["opcodes"]
+        # not RC: no data packets, messages or PSN checks read from their low five bits
+        # (0xC1 would be a SEND MIDDLE, 0xC0 a SEND FIRST)
+        c = fl["counters"]
+        assert c.get("data_packets", 0) == 0 and c.get("messages", 0) == 0, c
+        assert c.get("out_of_order", 0) == 0 and c.get("gaps", 0) == 0, c
     cap = rep["capture"]
     assert cap["packets"] == cap["roce_packets"] == len(frames), cap
     assert cap["malformed_roce"] == 0 and cap["other_packets"] == 0, cap

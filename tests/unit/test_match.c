@@ -134,6 +134,20 @@ test_opcode_classes(void **state)
 	p.opcode = 0x09;
 	assert_true(emu_match_opclass_has(EMU_OPCLASS_WRITE, &p));
 	assert_false(emu_match_opclass_has(EMU_OPCLASS_SEND, &p));
+	/* manufacturer-specific opcodes: not their low five bits' IBA operation (0xC1 is not a
+	 * SEND MIDDLE); rocegen's SRD data is data, its SACK an ack, anything else nothing */
+	p.opcode = 0xC0;
+	assert_true(emu_match_opclass_has(EMU_OPCLASS_DATA, &p));
+	assert_false(emu_match_opclass_has(EMU_OPCLASS_SEND, &p));
+	assert_false(emu_match_opclass_has(EMU_OPCLASS_ACK, &p));
+	p.opcode = 0xC1;
+	assert_false(emu_match_opclass_has(EMU_OPCLASS_DATA, &p));
+	assert_false(emu_match_opclass_has(EMU_OPCLASS_SEND, &p));
+	assert_true(emu_match_opclass_has(EMU_OPCLASS_ACK, &p));
+	p.opcode = 0xE6;
+	assert_false(emu_match_opclass_has(EMU_OPCLASS_DATA, &p));
+	assert_false(emu_match_opclass_has(EMU_OPCLASS_WRITE, &p));
+	assert_false(emu_match_opclass_has(EMU_OPCLASS_ACK, &p));
 }
 
 static void
