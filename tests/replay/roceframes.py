@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What the replay tests and the benchmarks' pcap generator share, stdlib only: the IPv4 header
 checksum and the RoCEv2 ICRC of docs/wire.md (computed with zlib, independently of lib/proto),
-a classic nanosecond pcap writer, and the two-port replay run with its compare-to-expected
+an RC frame builder, a classic nanosecond pcap writer, and the two-port replay run with its compare-to-expected
 step."""
 import json
 import os
@@ -33,6 +33,21 @@ def icrc(body):
     b[26:28] = b"\xff\xff"  # UDP checksum
     b[32] = 0xFF            # BTH byte 4
     return struct.pack("<I", zlib.crc32(b"\xff" * 8 + bytes(b)) & 0xFFFFFFFF)
+
+
+def rc_frame(psn, payload=1024, opcode=0x07, qp=0x45, sport=0xC000, dscp=26, ecn=2,
+             with_icrc=False):
+    """Eth 02:..:01 -> 02:..:02 | IPv4 10.0.0.1 -> 10.0.0.2 (DSCP, ECN) | UDP sport -> 4791 |
+    BTH (opcode, DestQP qp, PSN) | zero payload | ICRC (zeros unless with_icrc)."""
+    bth = struct.pack(">BBHII", opcode, 0, 0xFFFF, qp, psn & 0xFFFFFF)
+    udp = struct.pack(">HHHH", sport, 4791, 8 + len(bth) + payload + 4, 0)
+    ip = bytearray(struct.pack(">BBHHHBBH4s4s", 0x45, (dscp << 2) | ecn,
+                               20 + len(udp) + len(bth) + payload + 4, 0, 0x4000, 64, 17, 0,
+                               bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2])))
+    ip[10:12] = struct.pack(">H", ip_cksum(bytes(ip)))
+    pkt = bytes(ip) + udp + bth + bytes(payload)
+    eth = bytes.fromhex("020000000002" "020000000001") + b"\x08\x00"
+    return eth + pkt + (icrc(pkt) if with_icrc else bytes(4))
 
 
 def write_pcap(path, frames, t0=0):

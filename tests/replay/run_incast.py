@@ -13,7 +13,6 @@ queue above Kmin); conservation counts the virtual frames as created and consume
 ends (the sources stop with the profile)."""
 import json
 import os
-import struct
 import subprocess
 import sys
 import tempfile
@@ -26,14 +25,7 @@ T0 = 1_000_000_000_000  # 1000 s, in ns
 
 def roce_frame(psn, payload=1024):
     """Eth | IPv4 DSCP 26 ECT(0) | UDP 4791 | BTH RDMA WRITE MIDDLE | payload | ICRC (zeros)."""
-    bth = struct.pack(">BBHII", 0x07, 0, 0xFFFF, 0x45, psn & 0xFFFFFF)
-    udp = struct.pack(">HHHH", 0xC000, 4791, 8 + len(bth) + payload + 4, 0)
-    ip = bytearray(struct.pack(">BBHHHBBH4s4s", 0x45, (26 << 2) | 2,
-                               20 + len(udp) + len(bth) + payload + 4, 0, 0x4000, 64, 17, 0,
-                               bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2])))
-    ip[10:12] = struct.pack(">H", roceframes.ip_cksum(bytes(ip)))
-    eth = bytes.fromhex("020000000002" "020000000001") + b"\x08\x00"
-    return eth + bytes(ip) + udp + bth + bytes(payload) + bytes(4)
+    return roceframes.rc_frame(psn, payload)
 
 
 def expected_virtual(enable_ns, disable_ns):

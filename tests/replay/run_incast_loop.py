@@ -28,7 +28,6 @@ Every run's conservation holds.
 import csv
 import json
 import os
-import struct
 import subprocess
 import sys
 import tempfile
@@ -43,14 +42,8 @@ LINK_BPS = 100e9
 
 
 def roce_frame(psn, payload=4096, qp=0x45, sport=0xC000):
-    bth = struct.pack(">BBHII", 0x07, 0, 0xFFFF, qp, psn & 0xFFFFFF)
-    udp = struct.pack(">HHHH", sport, 4791, 8 + len(bth) + payload + 4, 0)
-    ip = bytearray(struct.pack(">BBHHHBBH4s4s", 0x45, (26 << 2) | 2,
-                               20 + len(udp) + len(bth) + payload + 4, 0, 0x4000, 64, 17, 0,
-                               bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2])))
-    ip[10:12] = struct.pack(">H", roceframes.ip_cksum(bytes(ip)))
-    eth = bytes.fromhex("020000000002" "020000000001") + b"\x08\x00"
-    return eth + bytes(ip) + udp + bth + bytes(payload) + bytes(4)
+    """Eth | IPv4 DSCP 26 ECT(0) | UDP 4791 | BTH RDMA WRITE MIDDLE | payload | ICRC (zeros)."""
+    return roceframes.rc_frame(psn, payload, qp=qp, sport=sport)
 
 
 failures = []
