@@ -314,6 +314,9 @@ emu_switch_incast_release(struct emu_switch *sw, struct rte_mbuf **pkts, uint16_
 			emu_incast_src_resched(src);
 		}
 		if (sw->incast[idx].s.cfg.sink_port != EMU_PORT_NONE) {
+			/* out of the TM and of its sender's accounting: from here a real frame on
+			 * its way out (a sink-full drop is not the sender's, nor counted twice) */
+			meta->flags &= (uint8_t)~EMU_META_VIRTUAL;
 			sink[(*n_sink)++] = m;
 		} else {
 			absorbed[idx] += 1;
