@@ -139,9 +139,22 @@ struct fab_flowlet {
 	uint64_t last_ns;
 };
 
+/**
+ * A flow's ECMP hash at one switch, remembered (direct-mapped, FAB_HASH_CACHE_SLOTS): the
+ * hash is a pure function of the switch's hash configuration and the packet fields in @p key,
+ * so a hit gives exactly what fab_hash() would. The key: source and destination address,
+ * UDP ports, class and IP version, DestQP and the switch (with a bit that no zeroed entry has).
+ */
+#define FAB_HASH_CACHE_SLOTS 1024
+struct fab_hash_memo {
+	uint64_t key[6];
+	uint32_t hash;
+} __attribute__((aligned(64)));
+
 struct fab_rt {
 	uint32_t rr[FAB_MAX_SWITCHES][FAB_MAX_SWITCHES];
 	struct fab_flowlet *flowlets; /**< FAB_FLOWLET_SLOTS per flowlet switch, or NULL */
+	struct fab_hash_memo *hash_memo; /**< FAB_HASH_CACHE_SLOTS, or NULL: always computed */
 };
 
 /**
