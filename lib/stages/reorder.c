@@ -24,8 +24,8 @@
  * The QP table is a fixed array of 8-way buckets on emu_ip_qpn_sig(), hand-written as cnp's and
  * impair's rather than rte_hash: no EAL memory, a few ns per lookup, and the victim choice (an
  * idle QP, which forgets its E: qps_evicted; else the least recently used, flushed) is ours.
- * In front of it a direct-mapped hint table (one slot per entry, a multiplicative hash of the
- * address and QPN) names the entry a QP had last: when that entry still is the QP's, the
+ * In front of it a direct-mapped hint table (one slot per entry, by the QPN plus a hash of the
+ * address) names the entry a QP had last: when that entry still is the QP's, the
  * signature and the bucket scan are skipped, and an in-order request of a QP with nothing held
  * or due goes on after one compare (the common case). A stale or shared slot only means the
  * signature lookup; the entry found and its LRU stamp are the same either way.
@@ -154,7 +154,7 @@ struct reorder_priv {
 	struct reorder_qp *qps;
 	uint32_t bucket_mask, n_qps;
 	uint32_t *hints;     /* direct-mapped: entry + 1 of a QP seen at reorder_hint(), or 0 */
-	uint32_t hint_shift; /* 32 - log2(hint slots) */
+	uint32_t hint_mask;  /* hint slots - 1 */
 	struct reorder_ready *ready;
 	uint32_t ready_mask, ready_head, ready_n;
 };
@@ -286,8 +286,9 @@ reorder_hold(struct reorder_priv *rp, struct reorder_out *o, uint32_t qi, struct
 	o->ctr[REORDER_CTR_HELD]++;
 }
 
-/* Slot of (@p ip, @p qpn) in the hint table: a multiplicative hash of the address words
- * folded and the QPN (a few instructions; a collision only costs the signature lookup). */
+/* Slot of (@p ip, @p qpn) in the hint table: the QPN plus a multiplicative hash of the
+ * address words folded (a few instructions; a collision only costs the signature lookup).
+ * A NIC numbers its QPs in sequence, so the QPs towards one address share cache lines. */
 static inline uint32_t
 reorder_hint(const struct reorder_priv *rp, const uint8_t *ip, uint32_t qpn)
 {
@@ -297,8 +298,8 @@ reorder_hint(const struct reorder_priv *rp, const uint8_t *ip, uint32_t qpn)
 	memcpy(&a, ip, 8);
 	memcpy(&b, ip + 8, 8);
 	a ^= b;
-	x = (uint32_t)a ^ (uint32_t)(a >> 32) ^ (qpn * 0x9e3779b1u);
-	return (x * 0x85ebca6bu) >> rp->hint_shift;
+	x = ((uint32_t)a ^ (uint32_t)(a >> 32)) * 0x9e3779b1u;
+	return (x + qpn) & rp->hint_mask;
 }
 
 /* Whether entry @p q is that of (@p ip, @p qpn) (a free entry is nobody's). */
@@ -623,7 +624,7 @@ reorder_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 		rp->nodes[i].next = i + 1 < rp->max_held ? i + 1 : REORDER_NIL;
 	rp->nodes[i].older = rp->nodes[i].newer = i; /* the arrival list's sentinel */
 	rp->bucket_mask = c.n_buckets - 1;
-	rp->hint_shift = 32 - (uint32_t)__builtin_ctz(c.n_buckets * REORDER_WAYS);
+	rp->hint_mask = c.n_buckets * REORDER_WAYS - 1;
 	rp->ready_mask = c.ready_slots - 1;
 	return 0;
 }
