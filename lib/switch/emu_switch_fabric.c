@@ -95,7 +95,7 @@ emu_fab_clean(struct emu_switch *sw)
 }
 
 /* Packet @p m goes onto link @p l at @p t_ns (its arrival at the link's switch). */
-static void
+static inline void
 emu_fab_hop(struct emu_switch *sw, unsigned int l, struct rte_mbuf *m, uint64_t t_ns)
 {
 	const struct fab_link_cfg *lc = &sw->fab->links[l];
