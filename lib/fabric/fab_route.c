@@ -60,11 +60,11 @@ fab_route(const struct fab_cfg *cfg, struct fab_rt *rt, const struct emu_tm *tm,
 	const struct fab_switch_cfg *sw = &cfg->sw[s];
 	const uint8_t *next = cfg->next[s][d];
 	unsigned int n = 0, i, best, n_next = cfg->n_next[s][d];
-	uint16_t up[FAB_MAX_NEXT], base = (uint16_t)cfg->n_ports;
-	uint64_t q, best_q;
+	uint64_t q, best_q, links_up = rt->links_up;
+	uint16_t up[FAB_MAX_NEXT];
 
 	for (i = 0; i < n_next; i++)
-		if (emu_tm_link_up(tm, (uint16_t)(base + next[i])))
+		if ((links_up >> next[i]) & 1)
 			up[n++] = next[i];
 	if (n == 0)
 		return FAB_NONE;

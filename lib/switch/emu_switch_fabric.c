@@ -20,6 +20,19 @@
 
 #define EMU_FAB_RNG_STREAM 0x466162ULL /* "Fab" */
 
+/* Which links are up (fab_route() reads it): after any change of a link, before routing. */
+static void
+emu_fab_links_up(struct emu_switch *sw)
+{
+	uint64_t up = 0;
+	unsigned int l;
+
+	for (l = 0; l < sw->fab->n_links; l++)
+		if (emu_tm_link_up(sw->tm, fab_link_port(sw->fab, l)))
+			up |= 1ULL << l;
+	sw->fab_rt->links_up = up;
+}
+
 int
 emu_switch_fabric_init(struct emu_switch *sw, struct emu_err *err)
 {
@@ -52,6 +65,7 @@ emu_switch_fabric_init(struct emu_switch *sw, struct emu_err *err)
 			sw->fab_pfc = true;
 	for (l = 0; l < FAB_MAX_LINKS; l++)
 		sw->fab_ev[l] = UINT64_MAX;
+	emu_fab_links_up(sw);
 	return 0;
 }
 
@@ -320,6 +334,7 @@ emu_switch_fabric_advance(struct emu_switch *sw, uint64_t now_ns)
 {
 	if (sw->fab == NULL)
 		return;
+	emu_fab_links_up(sw); /* whatever changed a link between bursts */
 	if (sw->fab->levels_exact)
 		emu_fab_advance_levels(sw, now_ns);
 	else
@@ -331,8 +346,10 @@ void
 emu_switch_fabric_touch(struct emu_switch *sw, uint16_t tm_port)
 {
 	if (sw->fab != NULL && tm_port >= sw->fab->n_ports &&
-	    tm_port < sw->fab->n_ports + sw->fab->n_links)
+	    tm_port < sw->fab->n_ports + sw->fab->n_links) {
 		emu_fab_dirty(sw, tm_port - sw->fab->n_ports);
+		emu_fab_links_up(sw);
+	}
 }
 
 void
