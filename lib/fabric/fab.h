@@ -139,14 +139,34 @@ struct fab_flowlet {
 	uint64_t last_ns;
 };
 
+/**
+ * A flow's ECMP hash at one switch, remembered (direct-mapped, FAB_HASH_CACHE_SLOTS): the
+ * hash is a pure function of the switch's hash configuration and the packet fields in @p key,
+ * so a hit gives exactly what fab_hash() would. The key: source and destination address,
+ * UDP ports, class and IP version, DestQP and the switch (with a bit that no zeroed entry has).
+ */
+#define FAB_HASH_CACHE_SLOTS 1024
+struct fab_hash_memo {
+	uint64_t key[6];
+	uint32_t hash;
+} __attribute__((aligned(64)));
+
 struct fab_rt {
 	uint32_t rr[FAB_MAX_SWITCHES][FAB_MAX_SWITCHES];
 	struct fab_flowlet *flowlets; /**< FAB_FLOWLET_SLOTS per flowlet switch, or NULL */
+	struct fab_hash_memo *hash_memo; /**< FAB_HASH_CACHE_SLOTS, or NULL: always computed */
+	/**
+	 * Bit l: link l is up, as the TM says. The runner sets it again whenever a link may
+	 * have changed (lib/switch: before each burst's fabric work and after every TM change
+	 * of a link), so fab_route() reads one word instead of asking the TM per next hop.
+	 */
+	uint64_t links_up;
 };
 
 /**
  * The link out of switch @p s towards switch @p d for packet @p meta at @p now_ns: among the
- * next hops whose link is up in @p tm, by the switch's mode. FAB_NONE when none is up.
+ * next hops whose link is up (@p rt links_up), by the switch's mode (adaptive reads the queues
+ * in @p tm). FAB_NONE when none is up.
  */
 uint16_t fab_route(const struct fab_cfg *cfg, struct fab_rt *rt, const struct emu_tm *tm,
 		   unsigned int s, unsigned int d, const struct emu_pkt_meta *meta,

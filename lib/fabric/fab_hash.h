@@ -118,7 +118,9 @@ uint32_t fab_hash(const struct fab_hash_cfg *cfg, const struct roce_pkt *p);
 static inline unsigned int
 fab_hash_pick(uint32_t h, unsigned int n)
 {
-	return n == 0 ? 0 : h % n;
+	if ((n & (n - 1)) == 0) /* 0, 1, 2, 4, ...: the same, without a division */
+		return n == 0 ? 0 : h & (n - 1);
+	return h % n;
 }
 
 /** Bits in the function's result (16 or 32); 0 for an unknown function. */

@@ -23,22 +23,49 @@ fab_flow_sig(const struct emu_pkt_meta *meta)
 	return emu_ip_qpn_sig(key, h);
 }
 
+/* The ECMP hash of packet @p p at switch @p s (configuration @p hc), from the memo when the
+ * flow was seen there last (struct fab_hash_memo). */
+static uint32_t
+fab_ecmp_hash(struct fab_rt *rt, unsigned int s, const struct fab_hash_cfg *hc,
+	      const struct roce_pkt *p)
+{
+	struct fab_hash_memo *e;
+	uint64_t k[6], x;
+	unsigned int i;
+
+	if (rt->hash_memo == NULL)
+		return fab_hash(hc, p);
+	memcpy(&k[0], p->src_ip, 16);
+	memcpy(&k[2], p->dst_ip, 16);
+	k[4] = (uint64_t)p->udp_sport | (uint64_t)p->udp_dport << 16 | (uint64_t)p->cls << 32 |
+	       (uint64_t)p->ip_version << 40;
+	k[5] = (uint64_t)p->dest_qp | (uint64_t)s << 32 | 1ULL << 63;
+	x = (k[0] ^ k[1] ^ k[2] ^ k[3] ^ k[4] ^ k[5]) * 0x9E3779B97F4A7C15ULL;
+	e = &rt->hash_memo[(x ^ x >> 29) >> 32 & (FAB_HASH_CACHE_SLOTS - 1)];
+	x = 0;
+	for (i = 0; i < 6; i++)
+		x |= e->key[i] ^ k[i];
+	if (x != 0) {
+		memcpy(e->key, k, sizeof(k));
+		e->hash = fab_hash(hc, p);
+	}
+	return e->hash;
+}
+
 uint16_t
 fab_route(const struct fab_cfg *cfg, struct fab_rt *rt, const struct emu_tm *tm,
 	  unsigned int s, unsigned int d, const struct emu_pkt_meta *meta, uint64_t now_ns,
 	  struct emu_rng *rng)
 {
 	const struct fab_switch_cfg *sw = &cfg->sw[s];
+	const uint8_t *next = cfg->next[s][d];
+	unsigned int n = 0, i, best, n_next = cfg->n_next[s][d];
+	uint64_t q, best_q, links_up = rt->links_up;
 	uint16_t up[FAB_MAX_NEXT];
-	unsigned int n = 0, i, best;
-	uint64_t q, best_q;
 
-	for (i = 0; i < cfg->n_next[s][d]; i++) {
-		uint16_t l = cfg->next[s][d][i];
-
-		if (emu_tm_link_up(tm, fab_link_port(cfg, l)))
-			up[n++] = l;
-	}
+	for (i = 0; i < n_next; i++)
+		if ((links_up >> next[i]) & 1)
+			up[n++] = next[i];
 	if (n == 0)
 		return FAB_NONE;
 	if (n == 1)
@@ -48,7 +75,7 @@ fab_route(const struct fab_cfg *cfg, struct fab_rt *rt, const struct emu_tm *tm,
 		if (!(meta->flags & EMU_META_PARSED))
 			return up[0];
 		/* over the links that are up: a link down rehashes every flow over the rest */
-		return up[fab_hash_pick(fab_hash(&sw->hash, &meta->pkt), n)];
+		return up[fab_hash_pick(fab_ecmp_hash(rt, s, &sw->hash, &meta->pkt), n)];
 	case FAB_ROUTE_RR:
 		return up[rt->rr[s][d]++ % n];
 	case FAB_ROUTE_RANDOM:

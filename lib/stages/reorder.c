@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Over 600 lines (619): one data structure: the QP table, the per-QP sorted hold list and the
+ * Over 600 lines (687): one data structure: the QP table, the per-QP sorted hold list and the
  * release ring are used together on every packet.
  *
  * reorder: a PSN-sorting reorder buffer in front of a stock RC NIC (egress only), for fabrics
@@ -24,6 +24,11 @@
  * The QP table is a fixed array of 8-way buckets on emu_ip_qpn_sig(), hand-written as cnp's and
  * impair's rather than rte_hash: no EAL memory, a few ns per lookup, and the victim choice (an
  * idle QP, which forgets its E: qps_evicted; else the least recently used, flushed) is ours.
+ * In front of it a direct-mapped hint table (one slot per entry, by the QPN plus a hash of the
+ * address) names the entry a QP had last: when that entry still is the QP's, the
+ * signature and the bucket scan are skipped, and an in-order request of a QP with nothing held
+ * or due goes on after one compare (the common case). A stale or shared slot only means the
+ * signature lookup; the entry found and its LRU stamp are the same either way.
  *
  * process() may write only into the slots of packets it has handled. Released packets that do
  * not fit go to a FIFO of packets due now (the ready ring), handed over by release() at the
@@ -148,6 +153,8 @@ struct reorder_priv {
 	uint32_t max_held, n_used, free_head, max_depth;
 	struct reorder_qp *qps;
 	uint32_t bucket_mask, n_qps;
+	uint32_t *hints;     /* direct-mapped: entry + 1 of a QP seen at reorder_hint(), or 0 */
+	uint32_t hint_mask;  /* hint slots - 1 */
 	struct reorder_ready *ready;
 	uint32_t ready_mask, ready_head, ready_n;
 };
@@ -279,13 +286,42 @@ reorder_hold(struct reorder_priv *rp, struct reorder_out *o, uint32_t qi, struct
 	o->ctr[REORDER_CTR_HELD]++;
 }
 
+/* Slot of (@p ip, @p qpn) in the hint table: the QPN plus a multiplicative hash of the
+ * address words folded (a few instructions; a collision only costs the signature lookup).
+ * A NIC numbers its QPs in sequence, so the QPs towards one address share cache lines. */
+static inline uint32_t
+reorder_hint(const struct reorder_priv *rp, const uint8_t *ip, uint32_t qpn)
+{
+	uint64_t a, b;
+	uint32_t x;
+
+	memcpy(&a, ip, 8);
+	memcpy(&b, ip + 8, 8);
+	a ^= b;
+	x = ((uint32_t)a ^ (uint32_t)(a >> 32)) * 0x9e3779b1u;
+	return (x + qpn) & rp->hint_mask;
+}
+
+/* Whether entry @p q is that of (@p ip, @p qpn) (a free entry is nobody's). */
+static inline bool
+reorder_qp_is(const struct reorder_qp *q, const uint8_t *ip, uint32_t qpn)
+{
+	uint64_t a, b, c, d;
+
+	memcpy(&a, ip, 8);
+	memcpy(&b, ip + 8, 8);
+	memcpy(&c, q->ip, 8);
+	memcpy(&d, q->ip + 8, 8);
+	return q->sig != 0 && q->qpn == qpn && ((a ^ c) | (b ^ d)) == 0;
+}
+
 /* The entry of (@p ip, @p qpn): found, or a new one in a free or idle entry of its bucket, or
  * (policy flush) the least recently used busy one, flushed. REORDER_NIL: full, drop. */
 static uint32_t
 reorder_qp_get(struct reorder_priv *rp, struct reorder_out *o, const uint8_t *ip, uint32_t qpn,
-	       uint32_t sig)
+	       uint32_t hint)
 {
-	uint32_t base = (sig & rp->bucket_mask) * REORDER_WAYS;
+	uint32_t sig = emu_ip_qpn_sig(ip, qpn), base = (sig & rp->bucket_mask) * REORDER_WAYS;
 	uint32_t victim = REORDER_NIL, busy = REORDER_NIL, i;
 	struct reorder_qp *q;
 
@@ -293,6 +329,7 @@ reorder_qp_get(struct reorder_priv *rp, struct reorder_out *o, const uint8_t *ip
 		q = &rp->qps[i];
 		if (q->sig == sig && q->qpn == qpn && memcmp(q->ip, ip, 16) == 0) {
 			q->used = ++rp->stamp;
+			rp->hints[hint] = i + 1;
 			return i;
 		}
 		if (q->sig != 0 && q->n_held > 0) {
@@ -321,19 +358,22 @@ reorder_qp_get(struct reorder_priv *rp, struct reorder_out *o, const uint8_t *ip
 		reorder_qs(rp, victim);
 	memcpy(q->ip, ip, 16);
 	o->ctr[REORDER_CTR_QPS]++;
+	rp->hints[hint] = victim + 1;
 	return victim;
 }
 
-/* A request packet of QP (@p ip, DestQP @p qpn) with PSN @p psn. */
+/* A request packet of QP (@p ip, DestQP @p qpn) with PSN @p psn; its entry @p qi when the
+ * hint table found it (stamped already), else REORDER_NIL. */
 static void
 reorder_request(struct reorder_priv *rp, struct reorder_out *o, struct rte_mbuf *m,
-		const uint8_t *ip, uint32_t qpn, uint32_t psn, uint32_t sig)
+		const uint8_t *ip, uint32_t qpn, uint32_t psn, uint32_t hint, uint32_t qi)
 {
 	struct reorder_qp *q;
-	uint32_t qi, d;
+	uint32_t d;
 
-	for (;;) {
-		qi = reorder_qp_get(rp, o, ip, qpn, sig);
+	for (;; qi = REORDER_NIL) {
+		if (qi == REORDER_NIL)
+			qi = reorder_qp_get(rp, o, ip, qpn, hint);
 		if (qi == REORDER_NIL)
 			break;
 		q = &rp->qps[qi];
@@ -374,7 +414,7 @@ reorder_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst
 	struct reorder_priv *rp = priv;
 	uint64_t ctr[REORDER_CTR_MAX] = { 0 };
 	struct reorder_out o = { .pkts = pkts, .now_ns = ctx->now_ns, .ctr = ctr, .ctx = ctx };
-	uint32_t sigs[REORDER_CHUNK];
+	uint32_t hints[REORDER_CHUNK], qi;
 	unsigned int c;
 	uint16_t i, k;
 
@@ -382,13 +422,16 @@ reorder_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst
 		struct rte_mbuf *m = pkts[i];
 		struct emu_pkt_meta *meta = emu_meta(m);
 		const struct roce_pkt *p;
+		struct reorder_qp *q;
 
-		/* decide first: a chunk's QP signatures, their buckets prefetched (a stale parse
-		 * of a packet that is no request: no matter) */
+		/* decide first: a chunk's hint slots, the entries they name prefetched (a stale
+		 * parse of a packet that is no request: no matter) */
 		for (k = 0; i % REORDER_CHUNK == 0 && k < REORDER_CHUNK && i + k < n; k++) {
 			p = &emu_meta(pkts[i + k])->pkt;
-			sigs[k] = emu_ip_qpn_sig(p->dst_ip, p->dest_qp);
-			rte_prefetch0(&rp->qps[(sigs[k] & rp->bucket_mask) * REORDER_WAYS]);
+			hints[k] = reorder_hint(rp, p->dst_ip, p->dest_qp);
+			qi = rp->hints[hints[k]];
+			if (qi != 0)
+				rte_prefetch0(&rp->qps[qi - 1]);
 		}
 		p = &meta->pkt;
 		o.limit = i + 1; /* slots of the packets handled so far, this one's included */
@@ -402,7 +445,25 @@ reorder_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst
 			pkts[o.kept++] = m;
 			continue;
 		}
-		reorder_request(rp, &o, m, p->dst_ip, p->dest_qp, p->psn, sigs[i % REORDER_CHUNK]);
+		/* the QP's entry by its hint (else by its signature, in reorder_request()) */
+		qi = rp->hints[hints[i % REORDER_CHUNK]] - 1;
+		if (qi == REORDER_NIL || !reorder_qp_is(&rp->qps[qi], p->dst_ip, p->dest_qp)) {
+			reorder_request(rp, &o, m, p->dst_ip, p->dest_qp, p->psn,
+					hints[i % REORDER_CHUNK], REORDER_NIL);
+			continue;
+		}
+		q = &rp->qps[qi];
+		q->used = ++rp->stamp;
+		/* the common case: in order, nothing of the QP held or due: it goes on */
+		if (!q->sync && q->n_held == 0 && q->n_ready == 0 &&
+		    reorder_dist(p->psn, q->expected) == 0) {
+			ctr[REORDER_CTR_PASSED_IN_ORDER]++;
+			reorder_advance(q, m, p->psn);
+			pkts[o.kept++] = m;
+			continue;
+		}
+		reorder_request(rp, &o, m, p->dst_ip, p->dest_qp, p->psn, hints[i % REORDER_CHUNK],
+				qi);
 	}
 	for (c = 0; c < REORDER_CTR_MAX; c++)
 		ctx->ctr[c] += ctr[c];
@@ -552,7 +613,8 @@ reorder_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 	rp->qps = aligned_alloc(RTE_CACHE_LINE_SIZE, (size_t)c.n_buckets * REORDER_WAYS *
 				sizeof(*rp->qps));
 	rp->ready = calloc(c.ready_slots, sizeof(*rp->ready));
-	if (rp->nodes == NULL || rp->qps == NULL || rp->ready == NULL)
+	rp->hints = calloc((size_t)c.n_buckets * REORDER_WAYS, sizeof(*rp->hints));
+	if (rp->nodes == NULL || rp->qps == NULL || rp->ready == NULL || rp->hints == NULL)
 		return emu_err_setrc(err, -ENOMEM, "%s.max_held_pkts: cannot allocate %" PRId64
 				     " held packets and %" PRId64 " QPs", env->path, c.max_held,
 				     c.max_qps);
@@ -562,6 +624,7 @@ reorder_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 		rp->nodes[i].next = i + 1 < rp->max_held ? i + 1 : REORDER_NIL;
 	rp->nodes[i].older = rp->nodes[i].newer = i; /* the arrival list's sentinel */
 	rp->bucket_mask = c.n_buckets - 1;
+	rp->hint_mask = c.n_buckets * REORDER_WAYS - 1;
 	rp->ready_mask = c.ready_slots - 1;
 	return 0;
 }
@@ -579,7 +642,8 @@ reorder_needs(const json_t *cfg, const struct emu_stage_env *env, struct emu_sta
 	needs->mem_bytes = (uint64_t)(c.max_held + 1) * sizeof(struct reorder_node) +
 			   (uint64_t)c.ready_slots * sizeof(struct reorder_ready) +
 			   (uint64_t)c.n_buckets * REORDER_WAYS *
-				   (sizeof(struct reorder_qp) + sizeof(struct reorder_node));
+				   (sizeof(struct reorder_qp) + sizeof(struct reorder_node) +
+				    sizeof(uint32_t));
 	snprintf(needs->mem_key, sizeof(needs->mem_key), "max_held_pkts");
 	return 0;
 }
@@ -601,6 +665,7 @@ reorder_free(void *priv)
 	free(rp->nodes);
 	free(rp->qps);
 	free(rp->ready);
+	free(rp->hints);
 	memset(rp, 0, sizeof(*rp));
 }
 

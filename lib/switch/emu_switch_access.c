@@ -92,7 +92,11 @@ int
 emu_switch_tm_set(struct emu_switch *sw, uint16_t port, const char *key, const json_t *val,
 		  bool apply, uint64_t now_ns, const char *path, struct emu_err *err)
 {
-	return emu_tm_set(sw->tm, port, key, val, apply, now_ns, &sw->tm_rng, path, err);
+	int rc = emu_tm_set(sw->tm, port, key, val, apply, now_ns, &sw->tm_rng, path, err);
+
+	if (rc == 0 && apply)
+		emu_switch_fabric_touch(sw, port); /* a link's state as the fabric routes by it */
+	return rc;
 }
 
 int

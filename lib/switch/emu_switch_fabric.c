@@ -20,6 +20,19 @@
 
 #define EMU_FAB_RNG_STREAM 0x466162ULL /* "Fab" */
 
+/* Which links are up (fab_route() reads it): after any change of a link, before routing. */
+static void
+emu_fab_links_up(struct emu_switch *sw)
+{
+	uint64_t up = 0;
+	unsigned int l;
+
+	for (l = 0; l < sw->fab->n_links; l++)
+		if (emu_tm_link_up(sw->tm, fab_link_port(sw->fab, l)))
+			up |= 1ULL << l;
+	sw->fab_rt->links_up = up;
+}
+
 int
 emu_switch_fabric_init(struct emu_switch *sw, struct emu_err *err)
 {
@@ -41,6 +54,10 @@ emu_switch_fabric_init(struct emu_switch *sw, struct emu_err *err)
 		if (sw->fab_rt->flowlets == NULL)
 			return emu_err_setrc(err, -ENOMEM, "fabric: out of memory (flowlet table)");
 	}
+	sw->fab_rt->hash_memo = rte_zmalloc("emu_fab_hash", sizeof(struct fab_hash_memo) *
+					    FAB_HASH_CACHE_SLOTS, RTE_CACHE_LINE_SIZE);
+	if (sw->fab_rt->hash_memo == NULL)
+		return emu_err_setrc(err, -ENOMEM, "fabric: out of memory (ECMP hash memo)");
 	emu_rng_seed(&sw->fab_rng, sw->seed, EMU_FAB_RNG_STREAM);
 	/* PFC between hops only when a link or port has a lossless priority with PFC */
 	for (l = 0; l < sw->pl->tm.n_ports; l++)
@@ -48,14 +65,17 @@ emu_switch_fabric_init(struct emu_switch *sw, struct emu_err *err)
 			sw->fab_pfc = true;
 	for (l = 0; l < FAB_MAX_LINKS; l++)
 		sw->fab_ev[l] = UINT64_MAX;
+	emu_fab_links_up(sw);
 	return 0;
 }
 
 void
 emu_switch_fabric_free(struct emu_switch *sw)
 {
-	if (sw->fab_rt != NULL)
+	if (sw->fab_rt != NULL) {
 		rte_free(sw->fab_rt->flowlets);
+		rte_free(sw->fab_rt->hash_memo);
+	}
 	rte_free(sw->fab_rt);
 	sw->fab_rt = NULL;
 }
@@ -89,7 +109,7 @@ emu_fab_clean(struct emu_switch *sw)
 }
 
 /* Packet @p m goes onto link @p l at @p t_ns (its arrival at the link's switch). */
-static void
+static inline void
 emu_fab_hop(struct emu_switch *sw, unsigned int l, struct rte_mbuf *m, uint64_t t_ns)
 {
 	const struct fab_link_cfg *lc = &sw->fab->links[l];
@@ -174,7 +194,7 @@ emu_switch_fabric_enter_virtual(struct emu_switch *sw, struct rte_mbuf *m, unsig
 }
 
 /* Packet @p m left link @p l at its ts_ns: into the next link, or its real port's TM. */
-static void
+static inline void
 emu_fab_arrive(struct emu_switch *sw, unsigned int l, struct rte_mbuf *m)
 {
 	const struct fab_cfg *fc = sw->fab;
@@ -254,6 +274,54 @@ emu_fab_advance_events(struct emu_switch *sw, uint64_t now_ns)
 }
 
 /*
+ * The departures of one level's links @p lk (@p n, their ports @p ports) that left by @p now_ns,
+ * in time order, ties by position in @p lk, each taken off its wire when its turn comes (when a
+ * wire was full, that lets the next packet start: at that point). Only the links with such a
+ * departure are compared: a link's wire gets no packet while its level is merged (nothing is
+ * enqueued there, and what a taken departure lets start is seen at its head).
+ */
+static void
+emu_fab_merge(struct emu_switch *sw, const uint16_t *lk, const uint16_t *ports, unsigned int n,
+	      uint64_t now_ns)
+{
+	uint64_t head[FAB_MAX_LINKS], t;
+	uint8_t act[FAB_MAX_LINKS]; /* positions in lk of the links in head[], in order */
+	unsigned int i, k, na = 0;
+	struct rte_mbuf *m;
+
+	for (i = 0; i < n; i++) {
+		t = emu_tm_head_departure_ns(sw->tm, ports[i]);
+		if (t <= now_ns) {
+			head[na] = t;
+			act[na++] = (uint8_t)i;
+		}
+	}
+	while (na > 0) {
+		t = head[0];
+		k = 0;
+		for (i = 1; i < na; i++)
+			if (head[i] < t) {
+				t = head[i];
+				k = i;
+			}
+		i = act[k];
+		m = emu_tm_pop_departed(sw->tm, ports[i], now_ns, &sw->tm_rng);
+		head[k] = emu_tm_head_departure_ns(sw->tm, ports[i]);
+		if (head[k] > now_ns) {
+			/* done with that link: the others keep their order */
+			na--;
+			memmove(&head[k], &head[k + 1], (na - k) * sizeof(head[0]));
+			memmove(&act[k], &act[k + 1], (na - k) * sizeof(act[0]));
+		}
+		if (m == NULL)
+			continue;
+		emu_fab_arrive(sw, lk[i], m);
+		if (sw->fab_pfc && emu_tm_pfc_pending(sw->tm))
+			emu_switch_send_pfc(sw, emu_meta(m)->ts_ns);
+	}
+}
+
+/*
  * Level by level (leaf-spine and every fabric whose links are fed from one depth): the links
  * of level k have all their input up to @p now_ns (from the ports, or from level k - 1, done
  * before), so each is advanced to now; their departures are merged in time order (the head of
@@ -268,9 +336,7 @@ emu_fab_advance_levels(struct emu_switch *sw, uint64_t now_ns)
 {
 	const struct fab_cfg *fc = sw->fab;
 	uint16_t ports[FAB_MAX_LINKS], lk[FAB_MAX_LINKS];
-	uint64_t head[FAB_MAX_LINKS];
-	unsigned int lev, l, n, i, best;
-	struct rte_mbuf *m;
+	unsigned int lev, l, n;
 
 	for (lev = 0; lev < fc->n_levels; lev++) {
 		n = 0;
@@ -280,24 +346,9 @@ emu_fab_advance_levels(struct emu_switch *sw, uint64_t now_ns)
 			ports[n] = fab_link_port(fc, l);
 			lk[n] = (uint16_t)l;
 			emu_tm_advance(sw->tm, ports[n], now_ns, &sw->tm_rng);
-			head[n] = emu_tm_head_departure_ns(sw->tm, ports[n]);
 			n++;
 		}
-		for (;;) {
-			best = 0;
-			for (i = 1; i < n; i++)
-				if (head[i] < head[best])
-					best = i;
-			if (n == 0 || head[best] > now_ns)
-				break;
-			m = emu_tm_pop_departed(sw->tm, ports[best], now_ns, &sw->tm_rng);
-			head[best] = emu_tm_head_departure_ns(sw->tm, ports[best]);
-			if (m == NULL)
-				continue;
-			emu_fab_arrive(sw, lk[best], m);
-			if (sw->fab_pfc && emu_tm_pfc_pending(sw->tm))
-				emu_switch_send_pfc(sw, emu_meta(m)->ts_ns);
-		}
+		emu_fab_merge(sw, lk, ports, n, now_ns);
 	}
 	if (sw->fab_pfc)
 		emu_switch_send_pfc(sw, now_ns);
@@ -309,6 +360,7 @@ emu_switch_fabric_advance(struct emu_switch *sw, uint64_t now_ns)
 {
 	if (sw->fab == NULL)
 		return;
+	emu_fab_links_up(sw); /* whatever changed a link between bursts */
 	if (sw->fab->levels_exact)
 		emu_fab_advance_levels(sw, now_ns);
 	else
@@ -320,8 +372,10 @@ void
 emu_switch_fabric_touch(struct emu_switch *sw, uint16_t tm_port)
 {
 	if (sw->fab != NULL && tm_port >= sw->fab->n_ports &&
-	    tm_port < sw->fab->n_ports + sw->fab->n_links)
+	    tm_port < sw->fab->n_ports + sw->fab->n_links) {
 		emu_fab_dirty(sw, tm_port - sw->fab->n_ports);
+		emu_fab_links_up(sw);
+	}
 }
 
 void

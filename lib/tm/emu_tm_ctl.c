@@ -54,7 +54,14 @@ emu_tm_next_event_ns(const struct emu_tm *tm)
 void
 emu_tm_advance(struct emu_tm *tm, uint16_t port, uint64_t now_ns, struct emu_rng *rng)
 {
-	emu_tm_port_advance(tm, &tm->ports[port], now_ns, rng);
+	struct emu_tm_port *p = &tm->ports[port];
+
+	/* nothing queued, or the link busy past now: nothing can start by now (fabric hops
+	 * advance before every enqueue, mostly onto a link still sending the last one) */
+	if (p->nonempty == 0 || p->link_free_ns > now_ns ||
+	    (p->link_free_ns == now_ns && p->link_free_ps != 0))
+		return;
+	emu_tm_port_advance(tm, p, now_ns, rng);
 }
 
 uint64_t
