@@ -28,6 +28,7 @@
 #include "lib/base/emu_keys.h"
 #include "lib/base/emu_rng.h"
 #include "lib/fabric/fab_hash.h"
+#include "lib/stage/emu_match.h"
 #include "lib/pkt/emu_pkt.h"
 #include "lib/tm/emu_tm.h"
 
@@ -76,8 +77,10 @@ extern const char *const fab_sw_ctr_names[FAB_SW_CTR_MAX];
 struct fab_switch_cfg {
 	char name[FAB_NAME_LEN];
 	enum fab_route_mode mode;
-	struct fab_hash_cfg hash;  /**< ecmp */
+	struct fab_hash_cfg hash;  /**< ecmp, and the packets spray_match leaves out */
 	uint64_t flowlet_gap_ns;   /**< flowlet */
+	bool has_spray_match;      /**< only matching packets follow mode; the rest: ECMP */
+	struct emu_match spray_match;
 };
 
 struct fab_link_cfg {
@@ -161,6 +164,8 @@ struct fab_rt {
 	 * of a link), so fab_route() reads one word instead of asking the TM per next hop.
 	 */
 	uint64_t links_up;
+	/** Each switch's spray_match with its own counting state (copied at start). */
+	struct emu_match spray_match[FAB_MAX_SWITCHES];
 };
 
 /**

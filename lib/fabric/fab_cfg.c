@@ -113,6 +113,21 @@ fab_switch_parse(struct fab_cfg *c, const json_t *o, const char *path, unsigned 
 		return rc;
 	if (json_object_get(o, "hash") != NULL && s->mode != FAB_ROUTE_ECMP)
 		return emu_err_set(err, "%s: only with \"route\": \"ecmp\"", p);
+	if (json_object_get(o, "spray_match") != NULL) {
+		emu_json_path(p, sizeof(p), path, "spray_match");
+		if (s->mode == FAB_ROUTE_ECMP || s->mode == FAB_ROUTE_STATIC)
+			return emu_err_set(err, "%s: only with a spraying route (round_robin, "
+					   "random, adaptive, flowlet)", p);
+		/* the route is chosen after forward: the egress port is known */
+		rc = emu_match_parse(json_object_get(o, "spray_match"), p, names, n_ports, true,
+				     &s->spray_match, err);
+		if (rc != 0)
+			return rc;
+		if (s->spray_match.flags & EMU_MATCH_ITERATION)
+			return emu_err_set(err, "%s.iteration: not in a fabric (no iteration "
+					   "tracker there)", p);
+		s->has_spray_match = true;
+	}
 	ports = json_object_get(o, "ports");
 	emu_json_path(p, sizeof(p), path, "ports");
 	if (ports != NULL && (rc = emu_json_expect_array(ports, p, err)) != 0)

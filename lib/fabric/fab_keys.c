@@ -33,10 +33,16 @@ static const struct emu_key fab_switch_entries[] = {
 		  "ECMP hash (only with route ecmp): function, fields, seed, bit_offset "
 		  "(docs/ecmp-hash.md); default CRC16-CCITT of the 5-tuple, seed 0"),
 	EMU_K_NUM("flowlet_us", 10.0, 0.0, true, 1e6, "flowlet gap (us), route flowlet"),
+	EMU_K_ANY("spray_match",
+		  "{\"type\": \"object\", \"not\": {\"required\": [\"iteration\"]}}",
+		  "spray only the packets this match selects (the stages' match keys, no "
+		  "iteration); the rest are ECMP-hashed (CRC16-CCITT of the 5-tuple, seed 0); "
+		  "with a spraying route only"),
 };
 static const struct emu_key_rule fab_switch_rules[] = {
 	{ "route", EMU_KEY_LIST("round_robin", "random", "adaptive", "flowlet", "static"), NULL,
 	  EMU_KEY_LIST("hash") },
+	{ "route", EMU_KEY_LIST("ecmp", "static"), NULL, EMU_KEY_LIST("spray_match") },
 };
 const struct emu_key_table fab_switch_table = {
 	.title = "fabric.switches[]", .desc = "a switch of the fabric",

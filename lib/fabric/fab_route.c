@@ -70,8 +70,15 @@ fab_route(const struct fab_cfg *cfg, struct fab_rt *rt, const struct emu_tm *tm,
 		return FAB_NONE;
 	if (n == 1)
 		return up[0];
+	/* spray_match: what it leaves out is hashed as at an ECMP switch (unparsed: up[0]) */
+	if (unlikely(sw->has_spray_match) &&
+	    (!(meta->flags & EMU_META_PARSED) ||
+	     !emu_match_test(&rt->spray_match[s], &meta->pkt, meta->in_port, meta->out_port,
+			     meta->prio, 0, now_ns)))
+		goto ecmp;
 	switch (sw->mode) {
 	case FAB_ROUTE_ECMP:
+	ecmp:
 		if (!(meta->flags & EMU_META_PARSED))
 			return up[0];
 		/* over the links that are up: a link down rehashes every flow over the rest */

@@ -47,6 +47,8 @@ emu_switch_fabric_init(struct emu_switch *sw, struct emu_err *err)
 	sw->fab_rt = rte_zmalloc("emu_fabric", sizeof(*sw->fab_rt), RTE_CACHE_LINE_SIZE);
 	if (sw->fab_rt == NULL)
 		return emu_err_setrc(err, -ENOMEM, "fabric: out of memory");
+	for (l = 0; l < fc->n_switches; l++)
+		sw->fab_rt->spray_match[l] = fc->sw[l].spray_match;
 	if (fc->needs_flow_table) {
 		sw->fab_rt->flowlets = rte_zmalloc("emu_flowlets", sizeof(struct fab_flowlet) *
 						   FAB_MAX_SWITCHES * FAB_FLOWLET_SLOTS,

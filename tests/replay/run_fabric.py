@@ -9,6 +9,8 @@ A. ECMP over 4 x 25 Gb/s (pipelines/ecmp-4x25.json): 4 RC flows from p0 at 100 G
 B. Per-packet round robin (the same fabric with "route": "round_robin"): every path carries a
    quarter of every flow, the aggregate reaches the 100 Gb/s the links allow, and the four
    path delays (2, 4, 6, 8 us) reorder each flow at p1.
+H. Spraying only matched traffic (spray_match, one flow of five): that flow takes every path,
+   the others keep the path ECMP gives them.
 C. Polarization: two tiers of hashing (leaf0 -> 4 spines -> 2 parallel links to leaf1): the
    same function and seed at both tiers use one of each spine's two links; Murmur3 with a
    different seed per tier uses all eight.
@@ -215,6 +217,42 @@ def scenario_spray(rocemu, tmp, base):
           "arrived after a later PSN of their flow" % (gbps, ooo))
 
 
+def scenario_spray_match(rocemu, tmp, base):
+    """H: round robin for the matched traffic only (spray_match on the UDP source port of
+    one flow): that flow takes every path, the other four (scenario A's) keep one path each,
+    the one ECMP with the default hash gives them, over two paths."""
+    pl = copy.deepcopy(base)
+    for s in pl["fabric"]["switches"]:
+        if "hash" in s:
+            del s["hash"]
+            s["route"] = "round_robin"
+            s["spray_match"] = {"udp_sport": 0xC003}
+    # scenario A's four flows (paths [3, 1] under ECMP) and the matched one
+    sports = [0xC000 + 3001 * i % 0x3FFF for i in range(1, 5)] + [0xC003]
+    flows = [[frame(sp, i) for i in range(160)] for sp in sports]
+    st, rows, _ = replay(rocemu, tmp, "spraymatch", pl, line_rate(flows, 100))
+    check(st["conservation"]["ok"] and drops(st) == 0, "H: conservation with no drops")
+    paths = {}
+    for _, sp, _, _, path in rows:
+        paths.setdefault(sp, set()).add(path)
+    check(len(paths.get(0xC003, ())) == 4, "H: the matched flow took all 4 paths (%s)" %
+          sorted(paths.get(0xC003, ())))
+    one = [sp for sp in sports if sp != 0xC003 and len(paths.get(sp, ())) == 1]
+    check(len(one) == 4, "H: the other flows kept one path each (%s)" %
+          {hex(k): sorted(v) for k, v in paths.items()})
+    # the hashed flows' paths are ECMP's with the default hash (CRC16-CCITT of the 5-tuple)
+    st_a, rows_a, _ = replay(rocemu, tmp, "spraymatch-ecmp", base, line_rate(flows, 100))
+    paths_a = {}
+    for _, sp, _, _, path in rows_a:
+        paths_a.setdefault(sp, set()).add(path)
+    check(len(set().union(*(paths[sp] for sp in one))) == 2 and
+          all(paths[sp] == paths_a[sp] for sp in one),
+          "H: each hashed flow on its ECMP path (%s)" %
+          {hex(sp): (sorted(paths[sp]), sorted(paths_a[sp])) for sp in one})
+    print("H: spray_match: flow 0xc003 over paths %s, the others %s" %
+          (sorted(paths[0xC003]), {hex(sp): sorted(paths[sp]) for sp in one}))
+
+
 def scenario_spray_reorder(rocemu, src, tmp):
     """F: pipelines/spray-4x25.json: sprayed over the skewed paths, the reorder stage in front
     of p1 puts every flow back in PSN order, every packet accounted."""
@@ -372,6 +410,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         base = scenario_ecmp(rocemu, src, tmp)
         scenario_spray(rocemu, tmp, base)
+        scenario_spray_match(rocemu, tmp, base)
         scenario_spray_reorder(rocemu, src, tmp)
         scenario_polarization(rocemu, tmp)
         scenario_link_down(rocemu, tmp, base)
