@@ -18,6 +18,7 @@
 #include "lib/proto/roce_build.h"
 #include "lib/proto/roce_mbuf.h"
 #include "lib/base/emu_json.h"
+#include "lib/stages/stages.h"
 #include "lib/switch/emu_switch_int.h"
 
 const char *const emu_run_ctr_names[EMU_RUN_CTR_MAX] = {
@@ -126,6 +127,27 @@ emu_switch_add_stages(struct emu_switch *sw, const char *list_key, bool egress, 
 }
 
 
+/*
+ * The parse stages fill only the fields the datapath reads (roce_parse_partial_dp()) when
+ * nothing else reads the parse result: every stage is parse or forward (forward reads the
+ * frame's MACs and the ingress port), no fabric (its ECMP hash reads addresses, ports and
+ * DestQP) and no incast source. The TM reads the class, l3_off, IP version, DSCP and ECN, the
+ * runner the class; MAC control frames always get the full parse.
+ */
+static void
+emu_switch_choose_parse(struct emu_switch *sw)
+{
+	bool dp = sw->fab == NULL && sw->n_incast == 0;
+	unsigned int i;
+
+	for (i = 0; i < sw->n_stages; i++)
+		if (sw->stages[i].ops != &emu_stage_parse && sw->stages[i].ops != &emu_stage_forward)
+			dp = false;
+	for (i = 0; i < sw->n_stages; i++)
+		if (sw->stages[i].ops == &emu_stage_parse)
+			emu_stage_parse_dp_fields(sw->stages[i].priv, dp);
+}
+
 struct emu_switch *
 emu_switch_create(struct emu_pipeline *pl, struct rte_mempool *pool, uint64_t seed,
 		  struct emu_err *err)
@@ -166,6 +188,7 @@ emu_switch_create(struct emu_pipeline *pl, struct rte_mempool *pool, uint64_t se
 	sw->n_reasons += EMU_RUN_CTR_MAX;
 	if (emu_switch_incast_init(sw, err) != 0)
 		goto fail;
+	emu_switch_choose_parse(sw);
 	sw->settings = emu_switch_settings_snapshot(sw);
 	if (sw->settings == NULL) {
 		emu_err_setrc(err, -ENOMEM, "out of memory reading the switch's settings");
