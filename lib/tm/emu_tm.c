@@ -62,6 +62,7 @@ emu_tm_create(const struct emu_tm_cfg *cfg, struct emu_err *err)
 		struct emu_tm_port *p = &tm->ports[i];
 
 		p->cfg = cfg->ports[i];
+		tm->lossless_of[i] = p->cfg.lossless_mask;
 		emu_tm_ecn_ramp(&p->cfg.ecn); /* derived: callers may fill the config directly */
 		p->link_up = true;
 		for (q = 0; q < EMU_TM_N_Q; q++)
@@ -254,6 +255,7 @@ emu_tm_enqueue_burst(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, u
 	const uint64_t queue_limit = p->cfg.queue_limit_bytes;
 	const uint32_t queue_pkts = p->cfg.queue_pkts;
 	const unsigned int n_ports = tm->n_ports;
+	const double alpha = tm->buf.alpha;
 	uint64_t port_cells, used_cells, all_q, max_q, enq_bytes = 0;
 	uint32_t port_pkts, nonempty, enq_pkts = 0;
 	uint16_t i, queued = 0;
@@ -292,20 +294,23 @@ emu_tm_enqueue_burst(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, u
 			cells = ((uint64_t)len + cb - 1) & ~(uint64_t)(cb - 1);
 		else
 			cells = (uint64_t)(len + cb - 1) / cb * cb;
+		/* The same tests as emu_tm_enqueue(), in any order (only "all pass" matters
+		 * here). Byte counts stay below EMU_TM_MAX_KB (16 GiB) by configuration, so the
+		 * signed conversions to double are exact and give what the unsigned ones give. */
 		if (unlikely((flags & EMU_META_MACCTL) || port_pkts >= queue_pkts ||
 			     port_cells + cells > limit ||
 			     (!dynamic && p->q_cells[q] + cells > queue_limit) ||
 			     (!own && used_cells + cells > total) ||
 			     (!own && dynamic &&
-			      (double)(p->q_cells[q] + cells) >
-				      tm->buf.alpha * (double)(total - used_cells)))) {
+			      (double)(int64_t)(p->q_cells[q] + cells) >
+				      alpha * (double)(int64_t)(total - used_cells)))) {
 			/* the general path decides: drop, headroom or the control queue */
 			TM_BURST_STORE();
 			queued += emu_tm_enqueue(tm, port, m, now_ns, rng);
 			TM_BURST_LOAD();
 			continue;
 		}
-		if (hop < n_ports && (tm->ports[hop].cfg.lossless_mask & (1u << q)))
+		if (hop < n_ports && (tm->lossless_of[hop] & (1u << q)))
 			in = &tm->ports[hop];
 		if (!own)
 			used_cells += cells;
@@ -492,6 +497,8 @@ emu_tm_advance_one_queue(struct emu_tm *tm, struct emu_tm_port *p, unsigned int 
 	uint64_t used_cells = tm->used_cells, memo_ps = p->memo_wire_ps;
 	uint32_t link_ps = p->link_free_ps, head = f->head, tail = f->tail, w_tail = w->tail;
 	uint32_t port_pkts = p->port_pkts, memo_len = p->memo_len;
+	uint64_t memo_whole_ns = memo_ps / 1000;
+	uint32_t memo_rest_ps = (uint32_t)(memo_ps % 1000);
 	const uint32_t w_head = w->head;
 	bool empty = false;
 
@@ -500,8 +507,8 @@ emu_tm_advance_one_queue(struct emu_tm *tm, struct emu_tm_port *p, unsigned int 
 	while (w_tail - w_head <= w_mask) {
 		struct rte_mbuf *m;
 		struct emu_pkt_meta *meta;
-		uint64_t start_ns, arrival_ns, sum_ps, cells, dep_ns;
-		uint32_t start_ps, len;
+		uint64_t start_ns, arrival_ns, ts_ns, sum_ps, cells, dep_ns;
+		uint32_t start_ps, len, carry;
 		uint16_t hop;
 		uint8_t flags;
 
@@ -512,7 +519,8 @@ emu_tm_advance_one_queue(struct emu_tm *tm, struct emu_tm_port *p, unsigned int 
 		m = f->slots[head & f_mask];
 		meta = emu_meta(m);
 		/* emu_tm_start() */
-		arrival_ns = meta->ts_ns;
+		ts_ns = meta->ts_ns;
+		arrival_ns = ts_ns;
 		if (pause_ns > arrival_ns)
 			arrival_ns = pause_ns;
 		if (arrival_ns > link_ns || (arrival_ns == link_ns && link_ps == 0)) {
@@ -529,10 +537,15 @@ emu_tm_advance_one_queue(struct emu_tm *tm, struct emu_tm_port *p, unsigned int 
 		if (unlikely(len != memo_len)) {
 			memo_len = len;
 			memo_ps = emu_tm_wire_ps(len, rate);
+			memo_whole_ns = memo_ps / 1000;
+			memo_rest_ps = (uint32_t)(memo_ps % 1000);
 		}
-		sum_ps = start_ps + memo_ps;
-		link_ns = start_ns + sum_ps / 1000;
-		link_ps = (uint32_t)(sum_ps % 1000);
+		/* (start_ps + memo_ps) / 1000 and % 1000 without a division: start_ps and
+		 * memo_rest_ps are both below 1000 */
+		sum_ps = start_ps + memo_rest_ps;
+		carry = sum_ps >= 1000;
+		link_ns = start_ns + memo_whole_ns + carry;
+		link_ps = (uint32_t)(sum_ps - (carry ? 1000 : 0));
 		head++;
 		qb -= len;
 		all_q -= len;
@@ -542,7 +555,7 @@ emu_tm_advance_one_queue(struct emu_tm *tm, struct emu_tm_port *p, unsigned int 
 		else
 			cells = (uint64_t)(len + cb - 1) / cb * cb;
 		hop = (flags & EMU_META_HOP) ? meta->hop_in : meta->in_port;
-		if (hop < n_ports && (tm->ports[hop].cfg.lossless_mask & (1u << q))) {
+		if (hop < n_ports && (tm->lossless_of[hop] & (1u << q))) {
 			struct emu_tm_port *in = &tm->ports[hop];
 
 			if (flags & EMU_META_HEADROOM) {
@@ -566,8 +579,8 @@ emu_tm_advance_one_queue(struct emu_tm *tm, struct emu_tm_port *p, unsigned int 
 		if (ecn && qb > kmin)
 			emu_tm_ecn(p, m, qb, rng);
 		busy_ps += memo_ps;
-		meta->trace.wait_ns = start_ns > meta->ts_ns ?
-			(uint32_t)RTE_MIN(start_ns - meta->ts_ns, (uint64_t)UINT32_MAX) : 0;
+		meta->trace.wait_ns = start_ns > ts_ns ?
+			(uint32_t)RTE_MIN(start_ns - ts_ns, (uint64_t)UINT32_MAX) : 0;
 		/* departure = finish rounded up to the ns, plus the propagation delay */
 		dep_ns = link_ns + (link_ps != 0) + delay_ns;
 		meta->ts_ns = dep_ns;
