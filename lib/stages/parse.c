@@ -202,6 +202,10 @@ static uint16_t
 parse_process_transparent(const struct parse_priv *pp, struct rte_mbuf **pkts, uint16_t n,
 			  struct emu_burst_ctx *ctx)
 {
+	enum roce_class (*const parse_hdr)(const uint8_t *, uint32_t, uint32_t, uint16_t,
+					   struct roce_pkt *) =
+		pp->dp_fields ? roce_parse_partial_dp : roce_parse_partial;
+	const uint16_t roce_port = pp->roce_port;
 	uint64_t n_rocev2 = 0;
 	uint16_t i;
 
@@ -212,15 +216,14 @@ parse_process_transparent(const struct parse_priv *pp, struct rte_mbuf **pkts, u
 		enum roce_class cls;
 
 		if (meta->flags & EMU_META_SNAP)
-			cls = (pp->dp_fields ? roce_parse_partial_dp : roce_parse_partial)(
-				rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m),
-				meta->wire_len, pp->roce_port, p);
-		else if (pp->dp_fields && m->data_len >= RTE_MIN(m->pkt_len, (uint32_t)ROCE_PARSE_MAX_HDR))
+			cls = parse_hdr(rte_pktmbuf_mtod(m, const uint8_t *),
+					rte_pktmbuf_data_len(m), meta->wire_len, roce_port, p);
+		else if (likely(m->data_len >= ROCE_PARSE_MAX_HDR || m->data_len >= m->pkt_len))
 			/* the headers in the first segment (else roce_parse_mbuf()'s copy) */
-			cls = roce_parse_partial_dp(rte_pktmbuf_mtod(m, const uint8_t *),
-						    m->data_len, m->pkt_len, pp->roce_port, p);
+			cls = parse_hdr(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len,
+					m->pkt_len, roce_port, p);
 		else
-			cls = roce_parse_mbuf(m, pp->roce_port, p);
+			cls = roce_parse_mbuf(m, roce_port, p);
 		meta->flags |= EMU_META_PARSED;
 		meta->prio = parse_prio(pp, p);
 		if (likely(cls == ROCE_CLASS_ROCEV2 && p->reason == ROCE_REASON_OK)) {

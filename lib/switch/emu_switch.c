@@ -596,19 +596,21 @@ emu_switch_rx_lens(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts,
 	emu_switch_release_held(sw, now_ns, 0, sw->n_ingress);
 	for (i = 0; i < n; i++) {
 		struct emu_pkt_meta *meta = emu_meta(pkts[i]);
+		uint32_t len = rte_pktmbuf_pkt_len(pkts[i]);
 
 		meta->ts_ns = now_ns;
 		meta->in_port = port;
 		meta->out_port = EMU_PORT_NONE;
 		meta->prio = 0;
 		meta->flags = 0;
-		memset(&meta->trace, 0, sizeof(meta->trace));
+		memset(&meta->trace, 0, sizeof(meta->trace)); /* padding too: captures copy it */
 		meta->trace.t_in_ns = now_ns;
-		if (wire_lens != NULL && wire_lens[i] > rte_pktmbuf_pkt_len(pkts[i])) {
+		if (unlikely(wire_lens != NULL) && wire_lens[i] > len) {
 			meta->flags = EMU_META_SNAP;
 			meta->wire_len = wire_lens[i];
+			len = wire_lens[i];
 		}
-		bytes += emu_wire_len(pkts[i]);
+		bytes += len;
 	}
 	ps->rx_pkts += n;
 	ps->rx_bytes += bytes;
