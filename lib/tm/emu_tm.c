@@ -240,42 +240,39 @@ emu_tm_enqueue(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t no
  * emu_tm_enqueue() of pkts[0..n) to one port, in order, with the port's running state in
  * locals: the compiler cannot keep it in registers across the stores into each packet's
  * metadata (they may alias the port as far as it knows). A packet the common case does not
- * cover (a MAC control frame, one the buffer would refuse or take into headroom, ECN at
- * enqueue, a port whose link is down) goes through emu_tm_enqueue() itself with the state
- * written back first, so the result is the same packet for packet.
+ * cover (a MAC control frame, one the buffer would refuse or take into headroom) goes through
+ * emu_tm_enqueue() itself with the state written back first, so the result is the same
+ * packet for packet. pow2 (cell size 1 or a power of two), dynamic and own are constants in
+ * each copy the caller makes (fewer registers and branches). The queues only grow during a
+ * burst, so the port's maximum queue is its length at the end.
  */
-uint16_t
-emu_tm_enqueue_burst(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
-		     uint64_t now_ns, struct emu_rng *rng)
+static inline __attribute__((always_inline)) uint16_t
+emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
+		   uint64_t now_ns, struct emu_rng *rng, const bool pow2, const bool dynamic,
+		   const bool own)
 {
 	struct emu_tm_port *p = &tm->ports[port];
 	const uint32_t cb = tm->buf.cell_bytes;
-	const bool own = p->cfg.own_buffer, dynamic = tm->buf.dynamic;
 	const uint64_t total = tm->buf.total_bytes, limit = p->cfg.limit_bytes;
 	const uint64_t queue_limit = p->cfg.queue_limit_bytes;
 	const uint32_t queue_pkts = p->cfg.queue_pkts;
 	const unsigned int n_ports = tm->n_ports;
 	const double alpha = tm->buf.alpha;
-	uint64_t port_cells, used_cells, all_q, max_q, enq_bytes = 0;
+	uint64_t port_cells, used_cells, all_q, enq_bytes = 0;
 	uint32_t port_pkts, nonempty, enq_pkts = 0;
 	uint16_t i, queued = 0;
 
-	if (!p->link_up || (p->cfg.ecn.enabled && p->cfg.ecn.at_enqueue)) {
-		for (i = 0; i < n; i++)
-			queued += emu_tm_enqueue(tm, port, pkts[i], now_ns, rng);
-		return queued;
-	}
 #define TM_BURST_LOAD() do { \
 		port_cells = p->port_cells; used_cells = tm->used_cells; \
-		all_q = p->all_q_bytes; max_q = p->ctr[EMU_TM_CTR_MAX_QUEUE_BYTES]; \
-		port_pkts = p->port_pkts; nonempty = p->nonempty; \
+		all_q = p->all_q_bytes; port_pkts = p->port_pkts; nonempty = p->nonempty; \
 	} while (0)
 #define TM_BURST_STORE() do { \
 		p->port_cells = port_cells; tm->used_cells = used_cells; \
-		p->all_q_bytes = all_q; p->ctr[EMU_TM_CTR_MAX_QUEUE_BYTES] = max_q; \
-		p->port_pkts = port_pkts; p->nonempty = nonempty; \
+		p->all_q_bytes = all_q; p->port_pkts = port_pkts; p->nonempty = nonempty; \
+		if (all_q > p->ctr[EMU_TM_CTR_MAX_QUEUE_BYTES]) \
+			p->ctr[EMU_TM_CTR_MAX_QUEUE_BYTES] = all_q; \
 		p->ctr[EMU_TM_CTR_ENQ_PKTS] += enq_pkts; p->ctr[EMU_TM_CTR_ENQ_BYTES] += enq_bytes; \
-		enq_pkts = 0; enq_bytes = 0; \
+		queued += (uint16_t)enq_pkts; enq_pkts = 0; enq_bytes = 0; \
 	} while (0)
 	TM_BURST_LOAD();
 	for (i = 0; i < n; i++) {
@@ -290,7 +287,7 @@ emu_tm_enqueue_burst(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, u
 		struct emu_tm_fifo *f;
 		uint64_t cells, qb;
 
-		if ((cb & (cb - 1)) == 0)
+		if (pow2)
 			cells = ((uint64_t)len + cb - 1) & ~(uint64_t)(cb - 1);
 		else
 			cells = (uint64_t)(len + cb - 1) / cb * cb;
@@ -344,14 +341,34 @@ emu_tm_enqueue_burst(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, u
 		enq_bytes += len;
 		if (qb > p->max_q_bytes[q])
 			p->max_q_bytes[q] = qb;
-		if (all_q > max_q)
-			max_q = all_q;
-		queued++;
 	}
 	TM_BURST_STORE();
 #undef TM_BURST_LOAD
 #undef TM_BURST_STORE
 	return queued;
+}
+
+uint16_t
+emu_tm_enqueue_burst(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
+		     uint64_t now_ns, struct emu_rng *rng)
+{
+	const struct emu_tm_port *p = &tm->ports[port];
+	const uint32_t cb = tm->buf.cell_bytes;
+	const bool own = p->cfg.own_buffer, dynamic = tm->buf.dynamic;
+	uint16_t i, queued = 0;
+
+	if (!p->link_up || (p->cfg.ecn.enabled && p->cfg.ecn.at_enqueue)) {
+		for (i = 0; i < n; i++)
+			queued += emu_tm_enqueue(tm, port, pkts[i], now_ns, rng);
+		return queued;
+	}
+	if ((cb & (cb - 1)) != 0)
+		return emu_tm_enqueue_run(tm, port, pkts, n, now_ns, rng, false, dynamic, own);
+	if (own)
+		return emu_tm_enqueue_run(tm, port, pkts, n, now_ns, rng, true, dynamic, true);
+	if (dynamic)
+		return emu_tm_enqueue_run(tm, port, pkts, n, now_ns, rng, true, true, false);
+	return emu_tm_enqueue_run(tm, port, pkts, n, now_ns, rng, true, false, false);
 }
 
 /* Earliest start of queue @p q's head: max(link free, arrival, pause end), as ns + ps. */

@@ -931,14 +931,15 @@ test_red_fixed_point(void **state)
 
 /*
  * emu_tm_enqueue_burst() against emu_tm_enqueue() one packet at a time: two TMs with the
- * same configuration (a small shared buffer, static or dynamic, 256 B cells, headroom, PFC
- * and RED ECN on priority 3, a slot limit) get the same random bursts (lengths, priorities
+ * same configuration (a small shared buffer, static or dynamic, 256 B or 200 B cells, one port
+ * with a buffer of its own or not, headroom, PFC and RED ECN on priority 3, a slot limit) get the same random bursts (lengths, priorities
  * 0 and 3, ingress ports, ECT or not) to the same ports at the same times, one through each
  * entry point, and the same dequeues and PFC collections in between. Every packet must leave
  * at the same time with the same trace, every counter and every PFC frame must be the same,
  * and the traffic must have reached the drops, the headroom, XOFF and the ECN marks.
  */
-static bool burst_dynamic;
+static unsigned int burst_mode; /* bit 0: dynamic buffer; bit 1: port 2 has its own buffer
+				  * (a fabric link); 3: also cells of 200 B (not a power of two) */
 
 static void
 burst_cfg(struct emu_tm_cfg *cfg)
@@ -946,9 +947,10 @@ burst_cfg(struct emu_tm_cfg *cfg)
 	unsigned int i;
 
 	cfg->buffer.total_bytes = 48 * 1024;
-	cfg->buffer.dynamic = burst_dynamic;
+	cfg->buffer.dynamic = (burst_mode & 1) != 0;
 	cfg->buffer.alpha = 1;
-	cfg->buffer.cell_bytes = 256;
+	cfg->buffer.cell_bytes = burst_mode == 3 ? 200 : 256;
+	cfg->ports[2].own_buffer = (burst_mode & 2) != 0;
 	for (i = 0; i < 3; i++) {
 		cfg->ports[i].queue_pkts = 64;
 		cfg->ports[i].limit_bytes = 40 * 1024;
@@ -1005,10 +1007,10 @@ test_enqueue_burst_same(void **state)
 	unsigned int mode, it, i, c, p, sent = 0, left = 0, queued = 0;
 
 	(void)state;
-	for (mode = 0; mode < 2; mode++) {
+	for (mode = 0; mode < 4; mode++) {
 		struct emu_tm *a, *b;
 
-		burst_dynamic = mode == 1;
+		burst_mode = mode;
 		a = tm_ports(3, burst_cfg);
 		b = tm_ports(3, burst_cfg);
 		emu_rng_seed(&ra, 7, 7);
