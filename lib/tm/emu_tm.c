@@ -496,18 +496,18 @@ emu_tm_unaccount(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q,
 /*
  * emu_tm_port_advance() while data queue @p q alone holds packets under the strict scheduler
  * (what emu_tm_pick() would choose every time): the same steps, with the link's, the queue's
- * and the buffer's running state in locals (see emu_tm_enqueue_burst()). Returns true when
+ * and the buffer's running state in locals (see emu_tm_enqueue_run()). Returns true when
  * the queue ran empty, false when its head may not start yet or the delay line is full.
  */
-static inline bool
-emu_tm_advance_one_queue(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q,
-			 uint64_t now_ns, struct emu_rng *rng)
+static inline __attribute__((always_inline)) bool
+emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uint64_t now_ns,
+		   struct emu_rng *rng, const bool pow2, const bool own)
 {
 	struct emu_tm_fifo *f = &p->q[q], *w = &p->wire;
 	const uint32_t cb = tm->buf.cell_bytes, f_mask = f->mask, w_mask = w->mask;
 	const uint64_t pause_ns = p->pause_until_ns[q], rate = p->cfg.rate_bps;
 	const uint64_t delay_ns = p->cfg.delay_ns, kmin = p->cfg.ecn.kmin_bytes;
-	const bool own = p->cfg.own_buffer, ecn = p->cfg.ecn.enabled && !p->cfg.ecn.at_enqueue;
+	const bool ecn = p->cfg.ecn.enabled && !p->cfg.ecn.at_enqueue;
 	const unsigned int n_ports = tm->n_ports;
 	uint64_t link_ns = p->link_free_ns, busy_ps = p->busy_ps, qb = p->q_bytes[q];
 	uint64_t all_q = p->all_q_bytes, q_cells = p->q_cells[q], port_cells = p->port_cells;
@@ -567,7 +567,7 @@ emu_tm_advance_one_queue(struct emu_tm *tm, struct emu_tm_port *p, unsigned int 
 		qb -= len;
 		all_q -= len;
 		/* emu_tm_unaccount() */
-		if ((cb & (cb - 1)) == 0)
+		if (pow2)
 			cells = ((uint64_t)len + cb - 1) & ~(uint64_t)(cb - 1);
 		else
 			cells = (uint64_t)(len + cb - 1) / cb * cb;
@@ -628,6 +628,20 @@ emu_tm_advance_one_queue(struct emu_tm *tm, struct emu_tm_port *p, unsigned int 
 		p->memo_wire_ps = memo_ps;
 	}
 	return empty;
+}
+
+/* emu_tm_advance_run() with the cell rounding and the port's own buffer as constants. */
+static bool
+emu_tm_advance_one_queue(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q,
+			 uint64_t now_ns, struct emu_rng *rng)
+{
+	const uint32_t cb = tm->buf.cell_bytes;
+
+	if ((cb & (cb - 1)) != 0)
+		return emu_tm_advance_run(tm, p, q, now_ns, rng, false, p->cfg.own_buffer);
+	if (p->cfg.own_buffer)
+		return emu_tm_advance_run(tm, p, q, now_ns, rng, true, true);
+	return emu_tm_advance_run(tm, p, q, now_ns, rng, true, false);
 }
 
 /* Start serialising every queued packet whose start time has come. */
