@@ -658,8 +658,13 @@ emu_tm_port_advance(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_ns,
 
 		if (p->nonempty != 0 && (p->nonempty & (p->nonempty - 1)) == 0 &&
 		    p->nonempty != 1u << EMU_TM_CTRL_Q && p->cfg.scheduler == EMU_TM_SCHED_STRICT) {
-			if (!emu_tm_advance_one_queue(tm, p, (unsigned int)__builtin_ctz(p->nonempty),
-						      now_ns, rng))
+			unsigned int q1 = (unsigned int)__builtin_ctz(p->nonempty);
+
+			/* most calls find the head not due yet: say so before the loop's set-up */
+			emu_tm_start(p, q1, &start_ns, &start_ps);
+			if (start_ns > now_ns || (start_ns == now_ns && start_ps > 0))
+				return;
+			if (!emu_tm_advance_one_queue(tm, p, q1, now_ns, rng))
 				return;
 			continue;
 		}
