@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Over 600 lines (about 830): the general parser, its fast path (untagged or one VLAN,
- * IPv4/IPv6, UDP 4791, BTH; untagged IPv4 with constant offsets apart) and the datapath's
- * variant of it (roce_parse_partial_dp(): the same checks, fewer fields) share the per-header
- * helpers and tables, which would otherwise have to be exported; tests/unit/proto/
- * test_fastpath.c includes this file to compare the static paths with each other.
+ * Over 600 lines (about 900): the general parser, its fast path (untagged or one VLAN,
+ * IPv4/IPv6, UDP 4791, BTH) and the datapath's variant of that fast path
+ * (roce_parse_partial_dp(): the same frames, checked with loads only, fewer fields stored;
+ * untagged IPv4 with constant offsets apart) share the per-header helpers and tables, which
+ * would otherwise have to be exported; tests/unit/proto/test_fastpath.c includes this file to
+ * compare the paths with each other.
  *
  * Frame parser. Every header is taken through a bounds-checked cursor whose end is the
  * smallest of: the bytes at hand, the frame, and the length the enclosing header claims.
@@ -493,11 +494,11 @@ struct fast_hdr {
 };
 
 /*
- * The common frame: Ethernet, untagged or one 802.1Q tag, IPv4 without options (not a
- * fragment) or IPv6, UDP to the RoCE port, a BTH and its extension headers within the bytes
- * at hand, every length consistent. Returns 1 and fills *h for such a frame, 0 for anything
- * else (then the general parser runs from the start). Loads only: nothing is stored in the
- * parse result before every check has passed.
+ * parse_fast()'s checks for roce_parse_partial_dp(), on the same frames (Ethernet, untagged or
+ * one 802.1Q tag, IPv4 without options, not a fragment, or IPv6, UDP to the RoCE port, a BTH
+ * and its extension headers within the bytes at hand, every length consistent). Returns 1 and
+ * fills *h for such a frame, 0 for anything else (then the general parser runs from the
+ * start). Loads only: nothing is stored in the parse result before every check has passed.
  */
 static inline __attribute__((always_inline)) int
 parse_fast_check(const uint8_t *hdr, uint32_t avail, uint32_t frame_len, uint16_t roce_port,
@@ -664,26 +665,6 @@ fast_common_fields(const struct fast_hdr *h, uint16_t roce_port, struct roce_pkt
 	out->udp_dport = roce_port;
 }
 
-/* A frame parse_fast_check() took: *out exactly as pkt_zero() and the general parser would
- * leave it. */
-static inline __attribute__((always_inline)) void
-parse_fast_fill(const struct fast_hdr *h, uint16_t roce_port, struct roce_pkt *out)
-{
-	pkt_zero(out);
-	if (h->et == ROCE_ETHERTYPE_IPV4) {
-		memcpy(out->src_ip, h->ip + 12, 4);
-		memcpy(out->dst_ip, h->ip + 16, 4);
-	} else {
-		memcpy(out->src_ip, h->ip + 8, 16);
-		memcpy(out->dst_ip, h->ip + 24, 16);
-	}
-	fast_common_fields(h, roce_port, out);
-	bth_fields(h->b, out);
-	out->ext_len = (uint8_t)h->ext_len;
-	if (h->ext_len != 0)
-		ext_fields(h->ext, h->b + ROCE_BTH_LEN, out);
-}
-
 /*
  * A frame parse_fast_check() took, for roce_parse_partial_dp(): only the fields its header
  * lists (those of parse_fast_fill() in the first 24 bytes, the UDP ports, opcode, transport,
@@ -702,20 +683,104 @@ parse_fast_fill_dp(const struct fast_hdr *h, uint16_t roce_port, struct roce_pkt
 	out->psn = w2 & 0xFFFFFF;
 }
 
-/* parse_fast_check() and parse_fast_fill(): 1 with *out complete, or 0 (*out untouched). */
+/*
+ * The common frame in one pass: Ethernet, untagged or one 802.1Q tag, IPv4 without options
+ * (not a fragment) or IPv6, UDP to the RoCE port, a BTH and its extension headers within the
+ * bytes at hand, every length consistent. Returns 1 with *out exactly as pkt_zero() and the
+ * general parser would leave it; returns 0 for anything else, and the general parser runs
+ * from the start (what this wrote to *out by then is overwritten).
+ */
 static inline int
 parse_fast(const uint8_t *hdr, uint32_t avail, uint32_t frame_len, uint16_t roce_port,
 	   struct roce_pkt *out)
 {
-	struct fast_hdr h;
+	uint32_t l3 = ROCE_ETH_HDR_LEN, l4, bth, ip_end, end, ext_len, room;
+	const uint8_t *ip, *udp, *b;
+	uint16_t et, ext;
+	uint8_t tc, nxt;
 
-	if (fast_is_ipv4(hdr, avail)) {
-		if (!parse_fast_check_ipv4(hdr, avail, frame_len, roce_port, &h))
+	/* the shortest frame taken here: Eth, IPv4, UDP, BTH */
+	if (avail < ROCE_ETH_HDR_LEN + ROCE_IPV4_HDR_LEN + ROCE_UDP_HDR_LEN + ROCE_BTH_LEN)
+		return 0;
+	et = roce_get_be16(hdr + 12);
+	pkt_zero(out);
+	if (et == ROCE_ETHERTYPE_VLAN) {
+		const uint8_t *tag = hdr + ROCE_ETH_HDR_LEN;
+
+		if (avail < ROCE_ETH_HDR_LEN + ROCE_VLAN_HDR_LEN + ROCE_IPV4_HDR_LEN +
+				    ROCE_UDP_HDR_LEN + ROCE_BTH_LEN)
 			return 0;
-	} else if (!parse_fast_check(hdr, avail, frame_len, roce_port, &h)) {
+		out->n_vlans = 1;
+		out->pcp = tag[0] >> 5;
+		out->vlan_id = roce_get_be16(tag) & 0x0FFF;
+		et = roce_get_be16(tag + 2);
+		l3 += ROCE_VLAN_HDR_LEN;
+	}
+	ip = hdr + l3;
+	if (et == ROCE_ETHERTYPE_IPV4) {
+		uint32_t tot_len = roce_get_be16(ip + 2);
+		uint8_t ttl = ip[8];
+
+		if (ip[0] != 0x45 || ip[9] != ROCE_IPPROTO_UDP ||
+		    (roce_get_be16(ip + 6) & (ROCE_IPV4_MF | ROCE_IPV4_FRAG_OFF_MASK)) != 0 ||
+		    tot_len < ROCE_IPV4_HDR_LEN || tot_len > frame_len - l3)
+			return 0;
+		tc = ip[1];
+		memcpy(out->src_ip, ip + 12, 4);
+		memcpy(out->dst_ip, ip + 16, 4);
+		out->ip_version = 4;
+		out->ttl = ttl;
+		l4 = l3 + ROCE_IPV4_HDR_LEN;
+		ip_end = l3 + tot_len;
+	} else if (et == ROCE_ETHERTYPE_IPV6) {
+		if (avail < l3 + ROCE_IPV6_HDR_LEN + ROCE_UDP_HDR_LEN + ROCE_BTH_LEN)
+			return 0;
+		nxt = ip[6];
+		l4 = l3 + ROCE_IPV6_HDR_LEN;
+		ip_end = l4 + roce_get_be16(ip + 4);
+		if ((ip[0] >> 4) != 6 || nxt != ROCE_IPPROTO_UDP || ip_end > frame_len)
+			return 0;
+		tc = (uint8_t)((ip[0] & 0x0F) << 4 | ip[1] >> 4);
+		out->ip_version = 6;
+		out->ttl = ip[7];
+		memcpy(out->src_ip, ip + 8, 16);
+		memcpy(out->dst_ip, ip + 24, 16);
+	} else {
 		return 0;
 	}
-	parse_fast_fill(&h, roce_port, out);
+	/* headers are read up to the smaller of the bytes at hand and the IP end */
+	end = avail < ip_end ? avail : ip_end;
+	udp = hdr + l4;
+	bth = l4 + ROCE_UDP_HDR_LEN;
+	if (bth + ROCE_BTH_LEN > end || roce_get_be16(udp + 2) != roce_port ||
+	    roce_get_be16(udp + 4) != ip_end - l4)
+		return 0;
+	b = hdr + bth;
+	ext = roce_opcode_ext[b[0]];
+	ext_len = ext_len_fast(ext);
+	if (bth + ROCE_BTH_LEN + ext_len > end ||
+	    ip_end - bth < ROCE_BTH_LEN + ext_len + ROCE_ICRC_LEN)
+		return 0;
+	room = ip_end - ROCE_ICRC_LEN - (bth + ROCE_BTH_LEN + ext_len);
+	if (((b[1] >> ROCE_BTH_PADCNT_SHIFT) & 3) > room)
+		return 0;
+	out->ethertype = et;
+	out->l3_off = (uint16_t)l3;
+	out->l4_off = (uint16_t)l4;
+	out->bth_off = (uint16_t)bth;
+	out->dscp = tc >> 2;
+	out->ecn = tc & 3;
+	out->udp_sport = roce_get_be16(udp);
+	out->udp_dport = roce_port;
+	bth_fields(b, out);
+	out->ext_len = (uint8_t)ext_len;
+	if (ext_len != 0)
+		ext_fields(ext, b + ROCE_BTH_LEN, out);
+	out->payload_off = (uint16_t)(bth + ROCE_BTH_LEN + ext_len);
+	out->icrc_off = (uint16_t)(ip_end - ROCE_ICRC_LEN);
+	out->payload_len = (uint16_t)(room - out->padcnt);
+	out->cls = ROCE_CLASS_ROCEV2;
+	out->reason = ROCE_REASON_OK;
 	return 1;
 }
 

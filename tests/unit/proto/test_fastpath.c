@@ -162,5 +162,6 @@ main(void)
 	printf("datapath parse: %lu of %lu frames on its fast path, %lu differ from the full "
 	       "parse\n", n_dp, total, bad_dp);
 	/* most frames are valid RoCEv2: a fast path that takes none would test nothing */
-	return bad != 0 || taken < total / 4 || bad_dp != 0 || n_dp < total / 4;
+	/* and the datapath parse's fast path takes the same frames as parse_fast() */
+	return bad != 0 || taken < total / 4 || bad_dp != 0 || n_dp != taken;
 }
