@@ -720,11 +720,13 @@ emu_tm_dequeue(struct emu_tm *tm, uint16_t port, uint64_t now_ns, struct rte_mbu
 	struct emu_tm_port *p = &tm->ports[port];
 	uint64_t bytes = 0;
 	uint16_t n = 0;
+	bool wire_full;
 
 	/* nothing queued, nothing on the wire: what the rest would find (polled every pass) */
 	if (p->nonempty == 0 && emu_tm_fifo_count(&p->wire) == 0)
 		return 0;
 	emu_tm_port_advance(tm, p, now_ns, rng);
+	wire_full = emu_tm_fifo_count(&p->wire) > p->wire.mask;
 	while (n < max && emu_tm_fifo_count(&p->wire) > 0) {
 		struct rte_mbuf *m = p->wire.slots[p->wire.head & p->wire.mask];
 
@@ -734,8 +736,10 @@ emu_tm_dequeue(struct emu_tm *tm, uint16_t port, uint64_t now_ns, struct rte_mbu
 		bytes += emu_wire_len(m);
 		out[n++] = m;
 	}
-	/* Packets the delay line could not take before may start now. */
-	if (n > 0)
+	/* Packets the delay line could not take before may start now (when it had room, the
+	 * advance stopped at a head not due yet, and taking packets off the line changes that
+	 * in nothing). */
+	if (n > 0 && wire_full)
 		emu_tm_port_advance(tm, p, now_ns, rng);
 	p->ctr[EMU_TM_CTR_DEQ_PKTS] += n;
 	p->ctr[EMU_TM_CTR_DEQ_BYTES] += bytes;
