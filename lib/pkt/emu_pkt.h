@@ -70,7 +70,10 @@ struct emu_pkt_meta {
 	uint32_t wire_len; /**< EMU_META_SNAP: the frame's length on the wire */
 	uint16_t hop_in;   /**< EMU_META_HOP: the TM port (fabric link) it arrived from */
 	struct emu_trace trace; /**< what the switch did to it (DESIGN.md: every packet has a trace) */
-	struct roce_pkt pkt; /**< parse result (when EMU_META_PARSED) */
+	/** Parse result (when EMU_META_PARSED). With pkt.dp_only set, only the fields
+	 * roce_parse_partial_dp() lists are this packet's: the switch lets the parse stage do
+	 * that only when nothing reads the others (emu_switch.c, emu_switch_choose_parse()). */
+	struct roce_pkt pkt;
 };
 
 #define EMU_MBUF_PRIV_SIZE RTE_ALIGN_CEIL(sizeof(struct emu_pkt_meta), RTE_MBUF_PRIV_ALIGN)

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Over 600 lines (656): the general parser and its fast path (untagged or one VLAN, IPv4/IPv6,
- * UDP 4791, BTH) share the per-header helpers, which would otherwise have to be exported.
+ * Over 600 lines (about 900): the general parser, its fast path (untagged or one VLAN,
+ * IPv4/IPv6, UDP 4791, BTH) and the datapath's variant of that fast path
+ * (roce_parse_partial_dp(): the same frames, checked with loads only, fewer fields stored;
+ * untagged IPv4 with constant offsets apart) share the per-header helpers and tables, which
+ * would otherwise have to be exported; tests/unit/proto/test_fastpath.c includes this file to
+ * compare the paths with each other.
  *
  * Frame parser. Every header is taken through a bounds-checked cursor whose end is the
  * smallest of: the bytes at hand, the frame, and the length the enclosing header claims.
@@ -481,6 +485,204 @@ pkt_zero(struct roce_pkt *out)
 	memset(o + 160, 0, sizeof(*out) - 160);
 }
 
+/* What the fast path's checks found out about a frame, for the fills below. */
+struct fast_hdr {
+	const uint8_t *ip, *udp, *b; /* IP, UDP and BTH headers */
+	uint32_t l3, l4, bth, ip_end, ext_len, room;
+	uint16_t et, ext, tci;       /* inner EtherType, extension headers, outer VLAN TCI */
+	uint8_t n_vlans, tc, padcnt; /* tc: IP traffic class (DSCP << 2 | ECN) */
+};
+
+/*
+ * parse_fast()'s checks for roce_parse_partial_dp(), on the same frames (Ethernet, untagged or
+ * one 802.1Q tag, IPv4 without options, not a fragment, or IPv6, UDP to the RoCE port, a BTH
+ * and its extension headers within the bytes at hand, every length consistent). Returns 1 and
+ * fills *h for such a frame, 0 for anything else (then the general parser runs from the
+ * start). Loads only: nothing is stored in the parse result before every check has passed.
+ */
+static inline __attribute__((always_inline)) int
+parse_fast_check(const uint8_t *hdr, uint32_t avail, uint32_t frame_len, uint16_t roce_port,
+		 struct fast_hdr *h)
+{
+	uint32_t l3 = ROCE_ETH_HDR_LEN, l4, bth, ip_end, end, ext_len;
+	const uint8_t *ip, *udp, *b;
+	uint16_t et, ext;
+
+	/* the shortest frame taken here: Eth, IPv4, UDP, BTH */
+	if (avail < ROCE_ETH_HDR_LEN + ROCE_IPV4_HDR_LEN + ROCE_UDP_HDR_LEN + ROCE_BTH_LEN)
+		return 0;
+	et = roce_get_be16(hdr + 12);
+	h->n_vlans = 0;
+	h->tci = 0;
+	if (et == ROCE_ETHERTYPE_VLAN) {
+		const uint8_t *tag = hdr + ROCE_ETH_HDR_LEN;
+
+		if (avail < ROCE_ETH_HDR_LEN + ROCE_VLAN_HDR_LEN + ROCE_IPV4_HDR_LEN +
+				    ROCE_UDP_HDR_LEN + ROCE_BTH_LEN)
+			return 0;
+		h->n_vlans = 1;
+		h->tci = roce_get_be16(tag);
+		et = roce_get_be16(tag + 2);
+		l3 += ROCE_VLAN_HDR_LEN;
+	}
+	ip = hdr + l3;
+	if (et == ROCE_ETHERTYPE_IPV4) {
+		uint32_t tot_len = roce_get_be16(ip + 2);
+
+		if (ip[0] != 0x45 || ip[9] != ROCE_IPPROTO_UDP ||
+		    (roce_get_be16(ip + 6) & (ROCE_IPV4_MF | ROCE_IPV4_FRAG_OFF_MASK)) != 0 ||
+		    tot_len < ROCE_IPV4_HDR_LEN || tot_len > frame_len - l3)
+			return 0;
+		h->tc = ip[1];
+		l4 = l3 + ROCE_IPV4_HDR_LEN;
+		ip_end = l3 + tot_len;
+	} else if (et == ROCE_ETHERTYPE_IPV6) {
+		if (avail < l3 + ROCE_IPV6_HDR_LEN + ROCE_UDP_HDR_LEN + ROCE_BTH_LEN)
+			return 0;
+		l4 = l3 + ROCE_IPV6_HDR_LEN;
+		ip_end = l4 + roce_get_be16(ip + 4);
+		if ((ip[0] >> 4) != 6 || ip[6] != ROCE_IPPROTO_UDP || ip_end > frame_len)
+			return 0;
+		h->tc = (uint8_t)((ip[0] & 0x0F) << 4 | ip[1] >> 4);
+	} else {
+		return 0;
+	}
+	/* headers are read up to the smaller of the bytes at hand and the IP end */
+	end = avail < ip_end ? avail : ip_end;
+	udp = hdr + l4;
+	bth = l4 + ROCE_UDP_HDR_LEN;
+	if (bth + ROCE_BTH_LEN > end || roce_get_be16(udp + 2) != roce_port ||
+	    roce_get_be16(udp + 4) != ip_end - l4)
+		return 0;
+	b = hdr + bth;
+	ext = roce_opcode_ext[b[0]];
+	ext_len = ext_len_fast(ext);
+	if (bth + ROCE_BTH_LEN + ext_len > end ||
+	    ip_end - bth < ROCE_BTH_LEN + ext_len + ROCE_ICRC_LEN)
+		return 0;
+	h->room = ip_end - ROCE_ICRC_LEN - (bth + ROCE_BTH_LEN + ext_len);
+	h->padcnt = (b[1] >> ROCE_BTH_PADCNT_SHIFT) & 3;
+	if (h->padcnt > h->room)
+		return 0;
+	h->ip = ip;
+	h->udp = udp;
+	h->b = b;
+	h->l3 = l3;
+	h->l4 = l4;
+	h->bth = bth;
+	h->ip_end = ip_end;
+	h->ext_len = ext_len;
+	h->et = et;
+	h->ext = ext;
+	return 1;
+}
+
+/*
+ * parse_fast_check() for untagged IPv4 (the caller saw EtherType 0x0800 at offset 12 and
+ * avail >= Eth + IPv4 + UDP + BTH): the same checks with every offset a constant, which the
+ * fills below then store as constants.
+ */
+static inline __attribute__((always_inline)) int
+parse_fast_check_ipv4(const uint8_t *hdr, uint32_t avail, uint32_t frame_len,
+		      uint16_t roce_port, struct fast_hdr *h)
+{
+	enum {
+		L3 = ROCE_ETH_HDR_LEN,
+		L4 = L3 + ROCE_IPV4_HDR_LEN,
+		BTH = L4 + ROCE_UDP_HDR_LEN,
+		EXT = BTH + ROCE_BTH_LEN,
+	};
+	const uint8_t *ip = hdr + L3, *b = hdr + BTH;
+	uint32_t tot_len = roce_get_be16(ip + 2), ip_end, end, ext_len;
+	uint16_t ext;
+
+	if (ip[0] != 0x45 || ip[9] != ROCE_IPPROTO_UDP ||
+	    (roce_get_be16(ip + 6) & (ROCE_IPV4_MF | ROCE_IPV4_FRAG_OFF_MASK)) != 0 ||
+	    tot_len < ROCE_IPV4_HDR_LEN || tot_len > frame_len - L3)
+		return 0;
+	ip_end = L3 + tot_len;
+	end = avail < ip_end ? avail : ip_end;
+	if (EXT > end || roce_get_be16(hdr + L4 + 2) != roce_port ||
+	    roce_get_be16(hdr + L4 + 4) != tot_len - ROCE_IPV4_HDR_LEN)
+		return 0;
+	ext = roce_opcode_ext[b[0]];
+	ext_len = ext_len_fast(ext);
+	if (EXT + ext_len > end || ip_end - BTH < ROCE_BTH_LEN + ext_len + ROCE_ICRC_LEN)
+		return 0;
+	h->room = ip_end - ROCE_ICRC_LEN - (EXT + ext_len);
+	h->padcnt = (b[1] >> ROCE_BTH_PADCNT_SHIFT) & 3;
+	if (h->padcnt > h->room)
+		return 0;
+	h->n_vlans = 0;
+	h->tci = 0;
+	h->tc = ip[1];
+	h->ip = ip;
+	h->udp = hdr + L4;
+	h->b = b;
+	h->l3 = L3;
+	h->l4 = L4;
+	h->bth = BTH;
+	h->ip_end = ip_end;
+	h->ext_len = ext_len;
+	h->et = ROCE_ETHERTYPE_IPV4;
+	h->ext = ext;
+	return 1;
+}
+
+/* Is the frame untagged IPv4 with room for the headers parse_fast_check_ipv4() reads? */
+static inline int
+fast_is_ipv4(const uint8_t *hdr, uint32_t avail)
+{
+	return avail >= ROCE_ETH_HDR_LEN + ROCE_IPV4_HDR_LEN + ROCE_UDP_HDR_LEN + ROCE_BTH_LEN &&
+	       roce_get_be16(hdr + 12) == ROCE_ETHERTYPE_IPV4;
+}
+
+/* The fields both fills store: class, VLAN, EtherType, offsets and lengths, IP version and
+ * traffic class, TTL, UDP ports. */
+static inline __attribute__((always_inline)) void
+fast_common_fields(const struct fast_hdr *h, uint16_t roce_port, struct roce_pkt *out)
+{
+	uint8_t ttl = h->et == ROCE_ETHERTYPE_IPV4 ? h->ip[8] : h->ip[7];
+	uint16_t sport = roce_get_be16(h->udp);
+
+	out->cls = ROCE_CLASS_ROCEV2;
+	out->reason = ROCE_REASON_OK;
+	out->n_vlans = h->n_vlans;
+	out->pcp = (uint8_t)(h->tci >> 13);
+	out->vlan_id = h->tci & 0x0FFF;
+	out->ethertype = h->et;
+	out->l3_off = (uint16_t)h->l3;
+	out->l4_off = (uint16_t)h->l4;
+	out->bth_off = (uint16_t)h->bth;
+	out->payload_off = (uint16_t)(h->bth + ROCE_BTH_LEN + h->ext_len);
+	out->icrc_off = (uint16_t)(h->ip_end - ROCE_ICRC_LEN);
+	out->payload_len = (uint16_t)(h->room - h->padcnt);
+	out->ip_version = h->et == ROCE_ETHERTYPE_IPV4 ? 4 : 6;
+	out->dscp = h->tc >> 2;
+	out->ecn = h->tc & 3;
+	out->ttl = ttl;
+	out->udp_sport = sport;
+	out->udp_dport = roce_port;
+}
+
+/*
+ * A frame parse_fast_check() took, for roce_parse_partial_dp(): only the fields its header
+ * lists (those of parse_fast_fill() in the first 24 bytes, the UDP ports, opcode, transport,
+ * DestQP and PSN), and dp_only = 1; nothing else of *out is written.
+ */
+static inline __attribute__((always_inline)) void
+parse_fast_fill_dp(const struct fast_hdr *h, uint16_t roce_port, struct roce_pkt *out)
+{
+	uint32_t w0 = load_be32(h->b), w1 = load_be32(h->b + 4), w2 = load_be32(h->b + 8);
+
+	fast_common_fields(h, roce_port, out);
+	out->opcode = (uint8_t)(w0 >> 24);
+	out->transport = (uint8_t)(w0 >> 29);
+	out->dp_only = 1;
+	out->dest_qp = w1 & 0xFFFFFF;
+	out->psn = w2 & 0xFFFFFF;
+}
+
 /*
  * The common frame in one pass: Ethernet, untagged or one 802.1Q tag, IPv4 without options
  * (not a fragment) or IPv6, UDP to the RoCE port, a BTH and its extension headers within the
@@ -649,6 +851,41 @@ roce_parse_partial(const uint8_t *hdr, uint32_t avail, uint32_t frame_len, uint1
 		avail = frame_len;
 	if (parse_fast(hdr, avail, frame_len, roce_port, out))
 		return ROCE_CLASS_ROCEV2;
+	return parse_general(hdr, avail, frame_len, roce_port, out);
+}
+
+/* roce_parse_partial_dp() of a frame that is not untagged IPv4 (its own function: the
+ * untagged IPv4 path needs fewer registers). */
+static __attribute__((noinline)) enum roce_class
+parse_dp_other(const uint8_t *hdr, uint32_t avail, uint32_t frame_len, uint16_t roce_port,
+	       struct roce_pkt *out)
+{
+	struct fast_hdr h;
+
+	if (parse_fast_check(hdr, avail, frame_len, roce_port, &h)) {
+		parse_fast_fill_dp(&h, roce_port, out);
+		return ROCE_CLASS_ROCEV2;
+	}
+	return parse_general(hdr, avail, frame_len, roce_port, out);
+}
+
+enum roce_class
+roce_parse_partial_dp(const uint8_t *hdr, uint32_t avail, uint32_t frame_len,
+		      uint16_t roce_port, struct roce_pkt *out)
+{
+	struct fast_hdr h;
+
+	if (frame_len > UINT16_MAX)
+		frame_len = UINT16_MAX;
+	if (avail > frame_len)
+		avail = frame_len;
+	if (!fast_is_ipv4(hdr, avail))
+		return parse_dp_other(hdr, avail, frame_len, roce_port, out);
+	/* its own copy of the check and the fill: every offset a constant */
+	if (parse_fast_check_ipv4(hdr, avail, frame_len, roce_port, &h)) {
+		parse_fast_fill_dp(&h, roce_port, out);
+		return ROCE_CLASS_ROCEV2;
+	}
 	return parse_general(hdr, avail, frame_len, roce_port, out);
 }
 

@@ -101,6 +101,7 @@ struct roce_pkt {
 	uint8_t fecn;
 	uint8_t becn;
 	uint8_t ackreq;
+	uint8_t dp_only;	/**< 1: roce_parse_partial_dp() filled only its fields (see there) */
 	uint16_t pkey;
 	uint32_t dest_qp;
 	uint32_t psn;
@@ -151,6 +152,19 @@ enum roce_class roce_parse(const uint8_t *frame, uint32_t len, uint16_t roce_por
  * frame_len. roce_parse(f, len, ...) is roce_parse_partial(f, len, len, ...).
  */
 enum roce_class roce_parse_partial(const uint8_t *hdr, uint32_t avail, uint32_t frame_len,
+		uint16_t roce_port, struct roce_pkt *out);
+
+/**
+ * roce_parse_partial() for a datapath that reads only some of the result. A frame the
+ * parser's fast path takes (well-formed RoCEv2 over Ethernet, untagged or one 802.1Q tag,
+ * IPv4 without options or IPv6: cls ROCE_CLASS_ROCEV2, reason OK) gets only these fields,
+ * each equal to what roce_parse_partial() gives: cls, reason, n_vlans, pcp, vlan_id,
+ * ethertype, l3_off, l4_off, bth_off, payload_off, icrc_off, payload_len, ip_version, dscp,
+ * ecn, ttl, udp_sport, udp_dport, opcode, transport, dest_qp, psn; and dp_only = 1. Every
+ * other field keeps what *out held before: a caller that reads one of them must use
+ * roce_parse_partial(). Any other frame gets the whole result (dp_only = 0).
+ */
+enum roce_class roce_parse_partial_dp(const uint8_t *hdr, uint32_t avail, uint32_t frame_len,
 		uint16_t roce_port, struct roce_pkt *out);
 
 /** Name of a class ("rocev2", "invalid", ...); "unknown" if out of range. */

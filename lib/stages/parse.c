@@ -7,6 +7,12 @@
  * The priority (meta->prio, the TM queue) comes from the DSCP through "dscp_map"
  * ("trust": "dscp", the default, as RoCE deployments do) or from the outermost
  * 802.1p PCP ("trust": "pcp"); frames without an IP header always use the PCP.
+ *
+ * When the switch says that nothing after this stage reads more of the parse result than
+ * roce_parse_partial_dp() fills (emu_stage_parse_dp_fields(): only parse and forward stages,
+ * no fabric, no incast; the TM reads the class, offsets, IP version and traffic class), the
+ * common RoCEv2 frame gets only those fields (the others stay as they were in the mbuf's
+ * metadata) and the counters and every packet's fate are the same.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -63,8 +69,15 @@ struct parse_priv {
 	bool verify_icrc;
 	bool drop_bad_icrc;
 	bool trust_dscp;
+	bool dp_fields; /* roce_parse_partial_dp(): set by the switch (emu_stage_parse_dp_fields) */
 	uint8_t dscp_prio[64];
 };
+
+void
+emu_stage_parse_dp_fields(void *priv, bool on)
+{
+	((struct parse_priv *)priv)->dp_fields = on;
+}
 
 /* dscp_map: {"26": 3, ...} (unlisted DSCPs -> 0) or an array of 64 priorities. */
 static int
@@ -189,6 +202,10 @@ static uint16_t
 parse_process_transparent(const struct parse_priv *pp, struct rte_mbuf **pkts, uint16_t n,
 			  struct emu_burst_ctx *ctx)
 {
+	enum roce_class (*const parse_hdr)(const uint8_t *, uint32_t, uint32_t, uint16_t,
+					   struct roce_pkt *) =
+		pp->dp_fields ? roce_parse_partial_dp : roce_parse_partial;
+	const uint16_t roce_port = pp->roce_port;
 	uint64_t n_rocev2 = 0;
 	uint16_t i;
 
@@ -199,11 +216,14 @@ parse_process_transparent(const struct parse_priv *pp, struct rte_mbuf **pkts, u
 		enum roce_class cls;
 
 		if (meta->flags & EMU_META_SNAP)
-			cls = roce_parse_partial(rte_pktmbuf_mtod(m, const uint8_t *),
-						 rte_pktmbuf_data_len(m), meta->wire_len,
-						 pp->roce_port, p);
+			cls = parse_hdr(rte_pktmbuf_mtod(m, const uint8_t *),
+					rte_pktmbuf_data_len(m), meta->wire_len, roce_port, p);
+		else if (likely(m->data_len >= ROCE_PARSE_MAX_HDR || m->data_len >= m->pkt_len))
+			/* the headers in the first segment (else roce_parse_mbuf()'s copy) */
+			cls = parse_hdr(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len,
+					m->pkt_len, roce_port, p);
 		else
-			cls = roce_parse_mbuf(m, pp->roce_port, p);
+			cls = roce_parse_mbuf(m, roce_port, p);
 		meta->flags |= EMU_META_PARSED;
 		meta->prio = parse_prio(pp, p);
 		if (likely(cls == ROCE_CLASS_ROCEV2 && p->reason == ROCE_REASON_OK)) {

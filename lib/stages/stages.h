@@ -16,4 +16,12 @@ extern const struct emu_stage_ops emu_stage_impair;
 extern const struct emu_stage_ops emu_stage_delay;
 extern const struct emu_stage_ops emu_stage_reorder;
 
+/**
+ * Have the parse stage instance @p priv use roce_parse_partial_dp() (only the fields the
+ * switch's datapath reads) in its default configuration (nothing dropped, no ICRC check).
+ * The switch calls it when no stage, fabric or incast source after it reads more; the
+ * result fields it does fill and every counter are the same as with the full parse.
+ */
+void emu_stage_parse_dp_fields(void *priv, bool on);
+
 #endif

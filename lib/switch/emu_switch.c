@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The runner (over 600 lines, 756): rx, ingress stages, the fabric's entry, TM, emitted
+ * The runner (over 600 lines, 824): rx, ingress stages, the fabric's entry, TM, emitted
  * frames, PFC frames, egress stages, tx, held packets and typed programs, one per-packet walk;
  * the incast, fabric, access and report sides are in their own files already.
  */
@@ -18,6 +18,7 @@
 #include "lib/proto/roce_build.h"
 #include "lib/proto/roce_mbuf.h"
 #include "lib/base/emu_json.h"
+#include "lib/stages/stages.h"
 #include "lib/switch/emu_switch_int.h"
 
 const char *const emu_run_ctr_names[EMU_RUN_CTR_MAX] = {
@@ -126,6 +127,27 @@ emu_switch_add_stages(struct emu_switch *sw, const char *list_key, bool egress, 
 }
 
 
+/*
+ * The parse stages fill only the fields the datapath reads (roce_parse_partial_dp()) when
+ * nothing else reads the parse result: every stage is parse or forward (forward reads the
+ * frame's MACs and the ingress port), no fabric (its ECMP hash reads addresses, ports and
+ * DestQP) and no incast source. The TM reads the class, l3_off, IP version, DSCP and ECN, the
+ * runner the class; MAC control frames always get the full parse.
+ */
+static void
+emu_switch_choose_parse(struct emu_switch *sw)
+{
+	bool dp = sw->fab == NULL && sw->n_incast == 0;
+	unsigned int i;
+
+	for (i = 0; i < sw->n_stages; i++)
+		if (sw->stages[i].ops != &emu_stage_parse && sw->stages[i].ops != &emu_stage_forward)
+			dp = false;
+	for (i = 0; i < sw->n_stages; i++)
+		if (sw->stages[i].ops == &emu_stage_parse)
+			emu_stage_parse_dp_fields(sw->stages[i].priv, dp);
+}
+
 struct emu_switch *
 emu_switch_create(struct emu_pipeline *pl, struct rte_mempool *pool, uint64_t seed,
 		  struct emu_err *err)
@@ -166,6 +188,7 @@ emu_switch_create(struct emu_pipeline *pl, struct rte_mempool *pool, uint64_t se
 	sw->n_reasons += EMU_RUN_CTR_MAX;
 	if (emu_switch_incast_init(sw, err) != 0)
 		goto fail;
+	emu_switch_choose_parse(sw);
 	sw->settings = emu_switch_settings_snapshot(sw);
 	if (sw->settings == NULL) {
 		emu_err_setrc(err, -ENOMEM, "out of memory reading the switch's settings");
@@ -462,7 +485,13 @@ emu_switch_mac_control(struct emu_switch *sw, uint16_t port, struct rte_mbuf *m,
 	return true;
 }
 
-/* Ingress stages that hold packets hand over those due; they continue after that stage. */
+/* Parsed and not MAC control: emu_switch_mac_control() would return false at once. */
+static inline bool
+emu_rx_plain(const struct emu_pkt_meta *meta)
+{
+	return (meta->flags & EMU_META_PARSED) && meta->pkt.cls != ROCE_CLASS_MAC_CONTROL;
+}
+
 /* Room left in the fullest TX staging (what an egress release may hand over at most). */
 static uint16_t
 emu_switch_tx_room(const struct emu_switch *sw)
@@ -566,26 +595,46 @@ emu_switch_rx_lens(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts,
 	emu_switch_release_held(sw, now_ns, 0, sw->n_ingress);
 	for (i = 0; i < n; i++) {
 		struct emu_pkt_meta *meta = emu_meta(pkts[i]);
+		uint32_t len = rte_pktmbuf_pkt_len(pkts[i]);
 
 		meta->ts_ns = now_ns;
 		meta->in_port = port;
 		meta->out_port = EMU_PORT_NONE;
 		meta->prio = 0;
 		meta->flags = 0;
-		memset(&meta->trace, 0, sizeof(meta->trace));
+		memset(&meta->trace, 0, sizeof(meta->trace)); /* padding too: captures copy it */
 		meta->trace.t_in_ns = now_ns;
-		if (wire_lens != NULL && wire_lens[i] > rte_pktmbuf_pkt_len(pkts[i])) {
+		if (unlikely(wire_lens != NULL) && wire_lens[i] > len) {
 			meta->flags = EMU_META_SNAP;
 			meta->wire_len = wire_lens[i];
+			len = wire_lens[i];
 		}
-		bytes += emu_wire_len(pkts[i]);
+		bytes += len;
 	}
 	ps->rx_pkts += n;
 	ps->rx_bytes += bytes;
 	n = emu_switch_run_stages(sw, 0, sw->n_ingress, pkts, n, now_ns);
-	for (i = 0; i < n; i++)
+	i = 0;
+	while (i < n) {
+		uint16_t out = emu_meta(pkts[i])->out_port, k = i;
+
+		/* A run of parsed frames that are not MAC control (emu_switch_mac_control() would
+		 * pass them on) to one real port, outside a fabric: one TM call, in order. */
+		if (sw->fab == NULL && out < sw->n_ports) {
+			while (k < n && emu_meta(pkts[k])->out_port == out &&
+			       emu_rx_plain(emu_meta(pkts[k])))
+				k++;
+			if (k > i) {
+				emu_tm_enqueue_burst(sw->tm, out, pkts + i, k - i, now_ns,
+						     &sw->tm_rng);
+				i = k;
+				continue;
+			}
+		}
 		if (!emu_switch_mac_control(sw, port, pkts[i], now_ns))
 			emu_switch_enqueue(sw, pkts[i], now_ns);
+		i++;
+	}
 	emu_switch_flush_emit(sw, now_ns);
 	emu_switch_send_pfc(sw, now_ns);
 }

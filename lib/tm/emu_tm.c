@@ -4,6 +4,11 @@
  * accounting, RED ECN marking, the scheduler (strict or DWRR, paused queues skipped), the link
  * (exact serialisation in ns + ps) and the delay line. Configuration: emu_tm_config.c; PFC
  * and storms: emu_tm_pfc.c; profile changes and reports: emu_tm_ctl.c.
+ *
+ * Over 600 lines (about 770): the burst enqueue and the one-queue advance loop are the general
+ * per-packet functions again with the port's state in locals, and fall back to them packet by
+ * packet; kept next to them so that the two copies of each rule are read (and changed)
+ * together, and so that they inline the static helpers (ECN, ingress release, start time).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -62,6 +67,7 @@ emu_tm_create(const struct emu_tm_cfg *cfg, struct emu_err *err)
 		struct emu_tm_port *p = &tm->ports[i];
 
 		p->cfg = cfg->ports[i];
+		tm->lossless_of[i] = p->cfg.lossless_mask;
 		emu_tm_ecn_ramp(&p->cfg.ecn); /* derived: callers may fill the config directly */
 		p->link_up = true;
 		for (q = 0; q < EMU_TM_N_Q; q++)
@@ -235,6 +241,141 @@ emu_tm_enqueue(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t no
 	return true;
 }
 
+/*
+ * emu_tm_enqueue() of pkts[0..n) to one port, in order, with the port's running state in
+ * locals: the compiler cannot keep it in registers across the stores into each packet's
+ * metadata (they may alias the port as far as it knows). A packet the common case does not
+ * cover (a MAC control frame, one the buffer would refuse or take into headroom) goes through
+ * emu_tm_enqueue() itself with the state written back first, so the result is the same
+ * packet for packet. pow2 (cell size 1 or a power of two), dynamic and own are constants in
+ * each copy the caller makes (fewer registers and branches). The queues only grow during a
+ * burst, so the port's maximum queue is its length at the end.
+ */
+static inline __attribute__((always_inline)) uint16_t
+emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
+		   uint64_t now_ns, struct emu_rng *rng, const bool pow2, const bool dynamic,
+		   const bool own)
+{
+	struct emu_tm_port *p = &tm->ports[port];
+	const uint32_t cb = tm->buf.cell_bytes;
+	const uint64_t total = tm->buf.total_bytes, limit = p->cfg.limit_bytes;
+	const uint64_t queue_limit = p->cfg.queue_limit_bytes;
+	const uint32_t queue_pkts = p->cfg.queue_pkts;
+	const unsigned int n_ports = tm->n_ports;
+	const double alpha = tm->buf.alpha;
+	uint64_t port_cells, used_cells, all_q, enq_bytes = 0;
+	uint32_t port_pkts, nonempty, enq_pkts = 0;
+	uint16_t i, queued = 0;
+
+#define TM_BURST_LOAD() do { \
+		port_cells = p->port_cells; used_cells = tm->used_cells; \
+		all_q = p->all_q_bytes; port_pkts = p->port_pkts; nonempty = p->nonempty; \
+	} while (0)
+#define TM_BURST_STORE() do { \
+		p->port_cells = port_cells; tm->used_cells = used_cells; \
+		p->all_q_bytes = all_q; p->port_pkts = port_pkts; p->nonempty = nonempty; \
+		if (all_q > p->ctr[EMU_TM_CTR_MAX_QUEUE_BYTES]) \
+			p->ctr[EMU_TM_CTR_MAX_QUEUE_BYTES] = all_q; \
+		p->ctr[EMU_TM_CTR_ENQ_PKTS] += enq_pkts; p->ctr[EMU_TM_CTR_ENQ_BYTES] += enq_bytes; \
+		queued += (uint16_t)enq_pkts; enq_pkts = 0; enq_bytes = 0; \
+	} while (0)
+	TM_BURST_LOAD();
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct emu_pkt_meta *meta = emu_meta(m);
+		const uint8_t flags = meta->flags;
+		const uint32_t len = (flags & EMU_META_SNAP) ? meta->wire_len :
+							     rte_pktmbuf_pkt_len(m);
+		const unsigned int q = meta->prio & (EMU_TM_N_PRIO - 1);
+		const uint16_t hop = (flags & EMU_META_HOP) ? meta->hop_in : meta->in_port;
+		struct emu_tm_port *in = NULL;
+		struct emu_tm_fifo *f;
+		uint64_t cells, qb;
+
+		if (pow2)
+			cells = ((uint64_t)len + cb - 1) & ~(uint64_t)(cb - 1);
+		else
+			cells = (uint64_t)(len + cb - 1) / cb * cb;
+		/* The same tests as emu_tm_enqueue(), in any order (only "all pass" matters
+		 * here). Byte counts stay below EMU_TM_MAX_KB (16 GiB) by configuration, so the
+		 * signed conversions to double are exact and give what the unsigned ones give. */
+		if (unlikely((flags & EMU_META_MACCTL) || port_pkts >= queue_pkts ||
+			     port_cells + cells > limit ||
+			     (!dynamic && p->q_cells[q] + cells > queue_limit) ||
+			     (!own && used_cells + cells > total) ||
+			     (!own && dynamic &&
+			      (double)(int64_t)(p->q_cells[q] + cells) >
+				      alpha * (double)(int64_t)(total - used_cells)))) {
+			/* the general path decides: drop, headroom or the control queue */
+			TM_BURST_STORE();
+			queued += emu_tm_enqueue(tm, port, m, now_ns, rng);
+			TM_BURST_LOAD();
+			continue;
+		}
+		if (hop < n_ports && (tm->lossless_of[hop] & (1u << q)))
+			in = &tm->ports[hop];
+		if (!own)
+			used_cells += cells;
+		p->q_cells[q] += cells;
+		port_cells += cells;
+		port_pkts += 1;
+		if (in != NULL) {
+			in->ing_bytes[q] += len;
+			/* Crossing XOFF: tell the sender on the ingress port to pause. */
+			if (in->cfg.pfc.enabled && !in->xoff[q] &&
+			    in->ing_bytes[q] > in->cfg.pfc.xoff_bytes) {
+				in->xoff[q] = true;
+				in->xoff_start_ns[q] = now_ns;
+				in->refresh_ns[q] = now_ns;
+				in->pfc_pending |= (uint16_t)(1u << q);
+				tm->pfc_any = true;
+			}
+		}
+		qb = p->q_bytes[q];
+		meta->flags = flags & (uint8_t)~EMU_META_HEADROOM;
+		meta->ts_ns = now_ns;
+		meta->trace.t_enq_ns = now_ns;
+		meta->trace.qdepth_bytes = (uint32_t)RTE_MIN(qb, (uint64_t)UINT32_MAX);
+		f = &p->q[q];
+		f->slots[f->tail++ & f->mask] = m;
+		nonempty |= 1u << q;
+		qb += len;
+		p->q_bytes[q] = qb;
+		all_q += len;
+		enq_pkts += 1;
+		enq_bytes += len;
+		if (qb > p->max_q_bytes[q])
+			p->max_q_bytes[q] = qb;
+	}
+	TM_BURST_STORE();
+#undef TM_BURST_LOAD
+#undef TM_BURST_STORE
+	return queued;
+}
+
+uint16_t
+emu_tm_enqueue_burst(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
+		     uint64_t now_ns, struct emu_rng *rng)
+{
+	const struct emu_tm_port *p = &tm->ports[port];
+	const uint32_t cb = tm->buf.cell_bytes;
+	const bool own = p->cfg.own_buffer, dynamic = tm->buf.dynamic;
+	uint16_t i, queued = 0;
+
+	if (!p->link_up || (p->cfg.ecn.enabled && p->cfg.ecn.at_enqueue)) {
+		for (i = 0; i < n; i++)
+			queued += emu_tm_enqueue(tm, port, pkts[i], now_ns, rng);
+		return queued;
+	}
+	if ((cb & (cb - 1)) != 0)
+		return emu_tm_enqueue_run(tm, port, pkts, n, now_ns, rng, false, dynamic, own);
+	if (own)
+		return emu_tm_enqueue_run(tm, port, pkts, n, now_ns, rng, true, dynamic, true);
+	if (dynamic)
+		return emu_tm_enqueue_run(tm, port, pkts, n, now_ns, rng, true, true, false);
+	return emu_tm_enqueue_run(tm, port, pkts, n, now_ns, rng, true, false, false);
+}
+
 /* Earliest start of queue @p q's head: max(link free, arrival, pause end), as ns + ps. */
 static inline void
 emu_tm_start(const struct emu_tm_port *p, unsigned int q, uint64_t *ns, uint32_t *ps)
@@ -357,6 +498,157 @@ emu_tm_unaccount(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q,
 		emu_tm_ingress_release(tm, in, q, len, now_ns);
 }
 
+/*
+ * emu_tm_port_advance() while data queue @p q alone holds packets under the strict scheduler
+ * (what emu_tm_pick() would choose every time): the same steps, with the link's, the queue's
+ * and the buffer's running state in locals (see emu_tm_enqueue_run()). Returns true when
+ * the queue ran empty, false when its head may not start yet or the delay line is full.
+ */
+static inline __attribute__((always_inline)) bool
+emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uint64_t now_ns,
+		   struct emu_rng *rng, const bool pow2, const bool own)
+{
+	struct emu_tm_fifo *f = &p->q[q], *w = &p->wire;
+	const uint32_t cb = tm->buf.cell_bytes, f_mask = f->mask, w_mask = w->mask;
+	const uint64_t pause_ns = p->pause_until_ns[q], rate = p->cfg.rate_bps;
+	const uint64_t delay_ns = p->cfg.delay_ns, kmin = p->cfg.ecn.kmin_bytes;
+	const bool ecn = p->cfg.ecn.enabled && !p->cfg.ecn.at_enqueue;
+	const unsigned int n_ports = tm->n_ports;
+	uint64_t link_ns = p->link_free_ns, busy_ps = p->busy_ps, qb = p->q_bytes[q];
+	uint64_t all_q = p->all_q_bytes, q_cells = p->q_cells[q], port_cells = p->port_cells;
+	uint64_t used_cells = tm->used_cells, memo_ps = p->memo_wire_ps;
+	uint32_t link_ps = p->link_free_ps, head = f->head, tail = f->tail, w_tail = w->tail;
+	uint32_t port_pkts = p->port_pkts, memo_len = p->memo_len;
+	uint64_t memo_whole_ns = memo_ps / 1000;
+	uint32_t memo_rest_ps = (uint32_t)(memo_ps % 1000);
+	const uint32_t w_head = w->head;
+	bool empty = false;
+
+	if (p->memo_rate_bps != rate)
+		memo_len = UINT32_MAX; /* no frame is that long: recompute the first */
+	while (w_tail - w_head <= w_mask) {
+		struct rte_mbuf *m;
+		struct emu_pkt_meta *meta;
+		uint64_t start_ns, arrival_ns, ts_ns, sum_ps, cells, dep_ns;
+		uint32_t start_ps, len, carry;
+		uint16_t hop;
+		uint8_t flags;
+
+		if (head == tail) {
+			empty = true;
+			break;
+		}
+		m = f->slots[head & f_mask];
+		meta = emu_meta(m);
+		/* emu_tm_start() */
+		ts_ns = meta->ts_ns;
+		arrival_ns = ts_ns;
+		if (pause_ns > arrival_ns)
+			arrival_ns = pause_ns;
+		if (arrival_ns > link_ns || (arrival_ns == link_ns && link_ps == 0)) {
+			start_ns = arrival_ns;
+			start_ps = 0;
+		} else {
+			start_ns = link_ns;
+			start_ps = link_ps;
+		}
+		if (start_ns > now_ns || (start_ns == now_ns && start_ps > 0))
+			break;
+		flags = meta->flags;
+		len = (flags & EMU_META_SNAP) ? meta->wire_len : rte_pktmbuf_pkt_len(m);
+		if (unlikely(len != memo_len)) {
+			memo_len = len;
+			memo_ps = emu_tm_wire_ps(len, rate);
+			memo_whole_ns = memo_ps / 1000;
+			memo_rest_ps = (uint32_t)(memo_ps % 1000);
+		}
+		/* (start_ps + memo_ps) / 1000 and % 1000 without a division: start_ps and
+		 * memo_rest_ps are both below 1000 */
+		sum_ps = start_ps + memo_rest_ps;
+		carry = sum_ps >= 1000;
+		link_ns = start_ns + memo_whole_ns + carry;
+		link_ps = (uint32_t)(sum_ps - (carry ? 1000 : 0));
+		head++;
+		qb -= len;
+		all_q -= len;
+		/* emu_tm_unaccount() */
+		if (pow2)
+			cells = ((uint64_t)len + cb - 1) & ~(uint64_t)(cb - 1);
+		else
+			cells = (uint64_t)(len + cb - 1) / cb * cb;
+		hop = (flags & EMU_META_HOP) ? meta->hop_in : meta->in_port;
+		if (hop < n_ports && (tm->lossless_of[hop] & (1u << q))) {
+			struct emu_tm_port *in = &tm->ports[hop];
+
+			if (flags & EMU_META_HEADROOM) {
+				in->hr_cells[q] -= cells;
+			} else {
+				if (!own)
+					used_cells -= cells;
+				q_cells -= cells;
+				port_cells -= cells;
+			}
+			emu_tm_ingress_release(tm, in, q, len, start_ns);
+		} else {
+			/* no lossless ingress: the packet cannot be in headroom */
+			if (!own)
+				used_cells -= cells;
+			q_cells -= cells;
+			port_cells -= cells;
+		}
+		port_pkts -= 1;
+		/* the queue length the packet leaves behind */
+		if (ecn && qb > kmin)
+			emu_tm_ecn(p, m, qb, rng);
+		busy_ps += memo_ps;
+		meta->trace.wait_ns = start_ns > ts_ns ?
+			(uint32_t)RTE_MIN(start_ns - ts_ns, (uint64_t)UINT32_MAX) : 0;
+		/* departure = finish rounded up to the ns, plus the propagation delay */
+		dep_ns = link_ns + (link_ps != 0) + delay_ns;
+		meta->ts_ns = dep_ns;
+		w->slots[w_tail++ & w_mask] = m;
+	}
+	if (head == f->head) { /* nothing started: the state is as it was */
+		if (empty)
+			p->nonempty &= ~(1u << q);
+		return empty;
+	}
+	f->head = head;
+	if (head == tail)
+		p->nonempty &= ~(1u << q);
+	w->tail = w_tail;
+	p->link_free_ns = link_ns;
+	p->link_free_ps = link_ps;
+	p->busy_ps = busy_ps;
+	p->ctr[EMU_TM_CTR_BUSY_NS] = busy_ps / 1000;
+	p->q_bytes[q] = qb;
+	p->all_q_bytes = all_q;
+	p->q_cells[q] = q_cells;
+	p->port_cells = port_cells;
+	tm->used_cells = used_cells;
+	p->port_pkts = port_pkts;
+	if (memo_len != UINT32_MAX) {
+		p->memo_len = memo_len;
+		p->memo_rate_bps = rate;
+		p->memo_wire_ps = memo_ps;
+	}
+	return empty;
+}
+
+/* emu_tm_advance_run() with the cell rounding and the port's own buffer as constants. */
+static bool
+emu_tm_advance_one_queue(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q,
+			 uint64_t now_ns, struct emu_rng *rng)
+{
+	const uint32_t cb = tm->buf.cell_bytes;
+
+	if ((cb & (cb - 1)) != 0)
+		return emu_tm_advance_run(tm, p, q, now_ns, rng, false, p->cfg.own_buffer);
+	if (p->cfg.own_buffer)
+		return emu_tm_advance_run(tm, p, q, now_ns, rng, true, true);
+	return emu_tm_advance_run(tm, p, q, now_ns, rng, true, false);
+}
+
 /* Start serialising every queued packet whose start time has come. */
 void
 emu_tm_port_advance(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_ns,
@@ -369,6 +661,18 @@ emu_tm_port_advance(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_ns,
 		uint32_t start_ps, len;
 		int q;
 
+		if (p->nonempty != 0 && (p->nonempty & (p->nonempty - 1)) == 0 &&
+		    p->nonempty != 1u << EMU_TM_CTRL_Q && p->cfg.scheduler == EMU_TM_SCHED_STRICT) {
+			unsigned int q1 = (unsigned int)__builtin_ctz(p->nonempty);
+
+			/* most calls find the head not due yet: say so before the loop's set-up */
+			emu_tm_start(p, q1, &start_ns, &start_ps);
+			if (start_ns > now_ns || (start_ns == now_ns && start_ps > 0))
+				return;
+			if (!emu_tm_advance_one_queue(tm, p, q1, now_ns, rng))
+				return;
+			continue;
+		}
 		if (p->nonempty != 0 && (p->nonempty & (p->nonempty - 1)) == 0) {
 			/* one queue holds packets: emu_tm_pick() would choose it */
 			q = __builtin_ctz(p->nonempty);
@@ -421,11 +725,13 @@ emu_tm_dequeue(struct emu_tm *tm, uint16_t port, uint64_t now_ns, struct rte_mbu
 	struct emu_tm_port *p = &tm->ports[port];
 	uint64_t bytes = 0;
 	uint16_t n = 0;
+	bool wire_full;
 
 	/* nothing queued, nothing on the wire: what the rest would find (polled every pass) */
 	if (p->nonempty == 0 && emu_tm_fifo_count(&p->wire) == 0)
 		return 0;
 	emu_tm_port_advance(tm, p, now_ns, rng);
+	wire_full = emu_tm_fifo_count(&p->wire) > p->wire.mask;
 	while (n < max && emu_tm_fifo_count(&p->wire) > 0) {
 		struct rte_mbuf *m = p->wire.slots[p->wire.head & p->wire.mask];
 
@@ -435,8 +741,10 @@ emu_tm_dequeue(struct emu_tm *tm, uint16_t port, uint64_t now_ns, struct rte_mbu
 		bytes += emu_wire_len(m);
 		out[n++] = m;
 	}
-	/* Packets the delay line could not take before may start now. */
-	if (n > 0)
+	/* Packets the delay line could not take before may start now (when it had room, the
+	 * advance stopped at a head not due yet, and taking packets off the line changes that
+	 * in nothing). */
+	if (n > 0 && wire_full)
 		emu_tm_port_advance(tm, p, now_ns, rng);
 	p->ctr[EMU_TM_CTR_DEQ_PKTS] += n;
 	p->ctr[EMU_TM_CTR_DEQ_BYTES] += bytes;

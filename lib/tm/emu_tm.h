@@ -221,6 +221,14 @@ bool emu_tm_enqueue(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64
 		    struct emu_rng *rng);
 
 /**
+ * emu_tm_enqueue() of @p pkts[0..n) to port @p port, in order, in one call (the same result
+ * packet for packet, the port's state kept in registers). Returns how many were queued; the
+ * others were dropped (freed and counted) as emu_tm_enqueue() would have.
+ */
+uint16_t emu_tm_enqueue_burst(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts,
+			      uint16_t n, uint64_t now_ns, struct emu_rng *rng);
+
+/**
  * Release up to @p max packets of port @p port whose departure time is <= @p now_ns,
  * in order; each mbuf's meta ts_ns is set to its departure time. @p rng decides ECN
  * marking at dequeue.

@@ -89,6 +89,8 @@ struct emu_tm {
 	struct emu_tm_buffer_cfg buf;
 	uint64_t used_cells; /* shared buffer in use */
 	bool pfc_any;        /* some port's pfc_pending is set: emu_tm_pfc_collect() has work */
+	uint8_t lossless_of[EMU_TM_MAX_PORTS]; /* ports[i].cfg.lossless_mask (fixed at create),
+						* packed: the per-packet lookup reads one byte */
 	struct emu_tm_port ports[EMU_TM_MAX_PORTS];
 };
 

@@ -929,6 +929,158 @@ test_red_fixed_point(void **state)
 	assert_true(decisions > 100000);
 }
 
+/*
+ * emu_tm_enqueue_burst() against emu_tm_enqueue() one packet at a time: two TMs with the
+ * same configuration (a small shared buffer, static or dynamic, 256 B or 200 B cells, one port
+ * with a buffer of its own or not, headroom, PFC and RED ECN on priority 3, a slot limit) get the same random bursts (lengths, priorities
+ * 0 and 3, ingress ports, ECT or not) to the same ports at the same times, one through each
+ * entry point, and the same dequeues and PFC collections in between. Every packet must leave
+ * at the same time with the same trace, every counter and every PFC frame must be the same,
+ * and the traffic must have reached the drops, the headroom, XOFF and the ECN marks.
+ */
+static unsigned int burst_mode; /* bit 0: dynamic buffer; bit 1: port 2 has its own buffer
+				  * (a fabric link); 3: also cells of 200 B (not a power of two) */
+
+static void
+burst_cfg(struct emu_tm_cfg *cfg)
+{
+	unsigned int i;
+
+	cfg->buffer.total_bytes = 48 * 1024;
+	cfg->buffer.dynamic = (burst_mode & 1) != 0;
+	cfg->buffer.alpha = 1;
+	cfg->buffer.cell_bytes = burst_mode == 3 ? 200 : 256;
+	cfg->ports[2].own_buffer = (burst_mode & 2) != 0;
+	for (i = 0; i < 3; i++) {
+		cfg->ports[i].queue_pkts = 64;
+		cfg->ports[i].limit_bytes = 40 * 1024;
+		cfg->ports[i].queue_limit_bytes = 24 * 1024;
+		cfg->ports[i].headroom_bytes = 6 * 1024;
+		cfg->ports[i].lossless_mask = 1u << 3;
+		cfg->ports[i].pfc.enabled = true;
+		cfg->ports[i].pfc.xoff_bytes = 12 * 1024;
+		cfg->ports[i].pfc.xon_bytes = 6 * 1024;
+		cfg->ports[i].ecn.enabled = true;
+		cfg->ports[i].ecn.kmin_bytes = 4 * 1024;
+		cfg->ports[i].ecn.kmax_bytes = 16 * 1024;
+		cfg->ports[i].ecn.pmax = 0.2;
+	}
+}
+
+/* Dequeue every port of both TMs at @p t and compare what leaves. */
+static void
+burst_take(struct emu_tm *a, struct emu_rng *ra, struct emu_tm *b, struct emu_rng *rb,
+	   uint64_t t, unsigned int *left)
+{
+	struct rte_mbuf *oa[32], *ob[32];
+	uint16_t port, na, nb, i;
+
+	for (port = 0; port < 3; port++) {
+		do {
+			na = emu_tm_dequeue(a, port, t, oa, 32, ra);
+			nb = emu_tm_dequeue(b, port, t, ob, 32, rb);
+			assert_int_equal(na, nb);
+			for (i = 0; i < na; i++) {
+				const struct emu_pkt_meta *ma = emu_meta(oa[i]), *mb = emu_meta(ob[i]);
+
+				assert_int_equal(test_frame_seq(oa[i]), test_frame_seq(ob[i]));
+				assert_int_equal(ma->ts_ns, mb->ts_ns);
+				assert_int_equal(ma->flags, mb->flags);
+				assert_memory_equal(&ma->trace, &mb->trace, sizeof(ma->trace));
+				assert_memory_equal(rte_pktmbuf_mtod(oa[i], void *),
+						    rte_pktmbuf_mtod(ob[i], void *),
+						    rte_pktmbuf_pkt_len(oa[i]));
+				rte_pktmbuf_free(oa[i]);
+				rte_pktmbuf_free(ob[i]);
+				*left += 1;
+			}
+		} while (na > 0);
+	}
+}
+
+static void
+test_enqueue_burst_same(void **state)
+{
+	struct emu_tm_pfc_frame fa[8], fb[8];
+	uint64_t rs = 0x9E3779B97F4A7C15ULL, t = 0, totals[EMU_TM_CTR_MAX] = { 0 };
+	struct emu_rng ra, rb;
+	unsigned int mode, it, i, c, p, sent = 0, left = 0, queued = 0;
+
+	(void)state;
+	for (mode = 0; mode < 4; mode++) {
+		struct emu_tm *a, *b;
+
+		burst_mode = mode;
+		a = tm_ports(3, burst_cfg);
+		b = tm_ports(3, burst_cfg);
+		emu_rng_seed(&ra, 7, 7);
+		emu_rng_seed(&rb, 7, 7);
+		for (it = 0; it < 3000; it++) {
+			struct rte_mbuf *ba[32], *bb[32];
+			unsigned int n, na, nb;
+			uint16_t port;
+
+#define BURST_RND() (rs ^= rs << 13, rs ^= rs >> 7, rs ^= rs << 17, (uint32_t)(rs >> 11))
+			n = 1 + BURST_RND() % 32;
+			port = (uint16_t)(BURST_RND() % 3);
+			for (i = 0; i < n; i++) {
+				uint32_t len = 74 + 4 * (BURST_RND() % 360);
+				uint8_t prio = (BURST_RND() % 3) ? 3 : 0;
+				uint8_t ecn = (uint8_t)(BURST_RND() % 3);
+				uint16_t in = (uint16_t)(BURST_RND() % 4); /* 3: no TM port */
+
+				ba[i] = test_roce_frame(pool, mac_b, mac_a, len, sent, 26, ecn);
+				bb[i] = test_roce_frame(pool, mac_b, mac_a, len, sent, 26, ecn);
+				emu_meta(ba[i])->prio = emu_meta(bb[i])->prio = prio;
+				emu_meta(ba[i])->in_port = emu_meta(bb[i])->in_port = in;
+				sent++;
+			}
+			for (i = 0, na = 0; i < n; i++)
+				na += emu_tm_enqueue(a, port, ba[i], t, &ra);
+			nb = emu_tm_enqueue_burst(b, port, bb, (uint16_t)n, t, &rb);
+			assert_int_equal(na, nb);
+			queued += na;
+			for (p = 0; p < 3; p++)
+				assert_memory_equal(emu_tm_port_ctrs(a, (uint16_t)p),
+						    emu_tm_port_ctrs(b, (uint16_t)p),
+						    sizeof(uint64_t) * EMU_TM_CTR_MAX);
+			na = emu_tm_pfc_collect(a, t, fa, 8);
+			nb = emu_tm_pfc_collect(b, t, fb, 8);
+			assert_int_equal(na, nb);
+			assert_memory_equal(fa, fb, na * sizeof(fa[0]));
+			/* a burst (about 13 us of link time) to each port every 13.5 us on average:
+			 * queues build up and drain */
+			t += BURST_RND() % 9000;
+			burst_take(a, &ra, b, &rb, t, &left);
+		}
+		burst_take(a, &ra, b, &rb, UINT64_MAX / 2, &left);
+		for (p = 0; p < 3; p++) {
+			const uint64_t *ca = emu_tm_port_ctrs(a, (uint16_t)p);
+
+			assert_memory_equal(ca, emu_tm_port_ctrs(b, (uint16_t)p),
+					    sizeof(uint64_t) * EMU_TM_CTR_MAX);
+			for (c = 0; c < EMU_TM_CTR_MAX; c++)
+				totals[c] += ca[c];
+		}
+		emu_tm_free(a);
+		emu_tm_free(b);
+	}
+	print_message("burst enqueue: %u frames, %u queued, %" PRIu64 " dropped (queue full %"
+		      PRIu64 ", buffer full %" PRIu64 ", headroom %" PRIu64 "), %" PRIu64
+		      " into headroom, %" PRIu64 " ECN marks, %" PRIu64 " XOFF sent: same\n",
+		      sent, queued,
+		      totals[EMU_TM_CTR_DROP_QUEUE_FULL] + totals[EMU_TM_CTR_DROP_BUFFER_FULL] +
+			      totals[EMU_TM_CTR_DROP_HEADROOM_OVERFLOW],
+		      totals[EMU_TM_CTR_DROP_QUEUE_FULL], totals[EMU_TM_CTR_DROP_BUFFER_FULL],
+		      totals[EMU_TM_CTR_DROP_HEADROOM_OVERFLOW], totals[EMU_TM_CTR_HEADROOM_PKTS],
+		      totals[EMU_TM_CTR_ECN_MARKED], totals[EMU_TM_CTR_PFC_TX_XOFF]);
+	assert_int_equal(left, queued);
+	assert_true(totals[EMU_TM_CTR_DROP_QUEUE_FULL] > 0);
+	assert_true(totals[EMU_TM_CTR_HEADROOM_PKTS] > 0);
+	assert_true(totals[EMU_TM_CTR_ECN_MARKED] > 0);
+	assert_true(totals[EMU_TM_CTR_PFC_TX_XOFF] > 0);
+}
+
 int
 main(void)
 {
@@ -951,6 +1103,7 @@ main(void)
 		cmocka_unit_test(test_pfc_storm),
 		cmocka_unit_test(test_pfc_watchdog),
 		cmocka_unit_test(test_red_fixed_point),
+		cmocka_unit_test(test_enqueue_burst_same),
 	};
 
 	emu_rng_seed(&rng, 1, 1);

@@ -5,6 +5,8 @@
  * headers, some with a frame length or the bytes at hand cut short. Whenever the fast path
  * takes a frame, its struct roce_pkt must equal, byte for byte, what the general parser
  * makes of the same bytes. The parser's source is included to reach its static functions.
+ * And roce_parse_partial_dp() against roce_parse_partial(): the fields it lists equal, no
+ * other byte written.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,11 +75,57 @@ random_frame(uint8_t *buf, size_t cap)
 	return roce_build(buf, cap, &hp, NULL, rnd() % 300);
 }
 
+/* The fields roce_parse_partial_dp() fills on its fast path (roce_proto.h lists them). */
+#define DP_FIELDS(_) \
+	_(cls) _(reason) _(n_vlans) _(pcp) _(vlan_id) _(ethertype) _(l3_off) _(l4_off) \
+	_(bth_off) _(payload_off) _(icrc_off) _(payload_len) _(ip_version) _(dscp) _(ecn) \
+	_(ttl) _(udp_sport) _(udp_dport) _(opcode) _(transport) _(dest_qp) _(psn) _(dp_only)
+
+/*
+ * roce_parse_partial_dp() against roce_parse_partial() on the same bytes: on its fast path
+ * every listed field equal (dp_only aside) and every other byte of the result as it was
+ * before the call; otherwise the whole result equal. Returns 0 when they agree.
+ */
+static int
+check_dp(const uint8_t *buf, uint32_t avail, uint32_t flen, unsigned long *n_dp)
+{
+	static uint8_t written[sizeof(struct roce_pkt)];
+	struct roce_pkt full, dp, before;
+	unsigned int i;
+	int cls;
+
+	if (written[0] == 0) {
+#define DP_MARK(f) memset(written + offsetof(struct roce_pkt, f), 1, sizeof(dp.f));
+		DP_FIELDS(DP_MARK)
+#undef DP_MARK
+	}
+	for (i = 0; i < sizeof(before); i++)
+		((uint8_t *)&before)[i] = (uint8_t)rnd();
+	dp = before;
+	roce_parse_partial(buf, avail, flen, ROCE_UDP_PORT, &full);
+	cls = roce_parse_partial_dp(buf, avail, flen, ROCE_UDP_PORT, &dp);
+	if (cls != full.cls)
+		return 1;
+	if (!dp.dp_only)
+		return memcmp(&dp, &full, sizeof(dp)) != 0;
+	(*n_dp)++;
+	if (dp.dp_only != 1 || full.dp_only != 0 || full.cls != ROCE_CLASS_ROCEV2)
+		return 1;
+#define DP_CMP(f) if (memcmp(&dp.f, &full.f, sizeof(dp.f)) != 0 && \
+		      offsetof(struct roce_pkt, f) != offsetof(struct roce_pkt, dp_only)) return 1;
+	DP_FIELDS(DP_CMP)
+#undef DP_CMP
+	for (i = 0; i < sizeof(dp); i++)
+		if (!written[i] && ((uint8_t *)&dp)[i] != ((uint8_t *)&before)[i])
+			return 1;
+	return 0;
+}
+
 int
 main(void)
 {
 	static uint8_t buf[9000];
-	unsigned long taken = 0, total = 0, bad = 0;
+	unsigned long taken = 0, total = 0, bad = 0, n_dp = 0, bad_dp = 0;
 	struct roce_pkt a, b;
 	uint32_t flen, avail;
 	int it, k, len;
@@ -95,6 +143,9 @@ main(void)
 		if (rnd() % 3 == 0)
 			flen = (uint32_t)(len + (int)(rnd() % 8) - 4);
 		avail = (rnd() % 4 == 0) ? rnd() % (flen + 1) : flen;
+		if (check_dp(buf, avail, flen, &n_dp) != 0 && ++bad_dp <= 5)
+			printf("frame %d (%u of %u bytes): roce_parse_partial_dp() differs\n", it,
+			       avail, flen);
 		memset(&a, 0xAA, sizeof(a));
 		memset(&b, 0x55, sizeof(b));
 		total++;
@@ -108,6 +159,9 @@ main(void)
 	}
 	printf("fast path: %lu of %lu frames taken, %lu differ from the general parser\n", taken,
 	       total, bad);
+	printf("datapath parse: %lu of %lu frames on its fast path, %lu differ from the full "
+	       "parse\n", n_dp, total, bad_dp);
 	/* most frames are valid RoCEv2: a fast path that takes none would test nothing */
-	return bad != 0 || taken < total / 4;
+	/* and the datapath parse's fast path takes the same frames as parse_fast() */
+	return bad != 0 || taken < total / 4 || bad_dp != 0 || n_dp != taken;
 }
