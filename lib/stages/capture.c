@@ -333,10 +333,14 @@ capture_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 	}
 	if (rotate_mb > 0)
 		emu_capture_set_rotation(cp->cap, (uint64_t)(rotate_mb * 1e6), (uint32_t)rotate_files);
-	if (cp->pcapng && strcmp(ann, "none") != 0 && env->annotate != NULL)
-		emu_capture_set_annotate(cp->cap, env->annotate, env->annotate_arg,
-					 strcmp(ann, "all") == 0,
-					 cp->drop_ptrs[0] != NULL ? cp->drop_ptrs : NULL);
+	if (cp->pcapng && strcmp(ann, "none") != 0 && env->annotate != NULL &&
+	    emu_capture_set_annotate(cp->cap, env->annotate, env->annotate_arg,
+				     strcmp(ann, "all") == 0,
+				     cp->drop_ptrs[0] != NULL ? cp->drop_ptrs : NULL, err) != 0) {
+		emu_json_path(path, sizeof(path), env->path, "ring_size");
+		emu_err_prefix(err, path);
+		return -1;
+	}
 	if (cp->drops && (env->add_drop_hook == NULL ||
 			  env->add_drop_hook(env->sw, capture_on_drop, cp) != 0)) {
 		emu_json_path(path, sizeof(path), env->path, "drops");
@@ -350,35 +354,47 @@ static uint16_t
 capture_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst_ctx *ctx)
 {
 	struct capture_priv *cp = priv;
-	uint64_t captured = 0, filtered = 0;
-	struct emu_capture_stats before, after;
+	uint64_t offered = 0, captured = 0, filtered = 0, limited = 0;
+	struct rte_mbuf *sel[64];
+	unsigned int k = 0;
 	uint16_t i;
 
 	if (!cp->enabled || cp->cap == NULL)
 		return n;
-	emu_capture_stats(cp->cap, &before);
-	for (i = 0; i < n; i++) {
-		struct emu_pkt_meta *meta = emu_meta(pkts[i]);
+	if (cp->port_mask == UINT32_MAX && cp->bpf == NULL && cp->max_frames == 0 &&
+	    cp->max_ns == 0) {
+		/* every packet: the burst goes to the ring as it is */
+		offered = n;
+		captured = emu_capture_push_burst(cp->cap, pkts, n, cp->egress);
+	} else {
+		for (i = 0; i < n; i++) {
+			struct emu_pkt_meta *meta = emu_meta(pkts[i]);
 
-		if (!emu_stage_port_in(meta, cp->egress, cp->port_mask) ||
-		    (cp->bpf != NULL && rte_bpf_exec(cp->bpf, pkts[i]) == 0)) {
-			filtered++;
-			continue;
+			if (!emu_stage_port_in(meta, cp->egress, cp->port_mask) ||
+			    (cp->bpf != NULL && rte_bpf_exec(cp->bpf, pkts[i]) == 0)) {
+				filtered++;
+				continue;
+			}
+			if (capture_limited(cp, meta->ts_ns)) {
+				limited++;
+				continue;
+			}
+			sel[k++] = pkts[i];
+			if (k == RTE_DIM(sel)) {
+				offered += k;
+				captured += emu_capture_push_burst(cp->cap, sel, k, cp->egress);
+				k = 0;
+			}
 		}
-		if (capture_limited(cp, meta->ts_ns)) {
-			ctx->ctr[CAPTURE_CTR_LIMIT] += 1;
-			continue;
+		if (k != 0) {
+			offered += k;
+			captured += emu_capture_push_burst(cp->cap, sel, k, cp->egress);
 		}
-		captured += emu_capture_push_if(cp->cap, pkts[i], meta->ts_ns,
-						cp->egress ? meta->out_port : meta->in_port,
-						cp->egress ? EMU_PCAPW_OUTBOUND : EMU_PCAPW_INBOUND,
-						-1);
 	}
-	emu_capture_stats(cp->cap, &after);
 	ctx->ctr[CAPTURE_CTR_CAPTURED] += captured;
-	ctx->ctr[CAPTURE_CTR_RING_FULL] += after.ring_full - before.ring_full;
-	ctx->ctr[CAPTURE_CTR_NOMBUF] += after.nombuf - before.nombuf;
+	ctx->ctr[CAPTURE_CTR_RING_FULL] += offered - captured;
 	ctx->ctr[CAPTURE_CTR_FILTERED] += filtered;
+	ctx->ctr[CAPTURE_CTR_LIMIT] += limited;
 	return n;
 }
 
