@@ -197,33 +197,54 @@ struct emu_ann {
 };
 
 static inline void
-emu_ann_str(struct emu_ann *a, const char *s)
+emu_ann_mem(struct emu_ann *a, const char *s, size_t l)
 {
-	while (*s != '\0' && a->used + 1 < a->len)
-		a->buf[a->used++] = *s++;
+	size_t room = a->len - 1 - a->used;
+
+	if (l > room)
+		l = room;
+	memcpy(a->buf + a->used, s, l);
+	a->used += l;
 }
 
+#define emu_ann_lit(a, s) emu_ann_mem((a), (s), sizeof(s) - 1)
+
+static inline void
+emu_ann_str(struct emu_ann *a, const char *s)
+{
+	emu_ann_mem(a, s, strlen(s));
+}
+
+static const char emu_ann_digits[] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+/* Decimal, two digits a division. */
 static inline void
 emu_ann_u64(struct emu_ann *a, uint64_t v)
 {
-	char t[20];
-	unsigned int n = 0;
+	char t[20], *p = t + sizeof(t);
 
-	do {
-		t[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v != 0);
-	while (n > 0 && a->used + 1 < a->len)
-		a->buf[a->used++] = t[--n];
+	while (v >= 100) {
+		p -= 2;
+		memcpy(p, emu_ann_digits + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10) {
+		p -= 2;
+		memcpy(p, emu_ann_digits + 2 * v, 2);
+	} else {
+		*--p = (char)('0' + v);
+	}
+	emu_ann_mem(a, p, (size_t)(t + sizeof(t) - p));
 }
 
-static inline void
-emu_ann_kv(struct emu_ann *a, const char *key, uint64_t v, const char *unit)
-{
-	emu_ann_str(a, key);
-	emu_ann_u64(a, v);
-	emu_ann_str(a, unit);
-}
+#define emu_ann_kv(a, key, v, unit) do { \
+		emu_ann_lit((a), key); \
+		emu_ann_u64((a), (v)); \
+		emu_ann_lit((a), unit); \
+	} while (0)
 
 static const char *
 emu_switch_port_label(const struct emu_switch *sw, uint16_t port)
@@ -256,16 +277,16 @@ emu_switch_annotate_meta(const struct emu_switch *sw, const struct emu_pkt_meta 
 	if (!all && drop_reason < 0 && tr->marks == 0 && tr->created_by == 0 &&
 	    tr->event_reason == 0)
 		return 0;
-	emu_ann_str(&a, "rocemu:");
+	emu_ann_lit(&a, "rocemu:");
 	if (drop_reason >= 0) {
 		emu_switch_reason_name(sw, (uint32_t)drop_reason, name, sizeof(name));
-		emu_ann_str(&a, " drop=");
+		emu_ann_lit(&a, " drop=");
 		emu_ann_str(&a, name);
 	}
-	emu_ann_str(&a, " in=");
+	emu_ann_lit(&a, " in=");
 	emu_ann_str(&a, emu_switch_port_label(sw, meta->in_port));
 	if (meta->out_port != EMU_PORT_NONE) {
-		emu_ann_str(&a, " out=");
+		emu_ann_lit(&a, " out=");
 		emu_ann_str(&a, emu_switch_port_label(sw, meta->out_port));
 	}
 	emu_ann_kv(&a, " t_in=", tr->t_in_ns, "");
@@ -275,28 +296,28 @@ emu_switch_annotate_meta(const struct emu_switch *sw, const struct emu_pkt_meta 
 		emu_ann_kv(&a, " wait=", tr->wait_ns, "ns");
 	}
 	if (tr->marks & EMU_TRACE_CE_RED)
-		emu_ann_str(&a, " ce=red");
+		emu_ann_lit(&a, " ce=red");
 	if (tr->marks & EMU_TRACE_CE_EVENT)
-		emu_ann_str(&a, " ce=event");
+		emu_ann_lit(&a, " ce=event");
 	if (tr->marks & EMU_TRACE_DELAYED)
 		emu_ann_kv(&a, " delayed=", tr->delay_ns, "ns");
 	if (tr->marks & EMU_TRACE_CORRUPTED)
-		emu_ann_str(&a, " corrupted");
+		emu_ann_lit(&a, " corrupted");
 	if (tr->marks & EMU_TRACE_REWRITTEN)
-		emu_ann_str(&a, " rewritten");
+		emu_ann_lit(&a, " rewritten");
 	if (tr->marks & EMU_TRACE_DUPLICATE)
-		emu_ann_str(&a, " duplicate");
+		emu_ann_lit(&a, " duplicate");
 	if (tr->event_reason != 0) {
 		emu_switch_reason_name(sw, tr->event_reason - 1u, name, sizeof(name));
-		emu_ann_str(&a, " event=");
+		emu_ann_lit(&a, " event=");
 		emu_ann_str(&a, name);
 	}
 	if (tr->created_by == EMU_TRACE_BY_SWITCH) {
-		emu_ann_str(&a, " created=switch");
+		emu_ann_lit(&a, " created=switch");
 	} else if (tr->created_by == EMU_TRACE_BY_INCAST) {
-		emu_ann_str(&a, " created=incast");
+		emu_ann_lit(&a, " created=incast");
 	} else if (tr->created_by != 0 && tr->created_by <= sw->n_stages) {
-		emu_ann_str(&a, " created=");
+		emu_ann_lit(&a, " created=");
 		emu_ann_str(&a, sw->stages[tr->created_by - 1].name);
 	}
 	if (tr->path != 0)

@@ -419,6 +419,103 @@ def t_live_telemetry():
           (bad or "all %d equal, 400000 frames" % len(eq)))
 
 
+def t_live_fabric_metrics():
+    """The fabric's own counters (routed, drop_link_loss) through telemetry (/rocemu/drops,
+    /rocemu/fabric) and the Prometheus textfile: pipelines/ecmp-4x25.json with every link out
+    of leaf0 losing 20%, live on net_pcap; while frames flow the counters never go back, and
+    at the end telemetry, the textfile and --stats agree, and the textfile's drops by reason
+    add up to the conservation line's drops."""
+    import promcheck
+    with open(os.path.join(SRC, "pipelines", "ecmp-4x25.json")) as f:
+        d = json.load(f)
+    for l in d["fabric"]["links"]:
+        if l["from"] == "leaf0":
+            l["loss"] = 0.2
+    write_json("fab.json", d)
+    prefix = "rbf%d" % os.getpid()
+    p = subprocess.Popen([ROCEMU, "--no-huge", "-m", "512", "--no-pci", "-l", "0-1",
+                          "--file-prefix=" + prefix, "--log-level=lib.eal:error",
+                          "--vdev=net_pcap0,rx_pcap=%s" % os.path.join(TMP, "long.pcap"),
+                          "--vdev=net_null1,no-rx=1", "--", "--pipeline", "fab.json",
+                          "--stats", "fab-stats.json", "--prometheus", "fab.prom",
+                          "--stats-interval", "1"],
+                         cwd=TMP, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    cmds = ["/rocemu/drops", "/rocemu/fabric"]
+    seen = []
+    try:
+        time.sleep(1.0)
+        for _ in range(3):
+            a = tel(prefix, cmds)
+            if len(a) >= len(cmds):
+                seen.append(a[-len(cmds):])
+            time.sleep(0.3)
+        time.sleep(1.5)
+        final = tel(prefix, cmds)[-len(cmds):]
+    finally:
+        p.send_signal(signal.SIGINT)
+        so, se = p.communicate(timeout=60)
+    if not check(p.returncode == 0 and len(seen) >= 2 and len(final) == len(cmds),
+                 "fabric telemetry: /rocemu/drops and /rocemu/fabric answered during the run "
+                 "(%d rounds, exit %d %s)" % (len(seen), p.returncode, se.strip()[-200:])):
+        return
+    st = json.load(open(os.path.join(TMP, "fab-stats.json")))
+    links = {x["name"]: x for x in st["fabric"]["links"]}
+    lossy = [n for n, x in links.items() if x["from"] == "leaf0"]
+    sws = {x["name"]: x for x in st["fabric"]["switches"]}
+    key = lambda n: "".join(c if c.isalnum() or c in "_/" else "_" for c in n)  # noqa: E731
+    mono = True
+    for a, b in zip(seen, seen[1:] + [final]):
+        for ln in lossy:
+            k = key("fabric/%s/drop_link_loss" % ln)
+            mono &= b[0]["/rocemu/drops"].get(k, -1) >= a[0]["/rocemu/drops"].get(k, 0)
+            mono &= b[1]["/rocemu/fabric"][key(ln)]["routed"] >= \
+                a[1]["/rocemu/fabric"][key(ln)]["routed"]
+    check(mono, "fabric telemetry: routed and drop_link_loss never go back between reads")
+    fd, ff = final[0]["/rocemu/drops"], final[1]["/rocemu/fabric"]
+    lost = sum(links[n]["counters"]["drop_link_loss"] for n in lossy)
+    bad = []
+    for n, l in links.items():
+        for c, v in l["counters"].items():
+            if ff.get(key(n), {}).get(c) != v:
+                bad.append(("/rocemu/fabric", n, c, ff.get(key(n), {}).get(c), v))
+            if c.startswith("drop_") and fd.get(key("fabric/%s/%s" % (n, c))) != v:
+                bad.append(("/rocemu/drops", n, c, fd.get(key("fabric/%s/%s" % (n, c))), v))
+    for n, x in sws.items():
+        for c, v in x["counters"].items():
+            if fd.get(key("fabric/%s/%s" % (n, c))) != v:
+                bad.append(("/rocemu/drops", n, c, fd.get(key("fabric/%s/%s" % (n, c))), v))
+    check(not bad and lost > 0,
+          "fabric telemetry: at the end /rocemu/fabric and /rocemu/drops equal the exit stats "
+          "(%s; %d frames lost on leaf0's links)" % (bad[:4] or "all equal", lost))
+    text = open(os.path.join(TMP, "fab.prom")).read() if os.path.exists(
+        os.path.join(TMP, "fab.prom")) else ""
+    errs, sm = promcheck.check(text)
+    check(not errs and text, "fabric prometheus: the textfile is well-formed (%s)" % errs[:3])
+    bad = []
+    for n, l in links.items():
+        c = l["counters"]
+        got = promcheck.value(sm, "rocemu_fabric_routed_packets_total", link=n, **{
+            "from": l["from"], "to": l["to"]})
+        if got != c["routed"]:
+            bad.append(("routed", n, got, c["routed"]))
+        got = promcheck.value(sm, "rocemu_drops_total", reason="fabric.%s.drop_link_loss" % n)
+        if got != c["drop_link_loss"]:
+            bad.append(("drop_link_loss", n, got, c["drop_link_loss"]))
+        got = promcheck.value(sm, "rocemu_fabric_link_events_total", link=n,
+                              counter="drop_link_loss")
+        if got != c["drop_link_loss"]:
+            bad.append(("link events", n, got, c["drop_link_loss"]))
+    for n, x in sws.items():
+        got = promcheck.value(sm, "rocemu_drops_total", reason="fabric.%s.drop_no_path" % n)
+        if got != x["counters"]["drop_no_path"]:
+            bad.append(("drop_no_path", n, got, x["counters"]["drop_no_path"]))
+    total = sum(v for (name, _), v in sm.items() if name == "rocemu_drops_total")
+    check(not bad and total == st["conservation"]["drops"] and lost > 0,
+          "fabric prometheus: routed per link, fabric drops by reason equal the stats; "
+          "rocemu_drops_total adds up to the conservation drops (%s; %d = %d)" %
+          (bad[:4] or "all equal", total, st["conservation"]["drops"]))
+
+
 def t_capture_filter():
     """A capture "filter" (tcpdump syntax, libpcap -> eBPF) keeps exactly the matching frames."""
     udp = bytearray(roce_frames(1)[0][1])
@@ -493,7 +590,8 @@ def main():
         roceframes.write_pcap(os.path.join(TMP, "in.pcap"), roce_frames(), t0=10**9)
         for t in (t_dev_full, t_full_disk, t_refused_runs_keep_files, t_signals, t_snap,
                   t_seconds_unsigned, t_out_every_port, t_profile_seed, t_live_drain_capture, t_live_discard,
-                  t_live_telemetry, t_capture_filter, t_capture_rotation):
+                  t_live_telemetry, t_live_fabric_metrics, t_capture_filter,
+                  t_capture_rotation):
             print("== " + t.__name__)
             t()
     finally:
