@@ -74,8 +74,9 @@ struct emu_capture {
 	char *file;
 	struct emu_pcapw *w;
 	/* main-written */
-	uint64_t written;
-	uint64_t write_errors; /* frames not written because the file failed */
+	uint64_t accepted;     /* frames the file writer took (buffered or in the file) */
+	uint64_t written_done; /* frames in the files rotation closed */
+	uint64_t write_errors; /* frames the writer refused: the file had failed */
 	bool closed;
 	char errmsg[EMU_ERR_LEN]; /* the first write or close error, "" when none */
 	/* pcapng: comments from the switch's trace (main lcore), interface and direction per copy */
@@ -362,6 +363,8 @@ emu_capture_rotate(struct emu_capture *cap)
 	char name[4096];
 	struct emu_err err;
 
+	emu_pcapw_flush(cap->w);
+	cap->written_done += emu_pcapw_records_out(cap->w);
 	if (emu_pcapw_close(cap->w, &err) != 0) {
 		cap->w = NULL;
 		cap->closed = true;
@@ -433,7 +436,7 @@ emu_capture_drain(struct emu_capture *cap, unsigned int max)
 			rc = emu_pcapw_write(cap->w, r->ifidx, r->ts_ns, slot + cap->data_off,
 					     r->caplen, r->origlen, r->info & EMU_CAP_DIR_MASK, com);
 		if (rc == 0) {
-			cap->written++;
+			cap->accepted++;
 		} else {
 			cap->write_errors++;
 			emu_capture_failed(cap, rc);
@@ -472,6 +475,8 @@ emu_capture_close(struct emu_capture *cap)
 	if (cap->closed)
 		return cap->errmsg[0] != '\0' ? -EIO : 0;
 	emu_capture_flush(cap);
+	if (cap->w != NULL)
+		cap->written_done += emu_pcapw_records_out(cap->w);
 	rc = cap->w != NULL ? emu_pcapw_close(cap->w, &err) : 0;
 	cap->w = NULL;
 	cap->closed = true;
@@ -511,8 +516,10 @@ emu_capture_stats(const struct emu_capture *cap, struct emu_capture_stats *s)
 	s->captured = cap->captured;
 	s->ring_full = cap->ring_full;
 	s->nombuf = cap->nombuf;
-	s->written = cap->written;
-	s->write_errors = cap->write_errors;
+	s->written = cap->written_done + (cap->w != NULL ? emu_pcapw_records_out(cap->w) : 0);
+	/* once the file failed, what the writer had taken but did not get out is lost too */
+	s->write_errors = cap->write_errors +
+			  (cap->errmsg[0] != '\0' ? cap->accepted - s->written : 0);
 }
 
 const char *

@@ -28,7 +28,7 @@ struct emu_capture_stats {
 	uint64_t captured;  /**< copies queued by the worker */
 	uint64_t ring_full; /**< not captured: ring full */
 	uint64_t nombuf;    /**< not captured: capture pool empty */
-	uint64_t written;   /**< frames written to the file (main lcore) */
+	uint64_t written;   /**< frames in the file(s): written out, not just buffered (main lcore) */
 	uint64_t write_errors; /**< frames lost because the file failed (main lcore) */
 };
 

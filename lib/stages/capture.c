@@ -27,7 +27,8 @@
 	_(RING_FULL, "not_captured_ring_full") \
 	_(NOMBUF, "not_captured_nombuf") \
 	_(FILTERED, "filtered") \
-	_(LIMIT, "not_captured_limit")
+	_(LIMIT, "not_captured_limit") \
+	_(DROPS_OFFERED, "drops_offered")
 
 enum capture_ctr {
 #define CAPTURE_CTR_ENUM(e, s) CAPTURE_CTR_##e,
@@ -101,6 +102,7 @@ struct capture_priv {
 	uint64_t taken;       /* frames handed to the capture (worker) */
 	uint16_t n_ports;
 	uint64_t drops_seen; /* worker: dropped frames handed to the capture */
+	uint64_t *ctr;       /* the stage's counters, for the drop hook */
 	uint32_t port_mask; /* bit per switch port; all ones = every port */
 	char if_names[EMU_MAX_PORTS + 1][40];
 	const char *if_ptrs[EMU_MAX_PORTS + 2];
@@ -170,7 +172,13 @@ capture_on_drop(void *arg, struct rte_mbuf *m, uint32_t reason)
 	if (cp->enabled && (cp->bpf == NULL || rte_bpf_exec(cp->bpf, m) != 0) &&
 	    !capture_limited(cp, emu_meta(m)->ts_ns)) {
 		cp->drops_seen++;
-		emu_capture_push_if(cp->cap, m, emu_meta(m)->ts_ns, cp->n_ports, 0, (int)reason);
+		/* the stage's own counters: this runs on the worker, between stages */
+		cp->ctr[CAPTURE_CTR_DROPS_OFFERED] += 1;
+		if (emu_capture_push_if(cp->cap, m, emu_meta(m)->ts_ns, cp->n_ports, 0,
+					(int)reason))
+			cp->ctr[CAPTURE_CTR_CAPTURED] += 1;
+		else
+			cp->ctr[CAPTURE_CTR_RING_FULL] += 1;
 	}
 }
 
@@ -341,7 +349,8 @@ capture_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 		emu_err_prefix(err, path);
 		return -1;
 	}
-	if (cp->drops && (env->add_drop_hook == NULL ||
+	cp->ctr = env->ctr;
+	if (cp->drops && (env->ctr == NULL || env->add_drop_hook == NULL ||
 			  env->add_drop_hook(env->sw, capture_on_drop, cp) != 0)) {
 		emu_json_path(path, sizeof(path), env->path, "drops");
 		return emu_err_set(err, "%s: no room for another drop capture (at most %d)", path,
@@ -461,8 +470,8 @@ capture_failed(const void *priv, char *msg, size_t len)
 	if (e == NULL)
 		return false;
 	emu_capture_stats(cp->cap, &s);
-	snprintf(msg, len, "%s (%lu frames captured before the failure was seen, %lu after it not "
-		 "written)", e, (unsigned long)s.written, (unsigned long)s.write_errors);
+	snprintf(msg, len, "%s (%lu frames in the file, %lu captured frames lost)", e,
+		 (unsigned long)s.written, (unsigned long)s.write_errors);
 	return true;
 }
 

@@ -5,6 +5,7 @@ captures and shutdown, each checked against what must be on disk afterwards.
 usage: run_behaviour.py ROCEMU SRC"""
 import json
 import os
+import re
 import signal
 import shutil
 import struct
@@ -106,6 +107,41 @@ def t_full_disk():
             n = tshark_ok(os.path.join(mnt, tmps[0]))
             check(n > 50, "full disk: the partial file is readable to its last record (%d "
                   "frames)" % n)
+            for f in tmps:
+                os.unlink(os.path.join(mnt, f))
+        # An annotated pcapng capture (with its drops) filling the disk: the datapath keeps
+        # forwarding, the run names the file and says how many frames it lost, and what was
+        # written is readable and annotated.
+        d = pipeline("x")
+        d["ingress"].append({"type": "impair", "events": [
+            {"name": "d7", "action": "drop", "match": {"every_nth": 7}}]})
+        d["egress"] = [{"type": "capture", "file": os.path.join(mnt, "ann.pcapng"),
+                        "annotate": "all", "drops": True}]
+        write_json("fullcap.json", d)
+        r = run(["replay", "--pipeline", "fullcap.json", "--in", "big.pcap:p0",
+                 "--out", "fwd.pcap:p1", "--stats", "fullcap-stats.json"])
+        m = re.search(r"stage capture: (\S+): write failed: No space left on device;.* \((\d+) "
+                      r"frames in the file, (\d+) captured frames lost\)", r.stderr)
+        st = json.load(open(os.path.join(TMP, "fullcap-stats.json"))) if os.path.exists(
+            os.path.join(TMP, "fullcap-stats.json")) else {}
+        cap = [x["counters"] for x in st.get("stages", []) if x["name"] == "capture"]
+        fwd = tshark_ok(os.path.join(TMP, "fwd.pcap"))
+        check(r.returncode == 1 and m is not None and fwd == 2000 - 2000 // 7 and cap and
+              int(m.group(2)) + int(m.group(3)) == cap[0]["captured"] and
+              cap[0]["captured"] == 2000 and cap[0]["not_captured_ring_full"] == 0,
+              "full disk, annotated capture: exit 1, the file and ENOSPC named, written + not "
+              "written = captured = 2000 frames, %d forwarded (got %d: %s)" %
+              (fwd, r.returncode, r.stderr.strip()[-300:]))
+        tmps = [f for f in os.listdir(mnt) if f.startswith("ann.pcapng.rocemu-")]
+        n = tshark_ok(os.path.join(mnt, tmps[0])) if len(tmps) == 1 else -1
+        t = subprocess.run(["tshark", "-r", os.path.join(mnt, tmps[0]), "-T", "fields", "-e",
+                            "frame.comment"], capture_output=True, text=True,
+                           timeout=60) if len(tmps) == 1 else None
+        coms = t.stdout.splitlines() if t else []
+        check(n > 50 and m is not None and n == int(m.group(2)) and len(coms) == n and
+              all(c.startswith("rocemu: ") for c in coms),
+              "full disk, annotated capture: the partial pcapng holds exactly the %s frames "
+              "said written, each annotated (%d records)" % (m.group(2) if m else "?", n))
     finally:
         subprocess.run(["umount", mnt])
 
@@ -309,6 +345,77 @@ def t_live_drain_capture():
           "live: every captured frame is in the file (%d in the file, %d captured)" %
           (n, cap["captured"]))
     check(not os.path.exists("/var/run/dpdk/" + prefix), "live: runtime directory removed")
+
+
+def t_live_ring_overflow_annotated():
+    """An annotated pcapng capture whose ring overflows: live on net_pcap -> net_null, an
+    impair drop of every 7th frame, a capture of every frame leaving p1 and of every dropped
+    frame ("drops": true, "annotate": "all") through a 64-record ring. The datapath forwards
+    every frame it does not drop; the counters say exactly what the capture lost (frames out
+    + dropped frames offered = captured + not_captured_ring_full, with some lost); the file
+    holds exactly the captured frames, parses in tshark without complaint and in rocestat
+    (the project's reader of the comments) with every record annotated."""
+    d = pipeline("x")
+    d["ingress"].append({"type": "impair", "events": [
+        {"name": "d7", "action": "drop", "match": {"every_nth": 7}}]})
+    d["egress"] = [{"type": "capture", "file": "ovf.pcapng", "ring_size": 64, "snaplen": 128,
+                    "ports": ["p1"], "annotate": "all", "drops": True}]
+    for p in d["ports"]:
+        p["mtu"] = 1500
+    write_json("ovf.json", d)
+    prefix = "rbo%d" % os.getpid()
+    r = subprocess.run([ROCEMU, "--no-huge", "-m", "512", "--no-pci", "-l", "0-1",
+                        "--file-prefix=" + prefix, "--log-level=lib.eal:error",
+                        "--vdev=net_pcap0,rx_pcap=%s" % os.path.join(TMP, "long.pcap"),
+                        "--vdev=net_null1,no-rx=1", "--", "--pipeline", "ovf.json", "--duration",
+                        "3", "--stats", "ovf-stats.json"],
+                       capture_output=True, text=True, cwd=TMP, timeout=120)
+    if not check(r.returncode == 0, "overflow: live run exit 0 (%s)" % r.stderr.strip()[-300:]):
+        return
+    st = json.load(open(os.path.join(TMP, "ovf-stats.json")))
+    ports = {x["name"]: x for x in st["ports"]}
+    stages = {x["name"]: x for x in st["stages"]}
+    cap, imp = stages["capture"]["counters"], stages["impair"]["counters"]
+    rx, tx, dropped = ports["p0"]["rx_pkts"], ports["p1"]["tx_pkts"], imp["drop_d7"]
+    check(rx == 400000 and dropped == rx // 7 and tx == rx - dropped and
+          st["conservation"]["ok"] is True,
+          "overflow: the datapath forwarded every frame it did not drop (rx %d, dropped %d, "
+          "tx %d)" % (rx, dropped, tx))
+    lost = cap["not_captured_ring_full"]
+    check(cap["drops_offered"] == dropped and
+          tx + cap["drops_offered"] == cap["captured"] + lost and lost > 0 and
+          cap["captured"] > 0,
+          "overflow: frames out %d + drops offered %d = captured %d + not_captured_ring_full %d "
+          "(the ring overflowed)" % (tx, cap["drops_offered"], cap["captured"], lost))
+    path = os.path.join(TMP, "ovf.pcapng")
+    n = tshark_ok(path)
+    t = subprocess.run(["tshark", "-r", path, "-T", "fields", "-e", "frame.interface_name",
+                        "-e", "frame.comment", "-E", "separator=|"],
+                       capture_output=True, text=True, timeout=120)
+    recs = [l.split("|", 1) for l in t.stdout.splitlines()]
+    on_drop = [c for i, c in recs if i == "drop"]
+    on_p1 = [c for i, c in recs if i == "p1"]
+    check(n == cap["captured"] and len(on_drop) + len(on_p1) == n and
+          all(c.startswith("rocemu: drop=impair.drop_d7 in=p0 ") for c in on_drop) and
+          all(c.startswith("rocemu: in=p0 out=p1 ") for c in on_p1) and on_drop and on_p1,
+          "overflow: tshark reads %d records (captured %d): %d on p1, %d on drop, every one "
+          "annotated" % (n, cap["captured"], len(on_p1), len(on_drop)))
+    x = subprocess.run(["tshark", "-r", path, "-z", "expert,error", "-q"], capture_output=True,
+                       text=True, timeout=120)
+    check(x.returncode == 0 and "Malformed" not in x.stdout and "Errors (" not in x.stdout,
+          "overflow: no tshark expert errors (%s)" % x.stdout.strip()[:200])
+    rocestat = os.path.join(os.path.dirname(ROCEMU), "..", "rocestat", "rocestat")
+    rs = subprocess.run([rocestat, "--quiet", "--json", "-", path], capture_output=True,
+                        text=True, timeout=120)
+    js = json.loads(rs.stdout) if rs.returncode == 0 and rs.stdout.strip() else {}
+    ann = js.get("annotations", {})
+    check(js.get("capture", {}).get("packets") == n and ann.get("packets") == n and
+          ann.get("unreadable") == 0 and
+          ann.get("drops", {}).get("impair.drop_d7") == len(on_drop),
+          "overflow: rocestat reads %s records, %s annotated, %s unreadable, drops %s "
+          "(want %d, %d, 0, %d)" % (js.get("capture", {}).get("packets"), ann.get("packets"),
+                                    ann.get("unreadable"), ann.get("drops"), n, n,
+                                    len(on_drop)))
 
 
 def t_live_discard():
@@ -589,7 +696,8 @@ def main():
                     os.path.join(TMP, "impair.json"))
         roceframes.write_pcap(os.path.join(TMP, "in.pcap"), roce_frames(), t0=10**9)
         for t in (t_dev_full, t_full_disk, t_refused_runs_keep_files, t_signals, t_snap,
-                  t_seconds_unsigned, t_out_every_port, t_profile_seed, t_live_drain_capture, t_live_discard,
+                  t_seconds_unsigned, t_out_every_port, t_profile_seed, t_live_drain_capture,
+                  t_live_ring_overflow_annotated, t_live_discard,
                   t_live_telemetry, t_live_fabric_metrics, t_capture_filter,
                   t_capture_rotation):
             print("== " + t.__name__)
