@@ -7,7 +7,7 @@
  * Packet capture without I/O on the worker: the worker copies the first snaplen bytes of a
  * packet (and, for annotated pcapng, its metadata and trace) into a fixed-size record of a
  * single-producer/single-consumer ring of records; the main lcore writes the records to a
- * nanosecond pcap or pcapng (emu_pcapw: one write() per MB, every write checked, the file put
+ * nanosecond pcap or pcapng (emu_pcapw: one write() per 256 KB, every write checked, the file put
  * in place only when complete). When the ring is full the packet is counted and not
  * captured; the forwarded packet is never affected. A write error stops the file, counts
  * what it lost and is reported.

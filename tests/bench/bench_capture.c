@@ -22,7 +22,7 @@
  * captured + not captured, or the file (read back with the project's reader) holds another
  * number of records than were captured.
  *
- * Usage: bench_capture [--epochs N] [--epoch-ms MS] [--quick]    (default 6 x 300 ms;
+ * Usage: bench_capture [--epochs N] [--epoch-ms MS] [--quick] [--writer-only]  (default 6 x 300 ms;
  *        --quick: 2 x 50 ms)
  */
 #include <errno.h>
@@ -460,6 +460,7 @@ main(int argc, char **argv)
 		{ "epochs", required_argument, NULL, 'e' },
 		{ "epoch-ms", required_argument, NULL, 'm' },
 		{ "quick", no_argument, NULL, 'q' },
+		{ "writer-only", no_argument, NULL, 'w' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char prefix[64], file[128], file1[140], jsons[BENCH_N_SIDES][2048], rundir[128];
@@ -481,6 +482,7 @@ main(int argc, char **argv)
 	struct rte_mempool *wpool = NULL;
 	struct emu_switch *sw = NULL;
 	unsigned int epochs = 6, e, s, worker;
+	bool writer_only = false;
 	struct rte_mbuf *wm = NULL;
 	struct emu_err err;
 	uint64_t ms = 300;
@@ -495,7 +497,9 @@ main(int argc, char **argv)
 		else if (c == 'q') {
 			epochs = 2;
 			ms = 50;
-		} else
+		} else if (c == 'w')
+			writer_only = true;
+		else
 			return 2;
 	}
 	if (epochs < 1 || epochs > BENCH_MAX_EPOCHS || ms < 1) {
@@ -549,7 +553,7 @@ main(int argc, char **argv)
 			goto out;
 		}
 	}
-	for (e = 0; e < epochs; e++)
+	for (e = 0; e < epochs && !writer_only; e++)
 		for (s = 0; s < BENCH_N_SIDES; s++)
 			if (bench_epoch(jsons[s], &sides[s], ms, worker,
 					s == BENCH_PLAIN ? NULL : file) != 0)
@@ -571,32 +575,34 @@ main(int argc, char **argv)
 	       "  capture of every frame leaving p1 (pcapng, snaplen %u, ring %u), writer on the "
 	       "main lcore (sleep 10 ms, emu_switch_service)\n", epochs, ms, bench_frame_len,
 	       BENCH_SNAPLEN, BENCH_RING);
-	printf("  %-16s %8s %10s %10s  %-16s %s\n", "side", "Mpps", "Mpps/cpu-s", "ns/pkt cpu",
-	       "added cpu (wall)", "lost (ring full)");
-	for (s = 0; s < BENCH_N_SIDES; s++) {
-		double cpu = bench_median(sides[s].cpu_mpps, sides[s].n);
-		char added[64] = "";
-		char lost[64] = "";
+	if (!writer_only) {
+		printf("  %-16s %8s %10s %10s  %-16s %s\n", "side", "Mpps", "Mpps/cpu-s", "ns/pkt cpu",
+		       "added cpu (wall)", "lost (ring full)");
+		for (s = 0; s < BENCH_N_SIDES; s++) {
+			double cpu = bench_median(sides[s].cpu_mpps, sides[s].n);
+			char added[64] = "";
+			char lost[64] = "";
 
-		if (s != BENCH_PLAIN) {
-			snprintf(added, sizeof(added), "%+5.1f%% (%+.1f%%)",
-				 100 * bench_added(&sides[s], &sides[s - 1], &sides[BENCH_PLAIN],
-						   true),
-				 100 * bench_added(&sides[s], &sides[s - 1], &sides[BENCH_PLAIN],
-						   false));
-			snprintf(lost, sizeof(lost), "%" PRIu64 " of %" PRIu64, sides[s].lost,
-				 sides[s].pkts);
+			if (s != BENCH_PLAIN) {
+				snprintf(added, sizeof(added), "%+5.1f%% (%+.1f%%)",
+					 100 * bench_added(&sides[s], &sides[s - 1], &sides[BENCH_PLAIN],
+							   true),
+					 100 * bench_added(&sides[s], &sides[s - 1], &sides[BENCH_PLAIN],
+							   false));
+				snprintf(lost, sizeof(lost), "%" PRIu64 " of %" PRIu64, sides[s].lost,
+					 sides[s].pkts);
+			}
+			printf("  %-16s %8.2f %10.2f %10.1f  %-16s %s\n", sides[s].name,
+			       bench_median(sides[s].mpps, sides[s].n), cpu, 1e3 / cpu, added, lost);
 		}
-		printf("  %-16s %8.2f %10.2f %10.1f  %-16s %s\n", sides[s].name,
-		       bench_median(sides[s].mpps, sides[s].n), cpu, 1e3 / cpu, added, lost);
+		printf("  (added: time per packet over the line above, as a share of the no-capture "
+		       "pipeline's; median of the epochs' ratios)\n");
+		printf("  headers + annotations together: %+.1f%% (wall %+.1f%%) of the pipeline's time "
+		       "per packet\n",
+		       100 * bench_added(&sides[BENCH_ANN], &sides[BENCH_PLAIN], &sides[BENCH_PLAIN], true),
+		       100 * bench_added(&sides[BENCH_ANN], &sides[BENCH_PLAIN], &sides[BENCH_PLAIN],
+					 false));
 	}
-	printf("  (added: time per packet over the line above, as a share of the no-capture "
-	       "pipeline's; median of the epochs' ratios)\n");
-	printf("  headers + annotations together: %+.1f%% (wall %+.1f%%) of the pipeline's time "
-	       "per packet\n",
-	       100 * bench_added(&sides[BENCH_ANN], &sides[BENCH_PLAIN], &sides[BENCH_PLAIN], true),
-	       100 * bench_added(&sides[BENCH_ANN], &sides[BENCH_PLAIN], &sides[BENCH_PLAIN],
-				 false));
 	printf("  writer alone (main lcore, %u-byte records to a file, rotated at 64 MB):\n",
 	       BENCH_SNAPLEN);
 	for (s = 0; s < RTE_DIM(writers); s++)
