@@ -84,6 +84,7 @@ struct emu_capture {
 			   bool all, char *buf, size_t len);
 	const void *annotate_arg;
 	bool annotate_all;
+	bool no_comments;     /* annotate only to choose dropped frames by reason: write none */
 	const char *const *drop_filter; /* NULL: every drop reason; else these names only */
 	uint64_t filtered_drops;
 	/* rotation (tcpdump -C/-W): a new file when this one reaches rotate_bytes */
@@ -342,6 +343,12 @@ emu_capture_set_annotate(struct emu_capture *cap,
 	return 0;
 }
 
+void
+emu_capture_set_no_comments(struct emu_capture *cap)
+{
+	cap->no_comments = true;
+}
+
 /* File @p idx of a rotation: FILE for 0, else FILE with "-IDX" before its extension. */
 static void
 emu_capture_name(const struct emu_capture *cap, uint32_t idx, char *buf, size_t len)
@@ -427,6 +434,8 @@ emu_capture_drain(struct emu_capture *cap, unsigned int max)
 				cap->filtered_drops++;
 				goto next;
 			}
+			if (cap->no_comments)
+				com = NULL;
 		}
 		if (!cap->closed && cap->rotate_bytes != 0 &&
 		    emu_pcapw_size(cap->w) + 64 + r->caplen > cap->rotate_bytes &&
@@ -516,6 +525,7 @@ emu_capture_stats(const struct emu_capture *cap, struct emu_capture_stats *s)
 	s->captured = cap->captured;
 	s->ring_full = cap->ring_full;
 	s->nombuf = cap->nombuf;
+	s->filtered_drops = cap->filtered_drops;
 	s->written = cap->written_done + (cap->w != NULL ? emu_pcapw_records_out(cap->w) : 0);
 	/* once the file failed, what the writer had taken but did not get out is lost too */
 	s->write_errors = cap->write_errors +

@@ -30,6 +30,7 @@ struct emu_capture_stats {
 	uint64_t nombuf;    /**< not captured: capture pool empty */
 	uint64_t written;   /**< frames in the file(s): written out, not just buffered (main lcore) */
 	uint64_t write_errors; /**< frames lost because the file failed (main lcore) */
+	uint64_t filtered_drops; /**< dropped frames not written: reason not in the list (main) */
 };
 
 /**
@@ -66,6 +67,12 @@ int emu_capture_set_annotate(struct emu_capture *cap,
 					  int drop_reason, bool all, char *buf, size_t len),
 			     const void *arg, bool all, const char *const *drop_filter,
 			     struct emu_err *err);
+
+/**
+ * With emu_capture_set_annotate(): the annotations only choose the dropped frames by reason;
+ * no comment is written.
+ */
+void emu_capture_set_no_comments(struct emu_capture *cap);
 
 /**
  * Rotation (tcpdump -C/-W): when the file would grow past @p bytes, put it in place and go on in

@@ -341,13 +341,19 @@ capture_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 	}
 	if (rotate_mb > 0)
 		emu_capture_set_rotation(cp->cap, (uint64_t)(rotate_mb * 1e6), (uint32_t)rotate_files);
-	if (cp->pcapng && strcmp(ann, "none") != 0 && env->annotate != NULL &&
-	    emu_capture_set_annotate(cp->cap, env->annotate, env->annotate_arg,
-				     strcmp(ann, "all") == 0,
-				     cp->drop_ptrs[0] != NULL ? cp->drop_ptrs : NULL, err) != 0) {
-		emu_json_path(path, sizeof(path), env->path, "ring_size");
-		emu_err_prefix(err, path);
-		return -1;
+	/* a list of drop reasons is applied by the writer to the annotation, even with "none" */
+	if (cp->pcapng && (strcmp(ann, "none") != 0 || cp->drop_ptrs[0] != NULL) &&
+	    env->annotate != NULL) {
+		if (emu_capture_set_annotate(cp->cap, env->annotate, env->annotate_arg,
+					     strcmp(ann, "all") == 0,
+					     cp->drop_ptrs[0] != NULL ? cp->drop_ptrs : NULL,
+					     err) != 0) {
+			emu_json_path(path, sizeof(path), env->path, "ring_size");
+			emu_err_prefix(err, path);
+			return -1;
+		}
+		if (strcmp(ann, "none") == 0)
+			emu_capture_set_no_comments(cp->cap);
 	}
 	cp->ctr = env->ctr;
 	if (cp->drops && (env->ctr == NULL || env->add_drop_hook == NULL ||
@@ -491,8 +497,13 @@ capture_summary(const void *priv, char *buf, size_t len)
 	if (cp->drops) {
 		size_t u = strlen(buf);
 
-		snprintf(buf + u, len - u, " (%lu dropped frames handed to it)",
-			 (unsigned long)cp->drops_seen);
+		if (cp->drop_ptrs[0] != NULL)
+			snprintf(buf + u, len - u, " (%lu dropped frames handed to it, %lu of them "
+				 "not of the listed reasons)", (unsigned long)cp->drops_seen,
+				 (unsigned long)s.filtered_drops);
+		else
+			snprintf(buf + u, len - u, " (%lu dropped frames handed to it)",
+				 (unsigned long)cp->drops_seen);
 	}
 }
 

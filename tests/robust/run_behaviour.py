@@ -418,6 +418,51 @@ def t_live_ring_overflow_annotated():
                                     len(on_drop)))
 
 
+def t_capture_drop_list():
+    """"drops" with a list of reasons: only those dropped frames are written, and the summary
+    says how many others were handed to the capture and not written."""
+    d = pipeline("x")
+    d["ingress"].append({"type": "impair", "events": [
+        {"name": "d5", "action": "drop", "match": {"every_nth": 5}},
+        {"name": "d7", "action": "drop", "match": {"every_nth": 7}}]})
+    d["egress"] = [{"type": "capture", "file": "dl.pcapng", "drops": ["impair.drop_d7"]}]
+    write_json("droplist.json", d)
+    r = run(["replay", "--pipeline", "droplist.json", "--in", "in.pcap:p0", "--stats",
+             "dl-stats.json"])
+    if not check(r.returncode == 0, "drop list: replay exit 0 (%s)" % r.stderr.strip()[-200:]):
+        return
+    st = json.load(open(os.path.join(TMP, "dl-stats.json")))
+    stages = {x["name"]: x for x in st["stages"]}
+    imp, cap = stages["impair"]["counters"], stages["capture"]["counters"]
+    tx = [x for x in st["ports"] if x["name"] == "p1"][0]["tx_pkts"]
+    t = subprocess.run(["tshark", "-r", os.path.join(TMP, "dl.pcapng"), "-T", "fields", "-e",
+                        "frame.interface_name", "-e", "frame.comment", "-E", "separator=|"],
+                       capture_output=True, text=True, timeout=60)
+    recs = [l.split("|", 1) for l in t.stdout.splitlines()]
+    drops = [c for i, c in recs if i == "drop"]
+    d5, d7 = imp["drop_d5"], imp["drop_d7"]
+    want = "(%d dropped frames handed to it, %d of them not of the listed reasons)" % (d5 + d7,
+                                                                                     d5)
+    check(d5 > 0 and d7 > 0 and len(drops) == d7 and
+          all(c.startswith("rocemu: drop=impair.drop_d7 ") for c in drops) and
+          len(recs) == tx + d7 and cap["drops_offered"] == d5 + d7 and
+          cap["captured"] == tx + d5 + d7 and want in r.stdout,
+          "drop list: %d of %d dropped frames written (impair.drop_d7 only), %d forwarded; "
+          "the summary says %r" % (len(drops), d5 + d7, tx, want))
+    # the same with "annotate": "none": the list still chooses, and no frame has a comment
+    d["egress"][0]["annotate"] = "none"
+    write_json("droplist2.json", d)
+    r = run(["replay", "--pipeline", "droplist2.json", "--in", "in.pcap:p0"])
+    t = subprocess.run(["tshark", "-r", os.path.join(TMP, "dl.pcapng"), "-T", "fields", "-e",
+                        "frame.interface_name", "-e", "frame.comment", "-E", "separator=|"],
+                       capture_output=True, text=True, timeout=60)
+    recs = [l.split("|", 1) for l in t.stdout.splitlines()]
+    check(r.returncode == 0 and len(recs) == tx + d7 and
+          sum(1 for i, _ in recs if i == "drop") == d7 and all(c == "" for _, c in recs),
+          "drop list, annotate none: %d records, %d on drop (want %d, %d), no comments" %
+          (len(recs), sum(1 for i, _ in recs if i == "drop"), tx + d7, d7))
+
+
 def t_live_discard():
     """Frames still held when the drain times out are counted, and the run says so."""
     d = pipeline("x", rate_gbps=0.001)  # 1 Mb/s: the queue cannot empty in time
@@ -699,7 +744,7 @@ def main():
         roceframes.write_pcap(os.path.join(TMP, "in.pcap"), roce_frames(), t0=10**9)
         for t in (t_dev_full, t_full_disk, t_refused_runs_keep_files, t_signals, t_snap,
                   t_seconds_unsigned, t_out_every_port, t_profile_seed, t_live_drain_capture,
-                  t_live_ring_overflow_annotated, t_live_discard,
+                  t_live_ring_overflow_annotated, t_capture_drop_list, t_live_discard,
                   t_live_telemetry, t_live_fabric_metrics, t_capture_filter,
                   t_capture_rotation):
             print("== " + t.__name__)
