@@ -240,7 +240,7 @@ emu_capture_prefetch(const struct emu_capture *cap, uint32_t idx, unsigned int n
 {
 	const uint8_t *first = cap->slots + (size_t)(idx & cap->mask) * cap->slot_size;
 	const uint8_t *end = cap->slots + (size_t)(cap->mask + 1) * cap->slot_size;
-	size_t len = (size_t)n * cap->slot_size, l;
+	size_t len = (size_t)RTE_MIN(n, cap->mask + 1) * cap->slot_size, l;
 
 	for (l = 0; l < len; l += RTE_CACHE_LINE_SIZE) {
 		const uint8_t *p = first + l;
