@@ -524,9 +524,30 @@ live_tel_per(struct rte_tel_data *d, const json_t *arr, const char *name_key, co
 	}
 }
 
+/* The drop_* counters of each element of @p arr as PREFIX/NAME/COUNTER. */
+static void
+live_tel_drops(struct rte_tel_data *d, const json_t *arr, const char *prefix)
+{
+	char key[RTE_TEL_MAX_STRING_LEN];
+	const json_t *o;
+	const char *k;
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(arr, i, o)
+		json_object_foreach(json_object_get(o, "counters"), k, v)
+			if (strncmp(k, "drop_", 5) == 0) {
+				snprintf(key, sizeof(key), "%s/%s/%s", prefix,
+					 json_string_value(json_object_get(o, "name")), k);
+				live_tel_key(key, sizeof(key), key);
+				EMU_TEL_ADD_DICT_UINT(d, key, (uint64_t)json_integer_value(v));
+			}
+}
+
 /*
- * /rocemu/ports, /rocemu/stages, /rocemu/tm[,PORT], /rocemu/drops, /rocemu/capture,
- * /rocemu/conservation: a snapshot the worker takes between bursts (it is not stopped).
+ * /rocemu/ports, /rocemu/stages, /rocemu/tm[,PORT], /rocemu/drops, /rocemu/fabric,
+ * /rocemu/capture, /rocemu/conservation: a snapshot the worker takes between bursts (it is
+ * not stopped).
  */
 static int
 live_tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
@@ -596,11 +617,22 @@ live_tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 					live_tel_key(key, sizeof(key), key);
 					EMU_TEL_ADD_DICT_UINT(d, key, (uint64_t)json_integer_value(v));
 				}
+		live_tel_drops(d, json_object_get(json_object_get(root, "fabric"), "links"),
+			       "fabric");
+		live_tel_drops(d, json_object_get(json_object_get(root, "fabric"), "switches"),
+			       "fabric");
+		live_tel_drops(d, json_object_get(root, "incast"), "incast");
 		json_object_foreach(json_object_get(root, "runner"), k, v)
 			if (strncmp(k, "drop_", 5) == 0) {
 				snprintf(key, sizeof(key), "runner/%s", k);
 				EMU_TEL_ADD_DICT_UINT(d, key, (uint64_t)json_integer_value(v));
 			}
+	} else if (strcmp(cmd, "/rocemu/fabric") == 0) {
+		const json_t *fab = json_object_get(root, "fabric");
+
+		/* links and switches share one namespace in a pipeline file: one dict */
+		live_tel_per(d, json_object_get(fab, "links"), "name", "counters");
+		live_tel_per(d, json_object_get(fab, "switches"), "name", "counters");
 	} else if (strcmp(cmd, "/rocemu/capture") == 0) {
 		json_t *caps = json_array();
 
@@ -781,6 +813,8 @@ app_live_main(int argc, char **argv)
 			{ "/rocemu/tm", "Per TM port: counters; /rocemu/tm,PORT: one port with its "
 					"queues per priority" },
 			{ "/rocemu/drops", "Drops by reason" },
+			{ "/rocemu/fabric", "Per fabric link and switch: routed, drop_link_loss, "
+					    "drop_no_path" },
 			{ "/rocemu/capture", "Capture stages: captured, not captured, filtered" },
 			{ "/rocemu/conservation", "rx + created = tx + drops + held + consumed" },
 		};

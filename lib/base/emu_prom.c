@@ -70,7 +70,7 @@ static const struct prom_family prom_families[] = {
 	{ "rocemu_stage_in_packets_total", "counter", "Packets a stage processed." },
 	{ "rocemu_stage_out_packets_total", "counter", "Packets a stage passed on." },
 	{ "rocemu_stage_events_total", "counter", "A stage's counters, by name." },
-	{ "rocemu_drops_total", "counter", "Dropped packets by reason (stage.counter, tm.port.counter, runner.counter)." },
+	{ "rocemu_drops_total", "counter", "Dropped packets by reason (stage.counter, tm.port.counter, fabric.link.counter, fabric.switch.counter, incast.source.counter, runner.counter)." },
 	{ "rocemu_tm_events_total", "counter", "A TM port's counters, by name (max_queue_bytes is the gauge rocemu_tm_max_queue_bytes)." },
 	{ "rocemu_tm_max_queue_bytes", "gauge", "Largest queue the port had, all priorities." },
 	{ "rocemu_tm_held_packets", "gauge", "Packets the port's queues and delay line hold now." },
@@ -90,6 +90,18 @@ static const struct prom_family prom_families[] = {
 	{ "rocemu_conservation_packets_total", "counter", "The conservation line's terms (rx, created, tx, drops, consumed)." },
 	{ "rocemu_conservation_held_packets", "gauge", "Packets the switch holds now." },
 	{ "rocemu_conservation_unaccounted_packets", "gauge", "rx + created - tx - drops - held - consumed: 0 when every packet is accounted for." },
+	{ "rocemu_fabric_routed_packets_total", "counter", "Frames the fabric routed onto the link." },
+	{ "rocemu_fabric_link_events_total", "counter", "A fabric link's other counters, by name (drops also in rocemu_drops_total)." },
+	{ "rocemu_fabric_switch_events_total", "counter", "A fabric switch's counters, by name (drops also in rocemu_drops_total)." },
+};
+
+/* The families written after the conservation ones (prom_family's last branches). */
+enum {
+	PROM_F_HELD = 25,
+	PROM_F_UNACCOUNTED = 26,
+	PROM_F_ROUTED = 27,
+	PROM_F_LINK = 28,
+	PROM_F_SWITCH = 29,
 };
 
 static long long
@@ -154,6 +166,30 @@ prom_family(struct prom_buf *b, const json_t *st, unsigned int f)
 			json_object_foreach(json_object_get(o, "counters"), k, v) if (prom_is_drop(k)) {
 				snprintf(reason, sizeof(reason), "tm.%s.%s",
 					 json_string_value(json_object_get(o, "port")), k);
+				prom_add(b, "%s{", name);
+				prom_label(b, "reason", reason, true);
+				prom_add(b, "} %lld\n", (long long)json_integer_value(v));
+			}
+		json_array_foreach(json_object_get(json_object_get(st, "fabric"), "links"), i, o)
+			json_object_foreach(json_object_get(o, "counters"), k, v) if (prom_is_drop(k)) {
+				snprintf(reason, sizeof(reason), "fabric.%s.%s",
+					 json_string_value(json_object_get(o, "name")), k);
+				prom_add(b, "%s{", name);
+				prom_label(b, "reason", reason, true);
+				prom_add(b, "} %lld\n", (long long)json_integer_value(v));
+			}
+		json_array_foreach(json_object_get(json_object_get(st, "fabric"), "switches"), i, o)
+			json_object_foreach(json_object_get(o, "counters"), k, v) if (prom_is_drop(k)) {
+				snprintf(reason, sizeof(reason), "fabric.%s.%s",
+					 json_string_value(json_object_get(o, "name")), k);
+				prom_add(b, "%s{", name);
+				prom_label(b, "reason", reason, true);
+				prom_add(b, "} %lld\n", (long long)json_integer_value(v));
+			}
+		json_array_foreach(json_object_get(st, "incast"), i, o)
+			json_object_foreach(json_object_get(o, "counters"), k, v) if (prom_is_drop(k)) {
+				snprintf(reason, sizeof(reason), "incast.%s.%s",
+					 json_string_value(json_object_get(o, "name")), k);
 				prom_add(b, "%s{", name);
 				prom_label(b, "reason", reason, true);
 				prom_add(b, "} %lld\n", (long long)json_integer_value(v));
@@ -230,9 +266,41 @@ prom_family(struct prom_buf *b, const json_t *st, unsigned int f)
 			prom_add(b, "} %lld\n", prom_int(json_object_get(st, "conservation"),
 							 terms[i]));
 		}
-	} else {
+	} else if (f == PROM_F_HELD || f == PROM_F_UNACCOUNTED) {
 		prom_add(b, "%s %lld\n", name, prom_int(json_object_get(st, "conservation"),
-							f == 25 ? "held" : "unaccounted"));
+							f == PROM_F_HELD ? "held" : "unaccounted"));
+	} else if (f == PROM_F_ROUTED || f == PROM_F_LINK) {
+		json_array_foreach(json_object_get(json_object_get(st, "fabric"), "links"), i, o) {
+			const char *link = json_string_value(json_object_get(o, "name"));
+			json_t *c = json_object_get(o, "counters");
+
+			if (f == PROM_F_ROUTED) {
+				prom_add(b, "%s{", name);
+				prom_label(b, "link", link, true);
+				prom_label(b, "from", json_string_value(json_object_get(o, "from")),
+					   false);
+				prom_label(b, "to", json_string_value(json_object_get(o, "to")), false);
+				prom_add(b, "} %lld\n", prom_int(c, "routed"));
+				continue;
+			}
+			json_object_foreach(c, k, v) {
+				if (strcmp(k, "routed") == 0)
+					continue;
+				prom_add(b, "%s{", name);
+				prom_label(b, "link", link, true);
+				prom_label(b, "counter", k, false);
+				prom_add(b, "} %lld\n", (long long)json_integer_value(v));
+			}
+		}
+	} else {
+		json_array_foreach(json_object_get(json_object_get(st, "fabric"), "switches"), i, o)
+			json_object_foreach(json_object_get(o, "counters"), k, v) {
+				prom_add(b, "%s{", name);
+				prom_label(b, "switch", json_string_value(json_object_get(o, "name")),
+					   true);
+				prom_label(b, "counter", k, false);
+				prom_add(b, "} %lld\n", (long long)json_integer_value(v));
+			}
 	}
 }
 

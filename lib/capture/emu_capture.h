@@ -7,7 +7,7 @@
  * Packet capture without I/O on the worker: the worker copies the first snaplen bytes of a
  * packet (and, for annotated pcapng, its metadata and trace) into a fixed-size record of a
  * single-producer/single-consumer ring of records; the main lcore writes the records to a
- * nanosecond pcap or pcapng (emu_pcapw: one write() per MB, every write checked, the file put
+ * nanosecond pcap or pcapng (emu_pcapw: one write() per 256 KB, every write checked, the file put
  * in place only when complete). When the ring is full the packet is counted and not
  * captured; the forwarded packet is never affected. A write error stops the file, counts
  * what it lost and is reported.
@@ -28,18 +28,22 @@ struct emu_capture_stats {
 	uint64_t captured;  /**< copies queued by the worker */
 	uint64_t ring_full; /**< not captured: ring full */
 	uint64_t nombuf;    /**< not captured: capture pool empty */
-	uint64_t written;   /**< frames written to the file (main lcore) */
+	uint64_t written;   /**< frames in the file(s): written out, not just buffered (main lcore) */
 	uint64_t write_errors; /**< frames lost because the file failed (main lcore) */
+	uint64_t filtered_drops; /**< dropped frames not written: reason not in the list (main) */
 };
 
 /**
- * Open @p file for writing and create the ring and a pool of @p ring_size copies of
- * min(@p snaplen, @p max_frame) bytes each (one segment per copy).
+ * Open @p file for writing and create the ring of @p ring_size (rounded up to a power of 2)
+ * records of min(@p snaplen, @p max_frame) bytes of frame each.
  */
 struct emu_capture *emu_capture_create(const char *file, uint32_t snaplen, uint32_t max_frame,
 				       uint32_t ring_size, struct emu_err *err);
 
-/** Memory a capture of these sizes takes (its ring), for the pipeline's memory check. */
+/**
+ * Memory a capture of these sizes takes at most (its ring, annotated), for the pipeline's
+ * memory check.
+ */
 uint64_t emu_capture_bytes(uint32_t snaplen, uint32_t max_frame, uint32_t ring_size);
 
 /**
@@ -54,12 +58,21 @@ struct emu_capture *emu_capture_create_ng(const char *file, uint32_t snaplen, ui
  * pcapng: annotate each record with @p fn (the switch's trace, emu_switch_annotate()) on the
  * main lcore; @p all: every frame, else only those something happened to; dropped frames
  * whose reason is not in @p drop_filter (NULL-terminated names; NULL = every reason) are
- * not written.
+ * not written. The worker copies the packet's trace (48 bytes) into the record; @p fn
+ * formats it on the main lcore. Before the first frame (the ring's slots grow to hold the
+ * trace): returns 0, or -ENOMEM / -EBUSY with @p err filled.
  */
-void emu_capture_set_annotate(struct emu_capture *cap,
-			      size_t (*fn)(const void *arg, const struct emu_pkt_meta *meta,
-					   int drop_reason, bool all, char *buf, size_t len),
-			      const void *arg, bool all, const char *const *drop_filter);
+int emu_capture_set_annotate(struct emu_capture *cap,
+			     size_t (*fn)(const void *arg, const struct emu_pkt_meta *meta,
+					  int drop_reason, bool all, char *buf, size_t len),
+			     const void *arg, bool all, const char *const *drop_filter,
+			     struct emu_err *err);
+
+/**
+ * With emu_capture_set_annotate(): the annotations only choose the dropped frames by reason;
+ * no comment is written.
+ */
+void emu_capture_set_no_comments(struct emu_capture *cap);
 
 /**
  * Rotation (tcpdump -C/-W): when the file would grow past @p bytes, put it in place and go on in
@@ -77,6 +90,15 @@ bool emu_capture_push(struct emu_capture *cap, struct rte_mbuf *m, uint64_t ts_n
  */
 bool emu_capture_push_if(struct emu_capture *cap, struct rte_mbuf *m, uint64_t ts_ns,
 			 uint16_t ifidx, uint8_t epb_dir, int drop_reason);
+
+/**
+ * Worker side, a burst: copy the @p n packets, each stamped with its metadata's ts_ns, on
+ * the interface of its out port (@p egress, epb_flags outbound) or in port (inbound).
+ * Returns how many were captured; the others (the ring was full) are counted in ring_full.
+ * One index update for the burst.
+ */
+unsigned int emu_capture_push_burst(struct emu_capture *cap, struct rte_mbuf **pkts,
+				    unsigned int n, bool egress);
 
 /** Main-lcore side: write up to @p max queued frames; returns how many. */
 unsigned int emu_capture_drain(struct emu_capture *cap, unsigned int max);

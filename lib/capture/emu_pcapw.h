@@ -65,6 +65,12 @@ uint64_t emu_pcapw_size(const struct emu_pcapw *w);
 /** Records accepted so far (written or buffered). */
 uint64_t emu_pcapw_records(const struct emu_pcapw *w);
 
+/**
+ * Of those, records in the file: written out by a flush (a failed flush keeps the whole
+ * records that reached the disk). After a failure the others are lost.
+ */
+uint64_t emu_pcapw_records_out(const struct emu_pcapw *w);
+
 /** First write error's errno, 0 when none. */
 int emu_pcapw_error(const struct emu_pcapw *w);
 

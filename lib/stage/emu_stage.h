@@ -68,6 +68,11 @@ struct emu_stage_env {
 	int (*add_drop_hook)(void *sw, void (*fn)(void *arg, struct rte_mbuf *m, uint32_t reason),
 			     void *arg);
 	void *sw;
+	/**
+	 * This stage's counters (the array process() gets as ctx->ctr), for what a stage counts
+	 * outside process(): a drop hook runs on the same lcore, between stages. NULL in checks.
+	 */
+	uint64_t *ctr;
 };
 
 /** "type" and "name", the keys every stage object has (the switch reads them). */

@@ -27,7 +27,8 @@
 	_(RING_FULL, "not_captured_ring_full") \
 	_(NOMBUF, "not_captured_nombuf") \
 	_(FILTERED, "filtered") \
-	_(LIMIT, "not_captured_limit")
+	_(LIMIT, "not_captured_limit") \
+	_(DROPS_OFFERED, "drops_offered")
 
 enum capture_ctr {
 #define CAPTURE_CTR_ENUM(e, s) CAPTURE_CTR_##e,
@@ -101,6 +102,7 @@ struct capture_priv {
 	uint64_t taken;       /* frames handed to the capture (worker) */
 	uint16_t n_ports;
 	uint64_t drops_seen; /* worker: dropped frames handed to the capture */
+	uint64_t *ctr;       /* the stage's counters, for the drop hook */
 	uint32_t port_mask; /* bit per switch port; all ones = every port */
 	char if_names[EMU_MAX_PORTS + 1][40];
 	const char *if_ptrs[EMU_MAX_PORTS + 2];
@@ -170,7 +172,13 @@ capture_on_drop(void *arg, struct rte_mbuf *m, uint32_t reason)
 	if (cp->enabled && (cp->bpf == NULL || rte_bpf_exec(cp->bpf, m) != 0) &&
 	    !capture_limited(cp, emu_meta(m)->ts_ns)) {
 		cp->drops_seen++;
-		emu_capture_push_if(cp->cap, m, emu_meta(m)->ts_ns, cp->n_ports, 0, (int)reason);
+		/* the stage's own counters: this runs on the worker, between stages */
+		cp->ctr[CAPTURE_CTR_DROPS_OFFERED] += 1;
+		if (emu_capture_push_if(cp->cap, m, emu_meta(m)->ts_ns, cp->n_ports, 0,
+					(int)reason))
+			cp->ctr[CAPTURE_CTR_CAPTURED] += 1;
+		else
+			cp->ctr[CAPTURE_CTR_RING_FULL] += 1;
 	}
 }
 
@@ -333,11 +341,22 @@ capture_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 	}
 	if (rotate_mb > 0)
 		emu_capture_set_rotation(cp->cap, (uint64_t)(rotate_mb * 1e6), (uint32_t)rotate_files);
-	if (cp->pcapng && strcmp(ann, "none") != 0 && env->annotate != NULL)
-		emu_capture_set_annotate(cp->cap, env->annotate, env->annotate_arg,
-					 strcmp(ann, "all") == 0,
-					 cp->drop_ptrs[0] != NULL ? cp->drop_ptrs : NULL);
-	if (cp->drops && (env->add_drop_hook == NULL ||
+	/* a list of drop reasons is applied by the writer to the annotation, even with "none" */
+	if (cp->pcapng && (strcmp(ann, "none") != 0 || cp->drop_ptrs[0] != NULL) &&
+	    env->annotate != NULL) {
+		if (emu_capture_set_annotate(cp->cap, env->annotate, env->annotate_arg,
+					     strcmp(ann, "all") == 0,
+					     cp->drop_ptrs[0] != NULL ? cp->drop_ptrs : NULL,
+					     err) != 0) {
+			emu_json_path(path, sizeof(path), env->path, "ring_size");
+			emu_err_prefix(err, path);
+			return -1;
+		}
+		if (strcmp(ann, "none") == 0)
+			emu_capture_set_no_comments(cp->cap);
+	}
+	cp->ctr = env->ctr;
+	if (cp->drops && (env->ctr == NULL || env->add_drop_hook == NULL ||
 			  env->add_drop_hook(env->sw, capture_on_drop, cp) != 0)) {
 		emu_json_path(path, sizeof(path), env->path, "drops");
 		return emu_err_set(err, "%s: no room for another drop capture (at most %d)", path,
@@ -350,35 +369,47 @@ static uint16_t
 capture_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst_ctx *ctx)
 {
 	struct capture_priv *cp = priv;
-	uint64_t captured = 0, filtered = 0;
-	struct emu_capture_stats before, after;
+	uint64_t offered = 0, captured = 0, filtered = 0, limited = 0;
+	struct rte_mbuf *sel[64];
+	unsigned int k = 0;
 	uint16_t i;
 
 	if (!cp->enabled || cp->cap == NULL)
 		return n;
-	emu_capture_stats(cp->cap, &before);
-	for (i = 0; i < n; i++) {
-		struct emu_pkt_meta *meta = emu_meta(pkts[i]);
+	if (cp->port_mask == UINT32_MAX && cp->bpf == NULL && cp->max_frames == 0 &&
+	    cp->max_ns == 0) {
+		/* every packet: the burst goes to the ring as it is */
+		offered = n;
+		captured = emu_capture_push_burst(cp->cap, pkts, n, cp->egress);
+	} else {
+		for (i = 0; i < n; i++) {
+			struct emu_pkt_meta *meta = emu_meta(pkts[i]);
 
-		if (!emu_stage_port_in(meta, cp->egress, cp->port_mask) ||
-		    (cp->bpf != NULL && rte_bpf_exec(cp->bpf, pkts[i]) == 0)) {
-			filtered++;
-			continue;
+			if (!emu_stage_port_in(meta, cp->egress, cp->port_mask) ||
+			    (cp->bpf != NULL && rte_bpf_exec(cp->bpf, pkts[i]) == 0)) {
+				filtered++;
+				continue;
+			}
+			if (capture_limited(cp, meta->ts_ns)) {
+				limited++;
+				continue;
+			}
+			sel[k++] = pkts[i];
+			if (k == RTE_DIM(sel)) {
+				offered += k;
+				captured += emu_capture_push_burst(cp->cap, sel, k, cp->egress);
+				k = 0;
+			}
 		}
-		if (capture_limited(cp, meta->ts_ns)) {
-			ctx->ctr[CAPTURE_CTR_LIMIT] += 1;
-			continue;
+		if (k != 0) {
+			offered += k;
+			captured += emu_capture_push_burst(cp->cap, sel, k, cp->egress);
 		}
-		captured += emu_capture_push_if(cp->cap, pkts[i], meta->ts_ns,
-						cp->egress ? meta->out_port : meta->in_port,
-						cp->egress ? EMU_PCAPW_OUTBOUND : EMU_PCAPW_INBOUND,
-						-1);
 	}
-	emu_capture_stats(cp->cap, &after);
 	ctx->ctr[CAPTURE_CTR_CAPTURED] += captured;
-	ctx->ctr[CAPTURE_CTR_RING_FULL] += after.ring_full - before.ring_full;
-	ctx->ctr[CAPTURE_CTR_NOMBUF] += after.nombuf - before.nombuf;
+	ctx->ctr[CAPTURE_CTR_RING_FULL] += offered - captured;
 	ctx->ctr[CAPTURE_CTR_FILTERED] += filtered;
+	ctx->ctr[CAPTURE_CTR_LIMIT] += limited;
 	return n;
 }
 
@@ -445,8 +476,8 @@ capture_failed(const void *priv, char *msg, size_t len)
 	if (e == NULL)
 		return false;
 	emu_capture_stats(cp->cap, &s);
-	snprintf(msg, len, "%s (%lu frames captured before the failure was seen, %lu after it not "
-		 "written)", e, (unsigned long)s.written, (unsigned long)s.write_errors);
+	snprintf(msg, len, "%s (%lu frames in the file, %lu captured frames lost)", e,
+		 (unsigned long)s.written, (unsigned long)s.write_errors);
 	return true;
 }
 
@@ -466,8 +497,13 @@ capture_summary(const void *priv, char *buf, size_t len)
 	if (cp->drops) {
 		size_t u = strlen(buf);
 
-		snprintf(buf + u, len - u, " (%lu dropped frames handed to it)",
-			 (unsigned long)cp->drops_seen);
+		if (cp->drop_ptrs[0] != NULL)
+			snprintf(buf + u, len - u, " (%lu dropped frames handed to it, %lu of them "
+				 "not of the listed reasons)", (unsigned long)cp->drops_seen,
+				 (unsigned long)s.filtered_drops);
+		else
+			snprintf(buf + u, len - u, " (%lu dropped frames handed to it)",
+				 (unsigned long)cp->drops_seen);
 	}
 }
 

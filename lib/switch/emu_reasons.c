@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,20 +185,66 @@ emu_switch_reason_count(const struct emu_switch *sw, uint32_t id)
 	return 0;
 }
 
-/* Append to an annotation: returns the new length (never past @p len). */
-static size_t
-emu_ann(char *buf, size_t len, size_t used, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
+/*
+ * The annotation is written by the capture's writer for every record it annotates (with
+ * "annotate": "all", every frame): appends by hand rather than snprintf, which cost ~10x
+ * more (tests/bench/README.md, bench_capture). An append stops at @p len - 1 characters.
+ */
+struct emu_ann {
+	char *buf;
+	size_t len;  /* > 0 */
+	size_t used; /* < len */
+};
 
-	if (used >= len)
-		return used;
-	va_start(ap, fmt);
-	n = vsnprintf(buf + used, len - used, fmt, ap);
-	va_end(ap);
-	return n < 0 ? used : RTE_MIN(used + (size_t)n, len - 1);
+static inline void
+emu_ann_mem(struct emu_ann *a, const char *s, size_t l)
+{
+	size_t room = a->len - 1 - a->used;
+
+	if (l > room)
+		l = room;
+	memcpy(a->buf + a->used, s, l);
+	a->used += l;
 }
+
+#define emu_ann_lit(a, s) emu_ann_mem((a), (s), sizeof(s) - 1)
+
+static inline void
+emu_ann_str(struct emu_ann *a, const char *s)
+{
+	emu_ann_mem(a, s, strlen(s));
+}
+
+static const char emu_ann_digits[] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+/* Decimal, two digits a division. */
+static inline void
+emu_ann_u64(struct emu_ann *a, uint64_t v)
+{
+	char t[20], *p = t + sizeof(t);
+
+	while (v >= 100) {
+		p -= 2;
+		memcpy(p, emu_ann_digits + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10) {
+		p -= 2;
+		memcpy(p, emu_ann_digits + 2 * v, 2);
+	} else {
+		*--p = (char)('0' + v);
+	}
+	emu_ann_mem(a, p, (size_t)(t + sizeof(t) - p));
+}
+
+#define emu_ann_kv(a, key, v, unit) do { \
+		emu_ann_lit((a), key); \
+		emu_ann_u64((a), (v)); \
+		emu_ann_lit((a), unit); \
+	} while (0)
 
 static const char *
 emu_switch_port_label(const struct emu_switch *sw, uint16_t port)
@@ -221,49 +266,62 @@ emu_switch_annotate_meta(const struct emu_switch *sw, const struct emu_pkt_meta 
 			 int drop_reason, bool all, char *buf, size_t len)
 {
 	const struct emu_trace *tr = &meta->trace;
+	struct emu_ann a = { .buf = buf, .len = len, .used = 0 };
 	char name[128];
-	size_t u = 0;
 
+	if (len == 0)
+		return 0;
 	buf[0] = '\0';
 	if (drop_reason < 0 && tr->drop_reason != 0)
 		drop_reason = tr->drop_reason - 1; /* a drop capture's copy */
 	if (!all && drop_reason < 0 && tr->marks == 0 && tr->created_by == 0 &&
 	    tr->event_reason == 0)
 		return 0;
-	u = emu_ann(buf, len, u, "rocemu:");
+	emu_ann_lit(&a, "rocemu:");
 	if (drop_reason >= 0) {
 		emu_switch_reason_name(sw, (uint32_t)drop_reason, name, sizeof(name));
-		u = emu_ann(buf, len, u, " drop=%s", name);
+		emu_ann_lit(&a, " drop=");
+		emu_ann_str(&a, name);
 	}
-	u = emu_ann(buf, len, u, " in=%s", emu_switch_port_label(sw, meta->in_port));
-	if (meta->out_port != EMU_PORT_NONE)
-		u = emu_ann(buf, len, u, " out=%s", emu_switch_port_label(sw, meta->out_port));
-	u = emu_ann(buf, len, u, " t_in=%" PRIu64 " prio=%u", tr->t_in_ns, meta->prio);
-	if (tr->t_enq_ns != 0 && drop_reason < 0)
-		u = emu_ann(buf, len, u, " qdepth=%u wait=%uns", tr->qdepth_bytes, tr->wait_ns);
+	emu_ann_lit(&a, " in=");
+	emu_ann_str(&a, emu_switch_port_label(sw, meta->in_port));
+	if (meta->out_port != EMU_PORT_NONE) {
+		emu_ann_lit(&a, " out=");
+		emu_ann_str(&a, emu_switch_port_label(sw, meta->out_port));
+	}
+	emu_ann_kv(&a, " t_in=", tr->t_in_ns, "");
+	emu_ann_kv(&a, " prio=", meta->prio, "");
+	if (tr->t_enq_ns != 0 && drop_reason < 0) {
+		emu_ann_kv(&a, " qdepth=", tr->qdepth_bytes, "");
+		emu_ann_kv(&a, " wait=", tr->wait_ns, "ns");
+	}
 	if (tr->marks & EMU_TRACE_CE_RED)
-		u = emu_ann(buf, len, u, " ce=red");
+		emu_ann_lit(&a, " ce=red");
 	if (tr->marks & EMU_TRACE_CE_EVENT)
-		u = emu_ann(buf, len, u, " ce=event");
+		emu_ann_lit(&a, " ce=event");
 	if (tr->marks & EMU_TRACE_DELAYED)
-		u = emu_ann(buf, len, u, " delayed=%uns", tr->delay_ns);
+		emu_ann_kv(&a, " delayed=", tr->delay_ns, "ns");
 	if (tr->marks & EMU_TRACE_CORRUPTED)
-		u = emu_ann(buf, len, u, " corrupted");
+		emu_ann_lit(&a, " corrupted");
 	if (tr->marks & EMU_TRACE_REWRITTEN)
-		u = emu_ann(buf, len, u, " rewritten");
+		emu_ann_lit(&a, " rewritten");
 	if (tr->marks & EMU_TRACE_DUPLICATE)
-		u = emu_ann(buf, len, u, " duplicate");
+		emu_ann_lit(&a, " duplicate");
 	if (tr->event_reason != 0) {
 		emu_switch_reason_name(sw, tr->event_reason - 1u, name, sizeof(name));
-		u = emu_ann(buf, len, u, " event=%s", name);
+		emu_ann_lit(&a, " event=");
+		emu_ann_str(&a, name);
 	}
-	if (tr->created_by == EMU_TRACE_BY_SWITCH)
-		u = emu_ann(buf, len, u, " created=switch");
-	else if (tr->created_by == EMU_TRACE_BY_INCAST)
-		u = emu_ann(buf, len, u, " created=incast");
-	else if (tr->created_by != 0 && tr->created_by <= sw->n_stages)
-		u = emu_ann(buf, len, u, " created=%s", sw->stages[tr->created_by - 1].name);
+	if (tr->created_by == EMU_TRACE_BY_SWITCH) {
+		emu_ann_lit(&a, " created=switch");
+	} else if (tr->created_by == EMU_TRACE_BY_INCAST) {
+		emu_ann_lit(&a, " created=incast");
+	} else if (tr->created_by != 0 && tr->created_by <= sw->n_stages) {
+		emu_ann_lit(&a, " created=");
+		emu_ann_str(&a, sw->stages[tr->created_by - 1].name);
+	}
 	if (tr->path != 0)
-		u = emu_ann(buf, len, u, " path=%u", tr->path);
-	return u;
+		emu_ann_kv(&a, " path=", tr->path, "");
+	buf[a.used] = '\0';
+	return a.used;
 }

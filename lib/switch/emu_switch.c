@@ -118,6 +118,7 @@ emu_switch_add_stages(struct emu_switch *sw, const char *list_key, bool egress, 
 		env.annotate_arg = sw;
 		env.add_drop_hook = emu_switch_env_add_drop_hook;
 		env.sw = sw;
+		env.ctr = st->ctr;
 		rc = st->ops->init(st->priv, o, &env, err);
 		if (rc != 0)
 			return rc;

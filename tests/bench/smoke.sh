@@ -11,7 +11,7 @@
 #   bench_proto --quick       lib/proto parse/ICRC/CRC/qpmap loops (1/100 of the iterations)
 #   bench_testpmd.sh --quick  rocemu live vs dpdk-testpmd io (1 run x 3 s per size)
 #   bench_rocegen.sh --quick  rocegen back to back over memif vs testpmd (8 MB, 1 run)
-#   bench_capture --quick     the switch with and without a 64 B header capture (2 x 50 ms)
+#   bench_capture --quick     the switch without, with a 128 B capture, annotated; the writer (2 x 50 ms)
 # Prints each benchmark's output, its wall time and PASS/FAIL/SKIP, then the closing line
 # "N passed, N failed" (", N skipped" when some were; under CI=true a skip is a failure).
 # Exit status: 0 when none failed, 1 otherwise, 2 for a bad argument.

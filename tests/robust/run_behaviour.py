@@ -5,6 +5,7 @@ captures and shutdown, each checked against what must be on disk afterwards.
 usage: run_behaviour.py ROCEMU SRC"""
 import json
 import os
+import re
 import signal
 import shutil
 import struct
@@ -106,6 +107,41 @@ def t_full_disk():
             n = tshark_ok(os.path.join(mnt, tmps[0]))
             check(n > 50, "full disk: the partial file is readable to its last record (%d "
                   "frames)" % n)
+            for f in tmps:
+                os.unlink(os.path.join(mnt, f))
+        # An annotated pcapng capture (with its drops) filling the disk: the datapath keeps
+        # forwarding, the run names the file and says how many frames it lost, and what was
+        # written is readable and annotated.
+        d = pipeline("x")
+        d["ingress"].append({"type": "impair", "events": [
+            {"name": "d7", "action": "drop", "match": {"every_nth": 7}}]})
+        d["egress"] = [{"type": "capture", "file": os.path.join(mnt, "ann.pcapng"),
+                        "annotate": "all", "drops": True}]
+        write_json("fullcap.json", d)
+        r = run(["replay", "--pipeline", "fullcap.json", "--in", "big.pcap:p0",
+                 "--out", "fwd.pcap:p1", "--stats", "fullcap-stats.json"])
+        m = re.search(r"stage capture: (\S+): write failed: No space left on device;.* \((\d+) "
+                      r"frames in the file, (\d+) captured frames lost\)", r.stderr)
+        st = json.load(open(os.path.join(TMP, "fullcap-stats.json"))) if os.path.exists(
+            os.path.join(TMP, "fullcap-stats.json")) else {}
+        cap = [x["counters"] for x in st.get("stages", []) if x["name"] == "capture"]
+        fwd = tshark_ok(os.path.join(TMP, "fwd.pcap"))
+        check(r.returncode == 1 and m is not None and fwd == 2000 - 2000 // 7 and cap and
+              int(m.group(2)) + int(m.group(3)) == cap[0]["captured"] and
+              cap[0]["captured"] == 2000 and cap[0]["not_captured_ring_full"] == 0,
+              "full disk, annotated capture: exit 1, the file and ENOSPC named, written + not "
+              "written = captured = 2000 frames, %d forwarded (got %d: %s)" %
+              (fwd, r.returncode, r.stderr.strip()[-300:]))
+        tmps = [f for f in os.listdir(mnt) if f.startswith("ann.pcapng.rocemu-")]
+        n = tshark_ok(os.path.join(mnt, tmps[0])) if len(tmps) == 1 else -1
+        t = subprocess.run(["tshark", "-r", os.path.join(mnt, tmps[0]), "-T", "fields", "-e",
+                            "frame.comment"], capture_output=True, text=True,
+                           timeout=60) if len(tmps) == 1 else None
+        coms = t.stdout.splitlines() if t else []
+        check(n > 50 and m is not None and n == int(m.group(2)) and len(coms) == n and
+              all(c.startswith("rocemu: ") for c in coms),
+              "full disk, annotated capture: the partial pcapng holds exactly the %s frames "
+              "said written, each annotated (%d records)" % (m.group(2) if m else "?", n))
     finally:
         subprocess.run(["umount", mnt])
 
@@ -311,6 +347,122 @@ def t_live_drain_capture():
     check(not os.path.exists("/var/run/dpdk/" + prefix), "live: runtime directory removed")
 
 
+def t_live_ring_overflow_annotated():
+    """An annotated pcapng capture whose ring overflows: live on net_pcap -> net_null, an
+    impair drop of every 7th frame, a capture of every frame leaving p1 and of every dropped
+    frame ("drops": true, "annotate": "all") through a 64-record ring. The datapath forwards
+    every frame it does not drop; the counters say exactly what the capture lost (frames out
+    + dropped frames offered = captured + not_captured_ring_full, with some lost); the file
+    holds exactly the captured frames, parses in tshark without complaint and in rocestat
+    (the project's reader of the comments) with every record annotated."""
+    d = pipeline("x")
+    d["ingress"].append({"type": "impair", "events": [
+        {"name": "d7", "action": "drop", "match": {"every_nth": 7}}]})
+    d["egress"] = [{"type": "capture", "file": "ovf.pcapng", "ring_size": 64, "snaplen": 128,
+                    "ports": ["p1"], "annotate": "all", "drops": True}]
+    for p in d["ports"]:
+        p["mtu"] = 1500
+    write_json("ovf.json", d)
+    prefix = "rbo%d" % os.getpid()
+    r = subprocess.run([ROCEMU, "--no-huge", "-m", "512", "--no-pci", "-l", "0-1",
+                        "--file-prefix=" + prefix, "--log-level=lib.eal:error",
+                        "--vdev=net_pcap0,rx_pcap=%s" % os.path.join(TMP, "long.pcap"),
+                        "--vdev=net_null1,no-rx=1", "--", "--pipeline", "ovf.json", "--duration",
+                        "3", "--stats", "ovf-stats.json"],
+                       capture_output=True, text=True, cwd=TMP, timeout=120)
+    if not check(r.returncode == 0, "overflow: live run exit 0 (%s)" % r.stderr.strip()[-300:]):
+        return
+    st = json.load(open(os.path.join(TMP, "ovf-stats.json")))
+    ports = {x["name"]: x for x in st["ports"]}
+    stages = {x["name"]: x for x in st["stages"]}
+    cap, imp = stages["capture"]["counters"], stages["impair"]["counters"]
+    rx, tx, dropped = ports["p0"]["rx_pkts"], ports["p1"]["tx_pkts"], imp["drop_d7"]
+    check(rx == 400000 and dropped == rx // 7 and tx == rx - dropped and
+          st["conservation"]["ok"] is True,
+          "overflow: the datapath forwarded every frame it did not drop (rx %d, dropped %d, "
+          "tx %d)" % (rx, dropped, tx))
+    lost = cap["not_captured_ring_full"]
+    check(cap["drops_offered"] == dropped and
+          tx + cap["drops_offered"] == cap["captured"] + lost and lost > 0 and
+          cap["captured"] > 0,
+          "overflow: frames out %d + drops offered %d = captured %d + not_captured_ring_full %d "
+          "(the ring overflowed)" % (tx, cap["drops_offered"], cap["captured"], lost))
+    path = os.path.join(TMP, "ovf.pcapng")
+    n = tshark_ok(path)
+    t = subprocess.run(["tshark", "-r", path, "-T", "fields", "-e", "frame.interface_name",
+                        "-e", "frame.comment", "-E", "separator=|"],
+                       capture_output=True, text=True, timeout=120)
+    recs = [l.split("|", 1) for l in t.stdout.splitlines()]
+    on_drop = [c for i, c in recs if i == "drop"]
+    on_p1 = [c for i, c in recs if i == "p1"]
+    check(n == cap["captured"] and len(on_drop) + len(on_p1) == n and
+          all(c.startswith("rocemu: drop=impair.drop_d7 in=p0 ") for c in on_drop) and
+          all(c.startswith("rocemu: in=p0 out=p1 ") for c in on_p1) and on_drop and on_p1,
+          "overflow: tshark reads %d records (captured %d): %d on p1, %d on drop, every one "
+          "annotated" % (n, cap["captured"], len(on_p1), len(on_drop)))
+    x = subprocess.run(["tshark", "-r", path, "-z", "expert,error", "-q"], capture_output=True,
+                       text=True, timeout=120)
+    check(x.returncode == 0 and "Malformed" not in x.stdout and "Errors (" not in x.stdout,
+          "overflow: no tshark expert errors (%s)" % x.stdout.strip()[:200])
+    rocestat = os.path.join(os.path.dirname(ROCEMU), "..", "rocestat", "rocestat")
+    rs = subprocess.run([rocestat, "--quiet", "--json", "-", path], capture_output=True,
+                        text=True, timeout=120)
+    js = json.loads(rs.stdout) if rs.returncode == 0 and rs.stdout.strip() else {}
+    ann = js.get("annotations", {})
+    check(js.get("capture", {}).get("packets") == n and ann.get("packets") == n and
+          ann.get("unreadable") == 0 and
+          ann.get("drops", {}).get("impair.drop_d7") == len(on_drop),
+          "overflow: rocestat reads %s records, %s annotated, %s unreadable, drops %s "
+          "(want %d, %d, 0, %d)" % (js.get("capture", {}).get("packets"), ann.get("packets"),
+                                    ann.get("unreadable"), ann.get("drops"), n, n,
+                                    len(on_drop)))
+
+
+def t_capture_drop_list():
+    """"drops" with a list of reasons: only those dropped frames are written, and the summary
+    says how many others were handed to the capture and not written."""
+    d = pipeline("x")
+    d["ingress"].append({"type": "impair", "events": [
+        {"name": "d5", "action": "drop", "match": {"every_nth": 5}},
+        {"name": "d7", "action": "drop", "match": {"every_nth": 7}}]})
+    d["egress"] = [{"type": "capture", "file": "dl.pcapng", "drops": ["impair.drop_d7"]}]
+    write_json("droplist.json", d)
+    r = run(["replay", "--pipeline", "droplist.json", "--in", "in.pcap:p0", "--stats",
+             "dl-stats.json"])
+    if not check(r.returncode == 0, "drop list: replay exit 0 (%s)" % r.stderr.strip()[-200:]):
+        return
+    st = json.load(open(os.path.join(TMP, "dl-stats.json")))
+    stages = {x["name"]: x for x in st["stages"]}
+    imp, cap = stages["impair"]["counters"], stages["capture"]["counters"]
+    tx = [x for x in st["ports"] if x["name"] == "p1"][0]["tx_pkts"]
+    t = subprocess.run(["tshark", "-r", os.path.join(TMP, "dl.pcapng"), "-T", "fields", "-e",
+                        "frame.interface_name", "-e", "frame.comment", "-E", "separator=|"],
+                       capture_output=True, text=True, timeout=60)
+    recs = [l.split("|", 1) for l in t.stdout.splitlines()]
+    drops = [c for i, c in recs if i == "drop"]
+    d5, d7 = imp["drop_d5"], imp["drop_d7"]
+    want = "(%d dropped frames handed to it, %d of them not of the listed reasons)" % (d5 + d7,
+                                                                                     d5)
+    check(d5 > 0 and d7 > 0 and len(drops) == d7 and
+          all(c.startswith("rocemu: drop=impair.drop_d7 ") for c in drops) and
+          len(recs) == tx + d7 and cap["drops_offered"] == d5 + d7 and
+          cap["captured"] == tx + d5 + d7 and want in r.stdout,
+          "drop list: %d of %d dropped frames written (impair.drop_d7 only), %d forwarded; "
+          "the summary says %r" % (len(drops), d5 + d7, tx, want))
+    # the same with "annotate": "none": the list still chooses, and no frame has a comment
+    d["egress"][0]["annotate"] = "none"
+    write_json("droplist2.json", d)
+    r = run(["replay", "--pipeline", "droplist2.json", "--in", "in.pcap:p0"])
+    t = subprocess.run(["tshark", "-r", os.path.join(TMP, "dl.pcapng"), "-T", "fields", "-e",
+                        "frame.interface_name", "-e", "frame.comment", "-E", "separator=|"],
+                       capture_output=True, text=True, timeout=60)
+    recs = [l.split("|", 1) for l in t.stdout.splitlines()]
+    check(r.returncode == 0 and len(recs) == tx + d7 and
+          sum(1 for i, _ in recs if i == "drop") == d7 and all(c == "" for _, c in recs),
+          "drop list, annotate none: %d records, %d on drop (want %d, %d), no comments" %
+          (len(recs), sum(1 for i, _ in recs if i == "drop"), tx + d7, d7))
+
+
 def t_live_discard():
     """Frames still held when the drain times out are counted, and the run says so."""
     d = pipeline("x", rate_gbps=0.001)  # 1 Mb/s: the queue cannot empty in time
@@ -419,6 +571,105 @@ def t_live_telemetry():
           (bad or "all %d equal, 400000 frames" % len(eq)))
 
 
+def t_live_fabric_metrics():
+    """The fabric's own counters (routed, drop_link_loss) through telemetry (/rocemu/drops,
+    /rocemu/fabric) and the Prometheus textfile: pipelines/ecmp-4x25.json with every link out
+    of leaf0 losing 20%, live on net_pcap; while frames flow the counters never go back, and
+    at the end telemetry, the textfile and --stats agree, and the textfile's drops by reason
+    add up to the conservation line's drops."""
+    import promcheck
+    with open(os.path.join(SRC, "pipelines", "ecmp-4x25.json")) as f:
+        d = json.load(f)
+    for l in d["fabric"]["links"]:
+        if l["from"] == "leaf0":
+            l["loss"] = 0.2
+    write_json("fab.json", d)
+    prefix = "rbf%d" % os.getpid()
+    p = subprocess.Popen([ROCEMU, "--no-huge", "-m", "512", "--no-pci", "-l", "0-1",
+                          "--file-prefix=" + prefix, "--log-level=lib.eal:error",
+                          "--vdev=net_pcap0,rx_pcap=%s" % os.path.join(TMP, "long.pcap"),
+                          "--vdev=net_null1,no-rx=1", "--", "--pipeline", "fab.json",
+                          "--stats", "fab-stats.json", "--prometheus", "fab.prom",
+                          "--stats-interval", "1"],
+                         cwd=TMP, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    cmds = ["/rocemu/drops", "/rocemu/fabric"]
+    seen = []
+    try:
+        time.sleep(1.0)
+        for _ in range(3):
+            a = tel(prefix, cmds)
+            if len(a) >= len(cmds):
+                seen.append(a[-len(cmds):])
+            time.sleep(0.3)
+        time.sleep(1.5)
+        final = tel(prefix, cmds)[-len(cmds):]
+    finally:
+        p.send_signal(signal.SIGINT)
+        so, se = p.communicate(timeout=60)
+    if not check(p.returncode == 0 and len(seen) >= 2 and len(final) == len(cmds),
+                 "fabric telemetry: /rocemu/drops and /rocemu/fabric answered during the run "
+                 "(%d rounds, exit %d %s)" % (len(seen), p.returncode, se.strip()[-200:])):
+        return
+    st = json.load(open(os.path.join(TMP, "fab-stats.json")))
+    links = {x["name"]: x for x in st["fabric"]["links"]}
+    lossy = [n for n, x in links.items() if x["from"] == "leaf0"]
+    sws = {x["name"]: x for x in st["fabric"]["switches"]}
+    key = lambda n: "".join(c if c.isalnum() or c in "_/" else "_" for c in n)  # noqa: E731
+    # an answer is {"/rocemu/drops": {...}}; an empty dict comes back as null
+    ans = [[(x.get(c) or {}) for x, c in zip(r, cmds)] for r in seen + [final]]
+    mono = True
+    for a, b in zip(ans, ans[1:]):
+        for ln in lossy:
+            k = key("fabric/%s/drop_link_loss" % ln)
+            mono &= b[0].get(k, -1) >= a[0].get(k, 0)
+            mono &= b[1].get(key(ln), {}).get("routed", -1) >= \
+                a[1].get(key(ln), {}).get("routed", 0)
+    check(mono, "fabric telemetry: routed and drop_link_loss never go back between reads")
+    fd, ff = ans[-1]
+    lost = sum(links[n]["counters"]["drop_link_loss"] for n in lossy)
+    bad = []
+    for n, l in links.items():
+        for c, v in l["counters"].items():
+            if ff.get(key(n), {}).get(c) != v:
+                bad.append(("/rocemu/fabric", n, c, ff.get(key(n), {}).get(c), v))
+            if c.startswith("drop_") and fd.get(key("fabric/%s/%s" % (n, c))) != v:
+                bad.append(("/rocemu/drops", n, c, fd.get(key("fabric/%s/%s" % (n, c))), v))
+    for n, x in sws.items():
+        for c, v in x["counters"].items():
+            if fd.get(key("fabric/%s/%s" % (n, c))) != v:
+                bad.append(("/rocemu/drops", n, c, fd.get(key("fabric/%s/%s" % (n, c))), v))
+    check(not bad and lost > 0,
+          "fabric telemetry: at the end /rocemu/fabric and /rocemu/drops equal the exit stats "
+          "(%s; %d frames lost on leaf0's links)" % (bad[:4] or "all equal", lost))
+    text = open(os.path.join(TMP, "fab.prom")).read() if os.path.exists(
+        os.path.join(TMP, "fab.prom")) else ""
+    errs, sm = promcheck.check(text)
+    check(not errs and text, "fabric prometheus: the textfile is well-formed (%s)" % errs[:3])
+    bad = []
+    for n, l in links.items():
+        c = l["counters"]
+        got = promcheck.value(sm, "rocemu_fabric_routed_packets_total", link=n, **{
+            "from": l["from"], "to": l["to"]})
+        if got != c["routed"]:
+            bad.append(("routed", n, got, c["routed"]))
+        got = promcheck.value(sm, "rocemu_drops_total", reason="fabric.%s.drop_link_loss" % n)
+        if got != c["drop_link_loss"]:
+            bad.append(("drop_link_loss", n, got, c["drop_link_loss"]))
+        got = promcheck.value(sm, "rocemu_fabric_link_events_total", link=n,
+                              counter="drop_link_loss")
+        if got != c["drop_link_loss"]:
+            bad.append(("link events", n, got, c["drop_link_loss"]))
+    for n, x in sws.items():
+        got = promcheck.value(sm, "rocemu_drops_total", reason="fabric.%s.drop_no_path" % n)
+        if got != x["counters"]["drop_no_path"]:
+            bad.append(("drop_no_path", n, got, x["counters"]["drop_no_path"]))
+    total = sum(v for (name, _), v in sm.items() if name == "rocemu_drops_total")
+    check(not bad and total == st["conservation"]["drops"] and lost > 0,
+          "fabric prometheus: routed per link, fabric drops by reason equal the stats; "
+          "rocemu_drops_total adds up to the conservation drops (%s; %d = %d)" %
+          (bad[:4] or "all equal", total, st["conservation"]["drops"]))
+
+
 def t_capture_filter():
     """A capture "filter" (tcpdump syntax, libpcap -> eBPF) keeps exactly the matching frames."""
     udp = bytearray(roce_frames(1)[0][1])
@@ -492,8 +743,10 @@ def main():
                     os.path.join(TMP, "impair.json"))
         roceframes.write_pcap(os.path.join(TMP, "in.pcap"), roce_frames(), t0=10**9)
         for t in (t_dev_full, t_full_disk, t_refused_runs_keep_files, t_signals, t_snap,
-                  t_seconds_unsigned, t_out_every_port, t_profile_seed, t_live_drain_capture, t_live_discard,
-                  t_live_telemetry, t_capture_filter, t_capture_rotation):
+                  t_seconds_unsigned, t_out_every_port, t_profile_seed, t_live_drain_capture,
+                  t_live_ring_overflow_annotated, t_capture_drop_list, t_live_discard,
+                  t_live_telemetry, t_live_fabric_metrics, t_capture_filter,
+                  t_capture_rotation):
             print("== " + t.__name__)
             t()
     finally:
