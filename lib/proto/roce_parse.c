@@ -667,8 +667,8 @@ fast_common_fields(const struct fast_hdr *h, uint16_t roce_port, struct roce_pkt
 
 /*
  * A frame parse_fast_check() took, for roce_parse_partial_dp(): only the fields its header
- * lists (those of parse_fast_fill() in the first 24 bytes, the UDP ports, opcode, transport,
- * DestQP and PSN), and dp_only = 1; nothing else of *out is written.
+ * lists (those of parse_fast_fill() in the first 24 bytes, the addresses, the UDP ports,
+ * opcode, transport, DestQP and PSN), and dp_only = 1; nothing else of *out is written.
  */
 static inline __attribute__((always_inline)) void
 parse_fast_fill_dp(const struct fast_hdr *h, uint16_t roce_port, struct roce_pkt *out)
@@ -676,6 +676,16 @@ parse_fast_fill_dp(const struct fast_hdr *h, uint16_t roce_port, struct roce_pkt
 	uint32_t w0 = load_be32(h->b), w1 = load_be32(h->b + 4), w2 = load_be32(h->b + 8);
 
 	fast_common_fields(h, roce_port, out);
+	/* the addresses as the full parse leaves them: IPv4 in the first 4 bytes, zeros after */
+	if (h->et == ROCE_ETHERTYPE_IPV4) {
+		memcpy(out->src_ip, h->ip + 12, 4);
+		memset(out->src_ip + 4, 0, 12);
+		memcpy(out->dst_ip, h->ip + 16, 4);
+		memset(out->dst_ip + 4, 0, 12);
+	} else {
+		memcpy(out->src_ip, h->ip + 8, 16);
+		memcpy(out->dst_ip, h->ip + 24, 16);
+	}
 	out->opcode = (uint8_t)(w0 >> 24);
 	out->transport = (uint8_t)(w0 >> 29);
 	out->dp_only = 1;

@@ -160,7 +160,8 @@ enum roce_class roce_parse_partial(const uint8_t *hdr, uint32_t avail, uint32_t 
  * IPv4 without options or IPv6: cls ROCE_CLASS_ROCEV2, reason OK) gets only these fields,
  * each equal to what roce_parse_partial() gives: cls, reason, n_vlans, pcp, vlan_id,
  * ethertype, l3_off, l4_off, bth_off, payload_off, icrc_off, payload_len, ip_version, dscp,
- * ecn, ttl, udp_sport, udp_dport, opcode, transport, dest_qp, psn; and dp_only = 1. Every
+ * ecn, ttl, src_ip, dst_ip, udp_sport, udp_dport, opcode, transport, dest_qp, psn; and
+ * dp_only = 1. Every
  * other field keeps what *out held before: a caller that reads one of them must use
  * roce_parse_partial(). Any other frame gets the whole result (dp_only = 0).
  */

@@ -119,6 +119,12 @@ struct emu_stage_ops {
 	 * see out_port (emu_stage_env.out_port_known). The runner knows no stage by name.
 	 */
 	bool sets_out_port;
+	/**
+	 * Optional: true when this instance reads only the parse fields roce_parse_partial_dp()
+	 * fills (lib/proto/roce_proto.h) and the metadata; then the switch may parse with it.
+	 * Absent: the stage may read any field (the full parse).
+	 */
+	bool (*reads_dp_fields)(const void *priv);
 	/** Validate @p cfg and set up @p priv (zeroed). On error, fill @p err (path first). */
 	int (*init)(void *priv, const json_t *cfg, const struct emu_stage_env *env,
 		    struct emu_err *err);

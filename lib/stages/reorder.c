@@ -669,6 +669,13 @@ reorder_free(void *priv)
 	memset(rp, 0, sizeof(*rp));
 }
 
+/* Without a match it reads the opcode, DestQP, PSN and destination address only. */
+static bool
+reorder_reads_dp_fields(const void *priv)
+{
+	return !((const struct reorder_priv *)priv)->has_match;
+}
+
 const struct emu_stage_ops emu_stage_reorder = {
 	.type = "reorder",
 	.priv_size = sizeof(struct reorder_priv),
@@ -678,6 +685,7 @@ const struct emu_stage_ops emu_stage_reorder = {
 	.key_table = &reorder_key_table,
 	.init = reorder_init,
 	.needs = reorder_needs,
+	.reads_dp_fields = reorder_reads_dp_fields,
 	.process = reorder_process,
 	.free = reorder_free,
 	.held = reorder_held,

@@ -130,20 +130,30 @@ emu_switch_add_stages(struct emu_switch *sw, const char *list_key, bool egress, 
 
 /*
  * The parse stages fill only the fields the datapath reads (roce_parse_partial_dp()) when
- * nothing else reads the parse result: every stage is parse or forward (forward reads the
- * frame's MACs and the ingress port), no fabric (its ECMP hash reads addresses, ports and
- * DestQP) and no incast source. The TM reads the class, l3_off, IP version, DSCP and ECN, the
- * runner the class; MAC control frames always get the full parse.
+ * nothing else reads the rest of the parse result: every stage is parse or forward (forward
+ * reads the frame's MACs and the ingress port) or says it reads only those fields
+ * (ops->reads_dp_fields: reorder without a match); a fabric's routes read addresses, ports
+ * and DestQP, which it fills (not a spray_match, which may read any field); no incast source.
+ * The TM reads the class, l3_off, IP version, DSCP and ECN, the runner the class; MAC control
+ * frames always get the full parse.
  */
 static void
 emu_switch_choose_parse(struct emu_switch *sw)
 {
-	bool dp = sw->fab == NULL && sw->n_incast == 0;
+	bool dp = sw->n_incast == 0;
 	unsigned int i;
 
-	for (i = 0; i < sw->n_stages; i++)
-		if (sw->stages[i].ops != &emu_stage_parse && sw->stages[i].ops != &emu_stage_forward)
+	/* the fabric's routes read the addresses, ports and DestQP; a spray_match anything */
+	for (i = 0; sw->fab != NULL && i < sw->fab->n_switches; i++)
+		if (sw->fab->sw[i].has_spray_match)
 			dp = false;
+	for (i = 0; i < sw->n_stages; i++) {
+		const struct emu_stage_ops *ops = sw->stages[i].ops;
+
+		if (ops != &emu_stage_parse && ops != &emu_stage_forward &&
+		    (ops->reads_dp_fields == NULL || !ops->reads_dp_fields(sw->stages[i].priv)))
+			dp = false;
+	}
 	for (i = 0; i < sw->n_stages; i++)
 		if (sw->stages[i].ops == &emu_stage_parse)
 			emu_stage_parse_dp_fields(sw->stages[i].priv, dp);

@@ -79,7 +79,8 @@ random_frame(uint8_t *buf, size_t cap)
 #define DP_FIELDS(_) \
 	_(cls) _(reason) _(n_vlans) _(pcp) _(vlan_id) _(ethertype) _(l3_off) _(l4_off) \
 	_(bth_off) _(payload_off) _(icrc_off) _(payload_len) _(ip_version) _(dscp) _(ecn) \
-	_(ttl) _(udp_sport) _(udp_dport) _(opcode) _(transport) _(dest_qp) _(psn) _(dp_only)
+	_(ttl) _(src_ip) _(dst_ip) _(udp_sport) _(udp_dport) _(opcode) _(transport) _(dest_qp) \
+	_(psn) _(dp_only)
 
 /*
  * roce_parse_partial_dp() against roce_parse_partial() on the same bytes: on its fast path
