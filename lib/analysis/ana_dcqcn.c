@@ -1,20 +1,19 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Over 600 lines (1074): the validation and the parameter fit share the trajectory model and
- * the error measure; the fit (coordinate and golden-section search) is the next file to go.
+ * Over 600 lines (1182): the validation, the parameter fit and the one-parameter explanation
+ * of a FAIL share the trajectory model and the error measure; the fit and the explanation
+ * (coordinate and golden-section searches) are the next file to go.
  *
  * DCQCN validation: for each data flow whose sender received CNPs, the measured sending rate
  * (wire bytes per bin at the capture point) against the trajectory lib/dcqcn predicts for the
  * same CNP arrival times with the --dcqcn parameters; per-CNP cuts, recovery, a verdict; and a
- * fit of the parameters (coordinate search) that explain the trace best.
+ * fit of the parameters (coordinate search) that explain the trace best; on a FAIL, the
+ * parameters that changed alone explain it (ana_explain).
  *
  * Error measure: windows of W = max(--window, 64 frame times at line rate); per window the
  * measured and the predicted wire bytes; err = sqrt(sum (m - p)^2 / sum m^2) over the windows
  * from the first CNP to the last data packet. The prediction feeds the model the measured
  * bytes (the byte counter counts what the NIC sent).
- *
- * Over 600 lines: the validation and the parameter fit share the trajectory replay; the fit
- * can move to its own file.
  */
 #include <errno.h>
 #include <math.h>
