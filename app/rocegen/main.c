@@ -619,7 +619,8 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 		/* the parser rocestat --dcqcn FILE uses: a file validated there runs here */
 		dcqcn_params_nvidia(&o->dcqcn_params, o->line_mbps);
 		if (ana_dcqcn_load(&o->dcqcn_params, o->dcqcn, err, sizeof(err)) != 0) {
-			fprintf(stderr, "rocegen: %s\n", err);
+			fprintf(stderr, "rocegen: --dcqcn: nvidia, paper or off, or a file of DCQCN "
+				"parameters in NVIDIA's names: %s\n", err);
 			return -1;
 		}
 		o->dcqcn_params.line_rate_mbps = o->line_mbps;
