@@ -81,7 +81,7 @@ else
 	rocemu_start -l 0-1 --no-huge --no-pci -m 1024 --file-prefix=rst_$$ $("$LAB" eal) -- \
 		--pipeline "$SRC/tests/analysis/dcqcn-lab-100m-capture.json" --stats "$WORK/stats.json"
 	# one iteration (the validation wants a sender that always has data), 32 MB: about 5 s
-	ARGS=(--test allreduce --size 32M --iters 1 --warmup 0 --line-rate-mbps 100
+	ARGS=(--test allreduce --size 16M --iters 1 --warmup 0 --line-rate-mbps 50
 		--dcqcn "$DCQCN_CONF" --poll-sleep-us 20 --window-kb 1024 --timeout 16
 		--time-limit 120)
 	rocegen_pair 198.18.0.11 198.18.0.12 "${ARGS[@]}" &
@@ -110,17 +110,17 @@ if [ "$MODE" = loss ]; then
 		--app-log "$WORK/a.out" "$WORK/egress.pcap" >"$WORK/rocestat-egress.txt" ||
 		[ $? -eq 1 ] || fail "rocestat egress"
 else
-	"$ROCESTAT" --json "$WORK/in.json" --link-gbps 0.1 --dcqcn "$DCQCN_CONF" \
+	"$ROCESTAT" --json "$WORK/in.json" --link-gbps 0.05 --dcqcn "$DCQCN_CONF" \
 		--window-us $WINDOW_US --collective allreduce --ranks 2 --idle-gap-us 10000000 \
 		--app-log "$WORK/a.out" "$WORK/ingress.pcap" >"$WORK/rocestat-ingress.txt" ||
 		[ $? -eq 1 ] || fail "rocestat ingress"
 	# the same parameters but one: rpg_time_reset 10 ms instead of 30 ms (header)
 	sed 's/^rpg_time_reset .*/rpg_time_reset 60000/' "$DCQCN_CONF" >"$WORK/wrong.conf"
 	grep -q '^rpg_time_reset 60000$' "$WORK/wrong.conf" || fail "no rpg_time_reset to change"
-	"$ROCESTAT" --quiet --json "$WORK/wrong.json" --link-gbps 0.1 --dcqcn "$WORK/wrong.conf" \
+	"$ROCESTAT" --quiet --json "$WORK/wrong.json" --link-gbps 0.05 --dcqcn "$WORK/wrong.conf" \
 		--window-us $WINDOW_US --fit "$WORK/ingress.pcap" >"$WORK/rocestat-wrong.txt" ||
 		[ $? -eq 1 ] || fail "rocestat ingress, wrong parameters"
-	"$ROCESTAT" --quiet --json "$WORK/out.json" --link-gbps 0.1 "$WORK/egress.pcap" ||
+	"$ROCESTAT" --quiet --json "$WORK/out.json" --link-gbps 0.05 "$WORK/egress.pcap" ||
 		[ $? -eq 1 ] || fail "rocestat egress"
 fi
 if [ -n "${ROCESTAT_E2E_KEEP:-}" ]; then
