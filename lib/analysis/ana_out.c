@@ -464,7 +464,7 @@ ana_write_text(struct ana *a, FILE *out)
 			ana_scope_inferred(sc));
 	}
 	if (a->n_pfc) {
-		fprintf(out, "#\n# PFC / PAUSE at %.1f Gb/s (prio 8 = 802.3x PAUSE)\n", a->o.link_gbps);
+		fprintf(out, "#\n# PFC / PAUSE at %g Gb/s (prio 8 = 802.3x PAUSE)\n", a->o.link_gbps);
 		fprintf(out, "# %-17s %4s %7s %7s %7s %12s %8s %12s %6s\n", "port (src MAC)", "prio",
 			"frames", "XOFF", "XON", "paused us", "% time", "longest us", "storms");
 		for (i = 0; i < a->n_pfc; i++)
@@ -497,7 +497,7 @@ ana_write_text(struct ana *a, FILE *out)
 		char lbl[192];
 
 		ana_flow_label(a, &a->flows[r->flow], lbl, sizeof(lbl));
-		fprintf(out, "#\n# DCQCN validation %s against '%s' at %.1f Gb/s\n", lbl,
+		fprintf(out, "#\n# DCQCN validation %s against '%s' at %g Gb/s\n", lbl,
 			a->o.dcqcn_name, a->o.link_gbps);
 		fprintf(out, "# %4s %12s %13s %13s %13s %4s\n", "cnp", "time us", "before Mb/s",
 			"measured Mb/s", "model Mb/s", "ok");
