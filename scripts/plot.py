@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """PNGs from rocestat's CSV time series and JSON report (python3-matplotlib from Debian).
 
-    plot.py --csv DIR --json REPORT.json --out DIR [--size WxH] [--index]
+    plot.py --csv DIR --json REPORT.json --out DIR [--size WxH] [--index] [--window-us US]
 
 Writes OUT/rate.png (measured rate per data flow over a sliding window, the rate lib/dcqcn
 predicts where the flow was validated, CNP ticks, retransmission markers), OUT/pfc.png (pause
@@ -63,7 +63,7 @@ def save(f, path):
     plt.close(f)
 
 
-def plot_rate(csvdir, rep, out, size):
+def plot_rate(csvdir, rep, out, size, window_us=None):
     rows = read_csv(os.path.join(csvdir, "rate.csv"))
     cnps = read_csv(os.path.join(csvdir, "cnp.csv"))
     evs = read_csv(os.path.join(csvdir, "events.csv"))
@@ -78,7 +78,9 @@ def plot_rate(csvdir, rep, out, size):
     order = sorted((k for k in flows if nflow.get(k, 0) >= 10), key=lambda k: -nflow[k])[:6]
     # a window holding about 50 packets of the busiest flow (at least 20 us)
     window = 20.0
-    if order and nflow.get(order[0]):
+    if window_us:
+        window = window_us
+    elif order and nflow.get(order[0]):
         ts0 = [float(r["t_us"]) for r in flows[order[0]]]
         window = max(window, 50.0 * (ts0[-1] - ts0[0]) / max(1, nflow[order[0]]))
     for k in order:
@@ -173,6 +175,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--size", default="1000x500")
     ap.add_argument("--index", action="store_true")
+    ap.add_argument("--window-us", type=float, default=None,
+                    help="rate window (default: about 50 packets of the busiest flow)")
     a = ap.parse_args()
     try:
         w, h = (int(x) for x in a.size.split("x"))
@@ -186,7 +190,7 @@ def main():
     except (OSError, ValueError) as e:
         die("%s: %s" % (a.json, e))
     os.makedirs(a.out, exist_ok=True)
-    plot_rate(a.csv, rep, a.out, (w, h))
+    plot_rate(a.csv, rep, a.out, (w, h), a.window_us)
     plot_pfc(a.csv, a.out, (w, h))
     plot_qdepth(a.csv, a.out, (w, h))
     if a.index:

@@ -28,11 +28,13 @@
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 
 #include <jansson.h>
@@ -43,6 +45,7 @@
 #include <rte_mbuf.h>
 
 #include "rg_ep.h"
+#include "lib/analysis/ana.h"
 #include "lib/base/emu_rundir.h"
 #include "rg_sched.h"
 
@@ -79,6 +82,8 @@ struct rg_opts {
 	enum rg_algo algo;
 	const char *json;
 	const char *dcqcn;
+	bool dcqcn_file;		/* --dcqcn FILE: dcqcn_params holds what it says */
+	struct dcqcn_params dcqcn_params;
 	double line_mbps;
 	double limit_s;
 	uint8_t timeout;
@@ -90,6 +95,7 @@ struct rg_opts {
 	unsigned int srd_paths;
 	unsigned int srd_spray;
 	unsigned int srd_rtt_us;	/* 0: no RTT congestion signal */
+	unsigned int poll_sleep_us;	/* 0: busy polling */
 };
 
 /*
@@ -226,9 +232,16 @@ rg_usage(FILE *f)
 		"  --srd-spray N        SRD: packets on one path before the next (default 1)\n"
 		"  --srd-rtt-us N       SRD: an RTT sample above N us is a congestion signal\n"
 		"                       (default 0: off)\n"
+		"  --poll-sleep-us N    sleep N us when a poll found nothing to receive or send\n"
+		"                       (default 0: busy polling); for low rates on a shared\n"
+		"                       CPU, where a busy poller loses whole scheduler slices\n"
+		"                       and then sends in bursts\n"
 		"  --ranks N            ranks in each process, 1..%d (default 1)\n"
 		"  --mtu 1024|4096      path MTU (default 1024; 256..4096 accepted)\n"
-		"  --dcqcn nvidia|paper|off  congestion control (default nvidia)\n"
+		"  --dcqcn nvidia|paper|off|FILE  congestion control (default nvidia); FILE:\n"
+		"                       NVIDIA's parameter names as rocestat --dcqcn FILE reads\n"
+		"                       them (JSON or name value lines), the rest NVIDIA's\n"
+		"                       defaults; its line_rate_mbps is --line-rate-mbps\n"
 		"  --line-rate-mbps R   the port's line rate: the port is paced at it, and DCQCN\n"
 		"                       and PFC quanta use it (default 100000)\n"
 		"  --timeout T          retransmission timeout 4.096 us x 2^T (default 14)\n"
@@ -354,6 +367,7 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 		{ "srd-paths", required_argument, NULL, 'P' },
 		{ "srd-spray", required_argument, NULL, 'Y' },
 		{ "srd-rtt-us", required_argument, NULL, 'U' },
+		{ "poll-sleep-us", required_argument, NULL, 'Z' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -469,13 +483,9 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 			o->mtu = (uint32_t)v;
 			break;
 		case 'd':
-			if (strcmp(optarg, "nvidia") != 0 && strcmp(optarg, "paper") != 0 &&
-			    strcmp(optarg, "off") != 0) {
-				fprintf(stderr, "rocegen: --dcqcn: nvidia, paper or off, "
-					"got \"%s\"\n", optarg);
-				return -1;
-			}
 			o->dcqcn = optarg;
+			o->dcqcn_file = strcmp(optarg, "nvidia") != 0 &&
+					strcmp(optarg, "paper") != 0 && strcmp(optarg, "off") != 0;
 			break;
 		case 'r':
 			if (rg_parse_uint("--line-rate-mbps", optarg, 1, 1000000, &v) != 0)
@@ -541,6 +551,11 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 				return -1;
 			o->srd_rtt_us = (unsigned int)v;
 			break;
+		case 'Z':
+			if (rg_parse_uint("--poll-sleep-us", optarg, 0, 1000, &v) != 0)
+				return -1;
+			o->poll_sleep_us = (unsigned int)v;
+			break;
 		case 'h':
 			rg_usage(stdout);
 			return 1;
@@ -597,6 +612,18 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 		fprintf(stderr, "rocegen: --test p2p pairs process p with p + P/2: needs an even "
 			"number of processes\n");
 		return -1;
+	}
+	if (o->dcqcn_file) {
+		char err[768];
+
+		/* the parser rocestat --dcqcn FILE uses: a file validated there runs here */
+		dcqcn_params_nvidia(&o->dcqcn_params, o->line_mbps);
+		if (ana_dcqcn_load(&o->dcqcn_params, o->dcqcn, err, sizeof(err)) != 0) {
+			fprintf(stderr, "rocegen: --dcqcn: nvidia, paper or off, or a file of DCQCN "
+				"parameters in NVIDIA's names: %s\n", err);
+			return -1;
+		}
+		o->dcqcn_params.line_rate_mbps = o->line_mbps;
 	}
 	if (o->min_size == 0 || o->min_size > o->size)
 		o->min_size = o->size;
@@ -800,8 +827,8 @@ rg_imm_arrived(struct rg_state *st, uint32_t imm)
 	e->count++;
 }
 
-/* Receive a burst: ARP, PFC, and RoCE frames to our QPs. */
-static void
+/* Receive a burst: ARP, PFC, and RoCE frames to our QPs; returns the frames taken. */
+static unsigned int
 rg_rx(struct rg_state *st, uint64_t now)
 {
 	struct rte_mbuf *pkts[RG_BURST];
@@ -845,6 +872,7 @@ rg_rx(struct rg_state *st, uint64_t now)
 		}
 		rte_pktmbuf_free(m);
 	}
+	return n;
 }
 
 /* Hand frames to the PMD; what it does not take stays in txq, in order, for the next poll
@@ -892,15 +920,16 @@ rg_tx_flush(struct rg_state *st, struct rte_mbuf **pkts, unsigned int n)
 	return st->txq_n == 0;
 }
 
-/* Transmit what the QPs may send now, up to a burst each, the port paced at its line rate. */
-static void
+/* Transmit what the QPs may send now, up to a burst each, the port paced at its line rate;
+ * returns the frames built. */
+static unsigned int
 rg_tx(struct rg_state *st, uint64_t now)
 {
 	struct rte_mbuf *pkts[RG_BURST];
-	unsigned int k, q, n;
+	unsigned int k, q, n, built = 0;
 
 	if (!rg_tx_flush(st, NULL, 0))
-		return;
+		return 0;
 	for (k = 0; k < st->n_qp; k++) {
 		q = (st->tx_next + k) % st->n_qp;
 		if (!st->peer_known[st->qps[q].peer_proc])
@@ -925,11 +954,13 @@ rg_tx(struct rg_state *st, uint64_t now)
 			st->port_next_ns = RTE_MAX(st->port_next_ns, now) +
 				(uint64_t)((len + EP_FRAME_OVERHEAD) * st->port_ns_per_byte);
 		}
+		built += n;
 		if (n > 0 && !rg_tx_flush(st, pkts, n))
 			break;	/* the PMD is full: the rest waits for the next poll */
 	}
 	if (st->n_qp > 0)
 		st->tx_next = (st->tx_next + 1) % st->n_qp;
+	return built;
 }
 
 static void
@@ -937,10 +968,18 @@ rg_poll(struct rg_state *st)
 {
 	struct ep_cqe c;
 	uint64_t now = rg_now_ns(st);
-	unsigned int q;
+	unsigned int q, moved;
 
-	rg_rx(st, now);
-	rg_tx(st, now);
+	moved = rg_rx(st, now);
+	moved += rg_tx(st, now);
+	if (moved == 0 && st->txq_n == 0 && st->o.poll_sleep_us > 0) {
+		/* nothing came and nothing may go yet: give the CPU away for a while. A task that
+		 * sleeps is woken promptly by the scheduler; a busy poller sharing its CPU loses
+		 * whole slices (ms) and then catches up in a burst of its pacers' credit. */
+		struct timespec ts = { 0, (long)st->o.poll_sleep_us * 1000 };
+
+		nanosleep(&ts, NULL);
+	}
 	for (q = 0; q < st->n_qp; q++) {
 		struct rg_ep *qp = &st->qps[q].ep;
 
@@ -1019,6 +1058,8 @@ rg_qp_add(struct rg_state *st, unsigned int src, unsigned int dst, unsigned int 
 	if (strcmp(st->o.dcqcn, "off") == 0) {
 		dcqcn_params_nvidia(&c.dcqcn, st->o.line_mbps);
 		c.dcqcn_enabled = false;
+	} else if (st->o.dcqcn_file) {
+		c.dcqcn = st->o.dcqcn_params;
 	} else {
 		dcqcn_params_by_name(&c.dcqcn, st->o.dcqcn, st->o.line_mbps);
 	}
@@ -1326,7 +1367,7 @@ static int
 rg_verify(struct rg_state *st)
 {
 	const struct rg_sched *sc = &st->sched;
-	uint64_t placed = 0, want = rg_wire_in(st), bad = 0, first;
+	uint64_t placed = 0, want = rg_wire_in(st), bad = 0, first, t0 = rg_now_ns(st);
 	unsigned int k;
 
 	for (k = 0; k < st->o.n_ranks; k++) {
@@ -1341,9 +1382,11 @@ rg_verify(struct rg_state *st)
 		bad += b;
 		placed += ep_bitmap_count(st->bitmap[k], 0, sc->land_len[g]);
 	}
+	/* the time it took is not in the table but is on the wire (before the end barrier) */
 	printf("rocegen: verify %" PRIu64 " bytes: %s, %" PRIu64 " of %" PRIu64
-	       " bytes placed from the wire\n", sc->size, bad ? "DATA MISMATCH" : "data ok",
-	       placed, want);
+	       " bytes placed from the wire (%.1f us, untimed)\n", sc->size,
+	       bad ? "DATA MISMATCH" : "data ok", placed, want,
+	       (double)(rg_now_ns(st) - t0) / 1e3);
 	return bad != 0 || placed != want ? -1 : 0;
 }
 
@@ -1720,6 +1763,9 @@ main(int argc, char **argv)
 	st->port_ns_per_byte = 8000.0 / st->o.line_mbps;
 	st->port_credit_ns = RTE_MAX((uint64_t)RG_BURST_NS,
 				     (uint64_t)(RG_BURST_BYTES * st->port_ns_per_byte));
+	/* --poll-sleep-us: the default 50 us timer slack would stretch every short sleep */
+	if (st->o.poll_sleep_us > 0)
+		(void)prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	memset(st->ctrl_src, 0xC7, sizeof(st->ctrl_src));
 	if (rg_sched_build(&st->sched_max, st->o.coll, st->o.algo, st->R, st->o.root,
 			   st->o.size) != 0) {

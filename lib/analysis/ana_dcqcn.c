@@ -1,20 +1,19 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Over 600 lines (1074): the validation and the parameter fit share the trajectory model and
- * the error measure; the fit (coordinate and golden-section search) is the next file to go.
+ * Over 600 lines (1182): the validation, the parameter fit and the one-parameter explanation
+ * of a FAIL share the trajectory model and the error measure; the fit and the explanation
+ * (coordinate and golden-section searches) are the next file to go.
  *
  * DCQCN validation: for each data flow whose sender received CNPs, the measured sending rate
  * (wire bytes per bin at the capture point) against the trajectory lib/dcqcn predicts for the
  * same CNP arrival times with the --dcqcn parameters; per-CNP cuts, recovery, a verdict; and a
- * fit of the parameters (coordinate search) that explain the trace best.
+ * fit of the parameters (coordinate search) that explain the trace best; on a FAIL, the
+ * parameters that changed alone explain it (ana_explain).
  *
  * Error measure: windows of W = max(--window, 64 frame times at line rate); per window the
  * measured and the predicted wire bytes; err = sqrt(sum (m - p)^2 / sum m^2) over the windows
  * from the first CNP to the last data packet. The prediction feeds the model the measured
  * bytes (the byte counter counts what the NIC sent).
- *
- * Over 600 lines: the validation and the parameter fit share the trajectory replay; the fit
- * can move to its own file.
  */
 #include <errno.h>
 #include <math.h>
@@ -380,6 +379,14 @@ ana_eval(const struct ana_trace *t, const struct dcqcn_params *p, double *pred)
 	return ana_err(t, pred);
 }
 
+/* ana_eval with ana_golden's signature (the second buffer unused). */
+static double
+ana_eval_g(const struct ana_trace *t, const struct dcqcn_params *p, double *pred, double *unused)
+{
+	(void)unused;
+	return ana_eval(t, p, pred);
+}
+
 /* Mean of v over bins [k, k + w) as Mb/s. */
 static double
 ana_win_mbps(const struct ana_trace *t, const double *v, int64_t k, uint32_t w)
@@ -425,7 +432,8 @@ struct ana_fitp {
 static const struct ana_fitp ana_fitps[] = {
 	{ "initial_alpha_value", 0, OFF(initial_alpha), 0.01, 1.0 },
 	{ "dce_tcp_g", 0, OFF(g), 1.0 / 1024, 0.5 },
-	{ "rpg_time_reset", 1, OFF(rpg_time_reset_ns), 1000, 10000000 },
+	/* up to 1 s: timers scaled for a slow link (tests/analysis/dcqcn-50m.conf: 20 ms) */
+	{ "rpg_time_reset", 1, OFF(rpg_time_reset_ns), 1000, 1000000000 },
 	{ "rpg_ai_rate", 0, OFF(rpg_ai_rate_mbps), 0.1, 100000 },
 	{ "rpg_hai_rate", 0, OFF(rpg_hai_rate_mbps), 0.1, 100000 },
 	{ "rpg_min_dec_fac", 2, OFF(rpg_min_dec_fac_pct), 1, 100 },
@@ -912,6 +920,99 @@ ana_differs(const struct dcqcn_params *given, const struct dcqcn_params *fit, ch
 		snprintf(out + used, len - used, "%srpg_threshold", used ? "," : "");
 }
 
+/* A fitted parameter's value in NVIDIA's units (as the parameter files and the JSON give it). */
+static double
+ana_fget_nv(const struct dcqcn_params *p, unsigned int i)
+{
+	double v = ana_fget(p, &ana_fitps[i]);
+
+	if (ana_fitps[i].off == offsetof(struct dcqcn_params, initial_alpha))
+		return v * 1024;
+	if (ana_fitps[i].off == offsetof(struct dcqcn_params, g))
+		return 1024 - v * 1024;
+	if (ana_fitps[i].off == offsetof(struct dcqcn_params, rpg_time_reset_ns))
+		return v / 1000;
+	return v;
+}
+
+/*
+ * On a FAIL: which one parameter, changed alone, explains the trace? For each fitted
+ * parameter and rpg_threshold, the others kept at the given values: 33 values spread
+ * evenly in log(value) over its range (rates up to the line rate), then a golden-section
+ * search between the best one's neighbours, on the trajectory error (bytes per window, as the
+ * verdict). Those whose best value brings the error within --tol-traj are named, best first.
+ * Unlike the fit (all parameters at once, on the inter-packet gaps when the pacing is
+ * visible), it needs no clean pacing: a capture whose timestamps bunch (a software switch
+ * polling in bursts) still tells which parameter is wrong.
+ */
+static void
+ana_explain(const struct ana_trace *t, const struct dcqcn_params *given, double tol,
+	    struct ana_dcqcn_res *r, double *pred)
+{
+	enum { NGRID = 33 };
+	double errs[ANA_NFIT + 1], vals[ANA_NFIT + 1];
+	bool used[ANA_NFIT + 1] = { false };
+	unsigned int i, k, n = ANA_NFIT + 1;
+	size_t len = 0;
+
+	for (i = 0; i < ANA_NFIT; i++) {
+		const struct ana_fitp *fp = &ana_fitps[i];
+		struct dcqcn_params p = *given;
+		double lo = log(fp->lo), hi = log(fp->hi), best = 1e300, bx = lo, step, e;
+
+		if (fp->off == offsetof(struct dcqcn_params, rpg_ai_rate_mbps) ||
+		    fp->off == offsetof(struct dcqcn_params, rpg_hai_rate_mbps))
+			hi = log(fmax(given->line_rate_mbps, fp->lo * 2));
+		step = (hi - lo) / (NGRID - 1);
+		for (k = 0; k < NGRID; k++) {
+			ana_fset(&p, fp, exp(lo + step * k));
+			e = ana_eval(t, &p, pred);
+			if (e < best) {
+				best = e;
+				bx = lo + step * k;
+			}
+		}
+		ana_fset(&p, fp, exp(bx));
+		best = ana_golden(fp, &p, exp(step), ana_eval_g, t, pred, NULL, best);
+		errs[i] = best;
+		vals[i] = ana_fget_nv(&p, i);
+	}
+	errs[ANA_NFIT] = 1e300;
+	for (k = 1; k <= 8; k++) {
+		struct dcqcn_params p = *given;
+		double e;
+
+		p.rpg_threshold = k;
+		e = ana_eval(t, &p, pred);
+		if (e < errs[ANA_NFIT]) {
+			errs[ANA_NFIT] = e;
+			vals[ANA_NFIT] = k;
+		}
+	}
+	r->explained[0] = '\0';
+	r->n_explained = 0;
+	for (;;) {
+		unsigned int b = n;
+
+		for (i = 0; i < n; i++)
+			if (!used[i] && errs[i] <= tol && (b == n || errs[i] < errs[b]))
+				b = i;
+		if (b == n || len >= sizeof(r->explained) - 1)
+			break;
+		used[b] = true;
+		if (r->n_explained < ANA_EXPLAIN_MAX) {
+			struct ana_explained *x = &r->expl[r->n_explained++];
+
+			x->name = b < ANA_NFIT ? ana_fitps[b].name : "rpg_threshold";
+			x->value = vals[b];
+			x->error = errs[b];
+		}
+		len += (size_t)snprintf(r->explained + len, sizeof(r->explained) - len, "%s%s",
+					len ? "," : "", b < ANA_NFIT ? ana_fitps[b].name :
+					"rpg_threshold");
+	}
+}
+
 static void
 ana_dcqcn_flow(struct ana *a, struct ana_flow *d, struct ana_flow *c, struct ana_dcqcn_res *r)
 {
@@ -1007,6 +1108,9 @@ ana_dcqcn_flow(struct ana *a, struct ana_flow *d, struct ana_flow *c, struct ana
 			 a->o.tol_cut * 100);
 	if (a->o.fit) {
 		double *tmp = calloc(t.n ? t.n : 1, sizeof(double));
+
+		if (!r->pass && tmp != NULL)
+			ana_explain(&t, &p, a->o.tol_traj, r, tmp);
 
 		if (d->gap_n.n > 0 && d->gap_n.bin_ns == t.bin_ns && d->gap_n.t0_ns == t.t0_ns &&
 		    d->gap_n.n <= t.n && d->gap_sum.n == d->gap_n.n) {

@@ -206,6 +206,8 @@ struct ana_cut {
 	bool ok;
 };
 
+#define ANA_EXPLAIN_MAX 8
+
 struct ana_dcqcn_res {
 	int32_t flow;             /* the data flow (sender) */
 	uint32_t n_cnp;
@@ -224,6 +226,14 @@ struct ana_dcqcn_res {
 	struct dcqcn_params fit;
 	double fit_err;
 	char fit_differs[160];    /* names of parameters that differ from --dcqcn by > 5% */
+	/* on a FAIL with --fit: the parameters that, changed alone, explain the trace */
+	char explained[160];
+	struct ana_explained {
+		const char *name;
+		double value;     /* its best value, in NVIDIA's units */
+		double error;     /* the trajectory error with it */
+	} expl[ANA_EXPLAIN_MAX];
+	uint32_t n_explained;
 	/* predicted rate per bin of the flow's series (for CSV/plots) */
 	double *pred;
 	uint32_t n_pred;

@@ -464,7 +464,7 @@ ana_write_text(struct ana *a, FILE *out)
 			ana_scope_inferred(sc));
 	}
 	if (a->n_pfc) {
-		fprintf(out, "#\n# PFC / PAUSE at %.1f Gb/s (prio 8 = 802.3x PAUSE)\n", a->o.link_gbps);
+		fprintf(out, "#\n# PFC / PAUSE at %g Gb/s (prio 8 = 802.3x PAUSE)\n", a->o.link_gbps);
 		fprintf(out, "# %-17s %4s %7s %7s %7s %12s %8s %12s %6s\n", "port (src MAC)", "prio",
 			"frames", "XOFF", "XON", "paused us", "% time", "longest us", "storms");
 		for (i = 0; i < a->n_pfc; i++)
@@ -497,7 +497,7 @@ ana_write_text(struct ana *a, FILE *out)
 		char lbl[192];
 
 		ana_flow_label(a, &a->flows[r->flow], lbl, sizeof(lbl));
-		fprintf(out, "#\n# DCQCN validation %s against '%s' at %.1f Gb/s\n", lbl,
+		fprintf(out, "#\n# DCQCN validation %s against '%s' at %g Gb/s\n", lbl,
 			a->o.dcqcn_name, a->o.link_gbps);
 		fprintf(out, "# %4s %12s %13s %13s %13s %4s\n", "cnp", "time us", "before Mb/s",
 			"measured Mb/s", "model Mb/s", "ok");
@@ -536,6 +536,17 @@ ana_write_text(struct ana *a, FILE *out)
 				r->fit.rpg_hai_rate_mbps, r->fit.rpg_threshold,
 				r->fit.rpg_min_dec_fac_pct, a->o.dcqcn_name,
 				r->fit_differs[0] ? r->fit_differs : "nothing (within 5%)");
+		if (r->fitted && !r->pass) {
+			uint32_t k;
+
+			if (r->n_explained == 0)
+				fprintf(out, "  no one parameter changed alone explains the trace "
+					"within %.3f\n", a->o.tol_traj);
+			for (k = 0; k < r->n_explained; k++)
+				fprintf(out, "  changed alone, %s = %.6g explains the trace (trajectory "
+					"error %.3f <= %.3f)\n", r->expl[k].name, r->expl[k].value,
+					r->expl[k].error, a->o.tol_traj);
+		}
 	}
 	if (a->n_iters && (a->o.collective[0] || a->app_seen)) {
 		double bus, f = a->o.collective[0] ?
@@ -807,10 +818,19 @@ ana_json(struct ana *a)
 			(json_int_t)r->pred_fast, "additive", (json_int_t)r->pred_additive, "hyper",
 			(json_int_t)r->pred_hyper, "verdict", r->pass ? "PASS" : "FAIL", "why", r->why,
 			"params", ana_json_params(&a->o.dcqcn));
-		if (r->fitted)
-			json_object_set_new(o, "fit", json_pack("{s:o,s:f,s:s,s:s}", "params",
+		if (r->fitted) {
+			json_t *ex = json_array();
+			uint32_t k;
+
+			for (k = 0; k < r->n_explained; k++)
+				json_array_append_new(ex, json_pack("{s:s,s:f,s:f}", "name",
+					r->expl[k].name, "value", r->expl[k].value, "error",
+					r->expl[k].error));
+			json_object_set_new(o, "fit", json_pack("{s:o,s:f,s:s,s:s,s:o}", "params",
 				ana_json_params(&r->fit), "error", r->fit_err, "differs",
-				r->fit_differs, "measure", r->fit_on_gaps ? "gaps" : "bytes"));
+				r->fit_differs, "measure", r->fit_on_gaps ? "gaps" : "bytes",
+				"explained_by", ex));
+		}
 		json_array_append_new(dv, o);
 	}
 	json_object_set_new(root, "dcqcn", dv);

@@ -7,6 +7,8 @@ known parameters (TRUTH, in NVIDIA's names), one that ignores the CNPs.
 - the model-following sender validated against TRUTH: PASS, exit 0;
 - the same trace against WRONG (6 parameters changed) with --fit: FAIL, exit 1, the fit
   recovers every TRUTH value within 5% and names the 6 parameters that differ from WRONG;
+- TRUTH with one parameter changed (rpg_time_reset, rpg_hai_rate) with --fit: FAIL, and the
+  parameter that changed alone explains the trace (fit.explained_by) is that one, within 5%;
 - the sender ignoring CNPs against TRUTH: FAIL, and the verdict says it kept its rate."""
 import json
 import os
@@ -83,6 +85,27 @@ if set(v["fit"]["differs"].split(",")) != want:
 print("wrong: FAIL as it should; fit " + ", ".join("%s %.4g" % (k, fit[k]) for _, k in pairs) +
       ", initial_alpha_value %.1f, dce_tcp_g %.1f; differs: %s" % (
           fit["initial_alpha_value"], fit["dce_tcp_g"], v["fit"]["differs"]))
+
+# TRUTH with one parameter changed (each in turn; rpg_time_reset x 3, rpg_hai_rate / 4):
+# FAIL, and --fit names that parameter first as the one that, changed alone, explains the
+# trace, with a value within 5% of TRUTH's
+for name, factor, key in (("rpg_time_reset", 3.0, "rpg_time_reset"),
+                          ("rpg_hai_rate", 0.25, "rpg_hai_rate")):
+    one = os.path.join(tmp, "one-%s.txt" % name)
+    with open(truth) as src, open(one, "w") as dst:
+        for line in src:
+            k = line.split()[0] if line.strip() and not line.startswith("#") else None
+            dst.write("%s %g\n" % (k, T[k] * factor) if k == name else line)
+    v = run("--dcqcn", one, "--fit", cap, want_rc=1)
+    ex = v["fit"]["explained_by"]
+    if v["verdict"] != "FAIL" or not ex or ex[0]["name"] != key:
+        fail("%s x %g: %s, explained by %r" % (name, factor, v["why"], ex))
+    if abs(ex[0]["value"] - T[name]) > 0.05 * T[name]:
+        fail("%s x %g: explained by %s = %g, truth %g" % (name, factor, key, ex[0]["value"],
+                                                          T[name]))
+    print("one parameter wrong (%s x %g): FAIL (%s); explained by %s" % (
+        name, factor, v["why"], ", ".join("%s = %.5g (error %.4f)" % (
+            x["name"], x["value"], x["error"]) for x in ex)))
 
 # NVIDIA's defaults (byte counter on: an increase every 32767 B, 26 us at 10 Gb/s): PASS
 # against nvidia, FAIL against paper (whose 10 MB byte counter and 55 us timer recover far
