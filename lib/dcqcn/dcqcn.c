@@ -66,6 +66,7 @@ dcqcn_rp_init(struct dcqcn_rp *rp, const struct dcqcn_params *p, uint64_t now_ns
 	memset(rp, 0, sizeof(*rp));
 	rp->rc_mbps = p->line_rate_mbps;
 	rp->rt_mbps = p->line_rate_mbps;
+	rp->min_rc_mbps = p->line_rate_mbps;
 	rp->alpha = p->initial_alpha;
 	rp->next_cut_ns = UINT64_MAX;
 	rp->next_alpha_ns = UINT64_MAX;
@@ -128,6 +129,8 @@ dcqcn_rp_cut(struct dcqcn_rp *rp, const struct dcqcn_params *p, uint64_t t_ns)
 		rp->rc_mbps = floor_mbps;
 	if (rp->rc_mbps < p->rpg_min_rate_mbps)
 		rp->rc_mbps = p->rpg_min_rate_mbps;
+	if (rp->rc_mbps < rp->min_rc_mbps)
+		rp->min_rc_mbps = rp->rc_mbps;
 	rp->decreases++;
 	rp->last_decrease_ns = t_ns;
 	rp->cut_pending = false;

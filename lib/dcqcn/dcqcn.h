@@ -79,6 +79,8 @@ int dcqcn_params_by_name(struct dcqcn_params *p, const char *name, double line_r
 struct dcqcn_rp {
 	double rc_mbps;
 	double rt_mbps;
+	double min_rc_mbps;        /**< the lowest Rc so far (right after a cut, however late
+				    * the caller advances: a rate it never sampled counts) */
 	double alpha;
 	bool cnp_seen;
 	bool cut_pending;          /**< a CNP came in the current monitor period */

@@ -249,8 +249,8 @@ ep_qp_advance(struct ep_qp *qp, uint64_t now_ns)
 	if (qp->cfg.dcqcn_enabled) {
 		/* a CNP's cut comes at the next monitor-period boundary, inside advance */
 		dcqcn_rp_advance(&qp->rp, &qp->cfg.dcqcn, now_ns);
-		if (qp->rp.rc_mbps < qp->min_rate_mbps)
-			qp->min_rate_mbps = qp->rp.rc_mbps;
+		if (qp->rp.min_rc_mbps < qp->min_rate_mbps)
+			qp->min_rate_mbps = qp->rp.min_rc_mbps;
 	}
 	if (qp->state != EP_QP_RTS || ep_psn_diff(qp->snd_max, qp->snd_una) <= 0)
 		return;
@@ -373,8 +373,8 @@ ep_tx_data(struct ep_qp *qp, uint64_t now_ns, uint8_t *buf, uint32_t cap)
 			qp->next_send_ns = now_ns - floor_ns;
 		qp->next_send_ns += gap_ns;
 		dcqcn_rp_on_bytes(&qp->rp, &qp->cfg.dcqcn, (uint64_t)len, now_ns);
-		if (qp->rp.rc_mbps < qp->min_rate_mbps)
-			qp->min_rate_mbps = qp->rp.rc_mbps;
+		if (qp->rp.min_rc_mbps < qp->min_rate_mbps)
+			qp->min_rate_mbps = qp->rp.min_rc_mbps;
 	}
 	return len;
 }

@@ -147,8 +147,8 @@ ep_qp_rx(struct ep_qp *qp, const uint8_t *frame, uint32_t len, const struct roce
 		qp->ctrs[EP_CTR_CNPS_RCVD]++;
 		if (qp->cfg.dcqcn_enabled) {
 			dcqcn_rp_on_cnp(&qp->rp, &qp->cfg.dcqcn, now_ns);
-			if (qp->rp.rc_mbps < qp->min_rate_mbps)
-				qp->min_rate_mbps = qp->rp.rc_mbps;
+			if (qp->rp.min_rc_mbps < qp->min_rate_mbps)
+				qp->min_rate_mbps = qp->rp.min_rc_mbps;
 		}
 		return;
 	}

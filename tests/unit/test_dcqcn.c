@@ -442,11 +442,43 @@ test_reference_inside_monitor_period(void **state)
 	compare_with_reference("inside a period", c, 6, 1000 * US, 3);
 }
 
+/* The lowest rate is kept at the cut itself: a caller that advances late (a descheduled
+ * sender) sees the rate already recovered, min_rc_mbps still has the cut. */
+static void
+test_min_rate_seen_at_the_cut(void **state)
+{
+	struct dcqcn_params p;
+	struct dcqcn_rp rp, early;
+	uint64_t t;
+
+	(void)state;
+	dcqcn_params_nvidia(&p, LINE);
+	dcqcn_rp_init(&rp, &p, 0);
+	assert_close(rp.min_rc_mbps, LINE);
+	assert_true(dcqcn_rp_on_cnp(&rp, &p, 0));
+	early = rp;
+	dcqcn_rp_advance(&early, &p, 4 * US);
+	assert_int_equal(early.decreases, 1);
+	/* one late call, 2 ms on: the cut and six timer increases (every 300 us) in it */
+	dcqcn_rp_advance(&rp, &p, 2000 * US);
+	assert_int_equal(rp.decreases, 1);
+	assert_true(rp.rc_mbps > early.rc_mbps * 1.5);
+	assert_close(rp.min_rc_mbps, early.rc_mbps);
+	/* later cuts lower it, recoveries never raise it */
+	for (t = 2000 * US; t < 2200 * US; t += 5 * US) {
+		dcqcn_rp_advance(&rp, &p, t);
+		dcqcn_rp_on_cnp(&rp, &p, t);
+	}
+	dcqcn_rp_advance(&rp, &p, 5000 * US);
+	assert_true(rp.min_rc_mbps < early.rc_mbps && rp.min_rc_mbps < rp.rc_mbps);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nvidia_first_cnp_cut_at_next_period),
+		cmocka_unit_test(test_min_rate_seen_at_the_cut),
 		cmocka_unit_test(test_nvidia_cnp_inside_monitor_period),
 		cmocka_unit_test(test_nvidia_alpha_grid_and_second_cut),
 		cmocka_unit_test(test_nvidia_additive_and_hyper),
