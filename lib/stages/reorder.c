@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Over 600 lines (687): one data structure: the QP table, the per-QP sorted hold list and the
+ * Over 600 lines (about 700): one data structure: the QP table, the per-QP sorted hold list and the
  * release ring are used together on every packet.
  *
  * reorder: a PSN-sorting reorder buffer in front of a stock RC NIC (egress only), for fabrics

@@ -238,7 +238,6 @@ emu_switch_incast_gen(struct emu_switch *sw, uint64_t until_ns)
 		if (src->hosts != NULL) {
 			int j = emu_incast_hosts_next(src->hosts, &t);
 			uint64_t pauses = src->hosts->h[j].pauses;
-
 			bool woke;
 
 			m = emu_switch_incast_host_frame(sw, best, (unsigned int)j, t, &woke);
