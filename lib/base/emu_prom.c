@@ -117,6 +117,27 @@ prom_is_drop(const char *name)
 }
 
 /* The samples of family @p f. */
+/* rocemu_drops_total rows of an array of objects: the drop counters of each, by reason
+ * PREFIX + the object's @p key + "." + the counter (the names of the summary's drops). */
+static void
+prom_drops(struct prom_buf *b, const char *name, const json_t *arr, const char *key,
+	   const char *prefix)
+{
+	const json_t *o, *v;
+	const char *k;
+	char reason[256];
+	size_t i;
+
+	json_array_foreach(arr, i, o)
+		json_object_foreach(json_object_get(o, "counters"), k, v) if (prom_is_drop(k)) {
+			snprintf(reason, sizeof(reason), "%s%s.%s", prefix,
+				 json_string_value(json_object_get(o, key)), k);
+			prom_add(b, "%s{", name);
+			prom_label(b, "reason", reason, true);
+			prom_add(b, "} %lld\n", (long long)json_integer_value(v));
+		}
+}
+
 static void
 prom_family(struct prom_buf *b, const json_t *st, unsigned int f)
 {
@@ -152,49 +173,16 @@ prom_family(struct prom_buf *b, const json_t *st, unsigned int f)
 			}
 		}
 	} else if (f == 7) {
-		char reason[256];
+		const json_t *fab = json_object_get(st, "fabric");
 
-		json_array_foreach(stages, i, o)
-			json_object_foreach(json_object_get(o, "counters"), k, v) if (prom_is_drop(k)) {
-				snprintf(reason, sizeof(reason), "%s.%s",
-					 json_string_value(json_object_get(o, "name")), k);
-				prom_add(b, "%s{", name);
-				prom_label(b, "reason", reason, true);
-				prom_add(b, "} %lld\n", (long long)json_integer_value(v));
-			}
-		json_array_foreach(tm, i, o)
-			json_object_foreach(json_object_get(o, "counters"), k, v) if (prom_is_drop(k)) {
-				snprintf(reason, sizeof(reason), "tm.%s.%s",
-					 json_string_value(json_object_get(o, "port")), k);
-				prom_add(b, "%s{", name);
-				prom_label(b, "reason", reason, true);
-				prom_add(b, "} %lld\n", (long long)json_integer_value(v));
-			}
-		json_array_foreach(json_object_get(json_object_get(st, "fabric"), "links"), i, o)
-			json_object_foreach(json_object_get(o, "counters"), k, v) if (prom_is_drop(k)) {
-				snprintf(reason, sizeof(reason), "fabric.%s.%s",
-					 json_string_value(json_object_get(o, "name")), k);
-				prom_add(b, "%s{", name);
-				prom_label(b, "reason", reason, true);
-				prom_add(b, "} %lld\n", (long long)json_integer_value(v));
-			}
-		json_array_foreach(json_object_get(json_object_get(st, "fabric"), "switches"), i, o)
-			json_object_foreach(json_object_get(o, "counters"), k, v) if (prom_is_drop(k)) {
-				snprintf(reason, sizeof(reason), "fabric.%s.%s",
-					 json_string_value(json_object_get(o, "name")), k);
-				prom_add(b, "%s{", name);
-				prom_label(b, "reason", reason, true);
-				prom_add(b, "} %lld\n", (long long)json_integer_value(v));
-			}
-		json_array_foreach(json_object_get(st, "incast"), i, o)
-			json_object_foreach(json_object_get(o, "counters"), k, v) if (prom_is_drop(k)) {
-				snprintf(reason, sizeof(reason), "incast.%s.%s",
-					 json_string_value(json_object_get(o, "name")), k);
-				prom_add(b, "%s{", name);
-				prom_label(b, "reason", reason, true);
-				prom_add(b, "} %lld\n", (long long)json_integer_value(v));
-			}
+		prom_drops(b, name, stages, "name", "");
+		prom_drops(b, name, tm, "port", "tm.");
+		prom_drops(b, name, json_object_get(fab, "links"), "name", "fabric.");
+		prom_drops(b, name, json_object_get(fab, "switches"), "name", "fabric.");
+		prom_drops(b, name, json_object_get(st, "incast"), "name", "incast.");
 		json_object_foreach(json_object_get(st, "runner"), k, v) if (prom_is_drop(k)) {
+			char reason[256];
+
 			snprintf(reason, sizeof(reason), "runner.%s", k);
 			prom_add(b, "%s{", name);
 			prom_label(b, "reason", reason, true);
