@@ -10,9 +10,9 @@
  * (lib/switch/emu_switch_incast.c) calls it when a sender's frame is due, when one of its
  * frames leaves the switch and when one is dropped.
  *
- * A sender's frames leave at its current rate: the next frame of sender j is due one wire
- * time (emu_incast wire_bits) after its last at the current rate: rate_gbps, or with DCQCN
- * the reaction point's Rc, re-read when the frame is due and at each rate increase before
+ * A sender's frames leave at its current rate: the next frame of sender j is due
+ * emu_incast_wire_bits() after its last, at the current rate: rate_gbps, or with DCQCN the
+ * reaction point's Rc, re-read when the frame is due and at each rate increase before
  * then (a rate limiter, not a fixed schedule: a sender cut to a low rate does not wait out the
  * gap of that rate once it has recovered). The N senders start staggered by 1/N of a frame
  * time, as the open-loop schedule does.
@@ -28,7 +28,7 @@
  * of sender j leaves the switch at t and the NP's pacing allows one (at most one CNP per
  * min_time_between_cnps per sender, dcqcn_np_may_send), a CNP reaches sender j at
  * t + cnp_delay_ns. Before each of its frames the sender takes the CNPs that have arrived and
- * runs its reaction point to the frame's time (dcqcn_rp_advance, dcqcn_rp_on_cnp); every frame
+ * runs its reaction point up to the frame: dcqcn_rp_advance(), dcqcn_rp_on_cnp(); every frame
  * it sends counts in the byte counter. The model is the one rocegen and rocestat use.
  */
 

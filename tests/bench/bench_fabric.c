@@ -62,28 +62,9 @@ bench_pipeline(bool fabric)
 	return pl;
 }
 
-/* Each side's epochs in a function of its own (noipa: never merged with the other), so that
- * callgrind counts one side alone (valgrind --tool=callgrind --toggle-collect=bench_epoch_fabric)
- * and perf record -g --call-graph dwarf gives each side's cycles (perf report --children). */
-static __attribute__((noipa)) double
-bench_epoch_single(const struct bench_vclock *v, struct emu_switch *sw, uint64_t *clock_ns,
-                   uint64_t *psn_next)
-{
-	double r = bench_vclock_epoch(v, sw, clock_ns, psn_next);
-
-	__asm__ volatile("" ::: "memory"); /* a frame of its own (no tail call): perf sees it */
-	return r;
-}
-
-static __attribute__((noipa)) double
-bench_epoch_fabric(const struct bench_vclock *v, struct emu_switch *sw, uint64_t *clock_ns,
-                   uint64_t *psn_next)
-{
-	double r = bench_vclock_epoch(v, sw, clock_ns, psn_next);
-
-	__asm__ volatile("" ::: "memory"); /* a frame of its own (no tail call): perf sees it */
-	return r;
-}
+/* callgrind: --toggle-collect=bench_epoch_single or bench_epoch_fabric (bench_vclock.h) */
+BENCH_VCLOCK_EPOCH_FN(bench_epoch_single)
+BENCH_VCLOCK_EPOCH_FN(bench_epoch_fabric)
 
 int
 main(int argc, char **argv)

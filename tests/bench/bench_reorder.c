@@ -53,28 +53,9 @@ bench_pipeline(bool reorder)
 	return pl;
 }
 
-/* Each side's epochs in a function of its own (noipa: never merged with the other), so that
- * callgrind counts one side alone (valgrind --tool=callgrind --toggle-collect=bench_epoch_reorder)
- * and perf record -g --call-graph dwarf gives each side's cycles (perf report --children). */
-static __attribute__((noipa)) double
-bench_epoch_bump(const struct bench_vclock *v, struct emu_switch *sw, uint64_t *clock_ns,
-                 uint64_t *psn_next)
-{
-	double r = bench_vclock_epoch(v, sw, clock_ns, psn_next);
-
-	__asm__ volatile("" ::: "memory"); /* a frame of its own (no tail call): perf sees it */
-	return r;
-}
-
-static __attribute__((noipa)) double
-bench_epoch_reorder(const struct bench_vclock *v, struct emu_switch *sw, uint64_t *clock_ns,
-                    uint64_t *psn_next)
-{
-	double r = bench_vclock_epoch(v, sw, clock_ns, psn_next);
-
-	__asm__ volatile("" ::: "memory"); /* a frame of its own (no tail call): perf sees it */
-	return r;
-}
+/* callgrind: --toggle-collect=bench_epoch_bump or bench_epoch_reorder (bench_vclock.h) */
+BENCH_VCLOCK_EPOCH_FN(bench_epoch_bump)
+BENCH_VCLOCK_EPOCH_FN(bench_epoch_reorder)
 
 int
 main(int argc, char **argv)
