@@ -266,12 +266,38 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 	uint64_t port_cells, used_cells, all_q, enq_bytes = 0;
 	uint32_t port_pkts, nonempty, enq_pkts = 0;
 	uint16_t i, queued = 0;
+	/* The queue of the last packet (runs of one priority are the rule): its FIFO tail,
+	 * cells, bytes and maximum in locals. cq = EMU_TM_N_Q: none loaded. */
+	unsigned int cq = EMU_TM_N_Q;
+	struct emu_tm_fifo *f = NULL;
+	struct rte_mbuf **f_slots = NULL;
+	uint32_t f_tail = 0, f_mask = 0;
+	uint64_t q_cells = 0, qb = 0, q_max = 0;
+	/* The lossless ingress port of the last packet and its bytes of priority cq (as in
+	 * emu_tm_advance_run()); in_key = hop * EMU_TM_N_Q + q, UINT32_MAX: none loaded. */
+	struct emu_tm_port *in = NULL;
+	uint32_t in_key = UINT32_MAX;
+	uint64_t ing = 0, xoff_at = 0;
+	bool in_pfc = false, in_xoff = false;
 
 #define TM_BURST_LOAD() do { \
 		port_cells = p->port_cells; used_cells = tm->used_cells; \
 		all_q = p->all_q_bytes; port_pkts = p->port_pkts; nonempty = p->nonempty; \
+		cq = EMU_TM_N_Q; in_key = UINT32_MAX; in = NULL; \
+	} while (0)
+#define TM_BURST_STORE_Q() do { \
+		if (cq != EMU_TM_N_Q) { \
+			f->tail = f_tail; p->q_cells[cq] = q_cells; p->q_bytes[cq] = qb; \
+			if (q_max > p->max_q_bytes[cq]) \
+				p->max_q_bytes[cq] = q_max; \
+		} \
+	} while (0)
+#define TM_BURST_STORE_IN() do { \
+		if (in != NULL) \
+			in->ing_bytes[in_key % EMU_TM_N_Q] = ing; \
 	} while (0)
 #define TM_BURST_STORE() do { \
+		TM_BURST_STORE_Q(); TM_BURST_STORE_IN(); \
 		p->port_cells = port_cells; tm->used_cells = used_cells; \
 		p->all_q_bytes = all_q; p->port_pkts = port_pkts; p->nonempty = nonempty; \
 		if (all_q > p->ctr[EMU_TM_CTR_MAX_QUEUE_BYTES]) \
@@ -288,10 +314,22 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 							     rte_pktmbuf_pkt_len(m);
 		const unsigned int q = meta->prio & (EMU_TM_N_PRIO - 1);
 		const uint16_t hop = (flags & EMU_META_HOP) ? meta->hop_in : meta->in_port;
-		struct emu_tm_port *in = NULL;
-		struct emu_tm_fifo *f;
-		uint64_t cells, qb;
+		uint64_t cells;
 
+		if (unlikely(q != cq)) {
+			TM_BURST_STORE_Q();
+			TM_BURST_STORE_IN();
+			in = NULL;
+			in_key = UINT32_MAX;
+			cq = q;
+			f = &p->q[q];
+			f_slots = f->slots;
+			f_tail = f->tail;
+			f_mask = f->mask;
+			q_cells = p->q_cells[q];
+			qb = p->q_bytes[q];
+			q_max = 0;
+		}
 		if (pow2)
 			cells = ((uint64_t)len + cb - 1) & ~(uint64_t)(cb - 1);
 		else
@@ -301,10 +339,10 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 		 * signed conversions to double are exact and give what the unsigned ones give. */
 		if (unlikely((flags & EMU_META_MACCTL) || port_pkts >= queue_pkts ||
 			     port_cells + cells > limit ||
-			     (!dynamic && p->q_cells[q] + cells > queue_limit) ||
+			     (!dynamic && q_cells + cells > queue_limit) ||
 			     (!own && used_cells + cells > total) ||
 			     (!own && dynamic &&
-			      (double)(int64_t)(p->q_cells[q] + cells) >
+			      (double)(int64_t)(q_cells + cells) >
 				      alpha * (double)(int64_t)(total - used_cells)))) {
 			/* the general path decides: drop, headroom or the control queue */
 			TM_BURST_STORE();
@@ -312,44 +350,53 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 			TM_BURST_LOAD();
 			continue;
 		}
-		if (hop < n_ports && (tm->lossless_of[hop] & (1u << q)))
-			in = &tm->ports[hop];
+		if (unlikely(hop * EMU_TM_N_Q + q != in_key)) {
+			TM_BURST_STORE_IN();
+			in_key = hop * EMU_TM_N_Q + q;
+			in = hop < n_ports && (tm->lossless_of[hop] & (1u << q)) ? &tm->ports[hop] :
+										   NULL;
+			if (in != NULL) {
+				ing = in->ing_bytes[q];
+				in_pfc = in->cfg.pfc.enabled;
+				xoff_at = in->cfg.pfc.xoff_bytes;
+				in_xoff = in->xoff[q];
+			}
+		}
 		if (!own)
 			used_cells += cells;
-		p->q_cells[q] += cells;
+		q_cells += cells;
 		port_cells += cells;
 		port_pkts += 1;
 		if (in != NULL) {
-			in->ing_bytes[q] += len;
+			ing += len;
 			/* Crossing XOFF: tell the sender on the ingress port to pause. */
-			if (in->cfg.pfc.enabled && !in->xoff[q] &&
-			    in->ing_bytes[q] > in->cfg.pfc.xoff_bytes) {
+			if (in_pfc && !in_xoff && ing > xoff_at) {
 				in->xoff[q] = true;
 				in->xoff_start_ns[q] = now_ns;
 				in->refresh_ns[q] = now_ns;
 				in->pfc_pending |= (uint16_t)(1u << q);
 				tm->pfc_any = true;
+				in_xoff = true;
 			}
 		}
-		qb = p->q_bytes[q];
 		meta->flags = flags & (uint8_t)~EMU_META_HEADROOM;
 		meta->ts_ns = now_ns;
 		meta->trace.t_enq_ns = now_ns;
 		meta->trace.qdepth_bytes = (uint32_t)RTE_MIN(qb, (uint64_t)UINT32_MAX);
-		f = &p->q[q];
-		f->slots[f->tail++ & f->mask] = m;
+		f_slots[f_tail++ & f_mask] = m;
 		nonempty |= 1u << q;
 		qb += len;
-		p->q_bytes[q] = qb;
 		all_q += len;
 		enq_pkts += 1;
 		enq_bytes += len;
-		if (qb > p->max_q_bytes[q])
-			p->max_q_bytes[q] = qb;
+		/* queues only grow here: the last length is the run's maximum */
+		q_max = qb;
 	}
 	TM_BURST_STORE();
 #undef TM_BURST_LOAD
 #undef TM_BURST_STORE
+#undef TM_BURST_STORE_Q
+#undef TM_BURST_STORE_IN
 	return queued;
 }
 
@@ -456,20 +503,26 @@ emu_tm_pick(struct emu_tm_port *p, uint64_t *start_ns, uint32_t *start_ps, bool 
 	return chosen;
 }
 
-/* Bytes of a lossless priority that arrived on @p in left its queue at @p now_ns. */
+/* Ingress port @p in's priority @p q went below XON at @p now_ns: tell its sender. */
 static void
+emu_tm_xon(struct emu_tm *tm, struct emu_tm_port *in, unsigned int q, uint64_t now_ns)
+{
+	in->xoff[q] = false;
+	/* In live mode a frame may start on the link (now_ns = its start time) before the
+	 * enqueue that raised XOFF: never count a negative interval. */
+	if (now_ns > in->xoff_start_ns[q])
+		in->xoff_ns[q] += now_ns - in->xoff_start_ns[q];
+	in->pfc_pending |= (uint16_t)(1u << q);
+	tm->pfc_any = true;
+}
+
+/* Bytes of a lossless priority that arrived on @p in left its queue at @p now_ns. */
+static inline void
 emu_tm_ingress_release(struct emu_tm *tm, struct emu_tm_port *in, unsigned int q, uint32_t len, uint64_t now_ns)
 {
 	in->ing_bytes[q] -= len;
-	if (in->xoff[q] && in->ing_bytes[q] < in->cfg.pfc.xon_bytes) {
-		in->xoff[q] = false;
-		/* In live mode a frame may start on the link (now_ns = its start time) before
-		 * the time of the enqueue that raised XOFF: never count a negative interval. */
-		if (now_ns > in->xoff_start_ns[q])
-			in->xoff_ns[q] += now_ns - in->xoff_start_ns[q];
-		in->pfc_pending |= (uint16_t)(1u << q);
-		tm->pfc_any = true;
-	}
+	if (in->xoff[q] && in->ing_bytes[q] < in->cfg.pfc.xon_bytes)
+		emu_tm_xon(tm, in, q, now_ns);
 }
 
 /* A packet of queue @p q (not the control queue) left it at @p now_ns: give back its buffer
@@ -510,6 +563,7 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 {
 	struct emu_tm_fifo *f = &p->q[q], *w = &p->wire;
 	const uint32_t cb = tm->buf.cell_bytes, f_mask = f->mask, w_mask = w->mask;
+	struct rte_mbuf **const f_slots = f->slots, **const w_slots = w->slots;
 	const uint64_t pause_ns = p->pause_until_ns[q], rate = p->cfg.rate_bps;
 	const uint64_t delay_ns = p->cfg.delay_ns, kmin = p->cfg.ecn.kmin_bytes;
 	const bool ecn = p->cfg.ecn.enabled && !p->cfg.ecn.at_enqueue;
@@ -522,6 +576,13 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 	uint64_t memo_whole_ns = memo_ps / 1000;
 	uint32_t memo_rest_ps = (uint32_t)(memo_ps % 1000);
 	const uint32_t w_head = w->head;
+	/* The lossless ingress port of the last packet (packets of one run mostly share it):
+	 * its bytes of priority q in a local, stored back when the port changes and at the end
+	 * (the stores into the packets' metadata could alias it). in_hop: the hop it is for. */
+	struct emu_tm_port *in = NULL;
+	uint32_t in_hop = UINT32_MAX;
+	uint64_t ing = 0, xon = 0;
+	bool in_xoff = false;
 	bool empty = false;
 
 	if (p->memo_rate_bps != rate)
@@ -538,7 +599,7 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 			empty = true;
 			break;
 		}
-		m = f->slots[head & f_mask];
+		m = f_slots[head & f_mask];
 		meta = emu_meta(m);
 		/* emu_tm_start() */
 		ts_ns = meta->ts_ns;
@@ -577,9 +638,19 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 		else
 			cells = (uint64_t)(len + cb - 1) / cb * cb;
 		hop = (flags & EMU_META_HOP) ? meta->hop_in : meta->in_port;
-		if (hop < n_ports && (tm->lossless_of[hop] & (1u << q))) {
-			struct emu_tm_port *in = &tm->ports[hop];
-
+		if (unlikely(hop != in_hop)) {
+			if (in != NULL)
+				in->ing_bytes[q] = ing;
+			in_hop = hop;
+			in = hop < n_ports && (tm->lossless_of[hop] & (1u << q)) ?
+				     &tm->ports[hop] : NULL;
+			if (in != NULL) {
+				ing = in->ing_bytes[q];
+				xon = in->cfg.pfc.xon_bytes;
+				in_xoff = in->xoff[q];
+			}
+		}
+		if (in != NULL) {
 			if (flags & EMU_META_HEADROOM) {
 				in->hr_cells[q] -= cells;
 			} else {
@@ -588,7 +659,13 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 				q_cells -= cells;
 				port_cells -= cells;
 			}
-			emu_tm_ingress_release(tm, in, q, len, start_ns);
+			/* emu_tm_ingress_release() */
+			ing -= len;
+			if (unlikely(in_xoff) && ing < xon) {
+				in->ing_bytes[q] = ing;
+				emu_tm_xon(tm, in, q, start_ns);
+				in_xoff = false;
+			}
 		} else {
 			/* no lossless ingress: the packet cannot be in headroom */
 			if (!own)
@@ -606,8 +683,10 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 		/* departure = finish rounded up to the ns, plus the propagation delay */
 		dep_ns = link_ns + (link_ps != 0) + delay_ns;
 		meta->ts_ns = dep_ns;
-		w->slots[w_tail++ & w_mask] = m;
+		w_slots[w_tail++ & w_mask] = m;
 	}
+	if (in != NULL)
+		in->ing_bytes[q] = ing;
 	if (head == f->head) { /* nothing started: the state is as it was */
 		if (empty)
 			p->nonempty &= ~(1u << q);
