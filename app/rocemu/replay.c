@@ -173,7 +173,10 @@ replay_write(struct replay_out *outs, unsigned int n_out, struct emu_switch *sw,
 	unsigned int p, o;
 	uint16_t n, i;
 
+	emu_switch_tick(sw, now_ns);
 	for (p = 0; p < n_ports; p++) {
+		if (emu_switch_tx_idle(sw, (uint16_t)p))
+			continue; /* its tx_prepare would change nothing */
 		n = emu_switch_tx_prepare(sw, (uint16_t)p, now_ns, &pkts);
 		for (o = 0; o < n_out; o++) {
 			struct replay_out *ro = &outs[o];

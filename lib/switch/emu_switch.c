@@ -298,8 +298,8 @@ emu_switch_apply_due(struct emu_switch *sw, struct emu_program *prog, uint64_t r
  * Apply the program's due actions and generate the incast frames due by @p now_ns, each
  * instant at its exact time: frames before a change are generated under the old settings.
  */
-static void
-emu_switch_program_tick(struct emu_switch *sw, uint64_t now_ns)
+static __attribute__((noinline)) void
+emu_switch_program_tick_work(struct emu_switch *sw, uint64_t now_ns)
 {
 	struct emu_program *np = __atomic_load_n(&sw->pending_prog, __ATOMIC_ACQUIRE);
 	struct emu_program *prog;
@@ -326,6 +326,15 @@ emu_switch_program_tick(struct emu_switch *sw, uint64_t now_ns)
 	}
 	if (sw->n_incast > 0)
 		emu_switch_incast_gen(sw, now_ns);
+}
+
+/* On every burst: nothing to do without a program, a reload or an incast source. */
+static inline void
+emu_switch_program_tick(struct emu_switch *sw, uint64_t now_ns)
+{
+	if (sw->prog != NULL || sw->n_incast > 0 ||
+	    __atomic_load_n(&sw->pending_prog, __ATOMIC_ACQUIRE) != NULL)
+		emu_switch_program_tick_work(sw, now_ns);
 }
 
 static uint16_t
@@ -442,8 +451,8 @@ emu_switch_port_mac(uint16_t port, uint8_t mac[6])
 
 /* Have the TM build the PFC frames it asks for and queue them on their (ingress) ports' control
  * queues, which the pause state does not hold back. */
-void
-emu_switch_send_pfc(struct emu_switch *sw, uint64_t now_ns)
+static __attribute__((noinline)) void
+emu_switch_send_pfc_work(struct emu_switch *sw, uint64_t now_ns)
 {
 	struct emu_tm_pfc_frame frames[2 * EMU_TM_MAX_PORTS];
 	unsigned int i, n;
@@ -468,6 +477,14 @@ emu_switch_send_pfc(struct emu_switch *sw, uint64_t now_ns)
 		sw->ctr[EMU_RUN_CTR_PFC_CREATED] += 1;
 		emu_tm_enqueue(sw->tm, frames[i].port, m, now_ns, &sw->tm_rng);
 	}
+}
+
+/* Called on every burst: the test inline, the work (a 2 x ports frame array) apart. */
+void
+emu_switch_send_pfc(struct emu_switch *sw, uint64_t now_ns)
+{
+	if (emu_tm_pfc_work(sw->tm))
+		emu_switch_send_pfc_work(sw, now_ns);
 }
 
 /* MAC control frames (PAUSE, PFC) that arrived on @p port are honoured and consumed, never
@@ -602,7 +619,8 @@ emu_switch_rx_lens(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts,
 
 	sw->last_now_ns = now_ns;
 	emu_switch_program_tick(sw, now_ns);
-	emu_switch_fabric_advance(sw, now_ns);
+	if (sw->fab != NULL)
+		emu_switch_fabric_advance(sw, now_ns);
 	emu_switch_release_held(sw, now_ns, 0, sw->n_ingress);
 	for (i = 0; i < n; i++) {
 		struct emu_pkt_meta *meta = emu_meta(pkts[i]);
@@ -683,16 +701,30 @@ emu_switch_drain(struct emu_switch *sw, uint16_t port, uint64_t now_ns)
 	return room > 0;
 }
 
+void
+emu_switch_tick(struct emu_switch *sw, uint64_t now_ns)
+{
+	sw->last_now_ns = now_ns;
+	emu_switch_program_tick(sw, now_ns);
+	if (sw->fab != NULL)
+		emu_switch_fabric_advance(sw, now_ns);
+	emu_switch_release_held(sw, now_ns, 0, sw->n_ingress);
+}
+
+bool
+emu_switch_tx_idle(const struct emu_switch *sw, uint16_t port)
+{
+	return sw->tx[port].n == 0 && !sw->any_egress_release &&
+	       emu_tm_port_idle(sw->tm, port) && !emu_tm_pfc_work(sw->tm);
+}
+
 uint16_t
 emu_switch_tx_prepare(struct emu_switch *sw, uint16_t port, uint64_t now_ns,
 		      struct rte_mbuf ***pkts)
 {
 	unsigned int p;
 
-	sw->last_now_ns = now_ns;
-	emu_switch_program_tick(sw, now_ns);
-	emu_switch_fabric_advance(sw, now_ns);
-	emu_switch_release_held(sw, now_ns, 0, sw->n_ingress);
+	emu_switch_tick(sw, now_ns);
 	if (sw->any_egress_release) {
 		/* every port: what left any TM by now reaches the egress stages first */
 		for (p = 0; p < sw->n_ports; p++)

@@ -164,6 +164,21 @@ void emu_switch_rx_lens(struct emu_switch *sw, uint16_t port, struct rte_mbuf **
 uint16_t emu_switch_tx_prepare(struct emu_switch *sw, uint16_t port, uint64_t now_ns,
 			       struct rte_mbuf ***pkts);
 
+/**
+ * What emu_switch_tx_prepare() does for every port before it drains its own: the program's
+ * due actions and incast frames, the fabric's hops, the ingress stages' held packets, all
+ * up to @p now_ns. Done again at the same @p now_ns it changes nothing.
+ */
+void emu_switch_tick(struct emu_switch *sw, uint64_t now_ns);
+
+/**
+ * After emu_switch_tick() at some time, emu_switch_tx_prepare() of @p port at that time would
+ * change nothing and return no packet: nothing staged, nothing in the port's TM, no PFC frame
+ * to build, no egress stage releasing held packets. A caller that polls every port (replay)
+ * may skip it.
+ */
+bool emu_switch_tx_idle(const struct emu_switch *sw, uint16_t port);
+
 /** The first @p sent staged packets of @p port were transmitted (ownership passed on). */
 void emu_switch_tx_done(struct emu_switch *sw, uint16_t port, uint16_t sent);
 

@@ -218,10 +218,11 @@ emu_tm_enqueue(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t no
 			if (in->cfg.pfc.enabled && !in->xoff[q] &&
 			    in->ing_bytes[q] > in->cfg.pfc.xoff_bytes) {
 				in->xoff[q] = true;
+				tm->hot.n_xoff += 1;
 				in->xoff_start_ns[q] = now_ns;
 				in->refresh_ns[q] = now_ns;
 				in->pfc_pending |= (uint16_t)(1u << q);
-				tm->pfc_any = true;
+				tm->hot.pfc_any = true;
 			}
 		}
 	}
@@ -372,10 +373,11 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 			/* Crossing XOFF: tell the sender on the ingress port to pause. */
 			if (in_pfc && !in_xoff && ing > xoff_at) {
 				in->xoff[q] = true;
+				tm->hot.n_xoff += 1;
 				in->xoff_start_ns[q] = now_ns;
 				in->refresh_ns[q] = now_ns;
 				in->pfc_pending |= (uint16_t)(1u << q);
-				tm->pfc_any = true;
+				tm->hot.pfc_any = true;
 				in_xoff = true;
 			}
 		}
@@ -409,6 +411,9 @@ emu_tm_enqueue_burst(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, u
 	const bool own = p->cfg.own_buffer, dynamic = tm->buf.dynamic;
 	uint16_t i, queued = 0;
 
+	/* one packet (replay: every arrival its own event): the burst's set-up costs more */
+	if (n == 1)
+		return emu_tm_enqueue(tm, port, pkts[0], now_ns, rng);
 	if (!p->link_up || (p->cfg.ecn.enabled && p->cfg.ecn.at_enqueue)) {
 		for (i = 0; i < n; i++)
 			queued += emu_tm_enqueue(tm, port, pkts[i], now_ns, rng);
@@ -508,12 +513,13 @@ static void
 emu_tm_xon(struct emu_tm *tm, struct emu_tm_port *in, unsigned int q, uint64_t now_ns)
 {
 	in->xoff[q] = false;
+	tm->hot.n_xoff -= 1;
 	/* In live mode a frame may start on the link (now_ns = its start time) before the
 	 * enqueue that raised XOFF: never count a negative interval. */
 	if (now_ns > in->xoff_start_ns[q])
 		in->xoff_ns[q] += now_ns - in->xoff_start_ns[q];
 	in->pfc_pending |= (uint16_t)(1u << q);
-	tm->pfc_any = true;
+	tm->hot.pfc_any = true;
 }
 
 /* Bytes of a lossless priority that arrived on @p in left its queue at @p now_ns. */

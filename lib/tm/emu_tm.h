@@ -288,6 +288,26 @@ uint64_t emu_tm_port_next_event_ns(const struct emu_tm *tm, uint16_t port);
  */
 void emu_tm_advance(struct emu_tm *tm, uint16_t port, uint64_t now_ns, struct emu_rng *rng);
 
+/*
+ * The first member of struct emu_tm: what the switch tests inline before it calls in, on
+ * every burst (a pointer to a struct points to its first member). Written by lib/tm only.
+ */
+struct emu_tm_hot {
+	bool pfc_any;     /* some port's PFC state changed: a frame to send */
+	uint32_t n_xoff;  /* (port, priority) pairs in XOFF: their refreshes fall due */
+	uint32_t n_storm; /* ports with a PFC storm on */
+};
+
+/** Whether emu_tm_pfc_collect() could return a frame now: a crossing since its last call, an
+ * XOFF to refresh, or a storm. When false it returns 0 and changes nothing. */
+static inline bool
+emu_tm_pfc_work(const struct emu_tm *tm)
+{
+	const struct emu_tm_hot *h = (const struct emu_tm_hot *)(const void *)tm;
+
+	return h->pfc_any || h->n_xoff != 0 || h->n_storm != 0;
+}
+
 /** Whether a queue crossed XOFF or XON since the last emu_tm_pfc_collect(). */
 bool emu_tm_pfc_pending(const struct emu_tm *tm);
 
@@ -305,6 +325,9 @@ struct rte_mbuf *emu_tm_pop_departed(struct emu_tm *tm, uint16_t port, uint64_t 
 uint64_t emu_tm_queue_bytes(const struct emu_tm *tm, uint16_t port, unsigned int prio);
 
 /** Packets held (queued or on the wire) in all ports. */
+/** Port @p port holds no packet: its queues and its delay line are empty. */
+bool emu_tm_port_idle(const struct emu_tm *tm, uint16_t port);
+
 uint64_t emu_tm_held(const struct emu_tm *tm);
 
 /** Packets held by port @p port. */

@@ -82,6 +82,14 @@ emu_tm_port_held(const struct emu_tm *tm, uint16_t port)
 	return held;
 }
 
+bool
+emu_tm_port_idle(const struct emu_tm *tm, uint16_t port)
+{
+	const struct emu_tm_port *p = &tm->ports[port];
+
+	return p->nonempty == 0 && emu_tm_fifo_count(&p->wire) == 0;
+}
+
 uint64_t
 emu_tm_held(const struct emu_tm *tm)
 {
@@ -226,9 +234,18 @@ emu_tm_apply(struct emu_tm *tm, uint16_t port, const struct emu_set *s, uint64_t
 			emu_tm_flush(tm, p, now_ns);
 		}
 		break;
-	case EMU_TM_SET_STORM:
+	case EMU_TM_SET_STORM: {
+		bool was_on = p->storm_on;
+
 		emu_tm_storm_apply(p, s, now_ns);
+		if (p->storm_on != was_on) {
+			if (p->storm_on)
+				tm->hot.n_storm += 1;
+			else
+				tm->hot.n_storm -= 1;
+		}
 		break;
+	}
 	default:
 		break;
 	}

@@ -83,12 +83,12 @@ struct emu_tm_port {
 };
 
 struct emu_tm {
+	struct emu_tm_hot hot; /* first: emu_tm_pfc_work() in emu_tm.h reads it */
 	unsigned int n_ports;
 	const struct emu_dropper *drop; /* the switch's drop path */
 	uint32_t reason_base;           /* reason id of port 0's counter 0 */
 	struct emu_tm_buffer_cfg buf;
 	uint64_t used_cells; /* shared buffer in use */
-	bool pfc_any;        /* some port's pfc_pending is set: emu_tm_pfc_collect() has work */
 	uint8_t lossless_of[EMU_TM_MAX_PORTS]; /* ports[i].cfg.lossless_mask (fixed at create),
 						* packed: the per-packet lookup reads one byte */
 	struct emu_tm_port ports[EMU_TM_MAX_PORTS];

@@ -93,7 +93,11 @@ emu_tm_pfc_collect(struct emu_tm *tm, uint64_t now_ns, struct emu_tm_pfc_frame *
 {
 	unsigned int i, q, n = 0;
 
-	tm->pfc_any = false;
+	/* nothing pending, no XOFF to refresh, no storm: the loop below would find nothing
+	 * (every setter of a pfc_pending bit sets pfc_any) */
+	if (!emu_tm_pfc_work(tm))
+		return 0;
+	tm->hot.pfc_any = false;
 	for (i = 0; i < tm->n_ports && n < max; i++) {
 		struct emu_tm_port *p = &tm->ports[i];
 		struct emu_tm_pfc_frame *f;
@@ -143,14 +147,14 @@ emu_tm_pfc_collect(struct emu_tm *tm, uint64_t now_ns, struct emu_tm_pfc_frame *
 		p->pfc_pending = 0;
 	}
 	if (n == max)
-		tm->pfc_any = true; /* some may be left for the next call */
+		tm->hot.pfc_any = true; /* some may be left for the next call */
 	return n;
 }
 
 bool
 emu_tm_pfc_pending(const struct emu_tm *tm)
 {
-	return tm->pfc_any;
+	return tm->hot.pfc_any;
 }
 
 /* pfc_storm: false, or {quanta, rate_pps, priorities | pause}; u32 = on | pause << 1 |
