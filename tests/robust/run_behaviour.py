@@ -503,7 +503,7 @@ def tel_once(prefix, cmds):
 
 def tel(prefix, cmds, tries=10):
     """tel_once, asked again (up to @tries times) while an endpoint answers {"error": ...}:
-    on a loaded machine the worker may not answer a snapshot request within its 200 ms, and
+    on a loaded machine the worker may not answer a snapshot request within its 1 s, and
     rocemu says so instead of guessing; that is not a wrong value."""
     for _ in range(tries):
         out = tel_once(prefix, cmds)
