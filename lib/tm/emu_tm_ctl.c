@@ -28,12 +28,12 @@ emu_tm_port_next_event_ns(const struct emu_tm *tm, uint16_t port)
 	if (emu_tm_fifo_count(&p->wire) > 0)
 		next = RTE_MIN(next, emu_meta(p->wire.slots[p->wire.head & p->wire.mask])->ts_ns);
 	/* includes pause expiries of non-empty queues (pick does not commit) */
-	if (emu_tm_fifo_count(&p->wire) <= p->wire.mask &&
+	if (p->nonempty != 0 && emu_tm_fifo_count(&p->wire) <= p->wire.mask &&
 	    emu_tm_pick(p, &start_ns, &start_ps, false) >= 0)
 		next = RTE_MIN(next, start_ns + (start_ps != 0));
 	if (p->storm_on)
 		next = RTE_MIN(next, p->storm_next_ns);
-	if (p->cfg.pfc.enabled)
+	if (p->cfg.pfc.enabled && tm->hot.n_xoff != 0)
 		for (q = 0; q < EMU_TM_N_PRIO; q++)
 			if (p->xoff[q])
 				next = RTE_MIN(next, p->refresh_ns[q]);
