@@ -397,6 +397,15 @@ emu_match_psn_in(uint32_t psn, uint32_t lo, uint32_t hi)
 }
 
 bool
+emu_match_reads_dp_fields(const struct emu_match *m)
+{
+	if (m->flags & (EMU_MATCH_ACKREQ | EMU_MATCH_ITERATION))
+		return false;
+	return !(m->flags & EMU_MATCH_OPCLASS) ||
+	       (m->opclass != EMU_OPCLASS_ACK && m->opclass != EMU_OPCLASS_NAK);
+}
+
+bool
 emu_match_test(struct emu_match *m, const struct roce_pkt *p, uint16_t in_port, uint16_t out_port,
 	       uint8_t prio, uint32_t iteration, uint64_t now_ns)
 {

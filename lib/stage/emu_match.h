@@ -105,6 +105,13 @@ int emu_match_parse(const json_t *obj, const char *path, const char *const *port
 		    unsigned int n_ports, bool out_port_known, struct emu_match *m,
 		    struct emu_err *err);
 
+/**
+ * Whether emu_match_test() of @p m reads only the parse fields roce_parse_partial_dp() fills
+ * (lib/proto/roce_proto.h) and the metadata: not for "ackreq", "iteration" (the tracker reads
+ * more of the BTH) or the "ack" and "nak" opcode classes (the AETH syndrome).
+ */
+bool emu_match_reads_dp_fields(const struct emu_match *m);
+
 /** The class of @p opcode that @p cls names (with the AETH of @p p for ACK/NAK). */
 bool emu_match_opclass_has(uint8_t cls, const struct roce_pkt *p);
 

@@ -507,6 +507,14 @@ capture_summary(const void *priv, char *buf, size_t len)
 	}
 }
 
+/* It copies bytes, the metadata and the trace; its filter reads the frame. */
+static bool
+capture_reads_dp_fields(const void *priv)
+{
+	(void)priv;
+	return true;
+}
+
 const struct emu_stage_ops emu_stage_capture = {
 	.type = "capture",
 	.priv_size = sizeof(struct capture_priv),
@@ -516,6 +524,7 @@ const struct emu_stage_ops emu_stage_capture = {
 	.key_table = &capture_key_table,
 	.set_table = &capture_set_table,
 	.init = capture_init,
+	.reads_dp_fields = capture_reads_dp_fields,
 	.process = capture_process,
 	.free = capture_free,
 	.compile = capture_compile,

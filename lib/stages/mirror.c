@@ -111,6 +111,14 @@ mirror_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst_
 	return n;
 }
 
+/* It copies packets: it reads no field of the parse result. */
+static bool
+mirror_reads_dp_fields(const void *priv)
+{
+	(void)priv;
+	return true;
+}
+
 const struct emu_stage_ops emu_stage_mirror = {
 	.type = "mirror",
 	.priv_size = sizeof(struct mirror_priv),
@@ -119,5 +127,6 @@ const struct emu_stage_ops emu_stage_mirror = {
 	.keys = mirror_keys,
 	.key_table = &mirror_key_table,
 	.init = mirror_init,
+	.reads_dp_fields = mirror_reads_dp_fields,
 	.process = mirror_process,
 };

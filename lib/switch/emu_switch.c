@@ -132,7 +132,8 @@ emu_switch_add_stages(struct emu_switch *sw, const char *list_key, bool egress, 
  * The parse stages fill only the fields the datapath reads (roce_parse_partial_dp()) when
  * nothing else reads the rest of the parse result: every stage is parse or forward (forward
  * reads the frame's MACs and the ingress port) or says it reads only those fields
- * (ops->reads_dp_fields: reorder without a match); a fabric's routes read addresses, ports
+ * (ops->reads_dp_fields: capture and mirror always, delay and reorder when their matches do);
+ * a fabric's routes read addresses, ports
  * and DestQP, which it fills (not a spray_match, which may read any field); no incast source.
  * The TM reads the class, l3_off, IP version, DSCP and ECN, the runner the class; MAC control
  * frames always get the full parse.

@@ -952,6 +952,84 @@ test_cnp_pacing_edges(void **state)
 	emu_pipeline_free(pl);
 }
 
+/*
+ * Which parse the switch chooses (emu_switch_choose_parse()): the datapath parse
+ * (roce_parse_partial_dp(), dp_only = 1 in the result) only when no stage reads a field it
+ * leaves out. One RoCEv2 WRITE through each pipeline; the frame arrives with a full parse in
+ * its metadata (dp_only = 0), so the result says which parser ran last.
+ */
+static int
+dp_parse_of(const char *stages)
+{
+	char json[1024];
+	struct emu_pipeline *pl;
+	struct emu_switch *sw;
+	struct rte_mbuf *m, **pkts;
+	uint64_t t;
+	int dp = -1;
+	uint16_t n, i;
+	unsigned int p;
+
+	snprintf(json, sizeof(json),
+		 "{\"ports\": [{\"name\": \"p0\"}, {\"name\": \"p1\"}, {\"name\": \"mon\"}],"
+		 " \"ingress\": [{\"type\": \"parse\"}, %s"
+		 "  {\"type\": \"forward\", \"pairs\": [[\"p0\", \"p1\"]]}]}", stages);
+	pl = test_pipeline(json);
+	sw = test_switch(pool, pl);
+	m = test_roce_frame(pool, mac_b, mac_a, 138, 7, 26, 2);
+	assert_int_equal(emu_meta(m)->pkt.dp_only, 0);
+	emu_switch_rx(sw, 0, &m, 1, 0);
+	while ((t = emu_switch_next_event_ns(sw)) != UINT64_MAX) {
+		for (p = 0; p < 3; p++) {
+			n = emu_switch_tx_prepare(sw, (uint16_t)p, t, &pkts);
+			for (i = 0; i < n; i++) {
+				if (p == 1) {
+					assert_true(emu_meta(pkts[i])->flags & EMU_META_PARSED);
+					assert_int_equal(emu_meta(pkts[i])->pkt.psn, 7);
+					dp = emu_meta(pkts[i])->pkt.dp_only;
+				}
+				rte_pktmbuf_free(pkts[i]);
+			}
+			emu_switch_tx_done(sw, (uint16_t)p, n);
+		}
+	}
+	emu_switch_service(sw, true); /* a capture stage writes and closes its file */
+	emu_switch_free(sw);
+	emu_pipeline_free(pl);
+	return dp;
+}
+
+static void
+test_dp_parse_choice(void **state)
+{
+	(void)state;
+	assert_int_equal(dp_parse_of(""), 1);
+	assert_int_equal(dp_parse_of("{\"type\": \"mirror\", \"to\": \"mon\"},"), 1);
+	assert_int_equal(dp_parse_of("{\"type\": \"delay\", \"rules\": [{\"delay_us\": 1,"
+				     " \"match\": {\"psn\": [0, 100], \"opcode\": \"data\","
+				     " \"dst_ip\": \"0.0.0.0/0\"}}]},"), 1);
+	{
+		char dir[] = "/tmp/test_switch_dp.XXXXXX", stage[256], file[128];
+
+		assert_non_null(mkdtemp(dir));
+		snprintf(file, sizeof(file), "%s/c.pcapng", dir);
+		snprintf(stage, sizeof(stage),
+			 "{\"type\": \"capture\", \"file\": \"%s\", \"annotate\": \"all\"},", file);
+		assert_int_equal(dp_parse_of(stage), 1);
+		assert_int_equal(unlink(file), 0); /* written: one frame */
+		assert_int_equal(rmdir(dir), 0);
+	}
+	/* the ack class reads the AETH syndrome, ackreq the BTH's A bit: the full parse */
+	assert_int_equal(dp_parse_of("{\"type\": \"delay\", \"rules\": [{\"delay_us\": 1,"
+				     " \"match\": {\"psn\": [0, 100]}},"
+				     " {\"delay_us\": 2, \"match\": {\"opcode\": \"ack\"}}]},"), 0);
+	assert_int_equal(dp_parse_of("{\"type\": \"delay\", \"rules\": [{\"delay_us\": 1,"
+				     " \"match\": {\"ackreq\": true}}]},"), 0);
+	/* a stage that does not say what it reads (impair) gets the full parse */
+	assert_int_equal(dp_parse_of("{\"type\": \"impair\", \"events\": [{\"name\": \"d\", \"action\": \"drop\","
+				     " \"match\": {\"psn\": 1000}}]},"), 0);
+}
+
 int
 main(void)
 {
@@ -969,6 +1047,7 @@ main(void)
 		cmocka_unit_test(test_pfc_thresholds_from_cable),
 		cmocka_unit_test(test_lossy_fan_in_8to1),
 		cmocka_unit_test(test_cnp_pacing_edges),
+		cmocka_unit_test(test_dp_parse_choice),
 	};
 
 	pool = test_eal_pool("test_switch", 4096);
