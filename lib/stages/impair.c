@@ -777,6 +777,25 @@ impair_summary(const void *priv, char *buf, size_t len)
 	snprintf(buf, len, "iteration tracking: %" PRIu64 " QPs evicted", ip->iter.evicted);
 }
 
+/*
+ * Its actions read the class, offsets and lengths, IP version, DSCP, ECN, TTL and UDP source
+ * port, which the datapath parse fills; the rest it reads through its events' matches (a
+ * profile changes only "enabled" and "p") and the iteration tracker (more of the BTH).
+ */
+static bool
+impair_reads_dp_fields(const void *priv)
+{
+	const struct impair_priv *ip = priv;
+	unsigned int e;
+
+	if (ip->tracks_iterations)
+		return false;
+	for (e = 0; e < ip->n_events; e++)
+		if (!emu_match_reads_dp_fields(&ip->events[e].match))
+			return false;
+	return true;
+}
+
 const struct emu_stage_ops emu_stage_impair = {
 	.type = "impair",
 	.priv_size = sizeof(struct impair_priv),
@@ -786,6 +805,7 @@ const struct emu_stage_ops emu_stage_impair = {
 	.key_table = &impair_key_table,
 	.set_table = &impair_set_table,
 	.init = impair_init,
+	.reads_dp_fields = impair_reads_dp_fields,
 	.process = impair_process,
 	.free = impair_free,
 	.compile = impair_compile,

@@ -959,7 +959,7 @@ test_cnp_pacing_edges(void **state)
  * its metadata (dp_only = 0), so the result says which parser ran last.
  */
 static int
-dp_parse_of(const char *stages)
+dp_parse_of_eg(const char *stages, const char *egress)
 {
 	char json[1024];
 	struct emu_pipeline *pl;
@@ -973,7 +973,8 @@ dp_parse_of(const char *stages)
 	snprintf(json, sizeof(json),
 		 "{\"ports\": [{\"name\": \"p0\"}, {\"name\": \"p1\"}, {\"name\": \"mon\"}],"
 		 " \"ingress\": [{\"type\": \"parse\"}, %s"
-		 "  {\"type\": \"forward\", \"pairs\": [[\"p0\", \"p1\"]]}]}", stages);
+		 "  {\"type\": \"forward\", \"pairs\": [[\"p0\", \"p1\"]]}],"
+		 " \"egress\": [%s]}", stages, egress);
 	pl = test_pipeline(json);
 	sw = test_switch(pool, pl);
 	m = test_roce_frame(pool, mac_b, mac_a, 138, 7, 26, 2);
@@ -997,6 +998,12 @@ dp_parse_of(const char *stages)
 	emu_switch_free(sw);
 	emu_pipeline_free(pl);
 	return dp;
+}
+
+static int
+dp_parse_of(const char *stages)
+{
+	return dp_parse_of_eg(stages, "");
 }
 
 static void
@@ -1025,9 +1032,15 @@ test_dp_parse_choice(void **state)
 				     " {\"delay_us\": 2, \"match\": {\"opcode\": \"ack\"}}]},"), 0);
 	assert_int_equal(dp_parse_of("{\"type\": \"delay\", \"rules\": [{\"delay_us\": 1,"
 				     " \"match\": {\"ackreq\": true}}]},"), 0);
-	/* a stage that does not say what it reads (impair) gets the full parse */
-	assert_int_equal(dp_parse_of("{\"type\": \"impair\", \"events\": [{\"name\": \"d\", \"action\": \"drop\","
-				     " \"match\": {\"psn\": 1000}}]},"), 0);
+	/* impair: through its matches and the iteration tracker */
+	assert_int_equal(dp_parse_of("{\"type\": \"impair\", \"events\": [{\"name\": \"d\","
+				     " \"action\": \"drop\", \"match\": {\"psn\": 1000}},"
+				     " {\"name\": \"s\", \"action\": \"rewrite\","
+				     " \"rewrite\": {\"udp_sport\": 5}}]},"), 1);
+	assert_int_equal(dp_parse_of("{\"type\": \"impair\", \"events\": [{\"name\": \"d\","
+				     " \"action\": \"drop\", \"match\": {\"iteration\": 2}}]},"), 0);
+	/* a stage that does not say what it reads (cnp: its QP map) gets the full parse */
+	assert_int_equal(dp_parse_of_eg("", "{\"type\": \"cnp\"}"), 0);
 }
 
 int
