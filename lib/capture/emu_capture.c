@@ -41,7 +41,6 @@ struct emu_cap_rec {
 	uint8_t info;      /* EMU_CAP_DIR_MASK: epb_flags direction; EMU_CAP_ANN: emu_cap_ann follows */
 };
 #define EMU_CAP_DIR_MASK 0x03
-#define EMU_CAP_REF 0x40   /* emu_cap_ref follows: the writer copies from the mbuf and frees it */
 #define EMU_CAP_ANN 0x80
 #define EMU_CAP_PREFETCH 4 /* slots the writer prefetches ahead */
 
@@ -54,16 +53,6 @@ struct emu_cap_ann {
 	uint8_t pad[3];
 }; /* trace.drop_reason: 1 + the reason of a drop capture's copy, 0 for a frame that passed */
 
-/*
- * A record by reference: the packet itself, held by one more reference (its data and metadata
- * are not written after the capture point: the capture is the last egress stage), and where
- * its first caplen bytes are (NULL: a chained mbuf, read with rte_pktmbuf_read()).
- */
-struct emu_cap_ref {
-	struct rte_mbuf *m;
-	const uint8_t *data;
-};
-
 _Static_assert(sizeof(struct emu_cap_rec) == 16, "one 16-byte store");
 _Static_assert(sizeof(struct emu_cap_ann) == 48, "three 16-byte stores");
 _Static_assert(EMU_MAX_PORTS + 1 <= UINT8_MAX, "ifidx is a byte");
@@ -72,9 +61,7 @@ struct emu_capture {
 	/* producer (worker) */
 	uint32_t tail __rte_cache_aligned; /* next slot the worker writes */
 	uint32_t head_seen;   /* the consumer's head as the worker last read it */
-	uint64_t captured, ring_full, nombuf, by_ref;
-	uint32_t ref_budget;  /* records that may be held by reference at once; 0: copy all */
-	uint8_t *chain_buf;   /* main lcore: a chained mbuf's first snaplen bytes, read whole */
+	uint64_t captured, ring_full, nombuf;
 	/* consumer (main lcore) */
 	uint32_t head __rte_cache_aligned; /* next slot the main lcore reads */
 	/* set up before the run, read by both */
@@ -264,17 +251,6 @@ emu_capture_prefetch(const struct emu_capture *cap, uint32_t idx, unsigned int n
 	}
 }
 
-/* The same for records by reference: the line of each slot the worker will write. */
-static inline void
-emu_capture_prefetch_refs(const struct emu_capture *cap, uint32_t idx, unsigned int n)
-{
-	unsigned int i;
-
-	for (i = 0; i < n; i++)
-		__builtin_prefetch(cap->slots + (size_t)((idx + i) & cap->mask) * cap->slot_size,
-				   1, 3);
-}
-
 bool
 emu_capture_push(struct emu_capture *cap, struct rte_mbuf *m, uint64_t ts_ns)
 {
@@ -295,66 +271,14 @@ emu_capture_push_if(struct emu_capture *cap, struct rte_mbuf *m, uint64_t ts_ns,
 	return true;
 }
 
-/*
- * Hold @p m in slot @p idx by reference: 32 bytes written instead of the record, the copy
- * (and the annotation's metadata) left to the writer, which frees it.
- */
-static inline void
-emu_capture_put_ref(struct emu_capture *cap, uint32_t idx, struct rte_mbuf *m, uint64_t ts_ns,
-		    uint16_t ifidx, uint8_t epb_dir)
-{
-	uint8_t *slot = cap->slots + (size_t)(idx & cap->mask) * cap->slot_size;
-	struct emu_cap_rec *r = (struct emu_cap_rec *)slot;
-	struct emu_cap_ref *ref = (struct emu_cap_ref *)(r + 1);
-	const struct emu_pkt_meta *meta = emu_meta(m);
-	uint32_t n = RTE_MIN(rte_pktmbuf_pkt_len(m), cap->snaplen);
-
-	r->ts_ns = ts_ns;
-	r->origlen = (meta->flags & EMU_META_SNAP) ? meta->wire_len : rte_pktmbuf_pkt_len(m);
-	r->caplen = (uint16_t)n;
-	r->ifidx = (uint8_t)ifidx;
-	r->info = (uint8_t)((epb_dir & EMU_CAP_DIR_MASK) | EMU_CAP_REF |
-			    (cap->annotating ? EMU_CAP_ANN : 0));
-	ref->m = m;
-	ref->data = likely(rte_pktmbuf_data_len(m) >= n) ? rte_pktmbuf_mtod(m, const uint8_t *) :
-		    NULL;
-	rte_mbuf_refcnt_update(m, 1);
-}
-
-/*
- * Slots from @p tail on that may hold a record by reference: while fewer than ref_budget
- * records are in the ring (by the consumer's index as last read, which only overstates it),
- * so at most ref_budget mbufs are ever held.
- */
-static inline unsigned int
-emu_capture_ref_room(struct emu_capture *cap, uint32_t tail, unsigned int k)
-{
-	uint32_t used = tail - cap->head_seen;
-
-	if (used + k > cap->ref_budget) {
-		cap->head_seen = __atomic_load_n(&cap->head, __ATOMIC_ACQUIRE);
-		used = tail - cap->head_seen;
-	}
-	return used >= cap->ref_budget ? 0 : RTE_MIN(k, cap->ref_budget - used);
-}
-
 unsigned int
 emu_capture_push_burst(struct emu_capture *cap, struct rte_mbuf **pkts, unsigned int n,
 		       bool egress)
 {
 	uint32_t tail = cap->tail, room = emu_capture_room(cap, n);
-	unsigned int i = 0, k = RTE_MIN(n, room);
-	unsigned int refs = cap->ref_budget != 0 ? emu_capture_ref_room(cap, tail, k) : 0;
+	unsigned int i, k = RTE_MIN(n, room);
 
-	for (; i < refs; i++) {
-		struct emu_pkt_meta *meta = emu_meta(pkts[i]);
-
-		emu_capture_put_ref(cap, tail + i, pkts[i], meta->ts_ns,
-				    egress ? meta->out_port : meta->in_port,
-				    egress ? EMU_PCAPW_OUTBOUND : EMU_PCAPW_INBOUND);
-	}
-	cap->by_ref += refs;
-	for (; i < k; i++) {
+	for (i = 0; i < k; i++) {
 		struct emu_pkt_meta *meta = emu_meta(pkts[i]);
 
 		emu_capture_put(cap, tail + i, pkts[i], meta->ts_ns,
@@ -365,10 +289,7 @@ emu_capture_push_burst(struct emu_capture *cap, struct rte_mbuf **pkts, unsigned
 		emu_capture_publish(cap, tail + k);
 	cap->captured += k;
 	cap->ring_full += n - k;
-	if (refs == k && k != 0)
-		emu_capture_prefetch_refs(cap, tail + k, n);
-	else
-		emu_capture_prefetch(cap, tail + k, n);
+	emu_capture_prefetch(cap, tail + k, n);
 	return k;
 }
 
@@ -419,18 +340,6 @@ emu_capture_set_annotate(struct emu_capture *cap,
 		cap->annotating = fn != NULL;
 		return emu_capture_alloc(cap, err);
 	}
-	return 0;
-}
-
-int
-emu_capture_set_refs(struct emu_capture *cap, uint32_t max_refs, struct emu_err *err)
-{
-	if (cap->tail != 0)
-		return emu_err_setrc(err, -EBUSY, "capture: references set after the first frame");
-	if (max_refs != 0 && cap->chain_buf == NULL &&
-	    (cap->chain_buf = malloc(cap->snaplen)) == NULL)
-		return emu_err_setrc(err, -ENOMEM, "capture: out of memory");
-	cap->ref_budget = RTE_MIN(max_refs, cap->mask + 1);
 	return 0;
 }
 
@@ -489,94 +398,39 @@ emu_capture_set_rotation(struct emu_capture *cap, uint64_t bytes, uint32_t files
 	cap->rotate_files = files;
 }
 
-/* Give back the mbufs the writer is done with (records by reference). */
-static void
-emu_capture_release(struct rte_mbuf **done, unsigned int *n)
-{
-	if (*n != 0)
-		rte_pktmbuf_free_bulk(done, *n);
-	*n = 0;
-}
-
-/*
- * Ask for what the writer will read of the record @p ahead slots on: the slot, and for a
- * record by reference the packet's first bytes and its metadata.
- */
-static inline void
-emu_capture_prefetch_rd(const struct emu_capture *cap, uint32_t head, uint32_t tail)
-{
-	const uint8_t *slot = cap->slots + (size_t)((head + EMU_CAP_PREFETCH) & cap->mask) *
-			      cap->slot_size;
-	const uint8_t *near = cap->slots + (size_t)((head + EMU_CAP_PREFETCH / 2) & cap->mask) *
-			      cap->slot_size;
-	const struct emu_cap_rec *r = (const struct emu_cap_rec *)near;
-	uint32_t l;
-
-	/* the worker wrote around the cache: the slots come from memory */
-	for (l = 0; l < cap->slot_size; l += RTE_CACHE_LINE_SIZE)
-		rte_prefetch0(slot + l);
-	if (tail - head > EMU_CAP_PREFETCH / 2 && (r->info & EMU_CAP_REF)) {
-		const struct emu_cap_ref *ref = (const struct emu_cap_ref *)(r + 1);
-
-		rte_prefetch0(ref->m);
-		if (ref->data != NULL)
-			for (l = 0; l < r->caplen; l += RTE_CACHE_LINE_SIZE)
-				rte_prefetch0(ref->data + l);
-		if (r->info & EMU_CAP_ANN)
-			rte_prefetch0(&emu_meta(ref->m)->trace);
-	}
-}
-
 unsigned int
 emu_capture_drain(struct emu_capture *cap, unsigned int max)
 {
 	uint32_t head = cap->head, tail = __atomic_load_n(&cap->tail, __ATOMIC_ACQUIRE);
-	struct rte_mbuf *done_m[64];
-	unsigned int done = 0, n_done_m = 0;
+	unsigned int done = 0;
 
 	while (done < max && head != tail) {
 		const uint8_t *slot = cap->slots + (size_t)(head & cap->mask) * cap->slot_size;
 		const struct emu_cap_rec *r = (const struct emu_cap_rec *)slot;
-		const uint8_t *data = slot + cap->data_off;
-		struct rte_mbuf *m = NULL;
+		const uint8_t *ahead = cap->slots +
+			(size_t)((head + EMU_CAP_PREFETCH) & cap->mask) * cap->slot_size;
 		char comment[512];
 		const char *com = NULL;
+		uint32_t l;
 		int rc = -EBADF;
 
-		emu_capture_prefetch_rd(cap, head, tail);
-		if (r->info & EMU_CAP_REF) {
-			const struct emu_cap_ref *ref = (const struct emu_cap_ref *)(r + 1);
-
-			m = ref->m;
-			data = ref->data != NULL ? ref->data :
-			       rte_pktmbuf_read(m, 0, r->caplen, cap->chain_buf);
-			done_m[n_done_m++] = m;
-		}
+		/* the worker wrote around the cache: the slots come from memory */
+		for (l = 0; l < cap->slot_size; l += RTE_CACHE_LINE_SIZE)
+			rte_prefetch0(ahead + l);
 		if ((r->info & EMU_CAP_ANN) && cap->annotate != NULL) {
 			const struct emu_cap_ann *a = (const struct emu_cap_ann *)(r + 1);
 			struct emu_pkt_meta mt;
 
 			memset(&mt, 0, offsetof(struct emu_pkt_meta, pkt));
-			if (m != NULL) {
-				/* a frame that passed: its metadata as the capture saw it */
-				const struct emu_pkt_meta *pm = emu_meta(m);
-
-				memcpy(&mt.trace, &pm->trace, sizeof(mt.trace));
-				mt.trace.drop_reason = 0;
-				mt.in_port = pm->in_port;
-				mt.out_port = pm->out_port;
-				mt.prio = pm->prio;
-			} else {
-				memcpy(&mt.trace, &a->trace, sizeof(mt.trace));
-				mt.in_port = a->in_port;
-				mt.out_port = a->out_port;
-				mt.prio = a->prio;
-			}
+			memcpy(&mt.trace, &a->trace, sizeof(mt.trace));
+			mt.in_port = a->in_port;
+			mt.out_port = a->out_port;
+			mt.prio = a->prio;
 			if (cap->annotate(cap->annotate_arg, &mt, -1, cap->annotate_all, comment,
 					  sizeof(comment)) > 0)
 				com = comment;
-			if (mt.trace.drop_reason != 0 && (com == NULL ||
-						     !emu_capture_drop_wanted(cap, com))) {
+			if (a->trace.drop_reason != 0 && (com == NULL ||
+						    !emu_capture_drop_wanted(cap, com))) {
 				cap->filtered_drops++;
 				goto next;
 			}
@@ -588,8 +442,8 @@ emu_capture_drain(struct emu_capture *cap, unsigned int max)
 		    emu_pcapw_records(cap->w) > 0)
 			emu_capture_rotate(cap);
 		if (!cap->closed)
-			rc = emu_pcapw_write(cap->w, r->ifidx, r->ts_ns, data, r->caplen, r->origlen,
-					     r->info & EMU_CAP_DIR_MASK, com);
+			rc = emu_pcapw_write(cap->w, r->ifidx, r->ts_ns, slot + cap->data_off,
+					     r->caplen, r->origlen, r->info & EMU_CAP_DIR_MASK, com);
 		if (rc == 0) {
 			cap->accepted++;
 		} else {
@@ -601,13 +455,9 @@ next:
 		done++;
 		if (head == tail)
 			tail = __atomic_load_n(&cap->tail, __ATOMIC_ACQUIRE);
-		if (n_done_m == RTE_DIM(done_m) || (done & 255) == 0) {
-			/* the mbufs first: the worker counts what it holds by the index */
-			emu_capture_release(done_m, &n_done_m);
+		if ((done & 255) == 0)
 			__atomic_store_n(&cap->head, head, __ATOMIC_RELEASE);
-		}
 	}
-	emu_capture_release(done_m, &n_done_m);
 	__atomic_store_n(&cap->head, head, __ATOMIC_RELEASE);
 	return done;
 }
@@ -658,14 +508,6 @@ emu_capture_free(struct emu_capture *cap)
 		return;
 	/* Not closed: the run never finished (refused, or failed): leave the old file alone. */
 	emu_pcapw_abort(cap->w);
-	for (; cap->slots != NULL && cap->head != cap->tail; cap->head++) {
-		const struct emu_cap_rec *r = (const struct emu_cap_rec *)
-			(cap->slots + (size_t)(cap->head & cap->mask) * cap->slot_size);
-
-		if (r->info & EMU_CAP_REF)
-			rte_pktmbuf_free(((const struct emu_cap_ref *)(r + 1))->m);
-	}
-	free(cap->chain_buf);
 	rte_free(cap->slots);
 	free(cap->file);
 	rte_free(cap);
@@ -683,7 +525,6 @@ emu_capture_stats(const struct emu_capture *cap, struct emu_capture_stats *s)
 	s->captured = cap->captured;
 	s->ring_full = cap->ring_full;
 	s->nombuf = cap->nombuf;
-	s->by_ref = cap->by_ref;
 	s->filtered_drops = cap->filtered_drops;
 	s->written = cap->written_done + (cap->w != NULL ? emu_pcapw_records_out(cap->w) : 0);
 	/* once the file failed, what the writer had taken but did not get out is lost too */

@@ -28,7 +28,6 @@ struct emu_capture_stats {
 	uint64_t captured;  /**< copies queued by the worker */
 	uint64_t ring_full; /**< not captured: ring full */
 	uint64_t nombuf;    /**< not captured: capture pool empty */
-	uint64_t by_ref;    /**< of the captured, held by reference (emu_capture_set_refs()) */
 	uint64_t written;   /**< frames in the file(s): written out, not just buffered (main lcore) */
 	uint64_t write_errors; /**< frames lost because the file failed (main lcore) */
 	uint64_t filtered_drops; /**< dropped frames not written: reason not in the list (main) */
@@ -68,17 +67,6 @@ int emu_capture_set_annotate(struct emu_capture *cap,
 					  int drop_reason, bool all, char *buf, size_t len),
 			     const void *arg, bool all, const char *const *drop_filter,
 			     struct emu_err *err);
-
-/**
- * Let emu_capture_push_burst() hold up to @p max_refs packets by reference instead of copying
- * them: the worker takes one more reference on the mbuf (rte_mbuf_refcnt_update()) and queues
- * its pointer (32 bytes written instead of the record); the writer copies the first snaplen
- * bytes and the annotation's metadata from the packet and frees it. Only for a capture point
- * after which nothing writes the packet or its metadata (the last egress stage); the mbuf pool
- * must have @p max_refs mbufs to spare. Beyond @p max_refs held, records are copied as without.
- * 0 (the default): copy every record. Before the first frame: returns 0, or -EBUSY / -ENOMEM.
- */
-int emu_capture_set_refs(struct emu_capture *cap, uint32_t max_refs, struct emu_err *err);
 
 /**
  * With emu_capture_set_annotate(): the annotations only choose the dropped frames by reason;

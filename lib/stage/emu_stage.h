@@ -42,8 +42,6 @@ struct emu_burst_ctx {
 struct emu_stage_needs {
 	uint64_t mem_bytes;              /**< memory init() allocates (pools, rings, tables) */
 	char mem_key[64];                /**< the key that sizes it, e.g. "ring_size" */
-	uint32_t pool_mbufs;             /**< mbufs of the datapath's pool it may hold at once */
-	char mbufs_key[64];              /**< the key that sizes those, e.g. "hold_mbufs" */
 	unsigned int n_files;
 	const char *files[EMU_STAGE_MAX_FILES]; /**< files it writes (strings live in the cfg) */
 	char file_keys[EMU_STAGE_MAX_FILES][32]; /**< the key naming each, e.g. "file" */
@@ -56,7 +54,6 @@ struct emu_stage_env {
 	const char *const *port_names;
 	unsigned int stage_index;   /**< unique within the switch, for naming DPDK objects */
 	bool egress;                /**< true when in the egress list */
-	bool last_in_list;          /**< no stage follows this one in its list */
 	bool out_port_known;        /**< packets have their egress port: egress, or after forward */
 	bool check_only;            /**< validating only (rocemu check): open no files */
 	uint32_t max_frame_bytes;   /**< largest frame any port can carry (MTU + L2 headers) */

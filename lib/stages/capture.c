@@ -45,7 +45,7 @@ static const char *const capture_ctr_names[] = {
 
 static const char *const capture_keys[] = { "file", "snaplen", "ring_size", "ports", "enabled",
 					    "annotate", "drops", "filter", "rotate_mb", "rotate_files",
-					    "max_frames", "max_seconds", "hold_mbufs", NULL };
+					    "max_frames", "max_seconds", NULL };
 
 #define CAPTURE_MAX_DROP_NAMES 16
 
@@ -73,10 +73,6 @@ static const struct emu_key capture_key_entries[] = {
 	EMU_K_INT("max_frames", 0, 0, INT64_MAX, "stop after this many frames; 0: no limit"),
 	EMU_K_NUM("max_seconds", 0.0, 0.0, false, 1e9,
 		  "stop this long after the first frame (s); 0: no limit"),
-	EMU_K_INT("hold_mbufs", 0, 0, 1 << 26,
-		  "frames the capture may hold by reference instead of copying them on the "
-		  "worker (the writer copies them): the last egress stage only; each adds an "
-		  "mbuf to the pool; 0: copy every frame"),
 };
 static const struct emu_key_table capture_key_table = {
 	.title = "capture", .desc = "writes the packets it sees (and drops) to a pcap/pcapng file",
@@ -225,7 +221,6 @@ struct capture_cfg {
 	const char *file;
 	int64_t snaplen;
 	int64_t ring_size;
-	int64_t hold_mbufs;
 };
 
 static int
@@ -244,16 +239,6 @@ capture_read(const json_t *cfg, const struct emu_stage_env *env, struct capture_
 		rc = emu_key_int(cfg, env->path, T, "snaplen", &c->snaplen, err);
 	if (rc == 0)
 		rc = emu_key_int(cfg, env->path, T, "ring_size", &c->ring_size, err);
-	if (rc == 0)
-		rc = emu_key_int(cfg, env->path, T, "hold_mbufs", &c->hold_mbufs, err);
-	/* after this stage nothing may write the packet the writer copies later */
-	if (rc == 0 && c->hold_mbufs > 0 && (!env->egress || !env->last_in_list)) {
-		emu_json_path(path, sizeof(path), env->path, "hold_mbufs");
-		return emu_err_set(err, "%s: only for the last stage of \"egress\" (a later stage "
-				   "could change the frame before the writer copies it)", path);
-	}
-	if (rc == 0 && c->hold_mbufs > c->ring_size)
-		c->hold_mbufs = c->ring_size; /* the ring cannot hold more */
 	return rc;
 }
 
@@ -269,8 +254,6 @@ capture_needs(const json_t *cfg, const struct emu_stage_env *env, struct emu_sta
 	needs->mem_bytes = emu_capture_bytes((uint32_t)c.snaplen, env->max_frame_bytes,
 					     (uint32_t)c.ring_size);
 	snprintf(needs->mem_key, sizeof(needs->mem_key), "ring_size");
-	needs->pool_mbufs = (uint32_t)c.hold_mbufs;
-	snprintf(needs->mbufs_key, sizeof(needs->mbufs_key), "hold_mbufs");
 	needs->files[0] = c.file;
 	snprintf(needs->file_keys[0], sizeof(needs->file_keys[0]), "file");
 	needs->n_files = 1;
@@ -353,11 +336,6 @@ capture_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 					(uint32_t)c.ring_size, env->n_ports + cp->drops, cp->if_ptrs,
 					err);
 	if (cp->cap == NULL) {
-		emu_err_prefix(err, path);
-		return -1;
-	}
-	if (c.hold_mbufs > 0 && emu_capture_set_refs(cp->cap, (uint32_t)c.hold_mbufs, err) != 0) {
-		emu_json_path(path, sizeof(path), env->path, "hold_mbufs");
 		emu_err_prefix(err, path);
 		return -1;
 	}

@@ -314,56 +314,6 @@ emu_pipeline_free(struct emu_pipeline *pl)
 	free(pl);
 }
 
-/* What stage @p idx of list @p l ("ingress", "egress"), @p o, needs, as a check sees it. */
-static int
-emu_pipeline_stage_needs(const struct emu_pipeline *pl, unsigned int l, size_t idx,
-			 const json_t *o, char *path, size_t path_len, struct emu_stage_needs *sn,
-			 struct emu_err *err)
-{
-	static const char *const lists[] = { "ingress", "egress" };
-	const struct emu_stage_ops *ops =
-		emu_stage_find(json_string_value(json_object_get(o, "type")));
-	struct emu_stage_env env;
-
-	memset(sn, 0, sizeof(*sn));
-	if (ops == NULL || ops->needs == NULL)
-		return 0;
-	emu_json_path_idx(path, path_len, lists[l], idx);
-	memset(&env, 0, sizeof(env));
-	env.path = path;
-	env.n_ports = pl->n_ports;
-	env.port_names = pl->port_names;
-	env.egress = l == 1;
-	env.last_in_list = idx + 1 == json_array_size(json_object_get(pl->root, lists[l]));
-	env.check_only = true;
-	env.max_frame_bytes = pl->max_mtu + 14 + 8;
-	return ops->needs(o, &env, sn, err);
-}
-
-/* Mbufs the stages may hold from the pool (a capture's packets held by reference). */
-static uint64_t
-emu_pipeline_stage_mbufs(const struct emu_pipeline *pl)
-{
-	static const char *const lists[] = { "ingress", "egress" };
-	char path[EMU_JSON_PATH_LEN];
-	struct emu_stage_needs sn;
-	struct emu_err err;
-	uint64_t n = 0;
-	unsigned int l;
-
-	for (l = 0; l < 2; l++) {
-		const json_t *o;
-		size_t idx;
-
-		/* a stage that cannot say is refused by emu_pipeline_needs() and init() */
-		json_array_foreach(json_object_get(pl->root, lists[l]), idx, o)
-			if (emu_pipeline_stage_needs(pl, l, idx, o, path, sizeof(path), &sn,
-						     &err) == 0)
-				n += sn.pool_mbufs;
-	}
-	return n;
-}
-
 uint32_t
 emu_pipeline_mbufs_needed(const struct emu_pipeline *pl, uint32_t n_rxd, uint32_t n_txd)
 {
@@ -381,7 +331,6 @@ emu_pipeline_mbufs_needed(const struct emu_pipeline *pl, uint32_t n_rxd, uint32_
 		     (emu_tm_wire_slots(&pl->tm.ports[i]) - pl->tm.ports[i].queue_pkts -
 		      EMU_TM_CTRL_SLOTS);
 	n += 4096; /* stages' created frames, flood copies, per-lcore caches */
-	n += emu_pipeline_stage_mbufs(pl);
 	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
@@ -474,12 +423,6 @@ emu_pipeline_needs(const struct emu_pipeline *pl, struct emu_pipeline_needs *nd,
 				   rte_align32pow2(pc->queue_pkts < 2 ? 2 : pc->queue_pkts) *
 				   sizeof(void *);
 	}
-	if (pl->mbufs == 0) {
-		/* what the stages hold (named by their keys below) */
-		uint64_t held = emu_pipeline_stage_mbufs(pl);
-
-		other_mbufs -= held < other_mbufs ? held : other_mbufs;
-	}
 	emu_pipeline_needs_item(nd, pl->mbufs != 0 ? "mbufs" : "tm.ports[].queue_pkts",
 				other_mbufs * per_mbuf);
 	for (l = 0; l < 2; l++) {
@@ -488,19 +431,26 @@ emu_pipeline_needs(const struct emu_pipeline *pl, struct emu_pipeline_needs *nd,
 		size_t idx;
 
 		json_array_foreach(list, idx, o) {
+			const struct emu_stage_ops *ops =
+				emu_stage_find(json_string_value(json_object_get(o, "type")));
 			struct emu_stage_needs sn;
+			struct emu_stage_env env;
 			unsigned int f;
 
-			rc = emu_pipeline_stage_needs(pl, l, idx, o, path, sizeof(path), &sn, err);
+			if (ops == NULL || ops->needs == NULL)
+				continue;
+			emu_json_path_idx(path, sizeof(path), lists[l], idx);
+			memset(&sn, 0, sizeof(sn));
+			memset(&env, 0, sizeof(env));
+			env.path = path;
+			env.n_ports = pl->n_ports;
+			env.port_names = pl->port_names;
+			env.egress = l == 1;
+			env.check_only = true;
+			env.max_frame_bytes = pl->max_mtu + 14 + 8;
+			rc = ops->needs(o, &env, &sn, err);
 			if (rc != 0)
 				return rc;
-			if (sn.pool_mbufs > 0 && pl->mbufs == 0) {
-				/* in the pool already: named by the key that asks for them */
-				char kp[EMU_JSON_PATH_LEN];
-
-				emu_json_path(kp, sizeof(kp), path, sn.mbufs_key);
-				emu_pipeline_needs_item(nd, kp, (uint64_t)sn.pool_mbufs * per_mbuf);
-			}
 			if (sn.mem_bytes > 0) {
 				char kp[EMU_JSON_PATH_LEN];
 

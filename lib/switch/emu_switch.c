@@ -108,7 +108,6 @@ emu_switch_add_stages(struct emu_switch *sw, const char *list_key, bool egress, 
 		env.port_names = sw->pl->port_names;
 		env.stage_index = sw->n_stages - 1;
 		env.egress = egress;
-		env.last_in_list = idx + 1 == json_array_size(list);
 		env.out_port_known = egress;
 		for (i = 0; i + 1 < sw->n_stages && !egress; i++)
 			if (sw->stages[i].ops->sets_out_port)

@@ -67,13 +67,10 @@
 static const char bench_plain_json[] = "{" BENCH_PORTS BENCH_INGRESS BENCH_TM "}";
 static const char bench_capture_json[] = "{" BENCH_PORTS BENCH_INGRESS
 	"\"egress\": [ { \"type\": \"capture\", \"file\": \"%s\", \"snaplen\": 128,"
-	"              \"ring_size\": 1048576, \"ports\": [\"p1\"], \"annotate\": \"%s\","
-	"              \"hold_mbufs\": %u } ],"
+	"              \"ring_size\": 1048576, \"ports\": [\"p1\"], \"annotate\": \"%s\" } ],"
 	BENCH_TM "}";
-/* frames held by reference: what 10 ms of the main loop's sleep takes at ~13 Mpps, and more */
-#define BENCH_HOLD (1u << 16)
 
-enum { BENCH_PLAIN, BENCH_HDR, BENCH_ANN, BENCH_HDR_REF, BENCH_ANN_REF, BENCH_N_SIDES };
+enum { BENCH_PLAIN, BENCH_HDR, BENCH_ANN, BENCH_N_SIDES };
 
 /* The DPDK ports (net_null, copy=0) the switch's p0 and p1 are, and the pool they take from. */
 static uint16_t bench_ports[2];
@@ -207,7 +204,6 @@ bench_build_frame(void)
 
 struct bench_side {
 	const char *name;
-	int prev; /* the side its cost is measured against */
 	double mpps[BENCH_MAX_EPOCHS];     /* per second of wall time */
 	double cpu_mpps[BENCH_MAX_EPOCHS]; /* per second of the worker's CPU time */
 	unsigned int n;
@@ -474,10 +470,8 @@ main(int argc, char **argv)
 			"--log-level=lib.eal:error", "--no-telemetry", vdev0, vdev1, NULL };
 	static struct bench_side sides[BENCH_N_SIDES] = {
 		{ .name = "no capture" },
-		{ .name = "headers 128 B", .prev = BENCH_PLAIN },
-		{ .name = "+ annotations", .prev = BENCH_HDR },
-		{ .name = "headers, by ref", .prev = BENCH_PLAIN },
-		{ .name = "+ annotations", .prev = BENCH_HDR_REF },
+		{ .name = "headers 128 B" },
+		{ .name = "+ annotations" },
 	};
 	static struct bench_writer writers[] = {
 		{ .name = "pcapng, headers", .annotate = false },
@@ -485,7 +479,7 @@ main(int argc, char **argv)
 		{ .name = "headers, /dev/null", .annotate = false, .devnull = true },
 		{ .name = "annotated, /dev/null", .annotate = true, .devnull = true },
 	};
-	struct emu_pipeline *pl = NULL, *pl_ref = NULL;
+	struct emu_pipeline *pl = NULL;
 	struct rte_mempool *wpool = NULL;
 	struct emu_switch *sw = NULL;
 	unsigned int epochs = 16, e, s, worker;
@@ -518,12 +512,8 @@ main(int argc, char **argv)
 	snprintf(file, sizeof(file), "/tmp/bench_capture_%d.pcapng", (int)getpid());
 	snprintf(file1, sizeof(file1), "/tmp/bench_capture_%d-1.pcapng", (int)getpid());
 	snprintf(jsons[BENCH_PLAIN], sizeof(jsons[0]), "%s", bench_plain_json);
-	snprintf(jsons[BENCH_HDR], sizeof(jsons[0]), bench_capture_json, file, "none", 0u);
-	snprintf(jsons[BENCH_ANN], sizeof(jsons[0]), bench_capture_json, file, "all", 0u);
-	snprintf(jsons[BENCH_HDR_REF], sizeof(jsons[0]), bench_capture_json, file, "none",
-		 BENCH_HOLD);
-	snprintf(jsons[BENCH_ANN_REF], sizeof(jsons[0]), bench_capture_json, file, "all",
-		 BENCH_HOLD);
+	snprintf(jsons[BENCH_HDR], sizeof(jsons[0]), bench_capture_json, file, "none");
+	snprintf(jsons[BENCH_ANN], sizeof(jsons[0]), bench_capture_json, file, "all");
 	if (bench_build_frame() != 0) {
 		fprintf(stderr, "bench_capture: cannot build the frame\n");
 		return 1;
@@ -547,15 +537,7 @@ main(int argc, char **argv)
 		goto out;
 	}
 	json_decref(root);
-	/* the pool of the side that holds the most frames (by reference) */
-	root = json_loads(jsons[BENCH_ANN_REF], 0, NULL);
-	if (root == NULL || emu_pipeline_from_json(root, "bench", &pl_ref, &err) != 0) {
-		json_decref(root);
-		fprintf(stderr, "bench_capture: pipeline: %s\n", err.msg);
-		goto out;
-	}
-	json_decref(root);
-	bench_pool = emu_pool_create("bcap_pkts", emu_pipeline_mbufs_needed(pl_ref, 1024, 1024),
+	bench_pool = emu_pool_create("bcap_pkts", emu_pipeline_mbufs_needed(pl, 1024, 1024),
 				     emu_pipeline_data_room(pl), (int)rte_socket_id(), &err);
 	if (bench_pool == NULL) {
 		fprintf(stderr, "bench_capture: %s\n", err.msg);
@@ -603,11 +585,11 @@ main(int argc, char **argv)
 			char lost[64] = "";
 
 			if (s != BENCH_PLAIN) {
-				const struct bench_side *prev = &sides[sides[s].prev];
-
 				snprintf(added, sizeof(added), "%+5.1f%% (%+.1f%%)",
-					 100 * bench_added(&sides[s], prev, &sides[BENCH_PLAIN], true),
-					 100 * bench_added(&sides[s], prev, &sides[BENCH_PLAIN], false));
+					 100 * bench_added(&sides[s], &sides[s - 1], &sides[BENCH_PLAIN],
+							   true),
+					 100 * bench_added(&sides[s], &sides[s - 1], &sides[BENCH_PLAIN],
+							   false));
 				snprintf(lost, sizeof(lost), "%" PRIu64 " of %" PRIu64, sides[s].lost,
 					 sides[s].pkts);
 			}
@@ -616,13 +598,11 @@ main(int argc, char **argv)
 		}
 		printf("  (added: time per packet over the line above, as a share of the no-capture "
 		       "pipeline's; median of the epochs' ratios)\n");
-		for (s = BENCH_ANN; s < BENCH_N_SIDES; s += BENCH_ANN_REF - BENCH_ANN)
-			printf("  headers + annotations together%s: %+.1f%% (wall %+.1f%%) of the "
-			       "pipeline's time per packet\n", s == BENCH_ANN ? "" : ", by ref",
-			       100 * bench_added(&sides[s], &sides[BENCH_PLAIN], &sides[BENCH_PLAIN],
-						 true),
-			       100 * bench_added(&sides[s], &sides[BENCH_PLAIN], &sides[BENCH_PLAIN],
-						 false));
+		printf("  headers + annotations together: %+.1f%% (wall %+.1f%%) of the pipeline's time "
+		       "per packet\n",
+		       100 * bench_added(&sides[BENCH_ANN], &sides[BENCH_PLAIN], &sides[BENCH_PLAIN], true),
+		       100 * bench_added(&sides[BENCH_ANN], &sides[BENCH_PLAIN], &sides[BENCH_PLAIN],
+					 false));
 	}
 	printf("  writer alone (main lcore, %u-byte records to a file, rotated at 64 MB):\n",
 	       BENCH_SNAPLEN);
@@ -650,7 +630,6 @@ out:
 	}
 	rte_mempool_free(bench_pool);
 	emu_pipeline_free(pl);
-	emu_pipeline_free(pl_ref);
 	unlink(file);
 	unlink(file1);
 	rte_eal_cleanup();
