@@ -124,6 +124,45 @@ fail:
 	return rc;
 }
 
+#define EMU_OUT_RESERVE_MIN (1u << 20)
+#define EMU_OUT_RESERVE_MAX (16u << 20)
+
+/*
+ * Reserve the blocks of a regular file ahead of a write of @p len bytes (the header says
+ * why); the first refusal turns it off for good: the write itself then says what is wrong.
+ */
+static void
+emu_out_reserve(struct emu_out *o, size_t len)
+{
+	uint64_t chunk;
+
+	if (o->stream || o->no_reserve || o->bytes + len <= o->reserved)
+		return;
+	if (o->reserved < o->bytes)
+		o->reserved = o->bytes;
+	/* as much again as was written, 1-16 MB, and at least this write */
+	chunk = o->bytes < EMU_OUT_RESERVE_MIN ? EMU_OUT_RESERVE_MIN :
+		o->bytes > EMU_OUT_RESERVE_MAX ? EMU_OUT_RESERVE_MAX : o->bytes;
+	if (chunk < o->bytes + len - o->reserved)
+		chunk = o->bytes + len - o->reserved;
+	if (fallocate(o->fd, FALLOC_FL_KEEP_SIZE, (off_t)o->reserved, (off_t)chunk) == 0)
+		o->reserved += chunk;
+	else
+		o->no_reserve = true;
+}
+
+/* Give back the blocks reserved past the end of a regular file. */
+static int
+emu_out_unreserve(struct emu_out *o)
+{
+	if (o->stream || o->reserved <= o->bytes)
+		return 0;
+	if (ftruncate(o->fd, (off_t)o->bytes) != 0)
+		return errno;
+	o->reserved = o->bytes;
+	return 0;
+}
+
 int
 emu_out_write(struct emu_out *o, const void *buf, size_t len)
 {
@@ -131,6 +170,7 @@ emu_out_write(struct emu_out *o, const void *buf, size_t len)
 
 	if (o->error != 0)
 		return -o->error;
+	emu_out_reserve(o, len);
 	while (len > 0) {
 		ssize_t w = write(o->fd, p, len);
 
@@ -150,8 +190,10 @@ emu_out_write(struct emu_out *o, const void *buf, size_t len)
 void
 emu_out_truncate(struct emu_out *o, uint64_t size)
 {
-	if (!o->stream && o->fd >= 0 && size < o->bytes && ftruncate(o->fd, (off_t)size) == 0)
+	if (!o->stream && o->fd >= 0 && size <= o->bytes && ftruncate(o->fd, (off_t)size) == 0) {
 		o->bytes = size;
+		o->reserved = size; /* and the blocks reserved past it are given back */
+	}
 }
 
 int
@@ -161,6 +203,13 @@ emu_out_commit(struct emu_out *o, struct emu_err *err)
 
 	if (o->path == NULL)
 		return 0;
+	if (o->fd >= 0) {
+		/* the reserved blocks past the end go back, the output complete or not */
+		int e = emu_out_unreserve(o);
+
+		if (o->error == 0)
+			o->error = e;
+	}
 	if (o->fd >= 0 && o->fd != STDOUT_FILENO && close(o->fd) != 0 && o->error == 0)
 		o->error = errno;
 	o->fd = -1;

@@ -22,7 +22,8 @@
  * captured + not captured, or the file (read back with the project's reader) holds another
  * number of records than were captured.
  *
- * Usage: bench_capture [--epochs N] [--epoch-ms MS] [--quick] [--writer-only]
+ * Usage: bench_capture [--epochs N] [--epoch-ms MS] [--ring RECORDS] [--quick]
+ *                      [--writer-only | --pipeline-only]
  *        (default 16 x 60 ms: the 1 M-record ring holds an epoch, so the cost is measured
  *        without losses, and the writer's sustained rate apart; --quick: 2 x 50 ms)
  */
@@ -67,7 +68,7 @@
 static const char bench_plain_json[] = "{" BENCH_PORTS BENCH_INGRESS BENCH_TM "}";
 static const char bench_capture_json[] = "{" BENCH_PORTS BENCH_INGRESS
 	"\"egress\": [ { \"type\": \"capture\", \"file\": \"%s\", \"snaplen\": 128,"
-	"              \"ring_size\": 1048576, \"ports\": [\"p1\"], \"annotate\": \"%s\" } ],"
+	"              \"ring_size\": %u, \"ports\": [\"p1\"], \"annotate\": \"%s\" } ],"
 	BENCH_TM "}";
 
 enum { BENCH_PLAIN, BENCH_HDR, BENCH_ANN, BENCH_N_SIDES };
@@ -462,6 +463,8 @@ main(int argc, char **argv)
 		{ "epoch-ms", required_argument, NULL, 'm' },
 		{ "quick", no_argument, NULL, 'q' },
 		{ "writer-only", no_argument, NULL, 'w' },
+		{ "pipeline-only", no_argument, NULL, 'p' },
+		{ "ring", required_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char prefix[64], file[128], file1[140], jsons[BENCH_N_SIDES][2048], rundir[128];
@@ -483,7 +486,8 @@ main(int argc, char **argv)
 	struct rte_mempool *wpool = NULL;
 	struct emu_switch *sw = NULL;
 	unsigned int epochs = 16, e, s, worker;
-	bool writer_only = false;
+	bool writer_only = false, pipeline_only = false;
+	uint32_t ring = BENCH_RING; /* the pipeline's capture ring (records) */
 	struct rte_mbuf *wm = NULL;
 	struct emu_err err;
 	uint64_t ms = 60; /* the ring holds an epoch: the cost is measured without losses */
@@ -500,11 +504,16 @@ main(int argc, char **argv)
 			ms = 50;
 		} else if (c == 'w')
 			writer_only = true;
+		else if (c == 'p')
+			pipeline_only = true;
+		else if (c == 'r')
+			ring = (uint32_t)atol(optarg);
 		else
 			return 2;
 	}
-	if (epochs < 1 || epochs > BENCH_MAX_EPOCHS || ms < 1) {
-		fprintf(stderr, "bench_capture: --epochs 1-%d, --epoch-ms >= 1\n", BENCH_MAX_EPOCHS);
+	if (epochs < 1 || epochs > BENCH_MAX_EPOCHS || ms < 1 || ring < 64 || ring > (1u << 26)) {
+		fprintf(stderr, "bench_capture: --epochs 1-%d, --epoch-ms >= 1, --ring 64-%u\n",
+			BENCH_MAX_EPOCHS, 1u << 26);
 		return 2;
 	}
 	snprintf(prefix, sizeof(prefix), "--file-prefix=bcap_%d", (int)getpid());
@@ -512,8 +521,8 @@ main(int argc, char **argv)
 	snprintf(file, sizeof(file), "/tmp/bench_capture_%d.pcapng", (int)getpid());
 	snprintf(file1, sizeof(file1), "/tmp/bench_capture_%d-1.pcapng", (int)getpid());
 	snprintf(jsons[BENCH_PLAIN], sizeof(jsons[0]), "%s", bench_plain_json);
-	snprintf(jsons[BENCH_HDR], sizeof(jsons[0]), bench_capture_json, file, "none");
-	snprintf(jsons[BENCH_ANN], sizeof(jsons[0]), bench_capture_json, file, "all");
+	snprintf(jsons[BENCH_HDR], sizeof(jsons[0]), bench_capture_json, file, ring, "none");
+	snprintf(jsons[BENCH_ANN], sizeof(jsons[0]), bench_capture_json, file, ring, "all");
 	if (bench_build_frame() != 0) {
 		fprintf(stderr, "bench_capture: cannot build the frame\n");
 		return 1;
@@ -565,7 +574,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "bench_capture: writer setup failed\n");
 		goto out;
 	}
-	for (e = 0; e < epochs; e++)
+	for (e = 0; e < epochs && !pipeline_only; e++)
 		for (s = 0; s < RTE_DIM(writers); s++)
 			if (bench_writer_epoch(&writers[s], sw, wm, ms,
 					       writers[s].devnull ? "/dev/null" : file) != 0)
@@ -575,7 +584,7 @@ main(int argc, char **argv)
 	       "pairs, TM at 1600 Gb/s) on a worker lcore, %u-byte RC RDMA WRITE frames p0 -> p1;\n"
 	       "  capture of every frame leaving p1 (pcapng, snaplen %u, ring %u), writer on the "
 	       "main lcore (sleep 10 ms, emu_switch_service)\n", epochs, ms, bench_frame_len,
-	       BENCH_SNAPLEN, BENCH_RING);
+	       BENCH_SNAPLEN, ring);
 	if (!writer_only) {
 		printf("  %-16s %8s %10s %10s  %-16s %s\n", "side", "Mpps", "Mpps/cpu-s", "ns/pkt cpu",
 		       "added cpu (wall)", "lost (ring full)");
