@@ -21,6 +21,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <jansson.h>
 
@@ -166,15 +167,80 @@ struct fab_rt {
 	uint64_t links_up;
 	/** Each switch's spray_match with its own counting state (copied at start). */
 	struct emu_match spray_match[FAB_MAX_SWITCHES];
+	/**
+	 * The next hops of cfg->next[s][d] that are up (n_up, up), as of links_up == up_of[s][d]:
+	 * fab_route() rebuilds a pair's list when links_up has changed since (fab_rt_init() sets
+	 * a value links_up never has: it has at most FAB_MAX_LINKS bits).
+	 */
+	uint64_t up_of[FAB_MAX_SWITCHES][FAB_MAX_SWITCHES];
+	uint8_t n_up[FAB_MAX_SWITCHES][FAB_MAX_SWITCHES];
+	uint8_t up[FAB_MAX_SWITCHES][FAB_MAX_SWITCHES][FAB_MAX_NEXT];
+	/**
+	 * Tests (unit-fabric): the runner takes every level's departures one at a time, each
+	 * straight to its next TM (lib/switch emu_fab_merge()), never in bulk: the reference the
+	 * bulk path is checked against.
+	 */
+	bool one_by_one;
 };
+
+/** Start @p rt (zeroed): no list of links up built yet. */
+void fab_rt_init(struct fab_rt *rt);
 
 /**
  * The link out of switch @p s towards switch @p d for packet @p meta at @p now_ns: among the
  * next hops whose link is up (@p rt links_up), by the switch's mode (adaptive reads the queues
- * in @p tm). FAB_NONE when none is up.
+ * in @p tm). FAB_NONE when none is up. fab_route() below is the same with its common case
+ * inline.
  */
-uint16_t fab_route(const struct fab_cfg *cfg, struct fab_rt *rt, const struct emu_tm *tm,
-		   unsigned int s, unsigned int d, const struct emu_pkt_meta *meta,
-		   uint64_t now_ns, struct emu_rng *rng);
+uint16_t fab_route_any(const struct fab_cfg *cfg, struct fab_rt *rt, const struct emu_tm *tm,
+		       unsigned int s, unsigned int d, const struct emu_pkt_meta *meta,
+		       uint64_t now_ns, struct emu_rng *rng);
+
+/** The memo key of packet @p p at switch @p s (struct fab_hash_memo). */
+static inline void
+fab_memo_key(const struct roce_pkt *p, unsigned int s, uint64_t k[6])
+{
+	memcpy(&k[0], p->src_ip, 16);
+	memcpy(&k[2], p->dst_ip, 16);
+	k[4] = (uint64_t)p->udp_sport | (uint64_t)p->udp_dport << 16 | (uint64_t)p->cls << 32 |
+	       (uint64_t)p->ip_version << 40;
+	k[5] = (uint64_t)p->dest_qp | (uint64_t)s << 32 | 1ULL << 63;
+}
+
+/** The memo entry of key @p k, and in *@p hit whether it holds that key. */
+static inline struct fab_hash_memo *
+fab_memo_slot(const struct fab_rt *rt, const uint64_t k[6], bool *hit)
+{
+	uint64_t x = (k[0] ^ k[1] ^ k[2] ^ k[3] ^ k[4] ^ k[5]) * 0x9E3779B97F4A7C15ULL;
+	struct fab_hash_memo *e = &rt->hash_memo[(x ^ x >> 29) >> 32 & (FAB_HASH_CACHE_SLOTS - 1)];
+
+	*hit = ((e->key[0] ^ k[0]) | (e->key[1] ^ k[1]) | (e->key[2] ^ k[2]) |
+		(e->key[3] ^ k[3]) | (e->key[4] ^ k[4]) | (e->key[5] ^ k[5])) == 0;
+	return e;
+}
+
+/** fab_route_any(), with an ECMP switch's choice for a flow the memo holds taken inline. */
+static inline uint16_t
+fab_route(const struct fab_cfg *cfg, struct fab_rt *rt, const struct emu_tm *tm,
+	  unsigned int s, unsigned int d, const struct emu_pkt_meta *meta, uint64_t now_ns,
+	  struct emu_rng *rng)
+{
+	const struct fab_switch_cfg *sw = &cfg->sw[s];
+	unsigned int n = rt->n_up[s][d];
+
+	if (likely(rt->up_of[s][d] == rt->links_up && n > 1 && sw->mode == FAB_ROUTE_ECMP &&
+		   !sw->has_spray_match && (meta->flags & EMU_META_PARSED) &&
+		   rt->hash_memo != NULL)) {
+		const struct fab_hash_memo *e;
+		uint64_t k[6];
+		bool hit;
+
+		fab_memo_key(&meta->pkt, s, k);
+		e = fab_memo_slot(rt, k, &hit);
+		if (likely(hit))
+			return rt->up[s][d][fab_hash_pick(e->hash, n)];
+	}
+	return fab_route_any(cfg, rt, tm, s, d, meta, now_ns, rng);
+}
 
 #endif

@@ -30,46 +30,55 @@ fab_ecmp_hash(struct fab_rt *rt, unsigned int s, const struct fab_hash_cfg *hc,
 	      const struct roce_pkt *p)
 {
 	struct fab_hash_memo *e;
-	uint64_t k[6], x;
-	unsigned int i;
+	uint64_t k[6];
+	bool hit;
 
 	if (rt->hash_memo == NULL)
 		return fab_hash(hc, p);
-	memcpy(&k[0], p->src_ip, 16);
-	memcpy(&k[2], p->dst_ip, 16);
-	k[4] = (uint64_t)p->udp_sport | (uint64_t)p->udp_dport << 16 | (uint64_t)p->cls << 32 |
-	       (uint64_t)p->ip_version << 40;
-	k[5] = (uint64_t)p->dest_qp | (uint64_t)s << 32 | 1ULL << 63;
-	x = (k[0] ^ k[1] ^ k[2] ^ k[3] ^ k[4] ^ k[5]) * 0x9E3779B97F4A7C15ULL;
-	e = &rt->hash_memo[(x ^ x >> 29) >> 32 & (FAB_HASH_CACHE_SLOTS - 1)];
-	x = 0;
-	for (i = 0; i < 6; i++)
-		x |= e->key[i] ^ k[i];
-	if (x != 0) {
+	fab_memo_key(p, s, k);
+	e = fab_memo_slot(rt, k, &hit);
+	if (!hit) {
 		memcpy(e->key, k, sizeof(k));
 		e->hash = fab_hash(hc, p);
 	}
 	return e->hash;
 }
 
-uint16_t
-fab_route(const struct fab_cfg *cfg, struct fab_rt *rt, const struct emu_tm *tm,
-	  unsigned int s, unsigned int d, const struct emu_pkt_meta *meta, uint64_t now_ns,
-	  struct emu_rng *rng)
+void
+fab_rt_init(struct fab_rt *rt)
+{
+	unsigned int s, d;
+
+	for (s = 0; s < FAB_MAX_SWITCHES; s++)
+		for (d = 0; d < FAB_MAX_SWITCHES; d++)
+			rt->up_of[s][d] = UINT64_MAX;
+}
+
+/* The next hops from @p s towards @p d whose link is up, in the order of cfg->next[s][d]. */
+static void
+fab_route_up(const struct fab_cfg *cfg, struct fab_rt *rt, unsigned int s, unsigned int d)
+{
+	const uint8_t *next = cfg->next[s][d];
+	uint64_t links_up = rt->links_up;
+	unsigned int i, n = 0;
+
+	for (i = 0; i < cfg->n_next[s][d]; i++)
+		if ((links_up >> next[i]) & 1)
+			rt->up[s][d][n++] = next[i];
+	rt->n_up[s][d] = (uint8_t)n;
+	rt->up_of[s][d] = links_up;
+}
+
+/* fab_route() past the common case: every mode, spray_match, unparsed packets. */
+static __attribute__((noinline)) uint16_t
+fab_route_mode(const struct fab_cfg *cfg, struct fab_rt *rt, const struct emu_tm *tm,
+	       unsigned int s, unsigned int d, const struct emu_pkt_meta *meta, uint64_t now_ns,
+	       struct emu_rng *rng, const uint8_t *up, unsigned int n)
 {
 	const struct fab_switch_cfg *sw = &cfg->sw[s];
-	const uint8_t *next = cfg->next[s][d];
-	unsigned int n = 0, i, best, n_next = cfg->n_next[s][d];
-	uint64_t q, best_q, links_up = rt->links_up;
-	uint16_t up[FAB_MAX_NEXT];
+	unsigned int i, best;
+	uint64_t q, best_q;
 
-	for (i = 0; i < n_next; i++)
-		if ((links_up >> next[i]) & 1)
-			up[n++] = next[i];
-	if (n == 0)
-		return FAB_NONE;
-	if (n == 1)
-		return up[0];
 	/* spray_match: what it leaves out is hashed as at an ECMP switch (unparsed: up[0]) */
 	if (unlikely(sw->has_spray_match) &&
 	    (!(meta->flags & EMU_META_PARSED) ||
@@ -122,4 +131,26 @@ fab_route(const struct fab_cfg *cfg, struct fab_rt *rt, const struct emu_tm *tm,
 	default:
 		return up[0];
 	}
+}
+
+uint16_t
+fab_route_any(const struct fab_cfg *cfg, struct fab_rt *rt, const struct emu_tm *tm,
+	      unsigned int s, unsigned int d, const struct emu_pkt_meta *meta, uint64_t now_ns,
+	      struct emu_rng *rng)
+{
+	const struct fab_switch_cfg *sw = &cfg->sw[s];
+	const uint8_t *up;
+	unsigned int n;
+
+	if (unlikely(rt->up_of[s][d] != rt->links_up))
+		fab_route_up(cfg, rt, s, d);
+	up = rt->up[s][d];
+	n = rt->n_up[s][d];
+	if (n <= 1)
+		return n == 0 ? FAB_NONE : up[0];
+	/* the common case: ECMP of a parsed packet, everything sent through */
+	if (likely(sw->mode == FAB_ROUTE_ECMP && !sw->has_spray_match &&
+		   (meta->flags & EMU_META_PARSED)))
+		return up[fab_hash_pick(fab_ecmp_hash(rt, s, &sw->hash, &meta->pkt), n)];
+	return fab_route_mode(cfg, rt, tm, s, d, meta, now_ns, rng, up, n);
 }

@@ -47,6 +47,7 @@ emu_switch_fabric_init(struct emu_switch *sw, struct emu_err *err)
 	sw->fab_rt = rte_zmalloc("emu_fabric", sizeof(*sw->fab_rt), RTE_CACHE_LINE_SIZE);
 	if (sw->fab_rt == NULL)
 		return emu_err_setrc(err, -ENOMEM, "fabric: out of memory");
+	fab_rt_init(sw->fab_rt);
 	for (l = 0; l < fc->n_switches; l++)
 		sw->fab_rt->spray_match[l] = fc->sw[l].spray_match;
 	if (fc->needs_flow_table) {
@@ -323,6 +324,101 @@ emu_fab_merge(struct emu_switch *sw, const uint16_t *lk, const uint16_t *ports, 
 	}
 }
 
+/* Arrivals at real port @p out at @p t (@p run, @p n: in merge order) from the last hop:
+ * as emu_fab_arrive() and the PFC check after each, in as few TM calls as that allows. */
+static void
+emu_fab_arrive_run(struct emu_switch *sw, uint16_t out, struct rte_mbuf **run, uint16_t n,
+		   uint64_t t)
+{
+	uint16_t i = 0;
+
+	while (i < n) {
+		i += emu_tm_enqueue_each(sw->tm, out, run + i, n - i, t, &sw->tm_rng);
+		if (sw->fab_pfc && emu_tm_pfc_pending(sw->tm))
+			emu_switch_send_pfc(sw, t);
+	}
+}
+
+/*
+ * emu_fab_merge() when no link of the level has a full delay line after its advance to
+ * @p now_ns: then nothing more can start on them by @p now_ns (what is queued starts later
+ * or is paused, and neither a departure taken nor a pause received changes that), so taking
+ * a link's departures is only taking them off its wire, and each link's are taken in bulk
+ * (emu_tm_dequeue(): the same packets and counters as one emu_tm_pop_departed() each) before
+ * being merged in the same order: time, ties by position in @p lk. Consecutive arrivals at
+ * one real port at one instant go to the TM together (emu_fab_arrive_run()).
+ */
+static void
+emu_fab_merge_plain(struct emu_switch *sw, const uint16_t *lk, const uint16_t *ports,
+		    unsigned int n, uint64_t now_ns)
+{
+	const struct fab_cfg *fc = sw->fab;
+	struct rte_mbuf *dep[FAB_MAX_LINKS][EMU_BURST], *run[EMU_BURST], *m;
+	uint16_t cnt[FAB_MAX_LINKS], pos[FAB_MAX_LINKS], n_run = 0, run_out = 0;
+	uint64_t head[FAB_MAX_LINKS], t, run_t = 0;
+	uint8_t act[FAB_MAX_LINKS]; /* positions in lk of the links in head[], in order */
+	unsigned int i, k, l, na = 0;
+
+	for (i = 0; i < n; i++) {
+		cnt[i] = emu_tm_dequeue(sw->tm, ports[i], now_ns, dep[i], EMU_BURST, &sw->tm_rng);
+		pos[i] = 0;
+		if (cnt[i] > 0) {
+			head[na] = emu_meta(dep[i][0])->ts_ns;
+			act[na++] = (uint8_t)i;
+		}
+	}
+	while (na > 0) {
+		struct emu_pkt_meta *meta;
+
+		t = head[0];
+		k = 0;
+		for (i = 1; i < na; i++)
+			if (head[i] < t) {
+				t = head[i];
+				k = i;
+			}
+		i = act[k];
+		m = dep[i][pos[i]++];
+		if (pos[i] == cnt[i] && cnt[i] == EMU_BURST) {
+			/* a full bulk: the wire may hold more that left by now */
+			cnt[i] = emu_tm_dequeue(sw->tm, ports[i], now_ns, dep[i], EMU_BURST,
+						&sw->tm_rng);
+			pos[i] = 0;
+		}
+		if (pos[i] < cnt[i]) {
+			head[k] = emu_meta(dep[i][pos[i]])->ts_ns;
+		} else {
+			/* done with that link: the others keep their order */
+			na--;
+			memmove(&head[k], &head[k + 1], (na - k) * sizeof(head[0]));
+			memmove(&act[k], &act[k + 1], (na - k) * sizeof(act[0]));
+		}
+		l = lk[i];
+		meta = emu_meta(m);
+		if (fc->links[l].to != fc->port_leaf[meta->out_port]) {
+			/* on to another link: after the arrivals before it, in order */
+			emu_fab_arrive_run(sw, run_out, run, n_run, run_t);
+			n_run = 0;
+			emu_fab_arrive(sw, l, m);
+			if (sw->fab_pfc && emu_tm_pfc_pending(sw->tm))
+				emu_switch_send_pfc(sw, meta->ts_ns);
+			continue;
+		}
+		if (n_run > 0 && (meta->out_port != run_out || meta->ts_ns != run_t ||
+				  n_run == EMU_BURST)) {
+			emu_fab_arrive_run(sw, run_out, run, n_run, run_t);
+			n_run = 0;
+		}
+		/* the last hop: emu_fab_arrive() up to its TM calls */
+		meta->hop_in = fab_link_port(fc, l);
+		meta->flags |= EMU_META_HOP;
+		run_out = meta->out_port;
+		run_t = meta->ts_ns;
+		run[n_run++] = m;
+	}
+	emu_fab_arrive_run(sw, run_out, run, n_run, run_t);
+}
+
 /*
  * Level by level (leaf-spine and every fabric whose links are fed from one depth): the links
  * of level k have all their input up to @p now_ns (from the ports, or from level k - 1, done
@@ -339,20 +435,28 @@ emu_fab_advance_levels(struct emu_switch *sw, uint64_t now_ns)
 	const struct fab_cfg *fc = sw->fab;
 	uint16_t ports[FAB_MAX_LINKS], lk[FAB_MAX_LINKS];
 	unsigned int lev, l, n;
+	bool plain;
 
 	for (lev = 0; lev < fc->n_levels; lev++) {
 		n = 0;
+		plain = true;
 		for (l = 0; l < fc->n_links; l++) {
 			if (fc->level[l] != lev)
 				continue;
 			ports[n] = fab_link_port(fc, l);
 			lk[n] = (uint16_t)l;
 			emu_tm_advance(sw->tm, ports[n], now_ns, &sw->tm_rng);
+			if (emu_tm_wire_full(sw->tm, ports[n]))
+				plain = false;
 			n++;
 		}
-		emu_fab_merge(sw, lk, ports, n, now_ns);
+		if (plain && !sw->fab_rt->one_by_one)
+			emu_fab_merge_plain(sw, lk, ports, n, now_ns);
+		else
+			emu_fab_merge(sw, lk, ports, n, now_ns);
 	}
-	if (sw->fab_pfc)
+	/* (a call that would find nothing is skipped: emu_tm_pfc_idle()) */
+	if (sw->fab_pfc && !emu_tm_pfc_idle(sw->tm, now_ns))
 		emu_switch_send_pfc(sw, now_ns);
 	sw->fab_dirty = 0;
 }

@@ -292,3 +292,103 @@ emu_tm_pop_departed(struct emu_tm *tm, uint16_t port, uint64_t now_ns, struct em
 		emu_tm_port_advance(tm, p, now_ns, rng);
 	return m;
 }
+
+/* Added for the fabric runner's level merge (lib/switch/emu_switch_fabric.c). */
+bool
+emu_tm_wire_full(const struct emu_tm *tm, uint16_t port)
+{
+	const struct emu_tm_port *p = &tm->ports[port];
+
+	return emu_tm_fifo_count(&p->wire) > p->wire.mask;
+}
+
+/* The conditions under which emu_tm_pfc_collect() finds no frame and changes nothing:
+ * pfc_any is set whenever a port's pfc_pending is, so with it clear only a storm frame or
+ * an XOFF refresh could be due. */
+bool
+emu_tm_pfc_idle(const struct emu_tm *tm, uint64_t now_ns)
+{
+	unsigned int i, q;
+
+	if (tm->pfc_any)
+		return false;
+	for (i = 0; i < tm->n_ports; i++) {
+		const struct emu_tm_port *p = &tm->ports[i];
+		uint64_t any_xoff = 0;
+
+		if (p->storm_on && p->storm_next_ns <= now_ns)
+			return false;
+		if (!p->cfg.pfc.enabled)
+			continue;
+		RTE_BUILD_BUG_ON(sizeof(p->xoff) != sizeof(any_xoff));
+		memcpy(&any_xoff, p->xoff, sizeof(any_xoff));
+		if (any_xoff == 0)
+			continue;
+		for (q = 0; q < EMU_TM_N_PRIO; q++)
+			if (p->xoff[q] && p->refresh_ns[q] <= now_ns)
+				return false;
+	}
+	return true;
+}
+
+/* Whether packet @p meta's ingress queue can take @p bytes more without raising XOFF: not a
+ * lossless priority with PFC there, already in XOFF, or still at or under the threshold. */
+static inline bool
+emu_tm_xoff_room(const struct emu_tm *tm, const struct emu_pkt_meta *meta, uint64_t bytes)
+{
+	unsigned int q = meta->prio & (EMU_TM_N_PRIO - 1);
+	uint16_t hop = emu_meta_hop_in(meta);
+	const struct emu_tm_port *in;
+
+	if (hop >= tm->n_ports || !(tm->lossless_of[hop] & (1u << q)) ||
+	    (meta->flags & EMU_META_MACCTL))
+		return true;
+	in = &tm->ports[hop];
+	return !in->cfg.pfc.enabled || in->xoff[q] ||
+	       in->ing_bytes[q] + bytes <= in->cfg.pfc.xoff_bytes;
+}
+
+/* Whether enqueuing @p pkts[0..n) can raise no XOFF: each packet's ingress queue has room
+ * for all their bytes together. */
+static bool
+emu_tm_xoff_out_of_reach(const struct emu_tm *tm, struct rte_mbuf *const *pkts, uint16_t n)
+{
+	uint64_t bytes = 0;
+	uint16_t i;
+
+	for (i = 0; i < n; i++)
+		bytes += emu_wire_len(pkts[i]);
+	for (i = 0; i < n; i++)
+		if (!emu_tm_xoff_room(tm, emu_meta(pkts[i]), bytes))
+			return false;
+	return true;
+}
+
+uint16_t
+emu_tm_enqueue_each(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
+		    uint64_t now_ns, struct emu_rng *rng)
+{
+	const struct emu_tm_port *p = &tm->ports[port];
+	uint16_t i = 0;
+	bool busy;
+
+	while (i < n) {
+		emu_tm_advance(tm, port, now_ns, rng);
+		/* The link busy past now_ns: every later emu_tm_advance() at now_ns returns at
+		 * once (only a start moves link_free), so the rest is emu_tm_enqueue() after
+		 * emu_tm_enqueue(): emu_tm_enqueue_burst(). An XOFF it raised would have to stop
+		 * the run inside it, so it is used only when none can be. */
+		busy = p->link_free_ns > now_ns ||
+		       (p->link_free_ns == now_ns && p->link_free_ps != 0);
+		if (i + 1 < n && !tm->pfc_any && busy &&
+		    emu_tm_xoff_out_of_reach(tm, pkts + i, n - i)) {
+			emu_tm_enqueue_burst(tm, port, pkts + i, n - i, now_ns, rng);
+			return n;
+		}
+		emu_tm_enqueue(tm, port, pkts[i], now_ns, rng);
+		i++;
+		if (tm->pfc_any)
+			return i;
+	}
+	return n;
+}
