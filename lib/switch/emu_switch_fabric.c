@@ -360,7 +360,9 @@ emu_fab_merge_plain(struct emu_switch *sw, const uint16_t *lk, const uint16_t *p
 	unsigned int i, k, l, na = 0;
 
 	for (i = 0; i < n; i++) {
-		cnt[i] = emu_tm_dequeue(sw->tm, ports[i], now_ns, dep[i], EMU_BURST, &sw->tm_rng);
+		/* (nothing left yet: what the dequeue would find, without its advance) */
+		cnt[i] = emu_tm_head_departure_ns(sw->tm, ports[i]) > now_ns ? 0 :
+			emu_tm_dequeue(sw->tm, ports[i], now_ns, dep[i], EMU_BURST, &sw->tm_rng);
 		pos[i] = 0;
 		if (cnt[i] > 0) {
 			head[na] = emu_meta(dep[i][0])->ts_ns;
