@@ -324,40 +324,23 @@ emu_fab_merge(struct emu_switch *sw, const uint16_t *lk, const uint16_t *ports, 
 	}
 }
 
-/* Arrivals at real port @p out at @p t (@p run, @p n: in merge order) from the last hop:
- * as emu_fab_arrive() and the PFC check after each, in as few TM calls as that allows. */
-static void
-emu_fab_arrive_run(struct emu_switch *sw, uint16_t out, struct rte_mbuf **run, uint16_t n,
-		   uint64_t t)
-{
-	uint16_t i = 0;
-
-	while (i < n) {
-		i += emu_tm_enqueue_each(sw->tm, out, run + i, n - i, t, &sw->tm_rng);
-		if (sw->fab_pfc && emu_tm_pfc_pending(sw->tm))
-			emu_switch_send_pfc(sw, t);
-	}
-}
-
 /*
  * emu_fab_merge() when no link of the level has a full delay line after its advance to
  * @p now_ns: then nothing more can start on them by @p now_ns (what is queued starts later
  * or is paused, and neither a departure taken nor a pause received changes that), so taking
  * a link's departures is only taking them off its wire, and each link's are taken in bulk
  * (emu_tm_dequeue(): the same packets and counters as one emu_tm_pop_departed() each) before
- * being merged in the same order: time, ties by position in @p lk. Consecutive arrivals at
- * one real port at one instant go to the TM together (emu_fab_arrive_run()).
+ * being merged in the same order: time, ties by position in @p lk.
  */
 static void
 emu_fab_merge_plain(struct emu_switch *sw, const uint16_t *lk, const uint16_t *ports,
 		    unsigned int n, uint64_t now_ns)
 {
-	const struct fab_cfg *fc = sw->fab;
-	struct rte_mbuf *dep[FAB_MAX_LINKS][EMU_BURST], *run[EMU_BURST], *m;
-	uint16_t cnt[FAB_MAX_LINKS], pos[FAB_MAX_LINKS], n_run = 0, run_out = 0;
-	uint64_t head[FAB_MAX_LINKS], t, run_t = 0;
+	struct rte_mbuf *dep[FAB_MAX_LINKS][EMU_BURST], *m;
+	uint16_t cnt[FAB_MAX_LINKS], pos[FAB_MAX_LINKS];
+	uint64_t head[FAB_MAX_LINKS], t;
 	uint8_t act[FAB_MAX_LINKS]; /* positions in lk of the links in head[], in order */
-	unsigned int i, k, l, na = 0;
+	unsigned int i, k, na = 0;
 
 	for (i = 0; i < n; i++) {
 		/* (nothing left yet: what the dequeue would find, without its advance) */
@@ -370,8 +353,6 @@ emu_fab_merge_plain(struct emu_switch *sw, const uint16_t *lk, const uint16_t *p
 		}
 	}
 	while (na > 0) {
-		struct emu_pkt_meta *meta;
-
 		t = head[0];
 		k = 0;
 		for (i = 1; i < na; i++)
@@ -395,30 +376,10 @@ emu_fab_merge_plain(struct emu_switch *sw, const uint16_t *lk, const uint16_t *p
 			memmove(&head[k], &head[k + 1], (na - k) * sizeof(head[0]));
 			memmove(&act[k], &act[k + 1], (na - k) * sizeof(act[0]));
 		}
-		l = lk[i];
-		meta = emu_meta(m);
-		if (fc->links[l].to != fc->port_leaf[meta->out_port]) {
-			/* on to another link: after the arrivals before it, in order */
-			emu_fab_arrive_run(sw, run_out, run, n_run, run_t);
-			n_run = 0;
-			emu_fab_arrive(sw, l, m);
-			if (sw->fab_pfc && emu_tm_pfc_pending(sw->tm))
-				emu_switch_send_pfc(sw, meta->ts_ns);
-			continue;
-		}
-		if (n_run > 0 && (meta->out_port != run_out || meta->ts_ns != run_t ||
-				  n_run == EMU_BURST)) {
-			emu_fab_arrive_run(sw, run_out, run, n_run, run_t);
-			n_run = 0;
-		}
-		/* the last hop: emu_fab_arrive() up to its TM calls */
-		meta->hop_in = fab_link_port(fc, l);
-		meta->flags |= EMU_META_HOP;
-		run_out = meta->out_port;
-		run_t = meta->ts_ns;
-		run[n_run++] = m;
+		emu_fab_arrive(sw, lk[i], m);
+		if (sw->fab_pfc && emu_tm_pfc_pending(sw->tm))
+			emu_switch_send_pfc(sw, emu_meta(m)->ts_ns);
 	}
-	emu_fab_arrive_run(sw, run_out, run, n_run, run_t);
 }
 
 /*
@@ -457,8 +418,7 @@ emu_fab_advance_levels(struct emu_switch *sw, uint64_t now_ns)
 		else
 			emu_fab_merge(sw, lk, ports, n, now_ns);
 	}
-	/* (a call that would find nothing is skipped: emu_tm_pfc_idle()) */
-	if (sw->fab_pfc && !emu_tm_pfc_idle(sw->tm, now_ns))
+	if (sw->fab_pfc)
 		emu_switch_send_pfc(sw, now_ns);
 	sw->fab_dirty = 0;
 }

@@ -312,26 +312,10 @@ emu_tm_pfc_work(const struct emu_tm *tm)
 bool emu_tm_pfc_pending(const struct emu_tm *tm);
 
 /**
- * Whether emu_tm_pfc_collect() at @p now_ns would return no frame and change no state: nothing
- * pending, no storm frame due, no XOFF due for its refresh (the fabric skips the call then).
- */
-bool emu_tm_pfc_idle(const struct emu_tm *tm, uint64_t now_ns);
-
-/**
  * Whether port @p port's delay line is full: emu_tm_pop_departed() then also starts what the
  * line held back, and emu_tm_dequeue() advances twice.
  */
 bool emu_tm_wire_full(const struct emu_tm *tm, uint16_t port);
-
-/**
- * For each of @p pkts[0..n) in order: emu_tm_advance() then emu_tm_enqueue() on port
- * @p port at @p now_ns (a fabric hop's arrivals that share @p now_ns), with the same result, but
- * in one call (the run after the link is busy goes through emu_tm_enqueue_burst()). Stops
- * after the first packet at whose end emu_tm_pfc_pending() is true (the caller then has the
- * PFC frames sent, as after each packet before); returns how many packets it took.
- */
-uint16_t emu_tm_enqueue_each(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts,
-			     uint16_t n, uint64_t now_ns, struct emu_rng *rng);
 
 /** Departure time of the packet at the head of port @p port's wire, UINT64_MAX when none. */
 uint64_t emu_tm_head_departure_ns(const struct emu_tm *tm, uint16_t port);
