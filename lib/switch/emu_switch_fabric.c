@@ -329,8 +329,9 @@ emu_fab_merge(struct emu_switch *sw, const uint16_t *lk, const uint16_t *ports, 
  * @p now_ns: then nothing more can start on them by @p now_ns (what is queued starts later
  * or is paused, and neither a departure taken nor a pause received changes that), so taking
  * a link's departures is only taking them off its wire, and each link's are taken in bulk
- * (emu_tm_dequeue(): the same packets and counters as one emu_tm_pop_departed() each) before
- * being merged in the same order: time, ties by position in @p lk.
+ * (emu_tm_dequeue() right after the advance: the same packets and counters as one
+ * emu_tm_pop_departed() each) before being merged in the same order: time, ties by position
+ * in @p lk.
  */
 static void
 emu_fab_merge_plain(struct emu_switch *sw, const uint16_t *lk, const uint16_t *ports,
@@ -363,9 +364,15 @@ emu_fab_merge_plain(struct emu_switch *sw, const uint16_t *lk, const uint16_t *p
 		i = act[k];
 		m = dep[i][pos[i]++];
 		if (pos[i] == cnt[i] && cnt[i] == EMU_BURST) {
-			/* a full bulk: the wire may hold more that left by now */
-			cnt[i] = emu_tm_dequeue(sw->tm, ports[i], now_ns, dep[i], EMU_BURST,
-						&sw->tm_rng);
+			/* a full bulk: the wire may hold more that left by now, taken one by one
+			 * (emu_tm_dequeue() would advance the link first, and a pause ended by a
+			 * PFC frame sent since could now let it start something) */
+			for (cnt[i] = 0; cnt[i] < EMU_BURST; cnt[i]++) {
+				dep[i][cnt[i]] = emu_tm_pop_departed(sw->tm, ports[i], now_ns,
+								     &sw->tm_rng);
+				if (dep[i][cnt[i]] == NULL)
+					break;
+			}
 			pos[i] = 0;
 		}
 		if (pos[i] < cnt[i]) {
