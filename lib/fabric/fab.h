@@ -175,12 +175,6 @@ struct fab_rt {
 	uint64_t up_of[FAB_MAX_SWITCHES][FAB_MAX_SWITCHES];
 	uint8_t n_up[FAB_MAX_SWITCHES][FAB_MAX_SWITCHES];
 	uint8_t up[FAB_MAX_SWITCHES][FAB_MAX_SWITCHES][FAB_MAX_NEXT];
-	/**
-	 * Tests (unit-fabric): the runner takes every level's departures one at a time, each
-	 * straight to its next TM (lib/switch emu_fab_merge()), never in bulk: the reference the
-	 * bulk path is checked against.
-	 */
-	bool one_by_one;
 };
 
 /** Start @p rt (zeroed): no list of links up built yet. */

@@ -325,71 +325,6 @@ emu_fab_merge(struct emu_switch *sw, const uint16_t *lk, const uint16_t *ports, 
 }
 
 /*
- * emu_fab_merge() when no link of the level has a full delay line after its advance to
- * @p now_ns: then nothing more can start on them by @p now_ns (what is queued starts later
- * or is paused, and neither a departure taken nor a pause received changes that), so taking
- * a link's departures is only taking them off its wire, and each link's are taken in bulk
- * (emu_tm_dequeue() right after the advance: the same packets and counters as one
- * emu_tm_pop_departed() each) before being merged in the same order: time, ties by position
- * in @p lk.
- */
-static void
-emu_fab_merge_plain(struct emu_switch *sw, const uint16_t *lk, const uint16_t *ports,
-		    unsigned int n, uint64_t now_ns)
-{
-	struct rte_mbuf *dep[FAB_MAX_LINKS][EMU_BURST], *m;
-	uint16_t cnt[FAB_MAX_LINKS], pos[FAB_MAX_LINKS];
-	uint64_t head[FAB_MAX_LINKS], t;
-	uint8_t act[FAB_MAX_LINKS]; /* positions in lk of the links in head[], in order */
-	unsigned int i, k, na = 0;
-
-	for (i = 0; i < n; i++) {
-		/* (nothing left yet: what the dequeue would find, without its advance) */
-		cnt[i] = emu_tm_head_departure_ns(sw->tm, ports[i]) > now_ns ? 0 :
-			emu_tm_dequeue(sw->tm, ports[i], now_ns, dep[i], EMU_BURST, &sw->tm_rng);
-		pos[i] = 0;
-		if (cnt[i] > 0) {
-			head[na] = emu_meta(dep[i][0])->ts_ns;
-			act[na++] = (uint8_t)i;
-		}
-	}
-	while (na > 0) {
-		t = head[0];
-		k = 0;
-		for (i = 1; i < na; i++)
-			if (head[i] < t) {
-				t = head[i];
-				k = i;
-			}
-		i = act[k];
-		m = dep[i][pos[i]++];
-		if (pos[i] == cnt[i] && cnt[i] == EMU_BURST) {
-			/* a full bulk: the wire may hold more that left by now, taken one by one
-			 * (emu_tm_dequeue() would advance the link first, and a pause ended by a
-			 * PFC frame sent since could now let it start something) */
-			for (cnt[i] = 0; cnt[i] < EMU_BURST; cnt[i]++) {
-				dep[i][cnt[i]] = emu_tm_pop_departed(sw->tm, ports[i], now_ns,
-								     &sw->tm_rng);
-				if (dep[i][cnt[i]] == NULL)
-					break;
-			}
-			pos[i] = 0;
-		}
-		if (pos[i] < cnt[i]) {
-			head[k] = emu_meta(dep[i][pos[i]])->ts_ns;
-		} else {
-			/* done with that link: the others keep their order */
-			na--;
-			memmove(&head[k], &head[k + 1], (na - k) * sizeof(head[0]));
-			memmove(&act[k], &act[k + 1], (na - k) * sizeof(act[0]));
-		}
-		emu_fab_arrive(sw, lk[i], m);
-		if (sw->fab_pfc && emu_tm_pfc_pending(sw->tm))
-			emu_switch_send_pfc(sw, emu_meta(m)->ts_ns);
-	}
-}
-
-/*
  * Level by level (leaf-spine and every fabric whose links are fed from one depth): the links
  * of level k have all their input up to @p now_ns (from the ports, or from level k - 1, done
  * before), so each is advanced to now; their departures are merged in time order (the head of
@@ -405,25 +340,18 @@ emu_fab_advance_levels(struct emu_switch *sw, uint64_t now_ns)
 	const struct fab_cfg *fc = sw->fab;
 	uint16_t ports[FAB_MAX_LINKS], lk[FAB_MAX_LINKS];
 	unsigned int lev, l, n;
-	bool plain;
 
 	for (lev = 0; lev < fc->n_levels; lev++) {
 		n = 0;
-		plain = true;
 		for (l = 0; l < fc->n_links; l++) {
 			if (fc->level[l] != lev)
 				continue;
 			ports[n] = fab_link_port(fc, l);
 			lk[n] = (uint16_t)l;
 			emu_tm_advance(sw->tm, ports[n], now_ns, &sw->tm_rng);
-			if (emu_tm_wire_full(sw->tm, ports[n]))
-				plain = false;
 			n++;
 		}
-		if (plain && !sw->fab_rt->one_by_one)
-			emu_fab_merge_plain(sw, lk, ports, n, now_ns);
-		else
-			emu_fab_merge(sw, lk, ports, n, now_ns);
+		emu_fab_merge(sw, lk, ports, n, now_ns);
 	}
 	if (sw->fab_pfc)
 		emu_switch_send_pfc(sw, now_ns);

@@ -311,12 +311,6 @@ emu_tm_pfc_work(const struct emu_tm *tm)
 /** Whether a queue crossed XOFF or XON since the last emu_tm_pfc_collect(). */
 bool emu_tm_pfc_pending(const struct emu_tm *tm);
 
-/**
- * Whether port @p port's delay line is full: emu_tm_pop_departed() then also starts what the
- * line held back, and emu_tm_dequeue() advances twice.
- */
-bool emu_tm_wire_full(const struct emu_tm *tm, uint16_t port);
-
 /** Departure time of the packet at the head of port @p port's wire, UINT64_MAX when none. */
 uint64_t emu_tm_head_departure_ns(const struct emu_tm *tm, uint16_t port);
 

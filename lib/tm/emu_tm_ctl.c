@@ -292,12 +292,3 @@ emu_tm_pop_departed(struct emu_tm *tm, uint16_t port, uint64_t now_ns, struct em
 		emu_tm_port_advance(tm, p, now_ns, rng);
 	return m;
 }
-
-/* Added for the fabric runner's level merge (lib/switch/emu_switch_fabric.c). */
-bool
-emu_tm_wire_full(const struct emu_tm *tm, uint16_t port)
-{
-	const struct emu_tm_port *p = &tm->ports[port];
-
-	return emu_tm_fifo_count(&p->wire) > p->wire.mask;
-}
