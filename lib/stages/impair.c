@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Over 600 lines (795): one stage, its event actions, loss models and iteration tracking share
+ * Over 600 lines (about 820): one stage, its event actions, loss models and iteration tracking share
  * the per-event state; its key tables are apart (impair_keys.c). Next split: the loss models.
  *
  * impair: targeted and probabilistic impairments. A list of events, each a match expression
