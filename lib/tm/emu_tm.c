@@ -138,6 +138,18 @@ emu_tm_ecn(struct emu_tm_port *p, struct rte_mbuf *m, uint64_t q, struct emu_rng
 	meta->trace.marks |= EMU_TRACE_CE_RED;
 }
 
+/* Ingress port @p in's priority @p q went above XOFF at @p now_ns: tell its sender to pause. */
+static void
+emu_tm_xoff(struct emu_tm *tm, struct emu_tm_port *in, unsigned int q, uint64_t now_ns)
+{
+	in->xoff[q] = true;
+	tm->hot.n_xoff += 1;
+	in->xoff_start_ns[q] = now_ns;
+	in->refresh_ns[q] = now_ns;
+	in->pfc_pending |= (uint16_t)(1u << q);
+	tm->hot.pfc_any = true;
+}
+
 bool
 emu_tm_enqueue(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t now_ns,
 	       struct emu_rng *rng)
@@ -217,12 +229,7 @@ emu_tm_enqueue(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t no
 			/* Crossing XOFF: tell the sender on the ingress port to pause. */
 			if (in->cfg.pfc.enabled && !in->xoff[q] &&
 			    in->ing_bytes[q] > in->cfg.pfc.xoff_bytes) {
-				in->xoff[q] = true;
-				tm->hot.n_xoff += 1;
-				in->xoff_start_ns[q] = now_ns;
-				in->refresh_ns[q] = now_ns;
-				in->pfc_pending |= (uint16_t)(1u << q);
-				tm->hot.pfc_any = true;
+				emu_tm_xoff(tm, in, q, now_ns);
 			}
 		}
 	}
@@ -372,12 +379,7 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 			ing += len;
 			/* Crossing XOFF: tell the sender on the ingress port to pause. */
 			if (in_pfc && !in_xoff && ing > xoff_at) {
-				in->xoff[q] = true;
-				tm->hot.n_xoff += 1;
-				in->xoff_start_ns[q] = now_ns;
-				in->refresh_ns[q] = now_ns;
-				in->pfc_pending |= (uint16_t)(1u << q);
-				tm->hot.pfc_any = true;
+				emu_tm_xoff(tm, in, q, now_ns);
 				in_xoff = true;
 			}
 		}
