@@ -99,6 +99,14 @@ bool emu_capture_push_if(struct emu_capture *cap, struct rte_mbuf *m, uint64_t t
  */
 unsigned int emu_capture_push_burst(struct emu_capture *cap, struct rte_mbuf **pkts,
 				    unsigned int n, bool egress);
+/**
+ * emu_capture_push_burst() of the packets whose out port (@p egress) or in port is in
+ * @p port_mask (bit per port; all ones: every packet, ports past 31 included); @p offered
+ * says how many were (captured or counted in ring_full).
+ */
+unsigned int emu_capture_push_burst_ports(struct emu_capture *cap, struct rte_mbuf **pkts,
+					  unsigned int n, bool egress, uint32_t port_mask,
+					  unsigned int *offered);
 
 /** Main-lcore side: write up to @p max queued frames; returns how many. */
 unsigned int emu_capture_drain(struct emu_capture *cap, unsigned int max);

@@ -376,11 +376,14 @@ capture_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst
 
 	if (!cp->enabled || cp->cap == NULL)
 		return n;
-	if (cp->port_mask == UINT32_MAX && cp->bpf == NULL && cp->max_frames == 0 &&
-	    cp->max_ns == 0) {
-		/* every packet: the burst goes to the ring as it is */
-		offered = n;
-		captured = emu_capture_push_burst(cp->cap, pkts, n, cp->egress);
+	if (cp->bpf == NULL && cp->max_frames == 0 && cp->max_ns == 0) {
+		/* no filter, no limit: the burst goes to the ring as it is, chosen by port there */
+		unsigned int o;
+
+		captured = emu_capture_push_burst_ports(cp->cap, pkts, n, cp->egress,
+							cp->port_mask, &o);
+		offered = o;
+		filtered = n - o;
 	} else {
 		for (i = 0; i < n; i++) {
 			struct emu_pkt_meta *meta = emu_meta(pkts[i]);

@@ -22,10 +22,11 @@
  * captured + not captured, or the file (read back with the project's reader) holds another
  * number of records than were captured.
  *
- * Usage: bench_capture [--epochs N] [--epoch-ms MS] [--ring RECORDS] [--quick]
+ * Usage: bench_capture [--epochs N] [--epoch-ms MS] [--ring RECORDS] [--quick] [--huge]
  *                      [--writer-only | --pipeline-only]
  *        (default 16 x 60 ms: the 1 M-record ring holds an epoch, so the cost is measured
- *        without losses, and the writer's sustained rate apart; --quick: 2 x 50 ms)
+ *        without losses, and the writer's sustained rate apart; --quick: 2 x 50 ms;
+ *        --huge: EAL memory on hugepages instead of --no-huge, as a deployment runs)
  */
 #include <errno.h>
 #include <getopt.h>
@@ -465,6 +466,7 @@ main(int argc, char **argv)
 		{ "writer-only", no_argument, NULL, 'w' },
 		{ "pipeline-only", no_argument, NULL, 'p' },
 		{ "ring", required_argument, NULL, 'r' },
+		{ "huge", no_argument, NULL, 'H' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char prefix[64], file[128], file1[140], jsons[BENCH_N_SIDES][2048], rundir[128];
@@ -508,6 +510,9 @@ main(int argc, char **argv)
 			pipeline_only = true;
 		else if (c == 'r')
 			ring = (uint32_t)atol(optarg);
+		else if (c == 'H')
+			/* hugepages, as a deployment runs (1024 free 2 MB pages), without files */
+			eal[1] = "--in-memory";
 		else
 			return 2;
 	}

@@ -440,12 +440,16 @@ bench_rundir_remove(const char *dir)
 static void
 bench_usage(FILE *f)
 {
-	fprintf(f, "usage: bench_switch [--epochs N] [--epoch-ms MS] [--quick]\n"
+	fprintf(f, "usage: bench_switch [--epochs N] [--epoch-ms MS] [--quick] [--huge]\n"
 		   "  epochs per frame size rotating io/bump/tm (default 30, a multiple of 3, <= %d), each MS ms "
 		   "(default 200)\n"
-		   "  --quick: --epochs 3 --epoch-ms 20 (smoke test: the functional checks, no useful numbers)\n",
+		   "  --quick: --epochs 3 --epoch-ms 20 (smoke test: the functional checks, no useful numbers)\n"
+		   "  --huge: EAL memory on hugepages (512 free 2 MB pages), as a deployment runs, instead of\n"
+		   "          --no-huge\n",
 		   BENCH_MAX_EPOCHS);
 }
+
+static bool bench_huge; /* --huge: hugepages instead of --no-huge */
 
 static int
 bench_args(int argc, char **argv, unsigned int *epochs, unsigned int *epoch_ms)
@@ -454,6 +458,7 @@ bench_args(int argc, char **argv, unsigned int *epochs, unsigned int *epoch_ms)
 		{ "epochs", required_argument, NULL, 'e' },
 		{ "epoch-ms", required_argument, NULL, 'm' },
 		{ "quick", no_argument, NULL, 'q' },
+		{ "huge", no_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -482,6 +487,9 @@ bench_args(int argc, char **argv, unsigned int *epochs, unsigned int *epoch_ms)
 		case 'q':
 			*epochs = 3;
 			*epoch_ms = 20;
+			break;
+		case 'H':
+			bench_huge = true;
 			break;
 		case 'h':
 			bench_usage(stdout);
@@ -532,7 +540,8 @@ main(int argc, char **argv)
 	}
 
 	snprintf(eal_args[eal_argc++], 128, "%s", "bench_switch");
-	snprintf(eal_args[eal_argc++], 128, "--no-huge");
+	/* --in-memory: hugepages without files in hugetlbfs (the run leaves nothing behind) */
+	snprintf(eal_args[eal_argc++], 128, bench_huge ? "--in-memory" : "--no-huge");
 	snprintf(eal_args[eal_argc++], 128, "-m");
 	snprintf(eal_args[eal_argc++], 128, "1024");
 	snprintf(eal_args[eal_argc++], 128, "--no-pci");

@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lib/capture's ring, record by record: what the worker pushes (bursts chosen by port, single
+ * packets with a drop reason) comes out of the file exactly, in order, with what the ring had
+ * no room for counted and nothing else lost. A small ring is pushed and drained in random
+ * amounts so that it wraps and fills in the middle of bursts; frames are of every length
+ * around the snaplen, some chained (the copy that goes through rte_pktmbuf_read), some header
+ * captures (EMU_META_SNAP: the original length is the metadata's). With annotations on, the
+ * writer's callback must see each packet's ports, priority and trace as the worker had them.
+ */
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/unit/test_common.h"
+
+#include "lib/capture/emu_capture.h"
+#include "lib/capture/emu_pcapr.h"
+
+#define CAP_RING 64
+#define CAP_SNAP 128
+#define CAP_MAX_RECS 20000
+
+struct cap_expect {
+	uint64_t ts_ns;
+	uint32_t caplen, origlen;
+	uint8_t data[CAP_SNAP];
+	/* what the annotation callback must see */
+	uint16_t in_port, out_port;
+	uint8_t prio;
+	struct emu_trace trace;
+};
+
+static struct rte_mempool *pool;
+static struct cap_expect *expect;
+static unsigned int n_expect, n_seen;
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+
+static uint32_t
+cap_rand(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (uint32_t)(rng_state >> 11);
+}
+
+/* A frame of @p len random bytes, chained in two segments when @p chain (the first holds 40). */
+static struct rte_mbuf *
+cap_frame(uint32_t len, bool chain)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool), *m2 = NULL;
+	uint32_t first = chain ? 40 : len, i;
+	uint8_t *p;
+
+	assert_non_null(m);
+	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)first);
+	assert_non_null(p);
+	for (i = 0; i < first; i++)
+		p[i] = (uint8_t)cap_rand();
+	if (chain) {
+		m2 = rte_pktmbuf_alloc(pool);
+		assert_non_null(m2);
+		p = (uint8_t *)rte_pktmbuf_append(m2, (uint16_t)(len - first));
+		assert_non_null(p);
+		for (i = 0; i < len - first; i++)
+			p[i] = (uint8_t)cap_rand();
+		assert_int_equal(rte_pktmbuf_chain(m, m2), 0);
+	}
+	memset(emu_meta(m), 0, sizeof(struct emu_pkt_meta));
+	return m;
+}
+
+/* Metadata with every field the record or the annotation takes set at random. */
+static void
+cap_fill_meta(struct rte_mbuf *m, uint64_t ts)
+{
+	struct emu_pkt_meta *meta = emu_meta(m);
+
+	meta->ts_ns = ts;
+	meta->in_port = (uint16_t)(cap_rand() % 3);
+	meta->out_port = (uint16_t)(cap_rand() % 3);
+	meta->prio = (uint8_t)(cap_rand() % 8);
+	meta->trace.t_in_ns = ts - (cap_rand() % 1000);
+	meta->trace.t_enq_ns = ts - (cap_rand() % 500);
+	meta->trace.qdepth_bytes = cap_rand();
+	meta->trace.wait_ns = cap_rand();
+	meta->trace.delay_ns = cap_rand();
+	meta->trace.event_reason = (uint16_t)cap_rand();
+	meta->trace.marks = (uint8_t)cap_rand();
+	meta->trace.created_by = (uint8_t)cap_rand();
+	meta->trace.path = (uint8_t)cap_rand();
+	if (cap_rand() % 8 == 0) {
+		/* a header capture replayed: the wire length is the metadata's */
+		meta->flags |= EMU_META_SNAP;
+		meta->wire_len = rte_pktmbuf_pkt_len(m) + 1 + cap_rand() % 4000;
+	}
+}
+
+static void
+cap_expect_add(struct rte_mbuf *m, uint64_t ts, int drop_reason)
+{
+	const struct emu_pkt_meta *meta = emu_meta(m);
+	struct cap_expect *e;
+	const void *d;
+
+	assert_true(n_expect < CAP_MAX_RECS);
+	e = &expect[n_expect++];
+	e->ts_ns = ts;
+	e->caplen = RTE_MIN(rte_pktmbuf_pkt_len(m), (uint32_t)CAP_SNAP);
+	e->origlen = (meta->flags & EMU_META_SNAP) ? meta->wire_len : rte_pktmbuf_pkt_len(m);
+	d = rte_pktmbuf_read(m, 0, e->caplen, e->data);
+	assert_non_null(d);
+	if (d != e->data)
+		memcpy(e->data, d, e->caplen);
+	e->in_port = meta->in_port;
+	e->out_port = meta->out_port;
+	e->prio = meta->prio;
+	e->trace = meta->trace;
+	e->trace.drop_reason = (uint16_t)(drop_reason < 0 ? 0 : drop_reason + 1);
+}
+
+/* The writer's annotation callback: the metadata it gets is the worker's, field by field. */
+static size_t
+cap_annotate(const void *arg, const struct emu_pkt_meta *meta, int drop_reason, bool all,
+	     char *buf, size_t len)
+{
+	const struct cap_expect *e;
+
+	(void)arg;
+	(void)drop_reason;
+	assert_true(all);
+	assert_true(n_seen < n_expect);
+	e = &expect[n_seen++];
+	assert_int_equal(meta->in_port, e->in_port);
+	assert_int_equal(meta->out_port, e->out_port);
+	assert_int_equal(meta->prio, e->prio);
+	assert_int_equal(meta->trace.t_in_ns, e->trace.t_in_ns);
+	assert_int_equal(meta->trace.t_enq_ns, e->trace.t_enq_ns);
+	assert_int_equal(meta->trace.qdepth_bytes, e->trace.qdepth_bytes);
+	assert_int_equal(meta->trace.wait_ns, e->trace.wait_ns);
+	assert_int_equal(meta->trace.delay_ns, e->trace.delay_ns);
+	assert_int_equal(meta->trace.event_reason, e->trace.event_reason);
+	assert_int_equal(meta->trace.marks, e->trace.marks);
+	assert_int_equal(meta->trace.created_by, e->trace.created_by);
+	assert_int_equal(meta->trace.path, e->trace.path);
+	assert_int_equal(meta->trace.drop_reason, e->trace.drop_reason);
+	return (size_t)snprintf(buf, len, "rocemu: seq=%u", n_seen - 1);
+}
+
+/*
+ * Push 600 bursts (and single drop copies) through a ring of CAP_RING records, draining a
+ * random amount after each; the file must hold exactly the records the ring took.
+ */
+static void
+cap_run(bool annotate)
+{
+	static const char *const ifs[] = { "p0", "p1", "p2", "drop" };
+	char file[] = "/tmp/rocemu_test_capture_XXXXXX.pcapng";
+	uint64_t ts = 1000000000ULL, offered_all = 0, captured_all = 0, occupancy = 0;
+	struct emu_capture_stats st;
+	struct emu_capture *cap;
+	struct emu_pcap_rec rec;
+	struct emu_pcapr rd;
+	struct emu_err err;
+	unsigned int round, i;
+	int fd, rc;
+
+	n_expect = n_seen = 0;
+	fd = mkstemps(file, 7);
+	assert_true(fd >= 0);
+	close(fd);
+	cap = emu_capture_create_ng(file, CAP_SNAP, 9216, CAP_RING, 4, ifs, &err);
+	assert_non_null(cap);
+	if (annotate)
+		assert_int_equal(emu_capture_set_annotate(cap, cap_annotate, NULL, true, NULL,
+							  &err), 0);
+	for (round = 0; round < 600; round++) {
+		struct rte_mbuf *burst[32];
+		unsigned int n = 1 + cap_rand() % 32, offered, got, room, want = 0;
+		const bool egress = cap_rand() % 2;
+		const uint32_t mask = cap_rand() % 3 == 0 ? UINT32_MAX : 1u << (cap_rand() % 3);
+
+		for (i = 0; i < n; i++) {
+			uint32_t len = cap_rand() % 4 == 0 ? CAP_SNAP - 8 + cap_rand() % 17 :
+							    60 + cap_rand() % 1500;
+
+			burst[i] = cap_frame(len, len > 40 && cap_rand() % 6 == 0);
+			cap_fill_meta(burst[i], ts += 1 + cap_rand() % 100);
+		}
+		/* what the ring must take: the chosen ports' packets, as many as it has room for */
+		room = (unsigned int)(CAP_RING - occupancy);
+		for (i = 0; i < n; i++) {
+			const struct emu_pkt_meta *meta = emu_meta(burst[i]);
+			uint16_t port = egress ? meta->out_port : meta->in_port;
+
+			if (mask != UINT32_MAX && (mask & (1u << port)) == 0)
+				continue;
+			if (want++ < room)
+				cap_expect_add(burst[i], meta->ts_ns, -1);
+		}
+		got = emu_capture_push_burst_ports(cap, burst, n, egress, mask, &offered);
+		assert_int_equal(offered, want);
+		assert_int_equal(got, RTE_MIN(want, room));
+		occupancy += got;
+		offered_all += offered;
+		captured_all += got;
+		rte_pktmbuf_free_bulk(burst, n);
+		/* now and then a dropped frame on the "drop" interface, with its reason */
+		if (cap_rand() % 5 == 0) {
+			struct rte_mbuf *m = cap_frame(60 + cap_rand() % 200, false);
+			int reason = (int)(cap_rand() % 40);
+			bool ok;
+
+			cap_fill_meta(m, ts += 7);
+			if (occupancy < CAP_RING)
+				cap_expect_add(m, emu_meta(m)->ts_ns, reason);
+			ok = emu_capture_push_if(cap, m, emu_meta(m)->ts_ns, 3, 0, reason);
+			assert_int_equal(ok, occupancy < CAP_RING);
+			occupancy += ok;
+			offered_all++;
+			captured_all += ok;
+			rte_pktmbuf_free(m);
+		}
+		occupancy -= emu_capture_drain(cap, cap_rand() % 10 == 0 ? CAP_RING : cap_rand() % 16);
+	}
+	assert_int_equal(emu_capture_close(cap), 0);
+	emu_capture_stats(cap, &st);
+	assert_int_equal(st.captured, captured_all);
+	assert_int_equal(st.ring_full, offered_all - captured_all);
+	assert_int_equal(st.written, n_expect);
+	assert_int_equal(st.write_errors, 0);
+	assert_true(st.ring_full > 0);     /* the ring did fill in the middle of bursts */
+	assert_true(n_expect > 4 * CAP_RING); /* and wrapped many times */
+	if (annotate)
+		assert_int_equal(n_seen, n_expect);
+	emu_capture_free(cap);
+
+	/* the file: every record the ring took, in order, its bytes and lengths exact */
+	memset(&rd, 0, sizeof(rd));
+	assert_int_equal(emu_pcapr_open(&rd, file, NULL, &err), 0);
+	for (i = 0; i < n_expect; i++) {
+		rc = emu_pcapr_next(&rd, &rec, &err);
+		assert_int_equal(rc, 1);
+		assert_int_equal(rec.ts_ns, expect[i].ts_ns);
+		assert_int_equal(rec.caplen, expect[i].caplen);
+		assert_int_equal(rec.origlen, expect[i].origlen);
+		assert_memory_equal(rec.data, expect[i].data, expect[i].caplen);
+	}
+	assert_int_equal(emu_pcapr_next(&rd, &rec, &err), 0);
+	emu_pcapr_close(&rd);
+	unlink(file);
+}
+
+static void
+test_ring_headers(void **state)
+{
+	(void)state;
+	cap_run(false);
+}
+
+static void
+test_ring_annotated(void **state)
+{
+	(void)state;
+	cap_run(true);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ring_headers),
+		cmocka_unit_test(test_ring_annotated),
+	};
+
+	pool = test_eal_pool("test_capture", 512);
+	expect = calloc(CAP_MAX_RECS, sizeof(*expect));
+	if (expect == NULL)
+		return 1;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
