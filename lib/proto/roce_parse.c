@@ -3,7 +3,7 @@
  * Over 600 lines (about 900): the general parser, its fast path (untagged or one VLAN,
  * IPv4/IPv6, UDP 4791, BTH) and the datapath's variant of that fast path
  * (roce_parse_partial_dp(): the same frames, checked with loads only, fewer fields stored;
- * untagged IPv4 with constant offsets apart) share the per-header helpers and tables, which
+ * untagged IPv4 with constant offsets apart; roce_parse_partial_min(): the class alone) share the per-header helpers and tables, which
  * would otherwise have to be exported; tests/unit/proto/test_fastpath.c includes this file to
  * compare the paths with each other.
  *
@@ -694,6 +694,27 @@ parse_fast_fill_dp(const struct fast_hdr *h, uint16_t roce_port, struct roce_pkt
 }
 
 /*
+ * A frame parse_fast_check() took, for roce_parse_partial_min(): the class and what the
+ * switch itself reads of it (priority, ECN marking): cls, reason, n_vlans, pcp, vlan_id,
+ * ethertype, l3_off, ip_version, dscp, ecn; and dp_only = 2. Nothing else of *out is written.
+ */
+static inline __attribute__((always_inline)) void
+parse_fast_fill_min(const struct fast_hdr *h, struct roce_pkt *out)
+{
+	out->cls = ROCE_CLASS_ROCEV2;
+	out->reason = ROCE_REASON_OK;
+	out->n_vlans = h->n_vlans;
+	out->pcp = (uint8_t)(h->tci >> 13);
+	out->vlan_id = h->tci & 0x0FFF;
+	out->ethertype = h->et;
+	out->l3_off = (uint16_t)h->l3;
+	out->ip_version = h->et == ROCE_ETHERTYPE_IPV4 ? 4 : 6;
+	out->dscp = h->tc >> 2;
+	out->ecn = h->tc & 3;
+	out->dp_only = 2;
+}
+
+/*
  * The common frame in one pass: Ethernet, untagged or one 802.1Q tag, IPv4 without options
  * (not a fragment) or IPv6, UDP to the RoCE port, a BTH and its extension headers within the
  * bytes at hand, every length consistent. Returns 1 with *out exactly as pkt_zero() and the
@@ -903,4 +924,38 @@ enum roce_class
 roce_parse(const uint8_t *frame, uint32_t len, uint16_t roce_port, struct roce_pkt *out)
 {
 	return roce_parse_partial(frame, len, len, roce_port, out);
+}
+
+/* roce_parse_partial_min() of a frame that is not untagged IPv4 (as parse_dp_other()). */
+static __attribute__((noinline)) enum roce_class
+parse_min_other(const uint8_t *hdr, uint32_t avail, uint32_t frame_len, uint16_t roce_port,
+		struct roce_pkt *out)
+{
+	struct fast_hdr h;
+
+	if (parse_fast_check(hdr, avail, frame_len, roce_port, &h)) {
+		parse_fast_fill_min(&h, out);
+		return ROCE_CLASS_ROCEV2;
+	}
+	return parse_general(hdr, avail, frame_len, roce_port, out);
+}
+
+enum roce_class
+roce_parse_partial_min(const uint8_t *hdr, uint32_t avail, uint32_t frame_len,
+		       uint16_t roce_port, struct roce_pkt *out)
+{
+	struct fast_hdr h;
+
+	if (frame_len > UINT16_MAX)
+		frame_len = UINT16_MAX;
+	if (avail > frame_len)
+		avail = frame_len;
+	if (!fast_is_ipv4(hdr, avail))
+		return parse_min_other(hdr, avail, frame_len, roce_port, out);
+	/* the same checks as roce_parse_partial_dp(); the fill stores a third of the fields */
+	if (parse_fast_check_ipv4(hdr, avail, frame_len, roce_port, &h)) {
+		parse_fast_fill_min(&h, out);
+		return ROCE_CLASS_ROCEV2;
+	}
+	return parse_general(hdr, avail, frame_len, roce_port, out);
 }

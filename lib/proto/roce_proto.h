@@ -101,7 +101,8 @@ struct roce_pkt {
 	uint8_t fecn;
 	uint8_t becn;
 	uint8_t ackreq;
-	uint8_t dp_only;	/**< 1: roce_parse_partial_dp() filled only its fields (see there) */
+	uint8_t dp_only;	/**< 1: roce_parse_partial_dp() filled only its fields, 2:
+				 * roce_parse_partial_min() (see there); 0: the whole result */
 	uint16_t pkey;
 	uint32_t dest_qp;
 	uint32_t psn;
@@ -166,6 +167,15 @@ enum roce_class roce_parse_partial(const uint8_t *hdr, uint32_t avail, uint32_t 
  * roce_parse_partial(). Any other frame gets the whole result (dp_only = 0).
  */
 enum roce_class roce_parse_partial_dp(const uint8_t *hdr, uint32_t avail, uint32_t frame_len,
+		uint16_t roce_port, struct roce_pkt *out);
+
+/**
+ * roce_parse_partial_dp() for a datapath that reads only the class and what a switch needs to
+ * queue and ECN-mark the frame: on the same fast path, only cls, reason, n_vlans, pcp,
+ * vlan_id, ethertype, l3_off, ip_version, dscp and ecn, and dp_only = 2 (every other field
+ * keeps what *out held). Any other frame gets the whole result (dp_only = 0).
+ */
+enum roce_class roce_parse_partial_min(const uint8_t *hdr, uint32_t avail, uint32_t frame_len,
 		uint16_t roce_port, struct roce_pkt *out);
 
 /** Name of a class ("rocev2", "invalid", ...); "unknown" if out of range. */

@@ -97,6 +97,13 @@ emu_stage_port_in(const struct emu_pkt_meta *meta, bool egress, uint32_t mask)
 	return mask == UINT32_MAX || (port < 32 && (mask & (1u << port)) != 0);
 }
 
+/** What a stage reads of a packet's parse result (struct roce_pkt), least first. */
+enum emu_parse_need {
+	EMU_PARSE_CLASS, /**< the class and what the switch itself reads (roce_parse_partial_min()) */
+	EMU_PARSE_DP,    /**< the fields roce_parse_partial_dp() fills (lib/proto/roce_proto.h) */
+	EMU_PARSE_FULL,  /**< any field (roce_parse_partial()) */
+};
+
 struct emu_stage_ops {
 	const char *type;             /**< the "type" value in a pipeline file */
 	size_t priv_size;
@@ -120,11 +127,11 @@ struct emu_stage_ops {
 	 */
 	bool sets_out_port;
 	/**
-	 * Optional: true when this instance reads only the parse fields roce_parse_partial_dp()
-	 * fills (lib/proto/roce_proto.h) and the metadata; then the switch may parse with it.
-	 * Absent: the stage may read any field (the full parse).
+	 * Optional: what this instance reads of the parse result (besides the metadata); the
+	 * switch parses with the least that covers every stage (emu_switch.c,
+	 * emu_switch_choose_parse()). Absent: EMU_PARSE_FULL, any field.
 	 */
-	bool (*reads_dp_fields)(const void *priv);
+	enum emu_parse_need (*parse_need)(const void *priv);
 	/** Validate @p cfg and set up @p priv (zeroed). On error, fill @p err (path first). */
 	int (*init)(void *priv, const json_t *cfg, const struct emu_stage_env *env,
 		    struct emu_err *err);

@@ -510,12 +510,12 @@ capture_summary(const void *priv, char *buf, size_t len)
 	}
 }
 
-/* It copies bytes, the metadata and the trace; its filter reads the frame. */
-static bool
-capture_reads_dp_fields(const void *priv)
+/* It copies bytes, the metadata and the trace; its filter reads the frame, not the parse. */
+static enum emu_parse_need
+capture_parse_need(const void *priv)
 {
 	(void)priv;
-	return true;
+	return EMU_PARSE_CLASS;
 }
 
 const struct emu_stage_ops emu_stage_capture = {
@@ -527,7 +527,7 @@ const struct emu_stage_ops emu_stage_capture = {
 	.key_table = &capture_key_table,
 	.set_table = &capture_set_table,
 	.init = capture_init,
-	.reads_dp_fields = capture_reads_dp_fields,
+	.parse_need = capture_parse_need,
 	.process = capture_process,
 	.free = capture_free,
 	.compile = capture_compile,

@@ -449,16 +449,16 @@ delay_held_count(const void *priv)
 }
 
 /* It reads the parse result only through its rules' matches (the key is the egress port). */
-static bool
-delay_reads_dp_fields(const void *priv)
+static enum emu_parse_need
+delay_parse_need(const void *priv)
 {
 	const struct delay_priv *dp = priv;
 	unsigned int r;
 
 	for (r = 0; r < dp->n_rules; r++)
 		if (!emu_match_reads_dp_fields(&dp->rules[r].match))
-			return false;
-	return true;
+			return EMU_PARSE_FULL;
+	return EMU_PARSE_DP;
 }
 
 const struct emu_stage_ops emu_stage_delay = {
@@ -470,7 +470,7 @@ const struct emu_stage_ops emu_stage_delay = {
 	.key_table = &delay_key_table,
 	.init = delay_init,
 	.needs = delay_needs,
-	.reads_dp_fields = delay_reads_dp_fields,
+	.parse_need = delay_parse_need,
 	.process = delay_process,
 	.free = delay_free,
 	.held = delay_held_count,

@@ -431,6 +431,14 @@ forward_routes(const void *priv, unsigned int n_ports, uint32_t *out_masks)
 	}
 }
 
+/* It reads the frame's MACs, the ingress port and the metadata: no field of the parse. */
+static enum emu_parse_need
+forward_parse_need(const void *priv)
+{
+	(void)priv;
+	return EMU_PARSE_CLASS;
+}
+
 const struct emu_stage_ops emu_stage_forward = {
 	.type = "forward",
 	.priv_size = sizeof(struct forward_priv),
@@ -439,6 +447,7 @@ const struct emu_stage_ops emu_stage_forward = {
 	.keys = forward_keys,
 	.key_table = &forward_key_table,
 	.sets_out_port = true,
+	.parse_need = forward_parse_need,
 	.init = forward_init,
 	.routes = forward_routes,
 	.process = forward_process,

@@ -782,18 +782,18 @@ impair_summary(const void *priv, char *buf, size_t len)
  * port, which the datapath parse fills; the rest it reads through its events' matches (a
  * profile changes only "enabled" and "p") and the iteration tracker (more of the BTH).
  */
-static bool
-impair_reads_dp_fields(const void *priv)
+static enum emu_parse_need
+impair_parse_need(const void *priv)
 {
 	const struct impair_priv *ip = priv;
 	unsigned int e;
 
 	if (ip->tracks_iterations)
-		return false;
+		return EMU_PARSE_FULL;
 	for (e = 0; e < ip->n_events; e++)
 		if (!emu_match_reads_dp_fields(&ip->events[e].match))
-			return false;
-	return true;
+			return EMU_PARSE_FULL;
+	return EMU_PARSE_DP;
 }
 
 const struct emu_stage_ops emu_stage_impair = {
@@ -805,7 +805,7 @@ const struct emu_stage_ops emu_stage_impair = {
 	.key_table = &impair_key_table,
 	.set_table = &impair_set_table,
 	.init = impair_init,
-	.reads_dp_fields = impair_reads_dp_fields,
+	.parse_need = impair_parse_need,
 	.process = impair_process,
 	.free = impair_free,
 	.compile = impair_compile,

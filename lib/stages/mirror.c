@@ -112,11 +112,11 @@ mirror_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst_
 }
 
 /* It copies packets: it reads no field of the parse result. */
-static bool
-mirror_reads_dp_fields(const void *priv)
+static enum emu_parse_need
+mirror_parse_need(const void *priv)
 {
 	(void)priv;
-	return true;
+	return EMU_PARSE_CLASS;
 }
 
 const struct emu_stage_ops emu_stage_mirror = {
@@ -127,6 +127,6 @@ const struct emu_stage_ops emu_stage_mirror = {
 	.keys = mirror_keys,
 	.key_table = &mirror_key_table,
 	.init = mirror_init,
-	.reads_dp_fields = mirror_reads_dp_fields,
+	.parse_need = mirror_parse_need,
 	.process = mirror_process,
 };

@@ -9,10 +9,11 @@
  * 802.1p PCP ("trust": "pcp"); frames without an IP header always use the PCP.
  *
  * When the switch says that nothing after this stage reads more of the parse result than
- * roce_parse_partial_dp() fills (emu_stage_parse_dp_fields(): only parse and forward stages,
- * no fabric, no incast; the TM reads the class, offsets, IP version and traffic class), the
- * common RoCEv2 frame gets only those fields (the others stay as they were in the mbuf's
- * metadata) and the counters and every packet's fate are the same.
+ * roce_parse_partial_dp() fills, or only the class and what the switch itself reads
+ * (roce_parse_partial_min(): the TM reads the class, l3_off, IP version and traffic class),
+ * (emu_stage_parse_need(), from every stage's ops->parse_need, the fabric and the incast
+ * sources), the common RoCEv2 frame gets only those fields (the others stay as they were in
+ * the mbuf's metadata) and the counters and every packet's fate are the same.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -69,14 +70,14 @@ struct parse_priv {
 	bool verify_icrc;
 	bool drop_bad_icrc;
 	bool trust_dscp;
-	bool dp_fields; /* roce_parse_partial_dp(): set by the switch (emu_stage_parse_dp_fields) */
+	uint8_t need; /* enum emu_parse_need: set by the switch (emu_stage_parse_need) */
 	uint8_t dscp_prio[64];
 };
 
 void
-emu_stage_parse_dp_fields(void *priv, bool on)
+emu_stage_parse_need(void *priv, enum emu_parse_need need)
 {
-	((struct parse_priv *)priv)->dp_fields = on;
+	((struct parse_priv *)priv)->need = (uint8_t)need;
 }
 
 /* dscp_map: {"26": 3, ...} (unlisted DSCPs -> 0) or an array of 64 priorities. */
@@ -155,6 +156,7 @@ parse_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, struc
 	int rc;
 
 	parse_names_init();
+	pp->need = EMU_PARSE_FULL; /* until the switch says less is read */
 	rc = emu_key_int(cfg, env->path, T, "roce_udp_port", &port, err);
 	if (rc == 0)
 		rc = emu_key_bool(cfg, env->path, T, "drop_invalid", &pp->drop_invalid, err);
@@ -204,7 +206,8 @@ parse_process_transparent(const struct parse_priv *pp, struct rte_mbuf **pkts, u
 {
 	enum roce_class (*const parse_hdr)(const uint8_t *, uint32_t, uint32_t, uint16_t,
 					   struct roce_pkt *) =
-		pp->dp_fields ? roce_parse_partial_dp : roce_parse_partial;
+		pp->need == EMU_PARSE_CLASS ? roce_parse_partial_min :
+		pp->need == EMU_PARSE_DP ? roce_parse_partial_dp : roce_parse_partial;
 	const uint16_t roce_port = pp->roce_port;
 	uint64_t n_rocev2 = 0;
 	uint16_t i;

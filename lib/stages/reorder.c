@@ -670,10 +670,10 @@ reorder_free(void *priv)
 }
 
 /* Without a match it reads the opcode, DestQP, PSN and destination address only. */
-static bool
-reorder_reads_dp_fields(const void *priv)
+static enum emu_parse_need
+reorder_parse_need(const void *priv)
 {
-	return !((const struct reorder_priv *)priv)->has_match;
+	return ((const struct reorder_priv *)priv)->has_match ? EMU_PARSE_FULL : EMU_PARSE_DP;
 }
 
 const struct emu_stage_ops emu_stage_reorder = {
@@ -685,7 +685,7 @@ const struct emu_stage_ops emu_stage_reorder = {
 	.key_table = &reorder_key_table,
 	.init = reorder_init,
 	.needs = reorder_needs,
-	.reads_dp_fields = reorder_reads_dp_fields,
+	.parse_need = reorder_parse_need,
 	.process = reorder_process,
 	.free = reorder_free,
 	.held = reorder_held,

@@ -17,11 +17,12 @@ extern const struct emu_stage_ops emu_stage_delay;
 extern const struct emu_stage_ops emu_stage_reorder;
 
 /**
- * Have the parse stage instance @p priv use roce_parse_partial_dp() (only the fields the
- * switch's datapath reads) in its default configuration (nothing dropped, no ICRC check).
- * The switch calls it when no stage, fabric or incast source after it reads more; the
- * result fields it does fill and every counter are the same as with the full parse.
+ * Have the parse stage instance @p priv fill only what @p need says is read
+ * (roce_parse_partial_min() or roce_parse_partial_dp() instead of the full parse) in its
+ * default configuration (nothing dropped, no ICRC check). The switch calls it with what every
+ * stage, fabric and incast source reads; the fields it does fill and every counter are the
+ * same as with the full parse. Created at EMU_PARSE_CLASS's value 0: the switch always says.
  */
-void emu_stage_parse_dp_fields(void *priv, bool on);
+void emu_stage_parse_need(void *priv, enum emu_parse_need need);
 
 #endif

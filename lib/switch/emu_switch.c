@@ -129,35 +129,38 @@ emu_switch_add_stages(struct emu_switch *sw, const char *list_key, bool egress, 
 
 
 /*
- * The parse stages fill only the fields the datapath reads (roce_parse_partial_dp()) when
- * nothing else reads the rest of the parse result: every stage is parse or forward (forward
- * reads the frame's MACs and the ingress port) or says it reads only those fields
- * (ops->reads_dp_fields: capture and mirror always, delay and reorder when their matches do);
- * a fabric's routes read addresses, ports
- * and DestQP, which it fills (not a spray_match, which may read any field); no incast source.
- * The TM reads the class, l3_off, IP version, DSCP and ECN, the runner the class; MAC control
- * frames always get the full parse.
+ * The parse stages fill only what the rest of the switch reads of the parse result, the
+ * most any reader asks for: each stage's ops->parse_need (absent: everything; forward,
+ * capture and mirror read only the class; delay, impair and reorder the datapath fields
+ * unless their matches read more); a fabric's routes read addresses, ports and DestQP, which
+ * roce_parse_partial_dp() fills (a spray_match may read any field); an incast source any
+ * field. The TM reads the class, l3_off, IP version, DSCP and ECN, the runner the class: both
+ * are in every level. MAC control frames always get the full parse.
  */
 static void
 emu_switch_choose_parse(struct emu_switch *sw)
 {
-	bool dp = sw->n_incast == 0;
+	enum emu_parse_need need = sw->n_incast == 0 ? EMU_PARSE_CLASS : EMU_PARSE_FULL;
 	unsigned int i;
 
-	/* the fabric's routes read the addresses, ports and DestQP; a spray_match anything */
+	if (sw->fab != NULL && need < EMU_PARSE_DP)
+		need = EMU_PARSE_DP;
 	for (i = 0; sw->fab != NULL && i < sw->fab->n_switches; i++)
 		if (sw->fab->sw[i].has_spray_match)
-			dp = false;
+			need = EMU_PARSE_FULL;
 	for (i = 0; i < sw->n_stages; i++) {
 		const struct emu_stage_ops *ops = sw->stages[i].ops;
+		enum emu_parse_need n;
 
-		if (ops != &emu_stage_parse && ops != &emu_stage_forward &&
-		    (ops->reads_dp_fields == NULL || !ops->reads_dp_fields(sw->stages[i].priv)))
-			dp = false;
+		if (ops == &emu_stage_parse)
+			continue; /* the writer */
+		n = ops->parse_need != NULL ? ops->parse_need(sw->stages[i].priv) : EMU_PARSE_FULL;
+		if (n > need)
+			need = n;
 	}
 	for (i = 0; i < sw->n_stages; i++)
 		if (sw->stages[i].ops == &emu_stage_parse)
-			emu_stage_parse_dp_fields(sw->stages[i].priv, dp);
+			emu_stage_parse_need(sw->stages[i].priv, need);
 }
 
 struct emu_switch *

@@ -8,7 +8,7 @@
     tests/bench/callgrind_per_packet.py OUT [N]
 
 Only the switch's own work is collected (no net_null, no bench loop). The packet count is
-the number of calls into the parser (roce_parse_partial and roce_parse_partial_dp): every
+the number of calls into the parser (roce_parse_partial, _dp and _min): every
 packet is parsed once. Prints the total and the N (default 20) most expensive functions,
 self cost (callees not included), each divided by that count. Works on bench_fabric,
 bench_reorder and bench_impair too (their sides are driven through the same three calls).
@@ -17,7 +17,7 @@ import collections
 import re
 import sys
 
-PARSERS = ("roce_parse_partial", "roce_parse_partial_dp")
+PARSERS = ("roce_parse_partial", "roce_parse_partial_dp", "roce_parse_partial_min")
 
 
 def main():

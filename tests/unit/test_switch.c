@@ -953,9 +953,10 @@ test_cnp_pacing_edges(void **state)
 }
 
 /*
- * Which parse the switch chooses (emu_switch_choose_parse()): the datapath parse
- * (roce_parse_partial_dp(), dp_only = 1 in the result) only when no stage reads a field it
- * leaves out. One RoCEv2 WRITE through each pipeline; the frame arrives with a full parse in
+ * Which parse the switch chooses (emu_switch_choose_parse()): the class-only parse
+ * (roce_parse_partial_min(), dp_only = 2 in the result) when no stage reads a parse field,
+ * the datapath parse (roce_parse_partial_dp(), dp_only = 1) when none reads a field it
+ * leaves out, else the full parse (0). One RoCEv2 WRITE through each pipeline; the frame arrives with a full parse in
  * its metadata (dp_only = 0), so the result says which parser ran last.
  */
 static int
@@ -1010,8 +1011,8 @@ static void
 test_dp_parse_choice(void **state)
 {
 	(void)state;
-	assert_int_equal(dp_parse_of(""), 1);
-	assert_int_equal(dp_parse_of("{\"type\": \"mirror\", \"to\": \"mon\"},"), 1);
+	assert_int_equal(dp_parse_of(""), 2);
+	assert_int_equal(dp_parse_of("{\"type\": \"mirror\", \"to\": \"mon\"},"), 2);
 	assert_int_equal(dp_parse_of("{\"type\": \"delay\", \"rules\": [{\"delay_us\": 1,"
 				     " \"match\": {\"psn\": [0, 100], \"opcode\": \"data\","
 				     " \"dst_ip\": \"0.0.0.0/0\"}}]},"), 1);
@@ -1022,7 +1023,9 @@ test_dp_parse_choice(void **state)
 		snprintf(file, sizeof(file), "%s/c.pcapng", dir);
 		snprintf(stage, sizeof(stage),
 			 "{\"type\": \"capture\", \"file\": \"%s\", \"annotate\": \"all\"},", file);
-		assert_int_equal(dp_parse_of(stage), 1);
+		assert_int_equal(dp_parse_of(stage), 2);
+		/* with a stage that reads the datapath fields after it */
+		assert_int_equal(dp_parse_of_eg(stage, "{\"type\": \"reorder\"}"), 1);
 		assert_int_equal(unlink(file), 0); /* written: one frame */
 		assert_int_equal(rmdir(dir), 0);
 	}
