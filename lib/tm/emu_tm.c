@@ -250,6 +250,37 @@ emu_tm_enqueue(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t no
 }
 
 /*
+ * How many cells one queue (@p q_cells, of a port holding @p port_cells) may still take, the
+ * buffer holding @p used_cells of @p total, before one of emu_tm_enqueue()'s byte limits
+ * refuses a packet: the port's limit, the static queue limit, the shared buffer, and the
+ * dynamic threshold q <= alpha x (total - used), where both sides move with each packet
+ * (q and used grow by the same cells). Below the exact bound by a margin (64 bytes per unit
+ * of 1 + alpha), so that rounding in the threshold's double arithmetic never lets through a
+ * packet the exact test refuses; a packet past the room goes through emu_tm_enqueue(). Byte
+ * counts stay below EMU_TM_MAX_KB (16 GiB) by configuration: the conversions are exact.
+ */
+static inline uint64_t
+emu_tm_room(uint64_t limit, uint64_t port_cells, uint64_t queue_limit, uint64_t q_cells,
+	    uint64_t total, uint64_t used_cells, double alpha, bool dynamic, bool own)
+{
+	uint64_t room = port_cells < limit ? limit - port_cells : 0;
+
+	if (!dynamic)
+		room = RTE_MIN(room, q_cells < queue_limit ? queue_limit - q_cells : 0);
+	if (!own) {
+		room = RTE_MIN(room, used_cells < total ? total - used_cells : 0);
+		if (dynamic) {
+			double d = alpha * (double)(int64_t)(total - used_cells) -
+				   (double)(int64_t)q_cells;
+			uint64_t r = d > 0 ? (uint64_t)(d / (1.0 + alpha)) : 0;
+
+			room = RTE_MIN(room, r > 64 ? r - 64 : 0);
+		}
+	}
+	return room;
+}
+
+/*
  * emu_tm_enqueue() of pkts[0..n) to one port, in order, with the port's running state in
  * locals: the compiler cannot keep it in registers across the stores into each packet's
  * metadata (they may alias the port as far as it knows). A packet the common case does not
@@ -281,6 +312,9 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 	struct rte_mbuf **f_slots = NULL;
 	uint32_t f_tail = 0, f_mask = 0;
 	uint64_t q_cells = 0, qb = 0, q_max = 0;
+	/* Cells queue cq may still take in this run with every byte limit of emu_tm_enqueue()
+	 * passing (emu_tm_room()): one compare per packet instead of those tests. */
+	uint64_t room = 0;
 	/* The lossless ingress port of the last packet and its bytes of priority cq (as in
 	 * emu_tm_advance_run()); in_key = hop * EMU_TM_N_Q + q, UINT32_MAX: none loaded. */
 	struct emu_tm_port *in = NULL;
@@ -337,21 +371,17 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 			q_cells = p->q_cells[q];
 			qb = p->q_bytes[q];
 			q_max = 0;
+			room = emu_tm_room(limit, port_cells, queue_limit, q_cells, total, used_cells,
+					   alpha, dynamic, own);
 		}
 		if (pow2)
 			cells = ((uint64_t)len + cb - 1) & ~(uint64_t)(cb - 1);
 		else
 			cells = (uint64_t)(len + cb - 1) / cb * cb;
-		/* The same tests as emu_tm_enqueue(), in any order (only "all pass" matters
-		 * here). Byte counts stay below EMU_TM_MAX_KB (16 GiB) by configuration, so the
-		 * signed conversions to double are exact and give what the unsigned ones give. */
+		/* emu_tm_enqueue()'s tests: the slot count as it is, the byte limits through the
+		 * room they leave (a packet past it is decided there, exactly) */
 		if (unlikely((flags & EMU_META_MACCTL) || port_pkts >= queue_pkts ||
-			     port_cells + cells > limit ||
-			     (!dynamic && q_cells + cells > queue_limit) ||
-			     (!own && used_cells + cells > total) ||
-			     (!own && dynamic &&
-			      (double)(int64_t)(q_cells + cells) >
-				      alpha * (double)(int64_t)(total - used_cells)))) {
+			     cells > room)) {
 			/* the general path decides: drop, headroom or the control queue */
 			TM_BURST_STORE();
 			queued += emu_tm_enqueue(tm, port, m, now_ns, rng);
@@ -370,6 +400,7 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 				in_xoff = in->xoff[q];
 			}
 		}
+		room -= cells;
 		if (!own)
 			used_cells += cells;
 		q_cells += cells;
@@ -560,6 +591,18 @@ emu_tm_unaccount(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q,
 }
 
 /*
+ * Where emu_tm_dequeue() collects what leaves (emu_tm_advance_run()): a packet that starts
+ * while the delay line is empty and leaves by now goes here instead of onto the line, from
+ * which the dequeue would take it at once (same packet, same order, same time).
+ */
+struct emu_tm_out {
+	struct rte_mbuf **pkts;
+	uint16_t max;
+	uint16_t n;
+	uint64_t bytes;
+};
+
+/*
  * emu_tm_port_advance() while data queue @p q alone holds packets under the strict scheduler
  * (what emu_tm_pick() would choose every time): the same steps, with the link's, the queue's
  * and the buffer's running state in locals (see emu_tm_enqueue_run()). Returns true when
@@ -567,7 +610,7 @@ emu_tm_unaccount(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q,
  */
 static inline __attribute__((always_inline)) bool
 emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uint64_t now_ns,
-		   struct emu_rng *rng, const bool pow2, const bool own)
+		   struct emu_rng *rng, const bool pow2, const bool own, struct emu_tm_out *o)
 {
 	struct emu_tm_fifo *f = &p->q[q], *w = &p->wire;
 	const uint32_t cb = tm->buf.cell_bytes, f_mask = f->mask, w_mask = w->mask;
@@ -592,6 +635,9 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 	uint64_t ing = 0, xon = 0;
 	bool in_xoff = false;
 	bool empty = false;
+	/* o's count and bytes in locals (o may alias nothing here, but the compiler cannot know) */
+	uint16_t o_n = o != NULL ? o->n : 0, o_max = o != NULL ? o->max : 0;
+	uint64_t o_bytes = 0;
 
 	if (p->memo_rate_bps != rate)
 		memo_len = UINT32_MAX; /* no frame is that long: recompute the first */
@@ -691,7 +737,17 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 		/* departure = finish rounded up to the ns, plus the propagation delay */
 		dep_ns = link_ns + (link_ps != 0) + delay_ns;
 		meta->ts_ns = dep_ns;
-		w_slots[w_tail++ & w_mask] = m;
+		if (o != NULL && w_tail == w_head && dep_ns <= now_ns && o_n < o_max) {
+			/* gone by now, nothing ahead of it on the line: straight to the dequeue */
+			o->pkts[o_n++] = m;
+			o_bytes += len;
+		} else {
+			w_slots[w_tail++ & w_mask] = m;
+		}
+	}
+	if (o != NULL) {
+		o->n = o_n;
+		o->bytes += o_bytes;
 	}
 	if (in != NULL)
 		in->ing_bytes[q] = ing;
@@ -725,21 +781,24 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 /* emu_tm_advance_run() with the cell rounding and the port's own buffer as constants. */
 static bool
 emu_tm_advance_one_queue(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q,
-			 uint64_t now_ns, struct emu_rng *rng)
+			 uint64_t now_ns, struct emu_rng *rng, struct emu_tm_out *o)
 {
 	const uint32_t cb = tm->buf.cell_bytes;
 
 	if ((cb & (cb - 1)) != 0)
-		return emu_tm_advance_run(tm, p, q, now_ns, rng, false, p->cfg.own_buffer);
+		return emu_tm_advance_run(tm, p, q, now_ns, rng, false, p->cfg.own_buffer, o);
 	if (p->cfg.own_buffer)
-		return emu_tm_advance_run(tm, p, q, now_ns, rng, true, true);
-	return emu_tm_advance_run(tm, p, q, now_ns, rng, true, false);
+		return emu_tm_advance_run(tm, p, q, now_ns, rng, true, true, o);
+	return emu_tm_advance_run(tm, p, q, now_ns, rng, true, false, o);
 }
 
-/* Start serialising every queued packet whose start time has come. */
-void
-emu_tm_port_advance(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_ns,
-		    struct emu_rng *rng)
+/*
+ * Start serialising every queued packet whose start time has come; with @p o (the dequeue),
+ * one queue under the strict scheduler hands what leaves by now straight to it.
+ */
+static void
+emu_tm_port_advance_out(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_ns,
+			struct emu_rng *rng, struct emu_tm_out *o)
 {
 	while (emu_tm_fifo_count(&p->wire) <= p->wire.mask) {
 		uint64_t start_ns, wire_ps, sum_ps;
@@ -756,7 +815,7 @@ emu_tm_port_advance(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_ns,
 			emu_tm_start(p, q1, &start_ns, &start_ps);
 			if (start_ns > now_ns || (start_ns == now_ns && start_ps > 0))
 				return;
-			if (!emu_tm_advance_one_queue(tm, p, q1, now_ns, rng))
+			if (!emu_tm_advance_one_queue(tm, p, q1, now_ns, rng, o))
 				return;
 			continue;
 		}
@@ -805,37 +864,54 @@ emu_tm_port_advance(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_ns,
 	}
 }
 
-uint16_t
-emu_tm_dequeue(struct emu_tm *tm, uint16_t port, uint64_t now_ns, struct rte_mbuf **out,
-	       uint16_t max, struct emu_rng *rng)
+void
+emu_tm_port_advance(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_ns,
+		    struct emu_rng *rng)
 {
-	struct emu_tm_port *p = &tm->ports[port];
-	uint64_t bytes = 0;
-	uint16_t n = 0;
-	bool wire_full;
+	emu_tm_port_advance_out(tm, p, now_ns, rng, NULL);
+}
 
-	/* nothing queued, nothing on the wire: what the rest would find (polled every pass) */
-	if (p->nonempty == 0 && emu_tm_fifo_count(&p->wire) == 0)
-		return 0;
-	emu_tm_port_advance(tm, p, now_ns, rng);
-	wire_full = emu_tm_fifo_count(&p->wire) > p->wire.mask;
-	while (n < max && emu_tm_fifo_count(&p->wire) > 0) {
+/* Take the packets at the head of @p p's delay line that have left by @p now_ns into @p o. */
+static inline void
+emu_tm_wire_pop(struct emu_tm_port *p, uint64_t now_ns, struct emu_tm_out *o)
+{
+	while (o->n < o->max && emu_tm_fifo_count(&p->wire) > 0) {
 		struct rte_mbuf *m = p->wire.slots[p->wire.head & p->wire.mask];
 
 		if (emu_meta(m)->ts_ns > now_ns)
 			break;
 		p->wire.head++;
-		bytes += emu_wire_len(m);
-		out[n++] = m;
+		o->bytes += emu_wire_len(m);
+		o->pkts[o->n++] = m;
 	}
-	/* Packets the delay line could not take before may start now (when it had room, the
-	 * advance stopped at a head not due yet, and taking packets off the line changes that
-	 * in nothing). */
-	if (n > 0 && wire_full)
-		emu_tm_port_advance(tm, p, now_ns, rng);
-	p->ctr[EMU_TM_CTR_DEQ_PKTS] += n;
-	p->ctr[EMU_TM_CTR_DEQ_BYTES] += bytes;
-	return n;
+}
+
+/*
+ * What was on the delay line and has left first; then the packets that start by now, those
+ * that also leave by now (the line empty ahead of them) straight into @p out, the others onto
+ * the line, from which what has left is taken after. The same packets in the same order as
+ * advancing first and then taking from the line; one call earlier when the line was full.
+ */
+uint16_t
+emu_tm_dequeue(struct emu_tm *tm, uint16_t port, uint64_t now_ns, struct rte_mbuf **out,
+	       uint16_t max, struct emu_rng *rng)
+{
+	struct emu_tm_port *p = &tm->ports[port];
+	struct emu_tm_out o = { .pkts = out, .max = max, .n = 0, .bytes = 0 };
+
+	/* nothing queued, nothing on the wire: what the rest would find (polled every pass) */
+	if (p->nonempty == 0 && emu_tm_fifo_count(&p->wire) == 0)
+		return 0;
+	if (emu_tm_fifo_count(&p->wire) > 0)
+		emu_tm_wire_pop(p, now_ns, &o);
+	if (p->nonempty != 0) {
+		/* even with @p out full: the queues are then exact at now for what comes next */
+		emu_tm_port_advance_out(tm, p, now_ns, rng, &o);
+		emu_tm_wire_pop(p, now_ns, &o);
+	}
+	p->ctr[EMU_TM_CTR_DEQ_PKTS] += o.n;
+	p->ctr[EMU_TM_CTR_DEQ_BYTES] += o.bytes;
+	return o.n;
 }
 
 /* The link went down at @p now_ns: drop what waits in the port's queues (frames already
