@@ -350,6 +350,8 @@ app_replay_main(int argc, char **argv)
 		bool all = outs[i].port == REPLAY_ALL_PORTS;
 
 		outs[i].pcapng = all || emu_pcapw_fmt_for(outs[i].file) == EMU_PCAPW_PCAPNG;
+		if (outs[i].pcapng && replay_annotate != REPLAY_ANN_NONE)
+			emu_switch_want_trace(ctx.sw); /* the comments are the traces */
 		outs[i].w = emu_pcapw_open(outs[i].file,
 					   outs[i].pcapng ? EMU_PCAPW_PCAPNG : EMU_PCAPW_PCAP,
 					   65535, all ? ctx.pl->n_ports : 1,
@@ -382,6 +384,7 @@ app_replay_main(int argc, char **argv)
 			goto out;
 		}
 		drops.sw = ctx.sw;
+		emu_switch_want_trace(ctx.sw); /* each drop's comment is its trace */
 		drops.linear = malloc(65536);
 		if (drops.linear == NULL)
 			goto out;

@@ -132,6 +132,12 @@ struct emu_stage_ops {
 	 * emu_switch_choose_parse()). Absent: EMU_PARSE_FULL, any field.
 	 */
 	enum emu_parse_need (*parse_need)(const void *priv);
+	/**
+	 * Optional: true when this instance reads the packets' traces (an annotated capture).
+	 * The switch and its TM write the trace only when a stage does or someone outside
+	 * asked (emu_switch_want_trace()). Absent: false.
+	 */
+	bool (*reads_trace)(const void *priv);
 	/** Validate @p cfg and set up @p priv (zeroed). On error, fill @p err (path first). */
 	int (*init)(void *priv, const json_t *cfg, const struct emu_stage_env *env,
 		    struct emu_err *err);

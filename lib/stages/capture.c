@@ -104,6 +104,7 @@ struct capture_priv {
 	uint64_t drops_seen; /* worker: dropped frames handed to the capture */
 	uint64_t *ctr;       /* the stage's counters, for the drop hook */
 	uint32_t port_mask; /* bit per switch port; all ones = every port */
+	bool annotating;    /* the writer formats each record's trace: the switch must write it */
 	char if_names[EMU_MAX_PORTS + 1][40];
 	const char *if_ptrs[EMU_MAX_PORTS + 2];
 	char drop_names[CAPTURE_MAX_DROP_NAMES][64];
@@ -352,6 +353,7 @@ capture_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 			emu_err_prefix(err, path);
 			return -1;
 		}
+		cp->annotating = true;
 		if (strcmp(ann, "none") == 0)
 			emu_capture_set_no_comments(cp->cap);
 	}
@@ -518,6 +520,13 @@ capture_parse_need(const void *priv)
 	return EMU_PARSE_CLASS;
 }
 
+/* An annotated capture copies each packet's trace for its writer. */
+static bool
+capture_reads_trace(const void *priv)
+{
+	return ((const struct capture_priv *)priv)->annotating;
+}
+
 const struct emu_stage_ops emu_stage_capture = {
 	.type = "capture",
 	.priv_size = sizeof(struct capture_priv),
@@ -528,6 +537,7 @@ const struct emu_stage_ops emu_stage_capture = {
 	.set_table = &capture_set_table,
 	.init = capture_init,
 	.parse_need = capture_parse_need,
+	.reads_trace = capture_reads_trace,
 	.process = capture_process,
 	.free = capture_free,
 	.compile = capture_compile,

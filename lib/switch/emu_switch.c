@@ -163,6 +163,26 @@ emu_switch_choose_parse(struct emu_switch *sw)
 			emu_stage_parse_need(sw->stages[i].priv, need);
 }
 
+/* Traces are written when a stage reads them (ops->reads_trace) or emu_switch_want_trace(). */
+static void
+emu_switch_choose_trace(struct emu_switch *sw)
+{
+	unsigned int i;
+
+	for (i = 0; i < sw->n_stages; i++)
+		if (sw->stages[i].ops->reads_trace != NULL &&
+		    sw->stages[i].ops->reads_trace(sw->stages[i].priv))
+			sw->trace = true;
+	emu_tm_set_trace(sw->tm, sw->trace);
+}
+
+void
+emu_switch_want_trace(struct emu_switch *sw)
+{
+	sw->trace = true;
+	emu_tm_set_trace(sw->tm, true);
+}
+
 struct emu_switch *
 emu_switch_create(struct emu_pipeline *pl, struct rte_mempool *pool, uint64_t seed,
 		  struct emu_err *err)
@@ -204,6 +224,7 @@ emu_switch_create(struct emu_pipeline *pl, struct rte_mempool *pool, uint64_t se
 	if (emu_switch_incast_init(sw, err) != 0)
 		goto fail;
 	emu_switch_choose_parse(sw);
+	emu_switch_choose_trace(sw);
 	sw->settings = emu_switch_settings_snapshot(sw);
 	if (sw->settings == NULL) {
 		emu_err_setrc(err, -ENOMEM, "out of memory reading the switch's settings");
@@ -635,8 +656,10 @@ emu_switch_rx_lens(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts,
 		meta->out_port = EMU_PORT_NONE;
 		meta->prio = 0;
 		meta->flags = 0;
-		memset(&meta->trace, 0, sizeof(meta->trace)); /* padding too: captures copy it */
-		meta->trace.t_in_ns = now_ns;
+		if (sw->trace) {
+			memset(&meta->trace, 0, sizeof(meta->trace)); /* padding too: captures copy it */
+			meta->trace.t_in_ns = now_ns;
+		}
 		if (unlikely(wire_lens != NULL) && wire_lens[i] > len) {
 			meta->flags = EMU_META_SNAP;
 			meta->wire_len = wire_lens[i];

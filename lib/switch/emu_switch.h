@@ -302,6 +302,14 @@ unsigned int emu_switch_report_failures(const struct emu_switch *sw, FILE *f);
  * and passed to each hook added here before the packet is freed (drop captures, replay
  * --drops); up to EMU_DROP_MAX_HOOKS, -ENOSPC beyond. Before the switch runs.
  */
+/**
+ * Have the switch write every packet's trace (struct emu_trace) although no stage reads it:
+ * for a caller that formats annotations itself (emu_switch_annotate(): replay's pcapng
+ * outputs and --drops). Without it, and without a stage that reads traces (an annotated
+ * capture), the trace's fields are not written and say nothing. Before the switch runs.
+ */
+void emu_switch_want_trace(struct emu_switch *sw);
+
 int emu_switch_add_drop_hook(struct emu_switch *sw,
 			     void (*hook)(void *arg, struct rte_mbuf *m, uint32_t reason),
 			     void *arg);

@@ -63,6 +63,7 @@ emu_tm_create(const struct emu_tm_cfg *cfg, struct emu_err *err)
 		goto nomem;
 	tm->n_ports = cfg->n_ports;
 	tm->buf = cfg->buffer;
+	tm->trace = true;
 	for (i = 0; i < cfg->n_ports; i++) {
 		struct emu_tm_port *p = &tm->ports[i];
 
@@ -82,6 +83,12 @@ nomem:
 	emu_tm_free(tm);
 	emu_err_setrc(err, -ENOMEM, "tm: out of memory allocating queues");
 	return NULL;
+}
+
+void
+emu_tm_set_trace(struct emu_tm *tm, bool on)
+{
+	tm->trace = on;
 }
 
 void
@@ -234,8 +241,10 @@ emu_tm_enqueue(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t no
 		}
 	}
 	meta->ts_ns = now_ns;
-	meta->trace.t_enq_ns = now_ns;
-	meta->trace.qdepth_bytes = (uint32_t)RTE_MIN(p->q_bytes[q], (uint64_t)UINT32_MAX);
+	if (tm->trace) {
+		meta->trace.t_enq_ns = now_ns;
+		meta->trace.qdepth_bytes = (uint32_t)RTE_MIN(p->q_bytes[q], (uint64_t)UINT32_MAX);
+	}
 	p->q[q].slots[p->q[q].tail++ & p->q[q].mask] = m;
 	p->nonempty |= 1u << q;
 	p->q_bytes[q] += len;
@@ -302,6 +311,7 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 	const uint32_t queue_pkts = p->cfg.queue_pkts;
 	const unsigned int n_ports = tm->n_ports;
 	const double alpha = tm->buf.alpha;
+	const bool trace = tm->trace;
 	uint64_t port_cells, used_cells, all_q, enq_bytes = 0;
 	uint32_t port_pkts, nonempty, enq_pkts = 0;
 	uint16_t i, queued = 0;
@@ -416,8 +426,10 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 		}
 		meta->flags = flags & (uint8_t)~EMU_META_HEADROOM;
 		meta->ts_ns = now_ns;
-		meta->trace.t_enq_ns = now_ns;
-		meta->trace.qdepth_bytes = (uint32_t)RTE_MIN(qb, (uint64_t)UINT32_MAX);
+		if (trace) {
+			meta->trace.t_enq_ns = now_ns;
+			meta->trace.qdepth_bytes = (uint32_t)RTE_MIN(qb, (uint64_t)UINT32_MAX);
+		}
 		f_slots[f_tail++ & f_mask] = m;
 		nonempty |= 1u << q;
 		qb += len;
@@ -618,6 +630,7 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 	const uint64_t pause_ns = p->pause_until_ns[q], rate = p->cfg.rate_bps;
 	const uint64_t delay_ns = p->cfg.delay_ns, kmin = p->cfg.ecn.kmin_bytes;
 	const bool ecn = p->cfg.ecn.enabled && !p->cfg.ecn.at_enqueue;
+	const bool trace = tm->trace;
 	const unsigned int n_ports = tm->n_ports;
 	uint64_t link_ns = p->link_free_ns, busy_ps = p->busy_ps, qb = p->q_bytes[q];
 	uint64_t all_q = p->all_q_bytes, q_cells = p->q_cells[q], port_cells = p->port_cells;
@@ -732,8 +745,9 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 		if (ecn && qb > kmin)
 			emu_tm_ecn(p, m, qb, rng);
 		busy_ps += memo_ps;
-		meta->trace.wait_ns = start_ns > ts_ns ?
-			(uint32_t)RTE_MIN(start_ns - ts_ns, (uint64_t)UINT32_MAX) : 0;
+		if (trace)
+			meta->trace.wait_ns = start_ns > ts_ns ?
+				(uint32_t)RTE_MIN(start_ns - ts_ns, (uint64_t)UINT32_MAX) : 0;
 		/* departure = finish rounded up to the ns, plus the propagation delay */
 		dep_ns = link_ns + (link_ps != 0) + delay_ns;
 		meta->ts_ns = dep_ns;
@@ -856,8 +870,9 @@ emu_tm_port_advance_out(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_n
 		}
 		p->busy_ps += wire_ps;
 		p->ctr[EMU_TM_CTR_BUSY_NS] = p->busy_ps / 1000;
-		meta->trace.wait_ns = start_ns > meta->ts_ns ?
-			(uint32_t)RTE_MIN(start_ns - meta->ts_ns, (uint64_t)UINT32_MAX) : 0;
+		if (tm->trace)
+			meta->trace.wait_ns = start_ns > meta->ts_ns ?
+				(uint32_t)RTE_MIN(start_ns - meta->ts_ns, (uint64_t)UINT32_MAX) : 0;
 		/* departure = finish rounded up to the ns, plus the propagation delay */
 		meta->ts_ns = p->link_free_ns + (p->link_free_ps != 0) + p->cfg.delay_ns;
 		p->wire.slots[p->wire.tail++ & p->wire.mask] = m;

@@ -208,6 +208,13 @@ uint32_t emu_tm_wire_slots(const struct emu_tm_port_cfg *pc);
 /** Allocate the TM for @p cfg (all memory up front). */
 struct emu_tm *emu_tm_create(const struct emu_tm_cfg *cfg, struct emu_err *err);
 
+/**
+ * Whether the TM writes the queueing fields of each packet's trace (t_enq_ns, qdepth_bytes,
+ * wait_ns): on from emu_tm_create(); the switch turns it off when nothing reads the trace
+ * (DESIGN.md: a trace costs nothing when nobody reads it). Between bursts.
+ */
+void emu_tm_set_trace(struct emu_tm *tm, bool on);
+
 /** Free the TM and every packet it still holds; accepts NULL. */
 void emu_tm_free(struct emu_tm *tm);
 

@@ -89,6 +89,7 @@ struct emu_tm {
 	uint32_t reason_base;           /* reason id of port 0's counter 0 */
 	struct emu_tm_buffer_cfg buf;
 	uint64_t used_cells; /* shared buffer in use */
+	bool trace;          /* write the trace's queueing fields (emu_tm_set_trace()) */
 	uint8_t lossless_of[EMU_TM_MAX_PORTS]; /* ports[i].cfg.lossless_mask (fixed at create),
 						* packed: the per-packet lookup reads one byte */
 	struct emu_tm_port ports[EMU_TM_MAX_PORTS];

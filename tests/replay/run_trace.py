@@ -191,6 +191,16 @@ def main():
                             "\n".join(want_cap[:4])))
         if not any("|drop|rocemu: drop=impair.drop_d3 " in l for l in cap):
             fails.append("capture stage: no drop record for PSN 3 on the drop interface")
+        # The same capture alone (no annotated --out, no --drops: the stage is the trace's
+        # only reader, and the switch must still write it): the same records.
+        r3b = subprocess.run([rocemu, "replay", "--pipeline", "plcap.json", "--in", "a.pcap:p0",
+                              "--in", "b.pcap:p1", "--out", "every.pcapng",
+                              "--annotate", "none"], cwd=tmp,
+                             capture_output=True, text=True, timeout=120)
+        cap_alone = comments("cap.pcapng")
+        if r3b.returncode != 0 or sorted(cap_alone) != sorted(cap):
+            fails.append("capture stage alone: %d records differ from the run with --out and "
+                         "--drops:\n%s" % (len(cap_alone), "\n".join(cap_alone[:4])))
         # The Prometheus textfile of the same run: well-formed, and its numbers are the run's.
         import promcheck
         r4 = subprocess.run(base + ["--prometheus", "m.prom", "--stats", "s.json"], cwd=tmp,
