@@ -223,6 +223,9 @@ bench_port_setup(uint16_t id, struct rte_mempool *mp)
 	return rc;
 }
 
+static bool bench_huge; /* --huge: hugepages instead of --no-huge */
+static int bench_only = -1; /* --only: the one side measured (0 io, 1 bump, 2 tm); -1 all */
+
 /* io-forward, both directions as testpmd's io mode does; returns packets transmitted. */
 static uint64_t
 bench_epoch_io(const struct bench_size *bs, uint64_t end_tsc)
@@ -386,6 +389,8 @@ bench_run_size(struct emu_switch *sw, struct emu_switch *sw_tm, struct bench_siz
 		uint64_t t0 = rte_rdtsc(), t1, n;
 		double s;
 
+		if (bench_only >= 0 && side != (unsigned int)bench_only)
+			continue;
 		if (side == 0)
 			n = bench_epoch_io(bs, t0 + epoch_cycles);
 		else
@@ -408,7 +413,8 @@ bench_run_size(struct emu_switch *sw, struct emu_switch *sw_tm, struct bench_siz
 	    bench_check(sw_tm, "tm", bs, clk, &t0snap) != 0)
 		return -1;
 	bs->tm_busy_ns = emu_tm_port_ctrs(emu_switch_tm(sw), 1)[EMU_TM_CTR_BUSY_NS] - busy0;
-	if (bs->io_pkts == 0 || bs->full_pkts == 0 || bs->tm_pkts == 0) {
+	if (bench_only < 0 ? (bs->io_pkts == 0 || bs->full_pkts == 0 || bs->tm_pkts == 0) :
+	    (bench_only == 0 ? bs->io_pkts : bench_only == 1 ? bs->full_pkts : bs->tm_pkts) == 0) {
 		fprintf(stderr, "bench_switch: %s: nothing forwarded (io %" PRIu64 ", bump %" PRIu64
 			", tm %" PRIu64 ")\n", bs->name, bs->io_pkts, bs->full_pkts, bs->tm_pkts);
 		return -1;
@@ -440,16 +446,17 @@ bench_rundir_remove(const char *dir)
 static void
 bench_usage(FILE *f)
 {
-	fprintf(f, "usage: bench_switch [--epochs N] [--epoch-ms MS] [--quick] [--huge]\n"
+	fprintf(f, "usage: bench_switch [--epochs N] [--epoch-ms MS] [--quick] [--huge] "
+		   "[--only io|bump|tm]\n"
 		   "  epochs per frame size rotating io/bump/tm (default 30, a multiple of 3, <= %d), each MS ms "
 		   "(default 200)\n"
 		   "  --quick: --epochs 3 --epoch-ms 20 (smoke test: the functional checks, no useful numbers)\n"
 		   "  --huge: EAL memory on hugepages (512 free 2 MB pages), as a deployment runs, instead of\n"
-		   "          --no-huge\n",
+		   "          --no-huge\n"
+		   "  --only: run that side's epochs alone (callgrind or perf of one side; no ratios)\n",
 		   BENCH_MAX_EPOCHS);
 }
 
-static bool bench_huge; /* --huge: hugepages instead of --no-huge */
 
 static int
 bench_args(int argc, char **argv, unsigned int *epochs, unsigned int *epoch_ms)
@@ -459,6 +466,7 @@ bench_args(int argc, char **argv, unsigned int *epochs, unsigned int *epoch_ms)
 		{ "epoch-ms", required_argument, NULL, 'm' },
 		{ "quick", no_argument, NULL, 'q' },
 		{ "huge", no_argument, NULL, 'H' },
+		{ "only", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -490,6 +498,15 @@ bench_args(int argc, char **argv, unsigned int *epochs, unsigned int *epoch_ms)
 			break;
 		case 'H':
 			bench_huge = true;
+			break;
+		case 'o':
+			bench_only = strcmp(optarg, "io") == 0 ? 0 : strcmp(optarg, "bump") == 0 ? 1 :
+				     strcmp(optarg, "tm") == 0 ? 2 : -2;
+			if (bench_only == -2) {
+				fprintf(stderr, "bench_switch: --only io, bump or tm, got \"%s\"\n",
+					optarg);
+				return -1;
+			}
 			break;
 		case 'h':
 			bench_usage(stdout);
@@ -631,6 +648,15 @@ main(int argc, char **argv)
 			goto out;
 	}
 
+	if (bench_only >= 0) {
+		for (i = 0; i < BENCH_N_SIZES; i++)
+			printf("%s: %s side alone, %" PRIu64 " packets\n", bench_sizes[i].name,
+			       bench_only == 0 ? "io" : bench_only == 1 ? "bump" : "tm",
+			       bench_only == 0 ? bench_sizes[i].io_pkts :
+			       bench_only == 1 ? bench_sizes[i].full_pkts : bench_sizes[i].tm_pkts);
+		rc = 0;
+		goto out;
+	}
 	printf("\n%-8s %6s  %9s %9s %9s %8s %8s %10s %10s\n", "size", "frame", "io Mpps",
 	       "bump Mpps", "tm Mpps", "bump/io", "tm/bump", "+ns bump", "+ns tm");
 	for (i = 0; i < BENCH_N_SIZES; i++) {
