@@ -312,16 +312,17 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 	const unsigned int n_ports = tm->n_ports;
 	const double alpha = tm->buf.alpha;
 	const bool trace = tm->trace;
-	uint64_t port_cells, used_cells, all_q, enq_bytes = 0;
-	uint32_t port_pkts, nonempty, enq_pkts = 0;
+	/* all_q0, port_pkts0: at the last load; what grew since is what this run queued */
+	uint64_t port_cells, used_cells, all_q, all_q0;
+	uint32_t port_pkts, port_pkts0, nonempty;
 	uint16_t i, queued = 0;
 	/* The queue of the last packet (runs of one priority are the rule): its FIFO tail,
 	 * cells, bytes and maximum in locals. cq = EMU_TM_N_Q: none loaded. */
 	unsigned int cq = EMU_TM_N_Q;
 	struct emu_tm_fifo *f = NULL;
 	struct rte_mbuf **f_slots = NULL;
-	uint32_t f_tail = 0, f_mask = 0;
-	uint64_t q_cells = 0, qb = 0, q_max = 0;
+	uint32_t f_tail = 0, f_tail0 = 0, f_mask = 0;
+	uint64_t q_cells = 0, qb = 0;
 	/* Cells queue cq may still take in this run with every byte limit of emu_tm_enqueue()
 	 * passing (emu_tm_room()): one compare per packet instead of those tests. */
 	uint64_t room = 0;
@@ -334,14 +335,16 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 
 #define TM_BURST_LOAD() do { \
 		port_cells = p->port_cells; used_cells = tm->used_cells; \
-		all_q = p->all_q_bytes; port_pkts = p->port_pkts; nonempty = p->nonempty; \
-		cq = EMU_TM_N_Q; in_key = UINT32_MAX; in = NULL; \
+		all_q = all_q0 = p->all_q_bytes; port_pkts = port_pkts0 = p->port_pkts; \
+		nonempty = p->nonempty; cq = EMU_TM_N_Q; in_key = UINT32_MAX; in = NULL; \
 	} while (0)
+	/* the queue only grew in this run: its length now is its maximum in the run */
 #define TM_BURST_STORE_Q() do { \
-		if (cq != EMU_TM_N_Q) { \
+		if (cq != EMU_TM_N_Q && f_tail != f_tail0) { \
 			f->tail = f_tail; p->q_cells[cq] = q_cells; p->q_bytes[cq] = qb; \
-			if (q_max > p->max_q_bytes[cq]) \
-				p->max_q_bytes[cq] = q_max; \
+			nonempty |= 1u << cq; \
+			if (qb > p->max_q_bytes[cq]) \
+				p->max_q_bytes[cq] = qb; \
 		} \
 	} while (0)
 #define TM_BURST_STORE_IN() do { \
@@ -354,8 +357,10 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 		p->all_q_bytes = all_q; p->port_pkts = port_pkts; p->nonempty = nonempty; \
 		if (all_q > p->ctr[EMU_TM_CTR_MAX_QUEUE_BYTES]) \
 			p->ctr[EMU_TM_CTR_MAX_QUEUE_BYTES] = all_q; \
-		p->ctr[EMU_TM_CTR_ENQ_PKTS] += enq_pkts; p->ctr[EMU_TM_CTR_ENQ_BYTES] += enq_bytes; \
-		queued += (uint16_t)enq_pkts; enq_pkts = 0; enq_bytes = 0; \
+		p->ctr[EMU_TM_CTR_ENQ_PKTS] += port_pkts - port_pkts0; \
+		p->ctr[EMU_TM_CTR_ENQ_BYTES] += all_q - all_q0; \
+		queued += (uint16_t)(port_pkts - port_pkts0); \
+		port_pkts0 = port_pkts; all_q0 = all_q; \
 	} while (0)
 	TM_BURST_LOAD();
 	for (i = 0; i < n; i++) {
@@ -376,11 +381,10 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 			cq = q;
 			f = &p->q[q];
 			f_slots = f->slots;
-			f_tail = f->tail;
+			f_tail = f_tail0 = f->tail;
 			f_mask = f->mask;
 			q_cells = p->q_cells[q];
 			qb = p->q_bytes[q];
-			q_max = 0;
 			room = emu_tm_room(limit, port_cells, queue_limit, q_cells, total, used_cells,
 					   alpha, dynamic, own);
 		}
@@ -431,13 +435,8 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 			meta->trace.qdepth_bytes = (uint32_t)RTE_MIN(qb, (uint64_t)UINT32_MAX);
 		}
 		f_slots[f_tail++ & f_mask] = m;
-		nonempty |= 1u << q;
 		qb += len;
 		all_q += len;
-		enq_pkts += 1;
-		enq_bytes += len;
-		/* queues only grow here: the last length is the run's maximum */
-		q_max = qb;
 	}
 	TM_BURST_STORE();
 #undef TM_BURST_LOAD
@@ -633,10 +632,11 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 	const bool trace = tm->trace;
 	const unsigned int n_ports = tm->n_ports;
 	uint64_t link_ns = p->link_free_ns, busy_ps = p->busy_ps, qb = p->q_bytes[q];
-	uint64_t all_q = p->all_q_bytes, q_cells = p->q_cells[q], port_cells = p->port_cells;
-	uint64_t used_cells = tm->used_cells, memo_ps = p->memo_wire_ps;
+	/* what leaves the queue's bytes, its cells (not headroom) and the buffer's, summed here
+	 * and taken off once at the end */
+	uint64_t left_bytes = 0, left_cells = 0, memo_ps = p->memo_wire_ps;
 	uint32_t link_ps = p->link_free_ps, head = f->head, tail = f->tail, w_tail = w->tail;
-	uint32_t port_pkts = p->port_pkts, memo_len = p->memo_len;
+	uint32_t memo_len = p->memo_len;
 	uint64_t memo_whole_ns = memo_ps / 1000;
 	uint32_t memo_rest_ps = (uint32_t)(memo_ps % 1000);
 	const uint32_t w_head = w->head;
@@ -698,7 +698,7 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 		link_ps = (uint32_t)(sum_ps - (carry ? 1000 : 0));
 		head++;
 		qb -= len;
-		all_q -= len;
+		left_bytes += len;
 		/* emu_tm_unaccount() */
 		if (pow2)
 			cells = ((uint64_t)len + cb - 1) & ~(uint64_t)(cb - 1);
@@ -718,14 +718,10 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 			}
 		}
 		if (in != NULL) {
-			if (flags & EMU_META_HEADROOM) {
+			if (flags & EMU_META_HEADROOM)
 				in->hr_cells[q] -= cells;
-			} else {
-				if (!own)
-					used_cells -= cells;
-				q_cells -= cells;
-				port_cells -= cells;
-			}
+			else
+				left_cells += cells;
 			/* emu_tm_ingress_release() */
 			ing -= len;
 			if (unlikely(in_xoff) && ing < xon) {
@@ -735,12 +731,8 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 			}
 		} else {
 			/* no lossless ingress: the packet cannot be in headroom */
-			if (!own)
-				used_cells -= cells;
-			q_cells -= cells;
-			port_cells -= cells;
+			left_cells += cells;
 		}
-		port_pkts -= 1;
 		/* the queue length the packet leaves behind */
 		if (ecn && qb > kmin)
 			emu_tm_ecn(p, m, qb, rng);
@@ -770,6 +762,7 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 			p->nonempty &= ~(1u << q);
 		return empty;
 	}
+	p->port_pkts -= head - f->head;
 	f->head = head;
 	if (head == tail)
 		p->nonempty &= ~(1u << q);
@@ -779,11 +772,11 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 	p->busy_ps = busy_ps;
 	p->ctr[EMU_TM_CTR_BUSY_NS] = busy_ps / 1000;
 	p->q_bytes[q] = qb;
-	p->all_q_bytes = all_q;
-	p->q_cells[q] = q_cells;
-	p->port_cells = port_cells;
-	tm->used_cells = used_cells;
-	p->port_pkts = port_pkts;
+	p->all_q_bytes -= left_bytes;
+	p->q_cells[q] -= left_cells;
+	p->port_cells -= left_cells;
+	if (!own)
+		tm->used_cells -= left_cells;
 	if (memo_len != UINT32_MAX) {
 		p->memo_len = memo_len;
 		p->memo_rate_bps = rate;
