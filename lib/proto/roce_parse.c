@@ -578,9 +578,10 @@ parse_fast_check(const uint8_t *hdr, uint32_t avail, uint32_t frame_len, uint16_
 }
 
 /*
- * parse_fast_check() for untagged IPv4 (the caller saw EtherType 0x0800 at offset 12 and
- * avail >= Eth + IPv4 + UDP + BTH): the same checks with every offset a constant, which the
- * fills below then store as constants.
+ * parse_fast_check() for untagged IPv4 (the caller, fast_is_ipv4(), saw EtherType 0x0800,
+ * version 4 without options, not a fragment, UDP, and avail >= Eth + IPv4 + UDP + BTH): the
+ * same checks with every offset a constant, which the fills below then store as constants.
+ * An IP total length below 20 fails the BTH's bounds (ip_end < EXT).
  */
 static inline __attribute__((always_inline)) int
 parse_fast_check_ipv4(const uint8_t *hdr, uint32_t avail, uint32_t frame_len,
@@ -596,9 +597,7 @@ parse_fast_check_ipv4(const uint8_t *hdr, uint32_t avail, uint32_t frame_len,
 	uint32_t tot_len = roce_get_be16(ip + 2), ip_end, end, ext_len;
 	uint16_t ext;
 
-	if (ip[0] != 0x45 || ip[9] != ROCE_IPPROTO_UDP ||
-	    (roce_get_be16(ip + 6) & (ROCE_IPV4_MF | ROCE_IPV4_FRAG_OFF_MASK)) != 0 ||
-	    tot_len < ROCE_IPV4_HDR_LEN || tot_len > frame_len - L3)
+	if (tot_len > frame_len - L3)
 		return 0;
 	ip_end = L3 + tot_len;
 	end = avail < ip_end ? avail : ip_end;
@@ -629,12 +628,44 @@ parse_fast_check_ipv4(const uint8_t *hdr, uint32_t avail, uint32_t frame_len,
 	return 1;
 }
 
-/* Is the frame untagged IPv4 with room for the headers parse_fast_check_ipv4() reads? */
+/* Eight frame bytes as the uint64_t that memcpy() loads them into. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define MEM8(a, b, c, d, e, f, g, h) \
+	((uint64_t)(a) | (uint64_t)(b) << 8 | (uint64_t)(c) << 16 | (uint64_t)(d) << 24 | \
+	 (uint64_t)(e) << 32 | (uint64_t)(f) << 40 | (uint64_t)(g) << 48 | (uint64_t)(h) << 56)
+#else
+#define MEM8(a, b, c, d, e, f, g, h) \
+	((uint64_t)(h) | (uint64_t)(g) << 8 | (uint64_t)(f) << 16 | (uint64_t)(e) << 24 | \
+	 (uint64_t)(d) << 32 | (uint64_t)(c) << 40 | (uint64_t)(b) << 48 | (uint64_t)(a) << 56)
+#endif
+
+static inline uint64_t
+load8(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/*
+ * Is the frame untagged IPv4 with room for the headers parse_fast_check_ipv4() reads, and are
+ * its fixed fields those of the fast path? Two masked compares of 8 bytes each: bytes 12-14
+ * EtherType 0x0800 and version 4 / IHL 5; bytes 20-21 no MF and no fragment offset (the DF
+ * and reserved bits free), byte 23 protocol UDP.
+ */
 static inline int
 fast_is_ipv4(const uint8_t *hdr, uint32_t avail)
 {
+	const uint64_t m0 = MEM8(0xFF, 0xFF, 0xFF, 0, 0, 0, 0, 0);
+	const uint64_t v0 = MEM8(ROCE_ETHERTYPE_IPV4 >> 8, ROCE_ETHERTYPE_IPV4 & 0xFF, 0x45,
+				 0, 0, 0, 0, 0);
+	const uint64_t m1 = MEM8((ROCE_IPV4_MF | ROCE_IPV4_FRAG_OFF_MASK) >> 8,
+				 (ROCE_IPV4_MF | ROCE_IPV4_FRAG_OFF_MASK) & 0xFF, 0, 0xFF, 0, 0, 0, 0);
+	const uint64_t v1 = MEM8(0, 0, 0, ROCE_IPPROTO_UDP, 0, 0, 0, 0);
+
 	return avail >= ROCE_ETH_HDR_LEN + ROCE_IPV4_HDR_LEN + ROCE_UDP_HDR_LEN + ROCE_BTH_LEN &&
-	       roce_get_be16(hdr + 12) == ROCE_ETHERTYPE_IPV4;
+	       (load8(hdr + 12) & m0) == v0 && (load8(hdr + 20) & m1) == v1;
 }
 
 /* The fields both fills store: class, VLAN, EtherType, offsets and lengths, IP version and

@@ -345,8 +345,18 @@ forward_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst
 	uint16_t i, kept = 0;
 
 	if (fp->mode == FORWARD_PAIRS) {
-		/* bump in the wire: one table load per packet, the counter once per burst */
+		/* bump in the wire: one table load per packet, the counter once per burst; the
+		 * burst is compacted only from its first drop on */
 		for (i = 0; i < n; i++) {
+			struct emu_pkt_meta *meta = emu_meta(pkts[i]);
+			uint16_t out = meta->in_port < EMU_MAX_PORTS ? fp->pair_of[meta->in_port] :
+								       EMU_PORT_NONE;
+
+			if (unlikely(out == EMU_PORT_NONE))
+				break;
+			meta->out_port = out;
+		}
+		for (kept = i; i < n; i++) {
 			struct rte_mbuf *m = pkts[i];
 			struct emu_pkt_meta *meta = emu_meta(m);
 			uint16_t out = meta->in_port < EMU_MAX_PORTS ? fp->pair_of[meta->in_port] :
