@@ -538,13 +538,6 @@ emu_switch_mac_control(struct emu_switch *sw, uint16_t port, struct rte_mbuf *m,
 	return true;
 }
 
-/* Parsed and not MAC control: emu_switch_mac_control() would return false at once. */
-static inline bool
-emu_rx_plain(const struct emu_pkt_meta *meta)
-{
-	return (meta->flags & EMU_META_PARSED) && meta->pkt.cls != ROCE_CLASS_MAC_CONTROL;
-}
-
 /* Room left in the fullest TX staging (what an egress release may hand over at most). */
 static uint16_t
 emu_switch_tx_room(const struct emu_switch *sw)
@@ -672,18 +665,16 @@ emu_switch_rx_lens(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts,
 	n = emu_switch_run_stages(sw, 0, sw->n_ingress, pkts, n, now_ns);
 	i = 0;
 	while (i < n) {
-		uint16_t out = emu_meta(pkts[i])->out_port, k = i;
+		uint16_t out = emu_meta(pkts[i])->out_port, k;
 
 		/* A run of parsed frames that are not MAC control (emu_switch_mac_control() would
-		 * pass them on) to one real port, outside a fabric: one TM call, in order. */
+		 * pass them on) to one real port, outside a fabric: one TM call, in order, which
+		 * finds where the run ends. */
 		if (sw->fab == NULL && out < sw->n_ports) {
-			while (k < n && emu_meta(pkts[k])->out_port == out &&
-			       emu_rx_plain(emu_meta(pkts[k])))
-				k++;
-			if (k > i) {
-				emu_tm_enqueue_burst(sw->tm, out, pkts + i, k - i, now_ns,
-						     &sw->tm_rng);
-				i = k;
+			k = emu_tm_enqueue_port_run(sw->tm, out, pkts + i, n - i, now_ns,
+						    &sw->tm_rng);
+			if (k > 0) {
+				i += k;
 				continue;
 			}
 		}

@@ -302,7 +302,7 @@ emu_tm_room(uint64_t limit, uint64_t port_cells, uint64_t queue_limit, uint64_t 
 static inline __attribute__((always_inline)) uint16_t
 emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
 		   uint64_t now_ns, struct emu_rng *rng, const bool pow2, const bool dynamic,
-		   const bool own)
+		   const bool own, const bool scan, uint16_t *taken)
 {
 	struct emu_tm_port *p = &tm->ports[port];
 	const uint32_t cb = tm->buf.cell_bytes;
@@ -373,6 +373,12 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 		const uint16_t hop = (flags & EMU_META_HOP) ? meta->hop_in : meta->in_port;
 		uint64_t cells;
 
+		/* emu_tm_enqueue_port_run(): the run ends at a packet for another port or one the
+		 * caller consumes (not parsed, or a MAC control frame that arrived) */
+		if (scan && unlikely(meta->out_port != port || !(flags & EMU_META_PARSED) ||
+				     meta->pkt.cls == ROCE_CLASS_MAC_CONTROL))
+			break;
+
 		if (unlikely(q != cq)) {
 			TM_BURST_STORE_Q();
 			TM_BURST_STORE_IN();
@@ -439,6 +445,8 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 		all_q += len;
 	}
 	TM_BURST_STORE();
+	if (taken != NULL)
+		*taken = i;
 #undef TM_BURST_LOAD
 #undef TM_BURST_STORE
 #undef TM_BURST_STORE_Q
@@ -464,12 +472,50 @@ emu_tm_enqueue_burst(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, u
 		return queued;
 	}
 	if ((cb & (cb - 1)) != 0)
-		return emu_tm_enqueue_run(tm, port, pkts, n, now_ns, rng, false, dynamic, own);
+		return emu_tm_enqueue_run(tm, port, pkts, n, now_ns, rng, false, dynamic, own, false,
+					  NULL);
 	if (own)
-		return emu_tm_enqueue_run(tm, port, pkts, n, now_ns, rng, true, dynamic, true);
+		return emu_tm_enqueue_run(tm, port, pkts, n, now_ns, rng, true, dynamic, true, false,
+					  NULL);
 	if (dynamic)
-		return emu_tm_enqueue_run(tm, port, pkts, n, now_ns, rng, true, true, false);
-	return emu_tm_enqueue_run(tm, port, pkts, n, now_ns, rng, true, false, false);
+		return emu_tm_enqueue_run(tm, port, pkts, n, now_ns, rng, true, true, false, false,
+					  NULL);
+	return emu_tm_enqueue_run(tm, port, pkts, n, now_ns, rng, true, false, false, false, NULL);
+}
+
+/* Is @p m a packet emu_tm_enqueue_port_run() takes for @p port? */
+static inline bool
+emu_tm_run_member(struct rte_mbuf *m, uint16_t port)
+{
+	const struct emu_pkt_meta *meta = emu_meta(m);
+
+	return meta->out_port == port && (meta->flags & EMU_META_PARSED) &&
+	       meta->pkt.cls != ROCE_CLASS_MAC_CONTROL;
+}
+
+uint16_t
+emu_tm_enqueue_port_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
+			uint64_t now_ns, struct emu_rng *rng)
+{
+	const struct emu_tm_port *p = &tm->ports[port];
+	const uint32_t cb = tm->buf.cell_bytes;
+	uint16_t k = 0;
+
+	if (n > 1 && p->link_up && !(p->cfg.ecn.enabled && p->cfg.ecn.at_enqueue) &&
+	    (cb & (cb - 1)) == 0 && !p->cfg.own_buffer) {
+		/* the common case: the run found in the enqueue loop itself */
+		if (tm->buf.dynamic)
+			emu_tm_enqueue_run(tm, port, pkts, n, now_ns, rng, true, true, false, true, &k);
+		else
+			emu_tm_enqueue_run(tm, port, pkts, n, now_ns, rng, true, false, false, true,
+					   &k);
+		return k;
+	}
+	while (k < n && emu_tm_run_member(pkts[k], port))
+		k++;
+	if (k > 0)
+		emu_tm_enqueue_burst(tm, port, pkts, k, now_ns, rng);
+	return k;
 }
 
 /* Earliest start of queue @p q's head: max(link free, arrival, pause end), as ns + ps. */

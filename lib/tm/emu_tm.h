@@ -236,6 +236,16 @@ uint16_t emu_tm_enqueue_burst(struct emu_tm *tm, uint16_t port, struct rte_mbuf 
 			      uint16_t n, uint64_t now_ns, struct emu_rng *rng);
 
 /**
+ * emu_tm_enqueue_burst() of the leading packets of @p pkts[0..n) that are for port @p port
+ * (meta out_port) and are parsed data frames: it stops at the first packet for another port,
+ * not parsed, or a MAC control frame that arrived (the caller consumes those). Returns how
+ * many it took (queued, or dropped and freed); the switch's rx hands it each burst this way,
+ * the run found in the enqueue loop itself.
+ */
+uint16_t emu_tm_enqueue_port_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts,
+				 uint16_t n, uint64_t now_ns, struct emu_rng *rng);
+
+/**
  * Release up to @p max packets of port @p port whose departure time is <= @p now_ns,
  * in order; each mbuf's meta ts_ns is set to its departure time. @p rng decides ECN
  * marking at dequeue.

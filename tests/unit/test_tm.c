@@ -1037,7 +1037,27 @@ test_enqueue_burst_same(void **state)
 			}
 			for (i = 0, na = 0; i < n; i++)
 				na += emu_tm_enqueue(a, port, ba[i], t, &ra);
-			nb = emu_tm_enqueue_burst(b, port, bb, (uint16_t)n, t, &rb);
+			if (it % 2 == 0) {
+				nb = emu_tm_enqueue_burst(b, port, bb, (uint16_t)n, t, &rb);
+			} else {
+				/* the runner's entry: the run ends at a packet for another port
+				 * (here one in four bursts), the rest goes in after it */
+				unsigned int stop = BURST_RND() % 4 == 0 ? BURST_RND() % n : n, k;
+				uint64_t before = emu_tm_port_ctrs(b, port)[EMU_TM_CTR_ENQ_PKTS];
+
+				for (i = 0; i < n; i++)
+					emu_meta(bb[i])->out_port = i == stop ? (port + 1) % 3 : port;
+				k = emu_tm_enqueue_port_run(b, port, bb, (uint16_t)n, t, &rb);
+				assert_int_equal(k, stop);
+				if (stop < n) {
+					emu_meta(bb[stop])->out_port = port;
+					k += emu_tm_enqueue_port_run(b, port, bb + stop,
+								     (uint16_t)(n - stop), t, &rb);
+				}
+				assert_int_equal(k, n);
+				nb = (unsigned int)(emu_tm_port_ctrs(b, port)[EMU_TM_CTR_ENQ_PKTS] -
+						    before);
+			}
 			assert_int_equal(na, nb);
 			queued += na;
 			for (p = 0; p < 3; p++)
