@@ -746,6 +746,30 @@ parse_fast_fill_min(const struct fast_hdr *h, struct roce_pkt *out)
 }
 
 /*
+ * A frame parse_fast_check() took, for roce_parse_partial_qp(): parse_fast_fill_min()'s fields
+ * and what names the packet within its QP: dst_ip (as the full parse leaves it), opcode,
+ * transport, dest_qp and psn; and dp_only = 3.
+ */
+static inline __attribute__((always_inline)) void
+parse_fast_fill_qp(const struct fast_hdr *h, struct roce_pkt *out)
+{
+	uint32_t w0 = load_be32(h->b), w1 = load_be32(h->b + 4), w2 = load_be32(h->b + 8);
+
+	parse_fast_fill_min(h, out);
+	if (h->et == ROCE_ETHERTYPE_IPV4) {
+		memcpy(out->dst_ip, h->ip + 16, 4);
+		memset(out->dst_ip + 4, 0, 12);
+	} else {
+		memcpy(out->dst_ip, h->ip + 24, 16);
+	}
+	out->opcode = (uint8_t)(w0 >> 24);
+	out->transport = (uint8_t)(w0 >> 29);
+	out->dest_qp = w1 & 0xFFFFFF;
+	out->psn = w2 & 0xFFFFFF;
+	out->dp_only = 3;
+}
+
+/*
  * The common frame in one pass: Ethernet, untagged or one 802.1Q tag, IPv4 without options
  * (not a fragment) or IPv6, UDP to the RoCE port, a BTH and its extension headers within the
  * bytes at hand, every length consistent. Returns 1 with *out exactly as pkt_zero() and the
@@ -986,6 +1010,39 @@ roce_parse_partial_min(const uint8_t *hdr, uint32_t avail, uint32_t frame_len,
 	/* the same checks as roce_parse_partial_dp(); the fill stores a third of the fields */
 	if (parse_fast_check_ipv4(hdr, avail, frame_len, roce_port, &h)) {
 		parse_fast_fill_min(&h, out);
+		return ROCE_CLASS_ROCEV2;
+	}
+	return parse_general(hdr, avail, frame_len, roce_port, out);
+}
+
+/* roce_parse_partial_qp() of a frame that is not untagged IPv4 (as parse_dp_other()). */
+static __attribute__((noinline)) enum roce_class
+parse_qp_other(const uint8_t *hdr, uint32_t avail, uint32_t frame_len, uint16_t roce_port,
+	       struct roce_pkt *out)
+{
+	struct fast_hdr h;
+
+	if (parse_fast_check(hdr, avail, frame_len, roce_port, &h)) {
+		parse_fast_fill_qp(&h, out);
+		return ROCE_CLASS_ROCEV2;
+	}
+	return parse_general(hdr, avail, frame_len, roce_port, out);
+}
+
+enum roce_class
+roce_parse_partial_qp(const uint8_t *hdr, uint32_t avail, uint32_t frame_len,
+		      uint16_t roce_port, struct roce_pkt *out)
+{
+	struct fast_hdr h;
+
+	if (frame_len > UINT16_MAX)
+		frame_len = UINT16_MAX;
+	if (avail > frame_len)
+		avail = frame_len;
+	if (!fast_is_ipv4(hdr, avail))
+		return parse_qp_other(hdr, avail, frame_len, roce_port, out);
+	if (parse_fast_check_ipv4(hdr, avail, frame_len, roce_port, &h)) {
+		parse_fast_fill_qp(&h, out);
 		return ROCE_CLASS_ROCEV2;
 	}
 	return parse_general(hdr, avail, frame_len, roce_port, out);

@@ -102,7 +102,8 @@ struct roce_pkt {
 	uint8_t becn;
 	uint8_t ackreq;
 	uint8_t dp_only;	/**< 1: roce_parse_partial_dp() filled only its fields, 2:
-				 * roce_parse_partial_min() (see there); 0: the whole result */
+				 * roce_parse_partial_min(), 3: roce_parse_partial_qp() (see there);
+				 * 0: the whole result */
 	uint16_t pkey;
 	uint32_t dest_qp;
 	uint32_t psn;
@@ -176,6 +177,14 @@ enum roce_class roce_parse_partial_dp(const uint8_t *hdr, uint32_t avail, uint32
  * keeps what *out held). Any other frame gets the whole result (dp_only = 0).
  */
 enum roce_class roce_parse_partial_min(const uint8_t *hdr, uint32_t avail, uint32_t frame_len,
+		uint16_t roce_port, struct roce_pkt *out);
+
+/**
+ * roce_parse_partial_min() and what names the packet within its QP (a reorder stage): also
+ * dst_ip, opcode, transport, dest_qp and psn, each as roce_parse_partial() gives it, and
+ * dp_only = 3. Any other frame gets the whole result (dp_only = 0).
+ */
+enum roce_class roce_parse_partial_qp(const uint8_t *hdr, uint32_t avail, uint32_t frame_len,
 		uint16_t roce_port, struct roce_pkt *out);
 
 /** Name of a class ("rocev2", "invalid", ...); "unknown" if out of range. */

@@ -100,6 +100,7 @@ emu_stage_port_in(const struct emu_pkt_meta *meta, bool egress, uint32_t mask)
 /** What a stage reads of a packet's parse result (struct roce_pkt), least first. */
 enum emu_parse_need {
 	EMU_PARSE_CLASS, /**< the class and what the switch itself reads (roce_parse_partial_min()) */
+	EMU_PARSE_QP,    /**< that and the packet's QP and PSN (roce_parse_partial_qp()) */
 	EMU_PARSE_DP,    /**< the fields roce_parse_partial_dp() fills (lib/proto/roce_proto.h) */
 	EMU_PARSE_FULL,  /**< any field (roce_parse_partial()) */
 };

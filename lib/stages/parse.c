@@ -9,11 +9,12 @@
  * 802.1p PCP ("trust": "pcp"); frames without an IP header always use the PCP.
  *
  * When the switch says that nothing after this stage reads more of the parse result than
- * roce_parse_partial_dp() fills, or only the class and what the switch itself reads
- * (roce_parse_partial_min(): the TM reads the class, l3_off, IP version and traffic class),
- * (emu_stage_parse_need(), from every stage's ops->parse_need, the fabric and the incast
- * sources), the common RoCEv2 frame gets only those fields (the others stay as they were in
- * the mbuf's metadata) and the counters and every packet's fate are the same.
+ * roce_parse_partial_dp() fills, or than roce_parse_partial_qp() (a reorder stage), or only
+ * the class and what the switch itself reads (roce_parse_partial_min(): the TM reads the
+ * class, l3_off, IP version and traffic class) (emu_stage_parse_need(), from every stage's
+ * ops->parse_need, the fabric and the incast sources), the common RoCEv2 frame gets only
+ * those fields (the others stay as they were in the mbuf's metadata) and the counters and
+ * every packet's fate are the same.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +208,7 @@ parse_process_transparent(const struct parse_priv *pp, struct rte_mbuf **pkts, u
 	enum roce_class (*const parse_hdr)(const uint8_t *, uint32_t, uint32_t, uint16_t,
 					   struct roce_pkt *) =
 		pp->need == EMU_PARSE_CLASS ? roce_parse_partial_min :
+		pp->need == EMU_PARSE_QP ? roce_parse_partial_qp :
 		pp->need == EMU_PARSE_DP ? roce_parse_partial_dp : roce_parse_partial;
 	const uint16_t roce_port = pp->roce_port;
 	uint64_t n_rocev2 = 0;

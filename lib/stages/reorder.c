@@ -669,11 +669,11 @@ reorder_free(void *priv)
 	memset(rp, 0, sizeof(*rp));
 }
 
-/* Without a match it reads the opcode, DestQP, PSN and destination address only. */
+/* Without a match it reads the class, opcode, DestQP, PSN and destination address only. */
 static enum emu_parse_need
 reorder_parse_need(const void *priv)
 {
-	return ((const struct reorder_priv *)priv)->has_match ? EMU_PARSE_FULL : EMU_PARSE_DP;
+	return ((const struct reorder_priv *)priv)->has_match ? EMU_PARSE_FULL : EMU_PARSE_QP;
 }
 
 const struct emu_stage_ops emu_stage_reorder = {

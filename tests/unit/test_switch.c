@@ -955,8 +955,9 @@ test_cnp_pacing_edges(void **state)
 /*
  * Which parse the switch chooses (emu_switch_choose_parse()): the class-only parse
  * (roce_parse_partial_min(), dp_only = 2 in the result) when no stage reads a parse field,
- * the datapath parse (roce_parse_partial_dp(), dp_only = 1) when none reads a field it
- * leaves out, else the full parse (0). One RoCEv2 WRITE through each pipeline; the frame arrives with a full parse in
+ * the QP parse (roce_parse_partial_qp(), 3) for a reorder stage, the datapath parse
+ * (roce_parse_partial_dp(), 1) when no stage reads a field it leaves out, else the full
+ * parse (0). One RoCEv2 WRITE through each pipeline; the frame arrives with a full parse in
  * its metadata (dp_only = 0), so the result says which parser ran last.
  */
 static int
@@ -1025,7 +1026,7 @@ test_dp_parse_choice(void **state)
 			 "{\"type\": \"capture\", \"file\": \"%s\", \"annotate\": \"all\"},", file);
 		assert_int_equal(dp_parse_of(stage), 2);
 		/* with a stage that reads the datapath fields after it */
-		assert_int_equal(dp_parse_of_eg(stage, "{\"type\": \"reorder\"}"), 1);
+		assert_int_equal(dp_parse_of_eg(stage, "{\"type\": \"reorder\"}"), 3);
 		assert_int_equal(unlink(file), 0); /* written: one frame */
 		assert_int_equal(rmdir(dir), 0);
 	}

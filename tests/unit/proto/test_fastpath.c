@@ -87,6 +87,9 @@ random_frame(uint8_t *buf, size_t cap)
 	_(cls) _(reason) _(n_vlans) _(pcp) _(vlan_id) _(ethertype) _(l3_off) _(ip_version) \
 	_(dscp) _(ecn) _(dp_only)
 
+/* The fields roce_parse_partial_qp() fills on the same fast path. */
+#define QP_FIELDS(_) MIN_FIELDS(_) _(dst_ip) _(opcode) _(transport) _(dest_qp) _(psn)
+
 typedef enum roce_class (*parse_fn)(const uint8_t *, uint32_t, uint32_t, uint16_t,
 				    struct roce_pkt *);
 
@@ -100,8 +103,9 @@ static int
 check_level(const uint8_t *buf, uint32_t avail, uint32_t flen, unsigned int level,
 	    unsigned long *n_fast)
 {
-	static uint8_t written[3][sizeof(struct roce_pkt)];
-	const parse_fn fn = level == 1 ? roce_parse_partial_dp : roce_parse_partial_min;
+	static uint8_t written[4][sizeof(struct roce_pkt)];
+	const parse_fn fn = level == 1 ? roce_parse_partial_dp :
+			    level == 2 ? roce_parse_partial_min : roce_parse_partial_qp;
 	struct roce_pkt full, dp, before;
 	unsigned int i;
 	int cls;
@@ -110,8 +114,10 @@ check_level(const uint8_t *buf, uint32_t avail, uint32_t flen, unsigned int leve
 #define DP_MARK(f) memset(written[level] + offsetof(struct roce_pkt, f), 1, sizeof(dp.f));
 		if (level == 1) {
 			DP_FIELDS(DP_MARK)
-		} else {
+		} else if (level == 2) {
 			MIN_FIELDS(DP_MARK)
+		} else {
+			QP_FIELDS(DP_MARK)
 		}
 #undef DP_MARK
 	}
@@ -131,8 +137,10 @@ check_level(const uint8_t *buf, uint32_t avail, uint32_t flen, unsigned int leve
 		      offsetof(struct roce_pkt, f) != offsetof(struct roce_pkt, dp_only)) return 1;
 	if (level == 1) {
 		DP_FIELDS(DP_CMP)
-	} else {
+	} else if (level == 2) {
 		MIN_FIELDS(DP_CMP)
+	} else {
+		QP_FIELDS(DP_CMP)
 	}
 #undef DP_CMP
 	for (i = 0; i < sizeof(dp); i++)
@@ -146,6 +154,7 @@ main(void)
 {
 	static uint8_t buf[9000];
 	unsigned long taken = 0, total = 0, bad = 0, n_dp = 0, bad_dp = 0, n_min = 0, bad_min = 0;
+	unsigned long n_qp = 0, bad_qp = 0;
 	struct roce_pkt a, b;
 	uint32_t flen, avail;
 	int it, k, len;
@@ -169,6 +178,9 @@ main(void)
 		if (check_level(buf, avail, flen, 2, &n_min) != 0 && ++bad_min <= 5)
 			printf("frame %d (%u of %u bytes): roce_parse_partial_min() differs\n", it,
 			       avail, flen);
+		if (check_level(buf, avail, flen, 3, &n_qp) != 0 && ++bad_qp <= 5)
+			printf("frame %d (%u of %u bytes): roce_parse_partial_qp() differs\n", it,
+			       avail, flen);
 		memset(&a, 0xAA, sizeof(a));
 		memset(&b, 0x55, sizeof(b));
 		total++;
@@ -186,8 +198,10 @@ main(void)
 	       "parse\n", n_dp, total, bad_dp);
 	printf("class-only parse: %lu of %lu frames on its fast path, %lu differ from the full "
 	       "parse\n", n_min, total, bad_min);
+	printf("QP parse: %lu of %lu frames on its fast path, %lu differ from the full parse\n",
+	       n_qp, total, bad_qp);
 	/* most frames are valid RoCEv2: a fast path that takes none would test nothing */
 	/* and the datapath parse's fast path takes the same frames as parse_fast() */
 	return bad != 0 || taken < total / 4 || bad_dp != 0 || n_dp != taken || bad_min != 0 ||
-	       n_min != taken;
+	       n_min != taken || bad_qp != 0 || n_qp != taken;
 }
