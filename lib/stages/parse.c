@@ -190,26 +190,19 @@ parse_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, struc
 	return 0;
 }
 
-/* The packet's traffic class, from its DSCP or its PCP (see the file's header). */
-static inline uint8_t
-parse_prio(const struct parse_priv *pp, const struct roce_pkt *p)
-{
-	return pp->trust_dscp && p->ip_version != 0 ? pp->dscp_prio[p->dscp & 63] : p->pcp;
-}
-
 /*
  * parse_process() when nothing is dropped and no ICRC checked (the default): every packet
- * goes on, and the RoCEv2 count is added once per burst.
+ * goes on, and the RoCEv2 count is added once per burst. @p parse_hdr (the level's parser) and
+ * @p trust_dscp are constants in each copy parse_process() makes: a direct call, and the
+ * priority without re-reading the configuration.
  */
-static uint16_t
-parse_process_transparent(const struct parse_priv *pp, struct rte_mbuf **pkts, uint16_t n,
-			  struct emu_burst_ctx *ctx)
+static inline __attribute__((always_inline)) uint16_t
+parse_run(const struct parse_priv *pp, struct rte_mbuf **pkts, uint16_t n,
+	  struct emu_burst_ctx *ctx,
+	  enum roce_class (*const parse_hdr)(const uint8_t *, uint32_t, uint32_t, uint16_t,
+					     struct roce_pkt *),
+	  const bool trust_dscp)
 {
-	enum roce_class (*const parse_hdr)(const uint8_t *, uint32_t, uint32_t, uint16_t,
-					   struct roce_pkt *) =
-		pp->need == EMU_PARSE_CLASS ? roce_parse_partial_min :
-		pp->need == EMU_PARSE_QP ? roce_parse_partial_qp :
-		pp->need == EMU_PARSE_DP ? roce_parse_partial_dp : roce_parse_partial;
 	const uint16_t roce_port = pp->roce_port;
 	uint64_t n_rocev2 = 0;
 	uint16_t i;
@@ -230,7 +223,8 @@ parse_process_transparent(const struct parse_priv *pp, struct rte_mbuf **pkts, u
 		else
 			cls = roce_parse_mbuf(m, roce_port, p);
 		meta->flags |= EMU_META_PARSED;
-		meta->prio = parse_prio(pp, p);
+		/* the traffic class, from its DSCP or its PCP (see the file's header) */
+		meta->prio = trust_dscp && p->ip_version != 0 ? pp->dscp_prio[p->dscp & 63] : p->pcp;
 		if (likely(cls == ROCE_CLASS_ROCEV2 && p->reason == ROCE_REASON_OK)) {
 			n_rocev2++;
 			continue;
@@ -241,6 +235,23 @@ parse_process_transparent(const struct parse_priv *pp, struct rte_mbuf **pkts, u
 	}
 	ctx->ctr[PARSE_CTR_CLASS(ROCE_CLASS_ROCEV2)] += n_rocev2;
 	return n;
+}
+
+static uint16_t
+parse_process_transparent(const struct parse_priv *pp, struct rte_mbuf **pkts, uint16_t n,
+			  struct emu_burst_ctx *ctx)
+{
+	switch (pp->need) {
+	case EMU_PARSE_CLASS:
+		return pp->trust_dscp ? parse_run(pp, pkts, n, ctx, roce_parse_partial_min, true) :
+					parse_run(pp, pkts, n, ctx, roce_parse_partial_min, false);
+	case EMU_PARSE_QP:
+		return parse_run(pp, pkts, n, ctx, roce_parse_partial_qp, pp->trust_dscp);
+	case EMU_PARSE_DP:
+		return parse_run(pp, pkts, n, ctx, roce_parse_partial_dp, pp->trust_dscp);
+	default:
+		return parse_run(pp, pkts, n, ctx, roce_parse_partial, pp->trust_dscp);
+	}
 }
 
 static uint16_t
