@@ -702,6 +702,15 @@ emu_switch_drain(struct emu_switch *sw, uint16_t port, uint64_t now_ns)
 		uint16_t n_sink = 0;
 
 		burst = &tx->pkts[tx->n];
+		if (sw->n_stages == sw->n_ingress && sw->n_incast == 0) {
+			/* nothing between the TM and the port: the lengths are the TM's */
+			n = emu_tm_dequeue_lens(sw->tm, port, now_ns, burst, &tx->lens[tx->n],
+						RTE_MIN(room, EMU_BURST), &sw->tm_rng);
+			tx->n += n;
+			if (n == 0)
+				break;
+			continue;
+		}
 		n = emu_tm_dequeue(sw->tm, port, now_ns, burst, RTE_MIN(room, EMU_BURST),
 				   &sw->tm_rng);
 		if (n == 0)

@@ -654,6 +654,7 @@ emu_tm_unaccount(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q,
  */
 struct emu_tm_out {
 	struct rte_mbuf **pkts;
+	uint32_t *lens; /* each packet's emu_wire_len(), when not NULL */
 	uint16_t max;
 	uint16_t n;
 	uint64_t bytes;
@@ -791,6 +792,8 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 		meta->ts_ns = dep_ns;
 		if (o != NULL && w_tail == w_head && dep_ns <= now_ns && o_n < o_max) {
 			/* gone by now, nothing ahead of it on the line: straight to the dequeue */
+			if (o->lens != NULL)
+				o->lens[o_n] = len;
 			o->pkts[o_n++] = m;
 			o_bytes += len;
 		} else {
@@ -935,6 +938,8 @@ emu_tm_wire_pop(struct emu_tm_port *p, uint64_t now_ns, struct emu_tm_out *o)
 		if (emu_meta(m)->ts_ns > now_ns)
 			break;
 		p->wire.head++;
+		if (o->lens != NULL)
+			o->lens[o->n] = emu_wire_len(m);
 		o->bytes += emu_wire_len(m);
 		o->pkts[o->n++] = m;
 	}
@@ -950,8 +955,15 @@ uint16_t
 emu_tm_dequeue(struct emu_tm *tm, uint16_t port, uint64_t now_ns, struct rte_mbuf **out,
 	       uint16_t max, struct emu_rng *rng)
 {
+	return emu_tm_dequeue_lens(tm, port, now_ns, out, NULL, max, rng);
+}
+
+uint16_t
+emu_tm_dequeue_lens(struct emu_tm *tm, uint16_t port, uint64_t now_ns, struct rte_mbuf **out,
+		    uint32_t *lens, uint16_t max, struct emu_rng *rng)
+{
 	struct emu_tm_port *p = &tm->ports[port];
-	struct emu_tm_out o = { .pkts = out, .max = max, .n = 0, .bytes = 0 };
+	struct emu_tm_out o = { .pkts = out, .lens = lens, .max = max, .n = 0, .bytes = 0 };
 
 	/* nothing queued, nothing on the wire: what the rest would find (polled every pass) */
 	if (p->nonempty == 0 && emu_tm_fifo_count(&p->wire) == 0)

@@ -253,6 +253,12 @@ uint16_t emu_tm_enqueue_port_run(struct emu_tm *tm, uint16_t port, struct rte_mb
 uint16_t emu_tm_dequeue(struct emu_tm *tm, uint16_t port, uint64_t now_ns, struct rte_mbuf **out,
 			uint16_t max, struct emu_rng *rng);
 
+/** emu_tm_dequeue() that also writes each packet's length on the wire (emu_wire_len()) into
+ * @p lens (may be NULL), which it reads anyway. */
+uint16_t emu_tm_dequeue_lens(struct emu_tm *tm, uint16_t port, uint64_t now_ns,
+			     struct rte_mbuf **out, uint32_t *lens, uint16_t max,
+			     struct emu_rng *rng);
+
 /**
  * A PAUSE (opcode 0x0001: all priorities, quanta[0]) or PFC (0x0101) frame arrived on
  * @p port at @p now_ns: pause (or resume, time 0) that port's egress queues.
