@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Over 600 lines (about 900): the general parser, its fast path (untagged or one VLAN,
+ * Over 600 lines (about 1050): the general parser, its fast path (untagged or one VLAN,
  * IPv4/IPv6, UDP 4791, BTH) and the datapath's variant of that fast path
  * (roce_parse_partial_dp(): the same frames, checked with loads only, fewer fields stored;
- * untagged IPv4 with constant offsets apart; roce_parse_partial_min(): the class alone) share the per-header helpers and tables, which
- * would otherwise have to be exported; tests/unit/proto/test_fastpath.c includes this file to
+ * untagged IPv4 with constant offsets apart; roce_parse_partial_min() and _qp(): the class
+ * alone, or with the QP and PSN) share the per-header helpers and tables, which would
+ * otherwise have to be exported; tests/unit/proto/test_fastpath.c includes this file to
  * compare the paths with each other.
  *
  * Frame parser. Every header is taken through a bounds-checked cursor whose end is the
