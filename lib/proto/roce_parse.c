@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Over 600 lines (about 1050): the general parser, its fast path (untagged or one VLAN,
+ * Over 600 lines (about 1030): the general parser, its fast path (untagged or one VLAN,
  * IPv4/IPv6, UDP 4791, BTH) and the datapath's variant of that fast path
  * (roce_parse_partial_dp(): the same frames, checked with loads only, fewer fields stored;
  * untagged IPv4 with constant offsets apart; roce_parse_partial_min() and _qp(): the class
@@ -941,16 +941,57 @@ roce_parse_partial(const uint8_t *hdr, uint32_t avail, uint32_t frame_len, uint1
 	return parse_general(hdr, avail, frame_len, roce_port, out);
 }
 
-/* roce_parse_partial_dp() of a frame that is not untagged IPv4 (its own function: the
- * untagged IPv4 path needs fewer registers). */
+/*
+ * The datapath's partial parses: @p level is the result's dp_only (1 roce_parse_partial_dp(),
+ * 2 _min(), 3 _qp()), the fill of each (parse_fast_fill_*()) the only difference.
+ */
+static inline __attribute__((always_inline)) void
+parse_fast_fill_level(const struct fast_hdr *h, uint16_t roce_port, struct roce_pkt *out,
+		      const unsigned int level)
+{
+	if (level == 1)
+		parse_fast_fill_dp(h, roce_port, out);
+	else if (level == 2)
+		parse_fast_fill_min(h, out);
+	else
+		parse_fast_fill_qp(h, out);
+}
+
+/* A frame that is not untagged IPv4 (its own function: the untagged IPv4 path needs fewer
+ * registers); the level is a value here, not a constant. */
 static __attribute__((noinline)) enum roce_class
-parse_dp_other(const uint8_t *hdr, uint32_t avail, uint32_t frame_len, uint16_t roce_port,
-	       struct roce_pkt *out)
+parse_level_other(const uint8_t *hdr, uint32_t avail, uint32_t frame_len, uint16_t roce_port,
+		  struct roce_pkt *out, unsigned int level)
 {
 	struct fast_hdr h;
 
 	if (parse_fast_check(hdr, avail, frame_len, roce_port, &h)) {
-		parse_fast_fill_dp(&h, roce_port, out);
+		if (level == 1)
+			parse_fast_fill_level(&h, roce_port, out, 1);
+		else if (level == 2)
+			parse_fast_fill_level(&h, roce_port, out, 2);
+		else
+			parse_fast_fill_level(&h, roce_port, out, 3);
+		return ROCE_CLASS_ROCEV2;
+	}
+	return parse_general(hdr, avail, frame_len, roce_port, out);
+}
+
+static inline __attribute__((always_inline)) enum roce_class
+parse_partial_level(const uint8_t *hdr, uint32_t avail, uint32_t frame_len, uint16_t roce_port,
+		    struct roce_pkt *out, const unsigned int level)
+{
+	struct fast_hdr h;
+
+	if (frame_len > UINT16_MAX)
+		frame_len = UINT16_MAX;
+	if (avail > frame_len)
+		avail = frame_len;
+	if (!fast_is_ipv4(hdr, avail))
+		return parse_level_other(hdr, avail, frame_len, roce_port, out, level);
+	/* its own copy of the check and the fill: every offset a constant */
+	if (parse_fast_check_ipv4(hdr, avail, frame_len, roce_port, &h)) {
+		parse_fast_fill_level(&h, roce_port, out, level);
 		return ROCE_CLASS_ROCEV2;
 	}
 	return parse_general(hdr, avail, frame_len, roce_port, out);
@@ -960,91 +1001,25 @@ enum roce_class
 roce_parse_partial_dp(const uint8_t *hdr, uint32_t avail, uint32_t frame_len,
 		      uint16_t roce_port, struct roce_pkt *out)
 {
-	struct fast_hdr h;
-
-	if (frame_len > UINT16_MAX)
-		frame_len = UINT16_MAX;
-	if (avail > frame_len)
-		avail = frame_len;
-	if (!fast_is_ipv4(hdr, avail))
-		return parse_dp_other(hdr, avail, frame_len, roce_port, out);
-	/* its own copy of the check and the fill: every offset a constant */
-	if (parse_fast_check_ipv4(hdr, avail, frame_len, roce_port, &h)) {
-		parse_fast_fill_dp(&h, roce_port, out);
-		return ROCE_CLASS_ROCEV2;
-	}
-	return parse_general(hdr, avail, frame_len, roce_port, out);
-}
-
-enum roce_class
-roce_parse(const uint8_t *frame, uint32_t len, uint16_t roce_port, struct roce_pkt *out)
-{
-	return roce_parse_partial(frame, len, len, roce_port, out);
-}
-
-/* roce_parse_partial_min() of a frame that is not untagged IPv4 (as parse_dp_other()). */
-static __attribute__((noinline)) enum roce_class
-parse_min_other(const uint8_t *hdr, uint32_t avail, uint32_t frame_len, uint16_t roce_port,
-		struct roce_pkt *out)
-{
-	struct fast_hdr h;
-
-	if (parse_fast_check(hdr, avail, frame_len, roce_port, &h)) {
-		parse_fast_fill_min(&h, out);
-		return ROCE_CLASS_ROCEV2;
-	}
-	return parse_general(hdr, avail, frame_len, roce_port, out);
+	return parse_partial_level(hdr, avail, frame_len, roce_port, out, 1);
 }
 
 enum roce_class
 roce_parse_partial_min(const uint8_t *hdr, uint32_t avail, uint32_t frame_len,
 		       uint16_t roce_port, struct roce_pkt *out)
 {
-	struct fast_hdr h;
-
-	if (frame_len > UINT16_MAX)
-		frame_len = UINT16_MAX;
-	if (avail > frame_len)
-		avail = frame_len;
-	if (!fast_is_ipv4(hdr, avail))
-		return parse_min_other(hdr, avail, frame_len, roce_port, out);
-	/* the same checks as roce_parse_partial_dp(); the fill stores a third of the fields */
-	if (parse_fast_check_ipv4(hdr, avail, frame_len, roce_port, &h)) {
-		parse_fast_fill_min(&h, out);
-		return ROCE_CLASS_ROCEV2;
-	}
-	return parse_general(hdr, avail, frame_len, roce_port, out);
-}
-
-/* roce_parse_partial_qp() of a frame that is not untagged IPv4 (as parse_dp_other()). */
-static __attribute__((noinline)) enum roce_class
-parse_qp_other(const uint8_t *hdr, uint32_t avail, uint32_t frame_len, uint16_t roce_port,
-	       struct roce_pkt *out)
-{
-	struct fast_hdr h;
-
-	if (parse_fast_check(hdr, avail, frame_len, roce_port, &h)) {
-		parse_fast_fill_qp(&h, out);
-		return ROCE_CLASS_ROCEV2;
-	}
-	return parse_general(hdr, avail, frame_len, roce_port, out);
+	return parse_partial_level(hdr, avail, frame_len, roce_port, out, 2);
 }
 
 enum roce_class
 roce_parse_partial_qp(const uint8_t *hdr, uint32_t avail, uint32_t frame_len,
 		      uint16_t roce_port, struct roce_pkt *out)
 {
-	struct fast_hdr h;
+	return parse_partial_level(hdr, avail, frame_len, roce_port, out, 3);
+}
 
-	if (frame_len > UINT16_MAX)
-		frame_len = UINT16_MAX;
-	if (avail > frame_len)
-		avail = frame_len;
-	if (!fast_is_ipv4(hdr, avail))
-		return parse_qp_other(hdr, avail, frame_len, roce_port, out);
-	if (parse_fast_check_ipv4(hdr, avail, frame_len, roce_port, &h)) {
-		parse_fast_fill_qp(&h, out);
-		return ROCE_CLASS_ROCEV2;
-	}
-	return parse_general(hdr, avail, frame_len, roce_port, out);
+enum roce_class
+roce_parse(const uint8_t *frame, uint32_t len, uint16_t roce_port, struct roce_pkt *out)
+{
+	return roce_parse_partial(frame, len, len, roce_port, out);
 }
