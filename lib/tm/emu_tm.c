@@ -306,6 +306,8 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 {
 	struct emu_tm_port *p = &tm->ports[port];
 	const uint32_t cb = tm->buf.cell_bytes;
+	/* pow2: cells = (len + cb_round) & cb_mask */
+	const uint64_t cb_round = (uint64_t)cb - 1, cb_mask = ~cb_round;
 	const uint64_t total = tm->buf.total_bytes, limit = p->cfg.limit_bytes;
 	const uint64_t queue_limit = p->cfg.queue_limit_bytes;
 	const uint32_t queue_pkts = p->cfg.queue_pkts;
@@ -395,7 +397,7 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 					   alpha, dynamic, own);
 		}
 		if (pow2)
-			cells = ((uint64_t)len + cb - 1) & ~(uint64_t)(cb - 1);
+			cells = ((uint64_t)len + cb_round) & cb_mask;
 		else
 			cells = (uint64_t)(len + cb - 1) / cb * cb;
 		/* emu_tm_enqueue()'s tests: the slot count as it is, the byte limits through the
@@ -672,6 +674,7 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 {
 	struct emu_tm_fifo *f = &p->q[q], *w = &p->wire;
 	const uint32_t cb = tm->buf.cell_bytes, f_mask = f->mask, w_mask = w->mask;
+	const uint64_t cb_round = (uint64_t)cb - 1, cb_mask = ~cb_round; /* pow2 cells */
 	struct rte_mbuf **const f_slots = f->slots, **const w_slots = w->slots;
 	const uint64_t pause_ns = p->pause_until_ns[q], rate = p->cfg.rate_bps;
 	const uint64_t delay_ns = p->cfg.delay_ns, kmin = p->cfg.ecn.kmin_bytes;
@@ -696,7 +699,9 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 	bool in_xoff = false;
 	bool empty = false;
 	/* o's count and bytes in locals (o may alias nothing here, but the compiler cannot know) */
-	uint16_t o_n = o != NULL ? o->n : 0, o_max = o != NULL ? o->max : 0;
+	uint16_t o_n = o != NULL ? o->n : 0, o_max = o != NULL ? o->max : 0; /* 0: none */
+	struct rte_mbuf **const o_pkts = o != NULL ? o->pkts : NULL;
+	uint32_t *const o_lens = o != NULL ? o->lens : NULL;
 	uint64_t o_bytes = 0;
 
 	if (p->memo_rate_bps != rate)
@@ -748,7 +753,7 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 		left_bytes += len;
 		/* emu_tm_unaccount() */
 		if (pow2)
-			cells = ((uint64_t)len + cb - 1) & ~(uint64_t)(cb - 1);
+			cells = ((uint64_t)len + cb_round) & cb_mask;
 		else
 			cells = (uint64_t)(len + cb - 1) / cb * cb;
 		hop = (flags & EMU_META_HOP) ? meta->hop_in : meta->in_port;
@@ -790,11 +795,11 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 		/* departure = finish rounded up to the ns, plus the propagation delay */
 		dep_ns = link_ns + (link_ps != 0) + delay_ns;
 		meta->ts_ns = dep_ns;
-		if (o != NULL && w_tail == w_head && dep_ns <= now_ns && o_n < o_max) {
+		if (o_n < o_max && w_tail == w_head && dep_ns <= now_ns) {
 			/* gone by now, nothing ahead of it on the line: straight to the dequeue */
-			if (o->lens != NULL)
-				o->lens[o_n] = len;
-			o->pkts[o_n++] = m;
+			if (o_lens != NULL)
+				o_lens[o_n] = len;
+			o_pkts[o_n++] = m;
 			o_bytes += len;
 		} else {
 			w_slots[w_tail++ & w_mask] = m;
