@@ -132,9 +132,9 @@ emu_switch_add_stages(struct emu_switch *sw, const char *list_key, bool egress, 
  * The parse stages fill only what the rest of the switch reads of the parse result, the
  * most any reader asks for: each stage's ops->parse_need (absent: everything; forward,
  * capture and mirror read only the class; reorder the QP fields; delay and impair the
- * datapath fields; each of the last three everything when its matches read more); a fabric's routes read addresses, ports and DestQP, which
- * roce_parse_partial_dp() fills (a spray_match may read any field); an incast source any
- * field. The TM reads the class, l3_off, IP version, DSCP and ECN, the runner the class: both
+ * datapath fields; each of the last three everything when its matches read more); a
+ * fabric's routes read addresses, ports and DestQP, which roce_parse_partial_dp() fills (a
+ * spray_match may read any field); an incast source any field. The TM reads the class, l3_off, IP version, DSCP and ECN, the runner the class: both
  * are in every level. MAC control frames always get the full parse.
  */
 static void

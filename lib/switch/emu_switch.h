@@ -298,11 +298,6 @@ unsigned int emu_switch_route_warnings(const struct emu_switch *sw, FILE *f);
 unsigned int emu_switch_report_failures(const struct emu_switch *sw, FILE *f);
 
 /**
- * The one drop path: every drop (stages, TM, incast sinks, runner) is counted under a reason id
- * and passed to each hook added here before the packet is freed (drop captures, replay
- * --drops); up to EMU_DROP_MAX_HOOKS, -ENOSPC beyond. Before the switch runs.
- */
-/**
  * Have the switch write every packet's trace (struct emu_trace) although no stage reads it:
  * for a caller that formats annotations itself (emu_switch_annotate(): replay's pcapng
  * outputs and --drops). Without it, and without a stage that reads traces (an annotated
@@ -310,6 +305,11 @@ unsigned int emu_switch_report_failures(const struct emu_switch *sw, FILE *f);
  */
 void emu_switch_want_trace(struct emu_switch *sw);
 
+/**
+ * The one drop path: every drop (stages, TM, incast sinks, runner) is counted under a reason id
+ * and passed to each hook added here before the packet is freed (drop captures, replay
+ * --drops); up to EMU_DROP_MAX_HOOKS, -ENOSPC beyond. Before the switch runs.
+ */
 int emu_switch_add_drop_hook(struct emu_switch *sw,
 			     void (*hook)(void *arg, struct rte_mbuf *m, uint32_t reason),
 			     void *arg);
