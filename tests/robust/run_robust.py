@@ -110,6 +110,8 @@ def main():
                   if os.path.isfile(os.path.join(d, f)) and not os.path.islink(os.path.join(d, f))}
         exe = {"rocemu": rocemu, "rocegen": rocegen}[argv[0]]
         tag = "%d_%d" % (os.getpid(), len(out_lines))
+        # a directory of a dead process whose PID this run may get again is not this run's
+        runs_before = rundirs()
         args = [exe] + [a.replace("{pid}", tag) for a in argv[1:]]
         p = subprocess.Popen(args, cwd=d, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              stdin=subprocess.DEVNULL, text=True, errors="replace")
@@ -142,7 +144,7 @@ def main():
         left = [f for f in os.listdir(d) if ".rocemu-" in f]
         if left:
             problems.append("temporary files left: %s" % left)
-        new_runs = sorted(rundirs() & mine)
+        new_runs = sorted((rundirs() - runs_before) & mine)
         if new_runs:
             problems.append("DPDK runtime directories left: %s" % new_runs)
         if not record:
