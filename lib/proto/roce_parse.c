@@ -697,6 +697,25 @@ fast_common_fields(const struct fast_hdr *h, uint16_t roce_port, struct roce_pkt
 	out->udp_dport = roce_port;
 }
 
+/* What names a packet within its QP, as the full parse leaves it: dst_ip (IPv4 in the first 4
+ * bytes, zeros after), opcode, transport, dest_qp and psn. Both the dp and the qp fills. */
+static inline __attribute__((always_inline)) void
+fast_qp_fields(const struct fast_hdr *h, struct roce_pkt *out)
+{
+	uint32_t w0 = load_be32(h->b), w1 = load_be32(h->b + 4), w2 = load_be32(h->b + 8);
+
+	if (h->et == ROCE_ETHERTYPE_IPV4) {
+		memcpy(out->dst_ip, h->ip + 16, 4);
+		memset(out->dst_ip + 4, 0, 12);
+	} else {
+		memcpy(out->dst_ip, h->ip + 24, 16);
+	}
+	out->opcode = (uint8_t)(w0 >> 24);
+	out->transport = (uint8_t)(w0 >> 29);
+	out->dest_qp = w1 & 0xFFFFFF;
+	out->psn = w2 & 0xFFFFFF;
+}
+
 /*
  * A frame parse_fast_check() took, for roce_parse_partial_dp(): only the fields its header
  * lists (those of parse_fast_fill() in the first 24 bytes, the addresses, the UDP ports,
@@ -705,24 +724,16 @@ fast_common_fields(const struct fast_hdr *h, uint16_t roce_port, struct roce_pkt
 static inline __attribute__((always_inline)) void
 parse_fast_fill_dp(const struct fast_hdr *h, uint16_t roce_port, struct roce_pkt *out)
 {
-	uint32_t w0 = load_be32(h->b), w1 = load_be32(h->b + 4), w2 = load_be32(h->b + 8);
-
 	fast_common_fields(h, roce_port, out);
-	/* the addresses as the full parse leaves them: IPv4 in the first 4 bytes, zeros after */
+	/* the source address as the full parse leaves it, as fast_qp_fields() the destination */
 	if (h->et == ROCE_ETHERTYPE_IPV4) {
 		memcpy(out->src_ip, h->ip + 12, 4);
 		memset(out->src_ip + 4, 0, 12);
-		memcpy(out->dst_ip, h->ip + 16, 4);
-		memset(out->dst_ip + 4, 0, 12);
 	} else {
 		memcpy(out->src_ip, h->ip + 8, 16);
-		memcpy(out->dst_ip, h->ip + 24, 16);
 	}
-	out->opcode = (uint8_t)(w0 >> 24);
-	out->transport = (uint8_t)(w0 >> 29);
+	fast_qp_fields(h, out);
 	out->dp_only = 1;
-	out->dest_qp = w1 & 0xFFFFFF;
-	out->psn = w2 & 0xFFFFFF;
 }
 
 /*
@@ -754,19 +765,8 @@ parse_fast_fill_min(const struct fast_hdr *h, struct roce_pkt *out)
 static inline __attribute__((always_inline)) void
 parse_fast_fill_qp(const struct fast_hdr *h, struct roce_pkt *out)
 {
-	uint32_t w0 = load_be32(h->b), w1 = load_be32(h->b + 4), w2 = load_be32(h->b + 8);
-
 	parse_fast_fill_min(h, out);
-	if (h->et == ROCE_ETHERTYPE_IPV4) {
-		memcpy(out->dst_ip, h->ip + 16, 4);
-		memset(out->dst_ip + 4, 0, 12);
-	} else {
-		memcpy(out->dst_ip, h->ip + 24, 16);
-	}
-	out->opcode = (uint8_t)(w0 >> 24);
-	out->transport = (uint8_t)(w0 >> 29);
-	out->dest_qp = w1 & 0xFFFFFF;
-	out->psn = w2 & 0xFFFFFF;
+	fast_qp_fields(h, out);
 	out->dp_only = 3;
 }
 

@@ -18,10 +18,10 @@ extern const struct emu_stage_ops emu_stage_reorder;
 
 /**
  * Have the parse stage instance @p priv fill only what @p need says is read
- * (roce_parse_partial_min() or roce_parse_partial_dp() instead of the full parse) in its
- * default configuration (nothing dropped, no ICRC check). The switch calls it with what every
- * stage, fabric and incast source reads; the fields it does fill and every counter are the
- * same as with the full parse. Created at EMU_PARSE_CLASS's value 0: the switch always says.
+ * (roce_parse_partial_min(), _qp() or _dp() instead of the full parse) in its default
+ * configuration (nothing dropped, no ICRC check). The switch calls it with what every stage,
+ * fabric and incast source reads; the fields it does fill and every counter are the same as
+ * with the full parse. Until it is called, the full parse.
  */
 void emu_stage_parse_need(void *priv, enum emu_parse_need need);
 

@@ -258,6 +258,16 @@ emu_tm_enqueue(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t no
 	return true;
 }
 
+/* Is @p m a packet emu_tm_enqueue_port_run() takes for @p port? */
+static inline bool
+emu_tm_run_member(struct rte_mbuf *m, uint16_t port)
+{
+	const struct emu_pkt_meta *meta = emu_meta(m);
+
+	return meta->out_port == port && (meta->flags & EMU_META_PARSED) &&
+	       meta->pkt.cls != ROCE_CLASS_MAC_CONTROL;
+}
+
 /*
  * How many cells one queue (@p q_cells, of a port holding @p port_cells) may still take, the
  * buffer holding @p used_cells of @p total, before one of emu_tm_enqueue()'s byte limits
@@ -377,6 +387,7 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 
 		/* emu_tm_enqueue_port_run(): the run ends at a packet for another port or one the
 		 * caller consumes (not parsed, or a MAC control frame that arrived) */
+		/* emu_tm_run_member(), with the metadata and flags already at hand */
 		if (scan && unlikely(meta->out_port != port || !(flags & EMU_META_PARSED) ||
 				     meta->pkt.cls == ROCE_CLASS_MAC_CONTROL))
 			break;
@@ -483,16 +494,6 @@ emu_tm_enqueue_burst(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, u
 		return emu_tm_enqueue_run(tm, port, pkts, n, now_ns, rng, true, true, false, false,
 					  NULL);
 	return emu_tm_enqueue_run(tm, port, pkts, n, now_ns, rng, true, false, false, false, NULL);
-}
-
-/* Is @p m a packet emu_tm_enqueue_port_run() takes for @p port? */
-static inline bool
-emu_tm_run_member(struct rte_mbuf *m, uint16_t port)
-{
-	const struct emu_pkt_meta *meta = emu_meta(m);
-
-	return meta->out_port == port && (meta->flags & EMU_META_PARSED) &&
-	       meta->pkt.cls != ROCE_CLASS_MAC_CONTROL;
 }
 
 uint16_t
