@@ -342,9 +342,17 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 	 * emu_tm_advance_run()); in_key = hop * EMU_TM_N_Q + q, UINT32_MAX: none loaded. */
 	struct emu_tm_port *in = NULL;
 	uint32_t in_key = UINT32_MAX;
-	uint64_t ing = 0, xoff_at = 0;
-	bool in_pfc = false, in_xoff = false;
+	uint64_t ing = 0, xoff_above = 0; /* the XOFF threshold while PFC may pause, else none */
+	/* cells and bytes queued since the running counts were last brought up to date: one add
+	 * each per packet, added to the queue's, the port's and the buffer's in TM_BURST_FOLD() */
+	uint64_t acc_cells = 0, acc_bytes = 0;
 
+#define TM_BURST_FOLD() do { \
+		q_cells += acc_cells; port_cells += acc_cells; \
+		if (!own) \
+			used_cells += acc_cells; \
+		qb += acc_bytes; all_q += acc_bytes; acc_cells = 0; acc_bytes = 0; \
+	} while (0)
 #define TM_BURST_LOAD() do { \
 		port_cells = p->port_cells; used_cells = tm->used_cells; \
 		all_q = all_q0 = p->all_q_bytes; port_pkts = port_pkts0 = p->port_pkts; \
@@ -352,6 +360,7 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 	} while (0)
 	/* the queue only grew in this run: its length now is its maximum in the run */
 #define TM_BURST_STORE_Q() do { \
+		TM_BURST_FOLD(); \
 		if (cq != EMU_TM_N_Q && f_tail != f_tail0) { \
 			f->tail = f_tail; p->q_cells[cq] = q_cells; p->q_bytes[cq] = qb; \
 			nonempty |= 1u << cq; \
@@ -428,38 +437,35 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 										   NULL;
 			if (in != NULL) {
 				ing = in->ing_bytes[q];
-				in_pfc = in->cfg.pfc.enabled;
-				xoff_at = in->cfg.pfc.xoff_bytes;
-				in_xoff = in->xoff[q];
+				xoff_above = in->cfg.pfc.enabled && !in->xoff[q] ?
+						     in->cfg.pfc.xoff_bytes : UINT64_MAX;
 			}
 		}
 		room -= cells;
-		if (!own)
-			used_cells += cells;
-		q_cells += cells;
-		port_cells += cells;
+		acc_cells += cells;
 		port_pkts += 1;
 		if (in != NULL) {
 			ing += len;
 			/* Crossing XOFF: tell the sender on the ingress port to pause. */
-			if (in_pfc && !in_xoff && ing > xoff_at) {
+			if (unlikely(ing > xoff_above)) {
 				emu_tm_xoff(tm, in, q, now_ns);
-				in_xoff = true;
+				xoff_above = UINT64_MAX;
 			}
 		}
 		meta->flags = flags & (uint8_t)~EMU_META_HEADROOM;
 		meta->ts_ns = now_ns;
 		if (trace) {
 			meta->trace.t_enq_ns = now_ns;
-			meta->trace.qdepth_bytes = (uint32_t)RTE_MIN(qb, (uint64_t)UINT32_MAX);
+			meta->trace.qdepth_bytes =
+				(uint32_t)RTE_MIN(qb + acc_bytes, (uint64_t)UINT32_MAX);
 		}
 		f_slots[f_tail++ & f_mask] = m;
-		qb += len;
-		all_q += len;
+		acc_bytes += len;
 	}
 	TM_BURST_STORE();
 	if (taken != NULL)
 		*taken = i;
+#undef TM_BURST_FOLD
 #undef TM_BURST_LOAD
 #undef TM_BURST_STORE
 #undef TM_BURST_STORE_Q
@@ -671,23 +677,30 @@ struct emu_tm_out {
  */
 static inline __attribute__((always_inline)) bool
 emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uint64_t now_ns,
-		   struct emu_rng *rng, const bool pow2, const bool own, struct emu_tm_out *o)
+		   struct emu_rng *rng, const bool pow2, const bool own, const bool lens,
+		   struct emu_tm_out *o)
 {
 	struct emu_tm_fifo *f = &p->q[q], *w = &p->wire;
 	const uint32_t cb = tm->buf.cell_bytes, f_mask = f->mask, w_mask = w->mask;
 	const uint64_t cb_round = (uint64_t)cb - 1, cb_mask = ~cb_round; /* pow2 cells */
 	struct rte_mbuf **const f_slots = f->slots, **const w_slots = w->slots;
 	const uint64_t pause_ns = p->pause_until_ns[q], rate = p->cfg.rate_bps;
-	const uint64_t delay_ns = p->cfg.delay_ns, kmin = p->cfg.ecn.kmin_bytes;
-	const bool ecn = p->cfg.ecn.enabled && !p->cfg.ecn.at_enqueue;
+	const uint64_t delay_ns = p->cfg.delay_ns;
+	/* ECN at dequeue: a queue left longer than kmin may be marked (no limit: never) */
+	const uint64_t ecn_above = p->cfg.ecn.enabled && !p->cfg.ecn.at_enqueue ?
+					   p->cfg.ecn.kmin_bytes : UINT64_MAX;
 	const bool trace = tm->trace;
 	const unsigned int n_ports = tm->n_ports;
 	uint64_t link_ns = p->link_free_ns, busy_ps = p->busy_ps, qb = p->q_bytes[q];
-	/* what leaves the queue's bytes, its cells (not headroom) and the buffer's, summed here
-	 * and taken off once at the end */
-	uint64_t left_bytes = 0, left_cells = 0, memo_ps = p->memo_wire_ps;
+	const uint64_t qb0 = qb; /* qb0 - qb: the bytes that left */
+	/* what leaves the queue's cells (not headroom) and the buffer's, summed here and taken
+	 * off once at the end */
+	uint64_t left_cells = 0, memo_ps = p->memo_wire_ps;
 	uint32_t link_ps = p->link_free_ps, head = f->head, tail = f->tail, w_tail = w->tail;
+	uint64_t link_ceil = link_ns + (link_ps != 0); /* link free, rounded up to the ns */
 	uint32_t memo_len = p->memo_len;
+	/* busy_ps grows by memo_ps for each packet started since memo_head */
+	uint32_t memo_head = head;
 	uint64_t memo_whole_ns = memo_ps / 1000;
 	uint32_t memo_rest_ps = (uint32_t)(memo_ps % 1000);
 	const uint32_t w_head = w->head;
@@ -696,18 +709,22 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 	 * (the stores into the packets' metadata could alias it). in_hop: the hop it is for. */
 	struct emu_tm_port *in = NULL;
 	uint32_t in_hop = UINT32_MAX;
-	uint64_t ing = 0, xon = 0;
-	bool in_xoff = false;
+	/* xon_below: the XON threshold while the port is in XOFF, else 0 (never crossed) */
+	uint64_t ing = 0, xon_below = 0;
 	bool empty = false;
 	/* o's count and bytes in locals (o may alias nothing here, but the compiler cannot know) */
 	uint16_t o_n = o != NULL ? o->n : 0, o_max = o != NULL ? o->max : 0; /* 0: none */
 	struct rte_mbuf **const o_pkts = o != NULL ? o->pkts : NULL;
 	uint32_t *const o_lens = o != NULL ? o->lens : NULL;
-	uint64_t o_bytes = 0;
+	uint64_t wire_bytes = 0; /* what went onto the line; the rest of what left went to o */
+	/* while true, a packet that leaves by now goes to o: o has room and nothing is on the
+	 * line ahead of it; false from the first packet that goes onto the line */
+	bool to_out = o_n < o_max && w_tail == w_head;
 
 	if (p->memo_rate_bps != rate)
 		memo_len = UINT32_MAX; /* no frame is that long: recompute the first */
-	while (w_tail - w_head <= w_mask) {
+	/* the line's room is tested once here, then where it fills (a packet onto it) */
+	if (w_tail - w_head <= w_mask) for (;;) {
 		struct rte_mbuf *m;
 		struct emu_pkt_meta *meta;
 		uint64_t start_ns, arrival_ns, ts_ns, sum_ps, cells, dep_ns;
@@ -726,18 +743,24 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 		arrival_ns = ts_ns;
 		if (pause_ns > arrival_ns)
 			arrival_ns = pause_ns;
-		if (arrival_ns > link_ns || (arrival_ns == link_ns && link_ps == 0)) {
+		/* the link is free by the arrival when link_ns + link_ps / 1000 <= arrival_ns, that
+		 * is link_ceil <= arrival_ns; the start is due when its ceiling is <= now_ns */
+		if (arrival_ns >= link_ceil) {
+			if (arrival_ns > now_ns)
+				break;
 			start_ns = arrival_ns;
 			start_ps = 0;
 		} else {
+			if (link_ceil > now_ns)
+				break;
 			start_ns = link_ns;
 			start_ps = link_ps;
 		}
-		if (start_ns > now_ns || (start_ns == now_ns && start_ps > 0))
-			break;
 		flags = meta->flags;
 		len = (flags & EMU_META_SNAP) ? meta->wire_len : rte_pktmbuf_pkt_len(m);
 		if (unlikely(len != memo_len)) {
+			busy_ps += (uint64_t)(head - memo_head) * memo_ps;
+			memo_head = head;
 			memo_len = len;
 			memo_ps = emu_tm_wire_ps(len, rate);
 			memo_whole_ns = memo_ps / 1000;
@@ -749,9 +772,9 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 		carry = sum_ps >= 1000;
 		link_ns = start_ns + memo_whole_ns + carry;
 		link_ps = (uint32_t)(sum_ps - (carry ? 1000 : 0));
+		link_ceil = link_ns + (link_ps != 0);
 		head++;
 		qb -= len;
-		left_bytes += len;
 		/* emu_tm_unaccount() */
 		if (pow2)
 			cells = ((uint64_t)len + cb_round) & cb_mask;
@@ -766,8 +789,7 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 				     &tm->ports[hop] : NULL;
 			if (in != NULL) {
 				ing = in->ing_bytes[q];
-				xon = in->cfg.pfc.xon_bytes;
-				in_xoff = in->xoff[q];
+				xon_below = in->xoff[q] ? in->cfg.pfc.xon_bytes : 0;
 			}
 		}
 		if (in != NULL) {
@@ -777,38 +799,42 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 				left_cells += cells;
 			/* emu_tm_ingress_release() */
 			ing -= len;
-			if (unlikely(in_xoff) && ing < xon) {
+			if (unlikely(ing < xon_below)) {
 				in->ing_bytes[q] = ing;
 				emu_tm_xon(tm, in, q, start_ns);
-				in_xoff = false;
+				xon_below = 0;
 			}
 		} else {
 			/* no lossless ingress: the packet cannot be in headroom */
 			left_cells += cells;
 		}
 		/* the queue length the packet leaves behind */
-		if (ecn && qb > kmin)
+		if (qb > ecn_above)
 			emu_tm_ecn(p, m, qb, rng);
-		busy_ps += memo_ps;
 		if (trace)
 			meta->trace.wait_ns = start_ns > ts_ns ?
 				(uint32_t)RTE_MIN(start_ns - ts_ns, (uint64_t)UINT32_MAX) : 0;
 		/* departure = finish rounded up to the ns, plus the propagation delay */
-		dep_ns = link_ns + (link_ps != 0) + delay_ns;
+		dep_ns = link_ceil + delay_ns;
 		meta->ts_ns = dep_ns;
-		if (o_n < o_max && w_tail == w_head && dep_ns <= now_ns) {
+		if (to_out && dep_ns <= now_ns) {
 			/* gone by now, nothing ahead of it on the line: straight to the dequeue */
-			if (o_lens != NULL)
+			if (lens)
 				o_lens[o_n] = len;
 			o_pkts[o_n++] = m;
-			o_bytes += len;
+			to_out = o_n < o_max;
 		} else {
 			w_slots[w_tail++ & w_mask] = m;
+			wire_bytes += len;
+			to_out = false;
+			if (w_tail - w_head > w_mask)
+				break;
 		}
 	}
+	busy_ps += (uint64_t)(head - memo_head) * memo_ps;
 	if (o != NULL) {
 		o->n = o_n;
-		o->bytes += o_bytes;
+		o->bytes += qb0 - qb - wire_bytes;
 	}
 	if (in != NULL)
 		in->ing_bytes[q] = ing;
@@ -827,7 +853,7 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 	p->busy_ps = busy_ps;
 	p->ctr[EMU_TM_CTR_BUSY_NS] = busy_ps / 1000;
 	p->q_bytes[q] = qb;
-	p->all_q_bytes -= left_bytes;
+	p->all_q_bytes -= qb0 - qb;
 	p->q_cells[q] -= left_cells;
 	p->port_cells -= left_cells;
 	if (!own)
@@ -848,10 +874,14 @@ emu_tm_advance_one_queue(struct emu_tm *tm, struct emu_tm_port *p, unsigned int 
 	const uint32_t cb = tm->buf.cell_bytes;
 
 	if ((cb & (cb - 1)) != 0)
-		return emu_tm_advance_run(tm, p, q, now_ns, rng, false, p->cfg.own_buffer, o);
+		return emu_tm_advance_run(tm, p, q, now_ns, rng, false, p->cfg.own_buffer,
+					  o != NULL && o->lens != NULL, o);
 	if (p->cfg.own_buffer)
-		return emu_tm_advance_run(tm, p, q, now_ns, rng, true, true, o);
-	return emu_tm_advance_run(tm, p, q, now_ns, rng, true, false, o);
+		return emu_tm_advance_run(tm, p, q, now_ns, rng, true, true,
+					  o != NULL && o->lens != NULL, o);
+	if (o != NULL && o->lens != NULL)
+		return emu_tm_advance_run(tm, p, q, now_ns, rng, true, false, true, o);
+	return emu_tm_advance_run(tm, p, q, now_ns, rng, true, false, false, o);
 }
 
 /*
