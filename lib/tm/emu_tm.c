@@ -324,10 +324,13 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 	const unsigned int n_ports = tm->n_ports;
 	const double alpha = tm->buf.alpha;
 	const bool trace = tm->trace;
-	/* all_q0, port_pkts0: at the last load; what grew since is what this run queued */
-	uint64_t port_cells, used_cells, all_q, all_q0;
+	/* all_q0, port_pkts0: at the last load; what grew since is what this run queued. Every
+	 * packet from i_load on, up to the current one, was queued here: port_pkts is
+	 * port_pkts0 + i - i_load, and the slot limit is reached at i = pkts_stop. */
+	uint64_t port_cells, used_cells, all_q, all_q0, pkts_stop;
 	uint32_t port_pkts, port_pkts0, nonempty;
-	uint16_t i, queued = 0;
+	unsigned int i, i_load;
+	uint16_t queued = 0;
 	/* The queue of the last packet (runs of one priority are the rule): its FIFO tail,
 	 * cells, bytes and maximum in locals. cq = EMU_TM_N_Q: none loaded. */
 	unsigned int cq = EMU_TM_N_Q;
@@ -336,13 +339,19 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 	uint32_t f_tail = 0, f_tail0 = 0, f_mask = 0;
 	uint64_t q_cells = 0, qb = 0;
 	/* Cells queue cq may still take in this run with every byte limit of emu_tm_enqueue()
-	 * passing (emu_tm_room()): one compare per packet instead of those tests. */
+	 * passing (emu_tm_room(), computed with acc_cells 0): one compare per packet instead of
+	 * those tests. */
 	uint64_t room = 0;
-	/* The lossless ingress port of the last packet and its bytes of priority cq (as in
-	 * emu_tm_advance_run()); in_key = hop * EMU_TM_N_Q + q, UINT32_MAX: none loaded. */
+	/* The lossless ingress port of the last packet (in_hop, UINT32_MAX: none loaded); a new
+	 * queue loads it again. Its bytes of priority cq were ing0 when acc_bytes was in_acc0:
+	 * every packet since is its, so they are ing0 + acc_bytes - in_acc0 now (acc_bytes is
+	 * folded only with the port unloaded). While PFC may pause it, it crosses XOFF when
+	 * acc_bytes passes acc_xoff = xoff - ing0 + in_acc0 (signed: it may be crossed already);
+	 * INT64_MAX: never. */
 	struct emu_tm_port *in = NULL;
-	uint32_t in_key = UINT32_MAX;
-	uint64_t ing = 0, xoff_above = 0; /* the XOFF threshold while PFC may pause, else none */
+	uint32_t in_hop = UINT32_MAX;
+	uint64_t ing0 = 0, in_acc0 = 0;
+	int64_t acc_xoff = INT64_MAX;
 	/* cells and bytes queued since the running counts were last brought up to date: one add
 	 * each per packet, added to the queue's, the port's and the buffer's in TM_BURST_FOLD() */
 	uint64_t acc_cells = 0, acc_bytes = 0;
@@ -353,27 +362,33 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 			used_cells += acc_cells; \
 		qb += acc_bytes; all_q += acc_bytes; acc_cells = 0; acc_bytes = 0; \
 	} while (0)
-#define TM_BURST_LOAD() do { \
+#define TM_BURST_LOAD(from) do { \
 		port_cells = p->port_cells; used_cells = tm->used_cells; \
 		all_q = all_q0 = p->all_q_bytes; port_pkts = port_pkts0 = p->port_pkts; \
-		nonempty = p->nonempty; cq = EMU_TM_N_Q; in_key = UINT32_MAX; in = NULL; \
+		i_load = (from); \
+		pkts_stop = (uint64_t)i_load + (port_pkts0 < queue_pkts ? queue_pkts - port_pkts0 : 0); \
+		nonempty = p->nonempty; cq = EMU_TM_N_Q; in_hop = UINT32_MAX; in = NULL; \
+		acc_xoff = INT64_MAX; \
 	} while (0)
 	/* the queue only grew in this run: its length now is its maximum in the run */
 #define TM_BURST_STORE_Q() do { \
 		TM_BURST_FOLD(); \
-		if (cq != EMU_TM_N_Q && f_tail != f_tail0) { \
+		/* f_tail0 = f_tail: nothing queued since (or no queue loaded: both 0) */ \
+		if (f_tail != f_tail0) { \
 			f->tail = f_tail; p->q_cells[cq] = q_cells; p->q_bytes[cq] = qb; \
 			nonempty |= 1u << cq; \
 			if (qb > p->max_q_bytes[cq]) \
 				p->max_q_bytes[cq] = qb; \
+			f_tail0 = f_tail; \
 		} \
 	} while (0)
 #define TM_BURST_STORE_IN() do { \
 		if (in != NULL) \
-			in->ing_bytes[in_key % EMU_TM_N_Q] = ing; \
+			in->ing_bytes[cq] = ing0 + (acc_bytes - in_acc0); \
 	} while (0)
 #define TM_BURST_STORE() do { \
-		TM_BURST_STORE_Q(); TM_BURST_STORE_IN(); \
+		port_pkts = port_pkts0 + (uint32_t)(i - i_load); \
+		TM_BURST_STORE_IN(); TM_BURST_STORE_Q(); /* before the fold */ \
 		p->port_cells = port_cells; tm->used_cells = used_cells; \
 		p->all_q_bytes = all_q; p->port_pkts = port_pkts; p->nonempty = nonempty; \
 		if (all_q > p->ctr[EMU_TM_CTR_MAX_QUEUE_BYTES]) \
@@ -383,7 +398,7 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 		queued += (uint16_t)(port_pkts - port_pkts0); \
 		port_pkts0 = port_pkts; all_q0 = all_q; \
 	} while (0)
-	TM_BURST_LOAD();
+	TM_BURST_LOAD(0);
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		struct emu_pkt_meta *meta = emu_meta(m);
@@ -402,10 +417,11 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 			break;
 
 		if (unlikely(q != cq)) {
+			TM_BURST_STORE_IN(); /* before the fold */
 			TM_BURST_STORE_Q();
-			TM_BURST_STORE_IN();
 			in = NULL;
-			in_key = UINT32_MAX;
+			in_hop = UINT32_MAX;
+			acc_xoff = INT64_MAX;
 			cq = q;
 			f = &p->q[q];
 			f_slots = f->slots;
@@ -422,35 +438,33 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 			cells = (uint64_t)(len + cb - 1) / cb * cb;
 		/* emu_tm_enqueue()'s tests: the slot count as it is, the byte limits through the
 		 * room they leave (a packet past it is decided there, exactly) */
-		if (unlikely((flags & EMU_META_MACCTL) || port_pkts >= queue_pkts ||
-			     cells > room)) {
+		if (unlikely((flags & EMU_META_MACCTL) || i >= pkts_stop ||
+			     acc_cells + cells > room)) {
 			/* the general path decides: drop, headroom or the control queue */
 			TM_BURST_STORE();
 			queued += emu_tm_enqueue(tm, port, m, now_ns, rng);
-			TM_BURST_LOAD();
+			TM_BURST_LOAD(i + 1);
 			continue;
 		}
-		if (unlikely(hop * EMU_TM_N_Q + q != in_key)) {
+		if (unlikely(hop != in_hop)) {
 			TM_BURST_STORE_IN();
-			in_key = hop * EMU_TM_N_Q + q;
+			in_hop = hop;
 			in = hop < n_ports && (tm->lossless_of[hop] & (1u << q)) ? &tm->ports[hop] :
 										   NULL;
+			acc_xoff = INT64_MAX;
 			if (in != NULL) {
-				ing = in->ing_bytes[q];
-				xoff_above = in->cfg.pfc.enabled && !in->xoff[q] ?
-						     in->cfg.pfc.xoff_bytes : UINT64_MAX;
+				ing0 = in->ing_bytes[q];
+				in_acc0 = acc_bytes;
+				if (in->cfg.pfc.enabled && !in->xoff[q])
+					acc_xoff = (int64_t)in->cfg.pfc.xoff_bytes - (int64_t)ing0 +
+						   (int64_t)in_acc0;
 			}
 		}
-		room -= cells;
 		acc_cells += cells;
-		port_pkts += 1;
-		if (in != NULL) {
-			ing += len;
-			/* Crossing XOFF: tell the sender on the ingress port to pause. */
-			if (unlikely(ing > xoff_above)) {
-				emu_tm_xoff(tm, in, q, now_ns);
-				xoff_above = UINT64_MAX;
-			}
+		/* Crossing XOFF: tell the sender on the ingress port to pause. */
+		if (unlikely((int64_t)(acc_bytes + len) > acc_xoff)) {
+			emu_tm_xoff(tm, in, q, now_ns);
+			acc_xoff = INT64_MAX;
 		}
 		meta->flags = flags & (uint8_t)~EMU_META_HEADROOM;
 		meta->ts_ns = now_ns;
@@ -464,7 +478,7 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 	}
 	TM_BURST_STORE();
 	if (taken != NULL)
-		*taken = i;
+		*taken = (uint16_t)i;
 #undef TM_BURST_FOLD
 #undef TM_BURST_LOAD
 #undef TM_BURST_STORE
@@ -699,145 +713,171 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 	uint32_t link_ps = p->link_free_ps, head = f->head, tail = f->tail, w_tail = w->tail;
 	uint64_t link_ceil = link_ns + (link_ps != 0); /* link free, rounded up to the ns */
 	uint32_t memo_len = p->memo_len;
-	/* busy_ps grows by memo_ps for each packet started since memo_head */
+	/* Each packet started since memo_head had memo_len bytes: busy_ps grows by memo_ps and
+	 * left_cells by memo_cells for each (added when the length changes and at the end);
+	 * a packet in headroom takes its cells back off left_cells. */
 	uint32_t memo_head = head;
+	uint64_t memo_cells = pow2 ? ((uint64_t)memo_len + cb_round) & cb_mask :
+				     ((uint64_t)memo_len + cb - 1) / cb * cb;
 	uint64_t memo_whole_ns = memo_ps / 1000;
 	uint32_t memo_rest_ps = (uint32_t)(memo_ps % 1000);
 	const uint32_t w_head = w->head;
-	/* The lossless ingress port of the last packet (packets of one run mostly share it):
-	 * its bytes of priority q in a local, stored back when the port changes and at the end
-	 * (the stores into the packets' metadata could alias it). in_hop: the hop it is for. */
+	/* The lossless ingress port of the last packet (packets of one run mostly share it).
+	 * in_hop: the hop it is for. Its bytes of priority q were ing when it was loaded, with
+	 * the queue at in_qb bytes: every packet since is its, so its bytes now are
+	 * ing - (in_qb - qb), stored back when the port changes and at the end. */
 	struct emu_tm_port *in = NULL;
 	uint32_t in_hop = UINT32_MAX;
-	/* xon_below: the XON threshold while the port is in XOFF, else 0 (never crossed) */
-	uint64_t ing = 0, xon_below = 0;
+	/* While the port is in XOFF, it goes below its XON threshold when ing - (in_qb - qb) <
+	 * xon, that is qb < qb_xon = xon - ing + in_qb (as signed: ing - (in_qb - qb) is never
+	 * negative, ing - in_qb may be); INT64_MIN: never. */
+	uint64_t ing = 0, in_qb = 0;
+	int64_t qb_xon = INT64_MIN;
 	bool empty = false;
 	/* o's count and bytes in locals (o may alias nothing here, but the compiler cannot know) */
 	uint16_t o_n = o != NULL ? o->n : 0, o_max = o != NULL ? o->max : 0; /* 0: none */
 	struct rte_mbuf **const o_pkts = o != NULL ? o->pkts : NULL;
 	uint32_t *const o_lens = o != NULL ? o->lens : NULL;
 	uint64_t wire_bytes = 0; /* what went onto the line; the rest of what left went to o */
-	/* while true, a packet that leaves by now goes to o: o has room and nothing is on the
-	 * line ahead of it; false from the first packet that goes onto the line */
-	bool to_out = o_n < o_max && w_tail == w_head;
+	struct rte_mbuf *m;
+	struct emu_pkt_meta *meta;
+	uint64_t start_ns, arrival_ns, ts_ns, sum_ps, dep_ns;
+	uint32_t start_ps, len, carry;
+	uint16_t hop;
+	uint8_t flags;
 
 	if (p->memo_rate_bps != rate)
 		memo_len = UINT32_MAX; /* no frame is that long: recompute the first */
-	/* the line's room is tested once here, then where it fills (a packet onto it) */
-	if (w_tail - w_head <= w_mask) for (;;) {
-		struct rte_mbuf *m;
-		struct emu_pkt_meta *meta;
-		uint64_t start_ns, arrival_ns, ts_ns, sum_ps, cells, dep_ns;
-		uint32_t start_ps, len, carry;
-		uint16_t hop;
-		uint8_t flags;
-
-		if (head == tail) {
-			empty = true;
-			break;
-		}
-		m = f_slots[head & f_mask];
-		meta = emu_meta(m);
-		/* emu_tm_start() */
-		ts_ns = meta->ts_ns;
-		arrival_ns = ts_ns;
-		if (pause_ns > arrival_ns)
-			arrival_ns = pause_ns;
-		/* the link is free by the arrival when link_ns + link_ps / 1000 <= arrival_ns, that
-		 * is link_ceil <= arrival_ns; the start is due when its ceiling is <= now_ns */
-		if (arrival_ns >= link_ceil) {
-			if (arrival_ns > now_ns)
+	/*
+	 * TM_ADV_START(): start the head packet (its departure in dep_ns), or goto stop when the
+	 * queue is empty or its head not due. Then it goes to o (TM_ADV_OUT()) or onto the line
+	 * (TM_ADV_WIRE()). Two loops: while o takes what leaves by now with nothing on the line
+	 * ahead of it, then onto the line; the line's room is tested once first, then where it
+	 * fills.
+	 */
+#define TM_ADV_START() do { \
+		if (head == tail) { \
+			empty = true; \
+			goto stop; \
+		} \
+		m = f_slots[head & f_mask]; \
+		meta = emu_meta(m); \
+		/* emu_tm_start() */ \
+		ts_ns = meta->ts_ns; \
+		arrival_ns = ts_ns; \
+		if (pause_ns > arrival_ns) \
+			arrival_ns = pause_ns; \
+		/* the link is free by the arrival when link_ns + link_ps / 1000 <= arrival_ns, \
+		 * that is link_ceil <= arrival_ns; the start is due when its ceiling is <= now */ \
+		if (arrival_ns >= link_ceil) { \
+			if (arrival_ns > now_ns) \
+				goto stop; \
+			start_ns = arrival_ns; \
+			start_ps = 0; \
+		} else { \
+			if (link_ceil > now_ns) \
+				goto stop; \
+			start_ns = link_ns; \
+			start_ps = link_ps; \
+		} \
+		flags = meta->flags; \
+		len = (flags & EMU_META_SNAP) ? meta->wire_len : rte_pktmbuf_pkt_len(m); \
+		if (unlikely(len != memo_len)) { \
+			busy_ps += (uint64_t)(head - memo_head) * memo_ps; \
+			left_cells += (uint64_t)(head - memo_head) * memo_cells; \
+			memo_head = head; \
+			memo_len = len; \
+			memo_cells = pow2 ? ((uint64_t)len + cb_round) & cb_mask : \
+					    ((uint64_t)len + cb - 1) / cb * cb; \
+			memo_ps = emu_tm_wire_ps(len, rate); \
+			memo_whole_ns = memo_ps / 1000; \
+			memo_rest_ps = (uint32_t)(memo_ps % 1000); \
+		} \
+		/* (start_ps + memo_ps) / 1000 and % 1000 without a division: start_ps and \
+		 * memo_rest_ps are both below 1000 */ \
+		sum_ps = start_ps + memo_rest_ps; \
+		carry = sum_ps >= 1000; \
+		link_ns = start_ns + memo_whole_ns + carry; \
+		link_ps = (uint32_t)(sum_ps - (carry ? 1000 : 0)); \
+		link_ceil = link_ns + (link_ps != 0); \
+		head++; \
+		/* emu_tm_unaccount() */ \
+		hop = (flags & EMU_META_HOP) ? meta->hop_in : meta->in_port; \
+		if (unlikely(hop != in_hop)) { \
+			if (in != NULL) \
+				in->ing_bytes[q] = ing - (in_qb - qb); \
+			in_hop = hop; \
+			in = hop < n_ports && (tm->lossless_of[hop] & (1u << q)) ? \
+				     &tm->ports[hop] : NULL; \
+			qb_xon = INT64_MIN; \
+			if (in != NULL) { \
+				ing = in->ing_bytes[q]; \
+				in_qb = qb; \
+				if (in->xoff[q]) \
+					qb_xon = (int64_t)in->cfg.pfc.xon_bytes - (int64_t)ing + \
+						 (int64_t)in_qb; \
+			} \
+		} \
+		qb -= len; \
+		/* no lossless ingress: the packet cannot be in headroom */ \
+		if (unlikely(flags & EMU_META_HEADROOM) && in != NULL) { \
+			in->hr_cells[q] -= memo_cells; \
+			left_cells -= memo_cells; \
+		} \
+		/* emu_tm_ingress_release(); qb_xon is INT64_MIN without a lossless ingress */ \
+		if (unlikely((int64_t)qb < qb_xon)) { \
+			in->ing_bytes[q] = ing - (in_qb - qb); \
+			emu_tm_xon(tm, in, q, start_ns); \
+			qb_xon = INT64_MIN; \
+		} \
+		/* the queue length the packet leaves behind */ \
+		if (qb > ecn_above) \
+			emu_tm_ecn(p, m, qb, rng); \
+		if (trace) \
+			meta->trace.wait_ns = start_ns > ts_ns ? \
+				(uint32_t)RTE_MIN(start_ns - ts_ns, (uint64_t)UINT32_MAX) : 0; \
+		/* departure = finish rounded up to the ns, plus the propagation delay */ \
+		dep_ns = link_ceil + delay_ns; \
+		meta->ts_ns = dep_ns; \
+	} while (0)
+#define TM_ADV_OUT() do { if (lens) o_lens[o_n] = len; o_pkts[o_n++] = m; } while (0)
+#define TM_ADV_WIRE() do { \
+		w_slots[w_tail++ & w_mask] = m; \
+		wire_bytes += len; \
+		if (w_tail - w_head > w_mask) \
+			goto stop; \
+	} while (0)
+	if (w_tail - w_head > w_mask)
+		goto stop;
+	if (o_n < o_max && w_tail == w_head) {
+		for (;;) {
+			TM_ADV_START();
+			if (dep_ns > now_ns) {
+				TM_ADV_WIRE();
 				break;
-			start_ns = arrival_ns;
-			start_ps = 0;
-		} else {
-			if (link_ceil > now_ns)
-				break;
-			start_ns = link_ns;
-			start_ps = link_ps;
-		}
-		flags = meta->flags;
-		len = (flags & EMU_META_SNAP) ? meta->wire_len : rte_pktmbuf_pkt_len(m);
-		if (unlikely(len != memo_len)) {
-			busy_ps += (uint64_t)(head - memo_head) * memo_ps;
-			memo_head = head;
-			memo_len = len;
-			memo_ps = emu_tm_wire_ps(len, rate);
-			memo_whole_ns = memo_ps / 1000;
-			memo_rest_ps = (uint32_t)(memo_ps % 1000);
-		}
-		/* (start_ps + memo_ps) / 1000 and % 1000 without a division: start_ps and
-		 * memo_rest_ps are both below 1000 */
-		sum_ps = start_ps + memo_rest_ps;
-		carry = sum_ps >= 1000;
-		link_ns = start_ns + memo_whole_ns + carry;
-		link_ps = (uint32_t)(sum_ps - (carry ? 1000 : 0));
-		link_ceil = link_ns + (link_ps != 0);
-		head++;
-		qb -= len;
-		/* emu_tm_unaccount() */
-		if (pow2)
-			cells = ((uint64_t)len + cb_round) & cb_mask;
-		else
-			cells = (uint64_t)(len + cb - 1) / cb * cb;
-		hop = (flags & EMU_META_HOP) ? meta->hop_in : meta->in_port;
-		if (unlikely(hop != in_hop)) {
-			if (in != NULL)
-				in->ing_bytes[q] = ing;
-			in_hop = hop;
-			in = hop < n_ports && (tm->lossless_of[hop] & (1u << q)) ?
-				     &tm->ports[hop] : NULL;
-			if (in != NULL) {
-				ing = in->ing_bytes[q];
-				xon_below = in->xoff[q] ? in->cfg.pfc.xon_bytes : 0;
 			}
-		}
-		if (in != NULL) {
-			if (flags & EMU_META_HEADROOM)
-				in->hr_cells[q] -= cells;
-			else
-				left_cells += cells;
-			/* emu_tm_ingress_release() */
-			ing -= len;
-			if (unlikely(ing < xon_below)) {
-				in->ing_bytes[q] = ing;
-				emu_tm_xon(tm, in, q, start_ns);
-				xon_below = 0;
-			}
-		} else {
-			/* no lossless ingress: the packet cannot be in headroom */
-			left_cells += cells;
-		}
-		/* the queue length the packet leaves behind */
-		if (qb > ecn_above)
-			emu_tm_ecn(p, m, qb, rng);
-		if (trace)
-			meta->trace.wait_ns = start_ns > ts_ns ?
-				(uint32_t)RTE_MIN(start_ns - ts_ns, (uint64_t)UINT32_MAX) : 0;
-		/* departure = finish rounded up to the ns, plus the propagation delay */
-		dep_ns = link_ceil + delay_ns;
-		meta->ts_ns = dep_ns;
-		if (to_out && dep_ns <= now_ns) {
 			/* gone by now, nothing ahead of it on the line: straight to the dequeue */
-			if (lens)
-				o_lens[o_n] = len;
-			o_pkts[o_n++] = m;
-			to_out = o_n < o_max;
-		} else {
-			w_slots[w_tail++ & w_mask] = m;
-			wire_bytes += len;
-			to_out = false;
-			if (w_tail - w_head > w_mask)
+			TM_ADV_OUT();
+			if (o_n == o_max)
 				break;
 		}
 	}
+	for (;;) {
+		TM_ADV_START();
+		TM_ADV_WIRE();
+	}
+stop:
+#undef TM_ADV_START
+#undef TM_ADV_OUT
+#undef TM_ADV_WIRE
 	busy_ps += (uint64_t)(head - memo_head) * memo_ps;
+	left_cells += (uint64_t)(head - memo_head) * memo_cells;
 	if (o != NULL) {
 		o->n = o_n;
 		o->bytes += qb0 - qb - wire_bytes;
 	}
 	if (in != NULL)
-		in->ing_bytes[q] = ing;
+		in->ing_bytes[q] = ing - (in_qb - qb);
 	if (head == f->head) { /* nothing started: the state is as it was */
 		if (empty)
 			p->nonempty &= ~(1u << q);

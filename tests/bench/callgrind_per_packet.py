@@ -8,8 +8,8 @@
     tests/bench/callgrind_per_packet.py OUT [N]
 
 Only the switch's own work is collected (no net_null, no bench loop). The packet count is
-the number of calls into the parser (roce_parse_partial, _dp and _min): every
-packet is parsed once. Prints the total and the N (default 20) most expensive functions,
+the number of calls into the parser (roce_parse_partial, _dp, _min and _qp, and the
+whole-frame roce_parse, _dp, _min and _qp) from outside it: every packet is parsed once. Prints the total and the N (default 20) most expensive functions,
 self cost (callees not included), each divided by that count. Works on bench_fabric,
 bench_reorder and bench_impair too (their sides are driven through the same three calls).
 """
@@ -17,7 +17,9 @@ import collections
 import re
 import sys
 
-PARSERS = ("roce_parse_partial", "roce_parse_partial_dp", "roce_parse_partial_min")
+PARSERS = ("roce_parse_partial", "roce_parse_partial_dp", "roce_parse_partial_min",
+           "roce_parse_partial_qp", "roce_parse", "roce_parse_dp", "roce_parse_min",
+           "roce_parse_qp")
 
 
 def main():
@@ -44,7 +46,9 @@ def main():
             m = re.match(r"^(?:[+-]?\d+|\*) (\d+)$", line.rstrip("\n"))
             if m and cur is not None:
                 if pending is not None:  # the cost line of a call: the callee's, not ours
-                    calls_to[cfn] += pending
+                    # a parser calling another (roce_parse -> roce_parse_partial) is one parse
+                    if names.get(cur) not in PARSERS:
+                        calls_to[cfn] += pending
                     pending = None
                 else:
                     self_ir[cur] += int(m.group(1))
