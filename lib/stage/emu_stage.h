@@ -181,7 +181,8 @@ struct emu_stage_ops {
 	 * departure order. The runner passes them through the stages after this one: from an
 	 * ingress stage into the TM; from an egress stage into their port's TX staging, leaving
 	 * at the release time. Called before every rx and tx_prepare, so that nothing is due
-	 * when process() runs.
+	 * when process() runs; not called while next_due_ns() is later than ctx->now_ns (it
+	 * would hand over nothing then).
 	 */
 	uint16_t (*release)(void *priv, struct rte_mbuf **pkts, uint16_t cap,
 			    struct emu_burst_ctx *ctx);

@@ -39,6 +39,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,12 +133,20 @@ struct reorder_node {
 struct reorder_qp {
 	uint8_t ip[16];
 	uint32_t qpn, sig;   /* sig 0: free entry */
-	uint32_t expected;   /* E */
-	uint32_t n_held, n_ready; /* in the buffer, in the ready ring */
+	/* expected and n_held, then n_ready and sync: two 8-byte words that
+	 * reorder_in_order_idle() tests at once */
+	uint32_t expected;   /* E (below 2^24) */
+	uint32_t n_held;     /* in the buffer */
+	uint32_t n_ready;    /* in the ready ring */
+	uint32_t sync;       /* 1: E unknown, the next request sets it; else 0 */
 	uint32_t gen;      /* bumped when the entry is reused: ring entries of the old QP */
-	bool sync;         /* E unknown: the next request sets it */
 	uint64_t used;     /* LRU stamp */
 } __rte_cache_aligned; /* one line per lookup */
+_Static_assert(offsetof(struct reorder_qp, n_held) == offsetof(struct reorder_qp, expected) + 4 &&
+		       offsetof(struct reorder_qp, n_ready) ==
+			       offsetof(struct reorder_qp, expected) + 8 &&
+		       offsetof(struct reorder_qp, sync) == offsetof(struct reorder_qp, expected) + 12,
+	       "reorder_in_order_idle() reads expected..sync as two words");
 
 struct reorder_ready {
 	struct rte_mbuf *m;
@@ -145,6 +154,7 @@ struct reorder_ready {
 };
 
 struct reorder_priv {
+	uint8_t is_request[256]; /* reorder_is_request() of every opcode, for the per-packet test */
 	uint32_t port_mask, start_psn;
 	bool has_match, policy_drop, start_first;
 	struct emu_match match;
@@ -186,6 +196,22 @@ reorder_is_request(uint8_t opcode)
 	return op <= ROCE_OP_RDMA_READ_REQUEST || op == ROCE_OP_COMPARE_SWAP ||
 	       op == ROCE_OP_FETCH_ADD || op == ROCE_OP_SEND_LAST_WITH_INVALIDATE ||
 	       op == ROCE_OP_SEND_ONLY_WITH_INVALIDATE;
+}
+
+/* Is request @p psn (below 2^24) the one QP @p q expects, with nothing of it held or in the
+ * ready ring and E known? (sync 0, n_held 0, n_ready 0, E = psn; two compares.) */
+static inline bool
+reorder_in_order_idle(const struct reorder_qp *q, uint32_t psn)
+{
+	uint64_t e_h, r_s;
+
+	memcpy(&e_h, &q->expected, sizeof(e_h));
+	memcpy(&r_s, &q->n_ready, sizeof(r_s));
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return e_h == (uint64_t)psn && r_s == 0;
+#else
+	return e_h == (uint64_t)psn << 32 && r_s == 0;
+#endif
 }
 
 /* E after request @p psn (@p m) went on in order; after a READ it is learned again. */
@@ -414,60 +440,70 @@ reorder_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst
 	struct reorder_priv *rp = priv;
 	uint64_t ctr[REORDER_CTR_MAX] = { 0 };
 	struct reorder_out o = { .pkts = pkts, .now_ns = ctx->now_ns, .ctr = ctr, .ctx = ctx };
-	uint32_t hints[REORDER_CHUNK], qi;
-	unsigned int c;
-	uint16_t i, k;
+	uint32_t hints[REORDER_CHUNK];
+	uint16_t kept = 0; /* o.kept while no reorder_request() runs */
+	unsigned int c, i, k, end;
 
-	for (i = 0; i < n; i++) {
-		struct rte_mbuf *m = pkts[i];
-		struct emu_pkt_meta *meta = emu_meta(m);
-		const struct roce_pkt *p;
-		struct reorder_qp *q;
-
-		/* decide first: a chunk's hint slots, the entries they name prefetched (a stale
+	for (c = 0; c < n; c += REORDER_CHUNK) {
+		end = RTE_MIN((unsigned int)n, c + REORDER_CHUNK);
+		/* decide first: the chunk's hint slots, the entries they name prefetched (a stale
 		 * parse of a packet that is no request: no matter) */
-		for (k = 0; i % REORDER_CHUNK == 0 && k < REORDER_CHUNK && i + k < n; k++) {
-			p = &emu_meta(pkts[i + k])->pkt;
-			hints[k] = reorder_hint(rp, p->dst_ip, p->dest_qp);
-			qi = rp->hints[hints[k]];
+		for (i = c; i < end; i++) {
+			const struct roce_pkt *p = &emu_meta(pkts[i])->pkt;
+			uint32_t qi;
+
+			hints[i - c] = reorder_hint(rp, p->dst_ip, p->dest_qp);
+			qi = rp->hints[hints[i - c]];
 			if (qi != 0)
 				rte_prefetch0(&rp->qps[qi - 1]);
 		}
-		p = &meta->pkt;
-		o.limit = i + 1; /* slots of the packets handled so far, this one's included */
-		o.ts_ns = meta->ts_ns;
-		if (!(meta->flags & EMU_META_PARSED) || p->cls != ROCE_CLASS_ROCEV2 ||
-		    !reorder_is_request(p->opcode) ||
-		    !emu_stage_port_in(meta, true, rp->port_mask) ||
-		    (rp->has_match && !emu_match_test(&rp->match, p, meta->in_port,
-						      meta->out_port, meta->prio, 0, o.now_ns))) {
-			ctr[REORDER_CTR_PASSED_THROUGH]++;
-			pkts[o.kept++] = m;
-			continue;
+		for (i = c, k = 0; i < end; i++, k++) {
+			struct rte_mbuf *m = pkts[i];
+			struct emu_pkt_meta *meta = emu_meta(m);
+			const struct roce_pkt *p = &meta->pkt;
+			uint32_t qi;
+			struct reorder_qp *q;
+
+			if (!(meta->flags & EMU_META_PARSED) || p->cls != ROCE_CLASS_ROCEV2 ||
+			    !rp->is_request[p->opcode] ||
+			    !emu_stage_port_in(meta, true, rp->port_mask) ||
+			    (rp->has_match &&
+			     !emu_match_test(&rp->match, p, meta->in_port, meta->out_port, meta->prio,
+					     0, o.now_ns))) {
+				ctr[REORDER_CTR_PASSED_THROUGH]++;
+				pkts[kept++] = m;
+				continue;
+			}
+			/* the QP's entry by its hint (else by its signature, in reorder_request());
+			 * read now: a request before it in the chunk may have set it */
+			qi = rp->hints[hints[k]] - 1;
+			if (qi != REORDER_NIL && !reorder_qp_is(&rp->qps[qi], p->dst_ip, p->dest_qp))
+				qi = REORDER_NIL;
+			if (qi != REORDER_NIL) {
+				q = &rp->qps[qi];
+				q->used = ++rp->stamp;
+				/* the common case: in order, nothing of the QP held or due: it goes on */
+				if (reorder_in_order_idle(q, p->psn)) {
+					ctr[REORDER_CTR_PASSED_IN_ORDER]++;
+					/* reorder_advance() with sync 0 as it is */
+					if (unlikely(p->opcode == (ROCE_TRANSPORT_RC |
+								   ROCE_OP_RDMA_READ_REQUEST)))
+						q->sync = 1;
+					q->expected = (p->psn + 1) & REORDER_PSN_MASK;
+					pkts[kept++] = m;
+					continue;
+				}
+			}
+			o.kept = kept;
+			o.limit = (uint16_t)(i + 1); /* the slots of the packets handled so far */
+			o.ts_ns = meta->ts_ns;
+			reorder_request(rp, &o, m, p->dst_ip, p->dest_qp, p->psn, hints[k], qi);
+			kept = o.kept;
 		}
-		/* the QP's entry by its hint (else by its signature, in reorder_request()) */
-		qi = rp->hints[hints[i % REORDER_CHUNK]] - 1;
-		if (qi == REORDER_NIL || !reorder_qp_is(&rp->qps[qi], p->dst_ip, p->dest_qp)) {
-			reorder_request(rp, &o, m, p->dst_ip, p->dest_qp, p->psn,
-					hints[i % REORDER_CHUNK], REORDER_NIL);
-			continue;
-		}
-		q = &rp->qps[qi];
-		q->used = ++rp->stamp;
-		/* the common case: in order, nothing of the QP held or due: it goes on */
-		if (!q->sync && q->n_held == 0 && q->n_ready == 0 &&
-		    reorder_dist(p->psn, q->expected) == 0) {
-			ctr[REORDER_CTR_PASSED_IN_ORDER]++;
-			reorder_advance(q, m, p->psn);
-			pkts[o.kept++] = m;
-			continue;
-		}
-		reorder_request(rp, &o, m, p->dst_ip, p->dest_qp, p->psn, hints[i % REORDER_CHUNK],
-				qi);
 	}
 	for (c = 0; c < REORDER_CTR_MAX; c++)
 		ctx->ctr[c] += ctr[c];
-	return o.kept;
+	return kept;
 }
 
 static uint64_t
@@ -623,6 +659,8 @@ reorder_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 	for (i = 0; i < rp->max_held; i++)
 		rp->nodes[i].next = i + 1 < rp->max_held ? i + 1 : REORDER_NIL;
 	rp->nodes[i].older = rp->nodes[i].newer = i; /* the arrival list's sentinel */
+	for (i = 0; i < 256; i++)
+		rp->is_request[i] = reorder_is_request((uint8_t)i);
 	rp->bucket_mask = c.n_buckets - 1;
 	rp->hint_mask = c.n_buckets * REORDER_WAYS - 1;
 	rp->ready_mask = c.ready_slots - 1;

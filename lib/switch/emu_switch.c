@@ -67,6 +67,10 @@ emu_switch_add_stages(struct emu_switch *sw, const char *list_key, bool egress, 
 		st = &sw->stages[sw->n_stages];
 		st->ops = emu_stage_find(type);
 		st->egress = egress;
+		/* the contract: release() with next_due_ns(), which the runner asks first */
+		if ((st->ops->release != NULL) != (st->ops->next_due_ns != NULL))
+			return emu_err_set(err, "%s: stage type \"%s\" has only one of release and "
+					   "next_due_ns", path, type);
 		if (st->ops->release != NULL)
 			sw->any_release = true;
 		if (st->ops->release != NULL && egress)
@@ -589,7 +593,8 @@ emu_switch_release_held(struct emu_switch *sw, uint64_t now_ns, unsigned int fir
 		bool egress = i >= sw->n_ingress;
 		uint16_t cap = EMU_BURST;
 
-		if (st->ops->release == NULL)
+		/* nothing due (the common case): release() would hand over nothing */
+		if (st->ops->release == NULL || st->ops->next_due_ns(st->priv) > now_ns)
 			continue;
 		ctx.now_ns = now_ns;
 		ctx.emit = &sw->emit;
