@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Over 600 lines (about 700): one data structure: the QP table, the per-QP sorted hold list and the
+ * Over 600 lines (about 730): one data structure: the QP table, the per-QP sorted hold list and the
  * release ring are used together on every packet.
  *
  * reorder: a PSN-sorting reorder buffer in front of a stock RC NIC (egress only), for fabrics
@@ -143,9 +143,8 @@ struct reorder_qp {
 	uint64_t used;     /* LRU stamp */
 } __rte_cache_aligned; /* one line per lookup */
 _Static_assert(offsetof(struct reorder_qp, n_held) == offsetof(struct reorder_qp, expected) + 4 &&
-		       offsetof(struct reorder_qp, n_ready) ==
-			       offsetof(struct reorder_qp, expected) + 8 &&
-		       offsetof(struct reorder_qp, sync) == offsetof(struct reorder_qp, expected) + 12,
+	       offsetof(struct reorder_qp, n_ready) == offsetof(struct reorder_qp, expected) + 8 &&
+	       offsetof(struct reorder_qp, sync) == offsetof(struct reorder_qp, expected) + 12,
 	       "reorder_in_order_idle() reads expected..sync as two words");
 
 struct reorder_ready {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The runner (over 600 lines, about 890): rx, ingress stages, the fabric's entry, TM, emitted
+ * The runner (over 600 lines, about 900): rx, ingress stages, the fabric's entry, TM, emitted
  * frames, PFC frames, egress stages, tx, held packets and typed programs, one per-packet walk;
  * the incast, fabric, access and report sides are in their own files already.
  */
