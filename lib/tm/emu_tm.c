@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -258,14 +259,35 @@ emu_tm_enqueue(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t no
 	return true;
 }
 
-/* Is @p m a packet emu_tm_enqueue_port_run() takes for @p port? */
+/* Is @p m a packet emu_tm_enqueue_port_run() takes for @p port? Parsed, not a MAC control
+ * frame (one that arrived, or one the switch sends), for that port. */
 static inline bool
 emu_tm_run_member(struct rte_mbuf *m, uint16_t port)
 {
 	const struct emu_pkt_meta *meta = emu_meta(m);
 
 	return meta->out_port == port && (meta->flags & EMU_META_PARSED) &&
-	       meta->pkt.cls != ROCE_CLASS_MAC_CONTROL;
+	       !(meta->flags & EMU_META_MACCTL) && meta->pkt.cls != ROCE_CLASS_MAC_CONTROL;
+}
+
+/* out_port, prio and flags of @p meta as one word: out_port in the low 16 bits, prio in bits
+ * 16-23, flags in 24-31 (one load where they lie next to each other). */
+static inline uint32_t
+emu_tm_meta_word(const struct emu_pkt_meta *meta)
+{
+	uint32_t w;
+
+	_Static_assert(offsetof(struct emu_pkt_meta, prio) ==
+			       offsetof(struct emu_pkt_meta, out_port) + 2 &&
+		       offsetof(struct emu_pkt_meta, flags) ==
+			       offsetof(struct emu_pkt_meta, out_port) + 3,
+		       "out_port, prio, flags: one word");
+	memcpy(&w, &meta->out_port, sizeof(w));
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return w;
+#else
+	return (uint32_t)meta->out_port | (uint32_t)meta->prio << 16 | (uint32_t)meta->flags << 24;
+#endif
 }
 
 /*
@@ -398,21 +420,26 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 		queued += (uint16_t)(port_pkts - port_pkts0); \
 		port_pkts0 = port_pkts; all_q0 = all_q; \
 	} while (0)
+	/* emu_tm_run_member()'s metadata test as one compare of emu_tm_meta_word() */
+	const uint32_t run_mask = 0xFFFFu | (uint32_t)(EMU_META_PARSED | EMU_META_MACCTL) << 24;
+	const uint32_t run_want = (uint32_t)port | (uint32_t)EMU_META_PARSED << 24;
+
 	TM_BURST_LOAD(0);
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		struct emu_pkt_meta *meta = emu_meta(m);
-		const uint8_t flags = meta->flags;
+		const uint32_t w = emu_tm_meta_word(meta);
+		const uint8_t flags = (uint8_t)(w >> 24);
 		const uint32_t len = (flags & EMU_META_SNAP) ? meta->wire_len :
 							     rte_pktmbuf_pkt_len(m);
-		const unsigned int q = meta->prio & (EMU_TM_N_PRIO - 1);
+		const unsigned int q = (w >> 16) & (EMU_TM_N_PRIO - 1);
 		const uint16_t hop = (flags & EMU_META_HOP) ? meta->hop_in : meta->in_port;
 		uint64_t cells;
 
 		/* emu_tm_enqueue_port_run(): the run ends at a packet for another port or one the
 		 * caller consumes (not parsed, or a MAC control frame that arrived) */
-		/* emu_tm_run_member(), with the metadata and flags already at hand */
-		if (scan && unlikely(meta->out_port != port || !(flags & EMU_META_PARSED) ||
+		/* emu_tm_run_member(), with the metadata word already at hand */
+		if (scan && unlikely((w & run_mask) != run_want ||
 				     meta->pkt.cls == ROCE_CLASS_MAC_CONTROL))
 			break;
 
@@ -437,8 +464,9 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 		else
 			cells = (uint64_t)(len + cb - 1) / cb * cb;
 		/* emu_tm_enqueue()'s tests: the slot count as it is, the byte limits through the
-		 * room they leave (a packet past it is decided there, exactly) */
-		if (unlikely((flags & EMU_META_MACCTL) || i >= pkts_stop ||
+		 * room they leave (a packet past it is decided there, exactly); a MAC control frame
+		 * of the switch's goes there too (a scan has ended the run at it) */
+		if (unlikely((!scan && (flags & EMU_META_MACCTL)) || i >= pkts_stop ||
 			     acc_cells + cells > room)) {
 			/* the general path decides: drop, headroom or the control queue */
 			TM_BURST_STORE();
