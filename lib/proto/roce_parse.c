@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Over 600 lines (about 1050): the general parser, its fast path (untagged or one VLAN,
+ * Over 600 lines (about 1030): the general parser, its fast path (untagged or one VLAN,
  * IPv4/IPv6, UDP 4791, BTH) and the datapath's variant of that fast path
  * (roce_parse_partial_dp(): the same frames, checked with loads only, fewer fields stored;
  * untagged IPv4 with constant offsets apart; roce_parse_partial_min() and _qp(): the class
@@ -578,47 +578,6 @@ parse_fast_check(const uint8_t *hdr, uint32_t avail, uint32_t frame_len, uint16_
 	return 1;
 }
 
-/* Eight frame bytes as the uint64_t that memcpy() loads them into. */
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define MEM8(a, b, c, d, e, f, g, h) \
-	((uint64_t)(a) | (uint64_t)(b) << 8 | (uint64_t)(c) << 16 | (uint64_t)(d) << 24 | \
-	 (uint64_t)(e) << 32 | (uint64_t)(f) << 40 | (uint64_t)(g) << 48 | (uint64_t)(h) << 56)
-#else
-#define MEM8(a, b, c, d, e, f, g, h) \
-	((uint64_t)(h) | (uint64_t)(g) << 8 | (uint64_t)(f) << 16 | (uint64_t)(e) << 24 | \
-	 (uint64_t)(d) << 32 | (uint64_t)(c) << 40 | (uint64_t)(b) << 48 | (uint64_t)(a) << 56)
-#endif
-
-static inline uint64_t
-load8(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-/* The UDP destination port and length (frame bytes 2-5 of the UDP header) as the uint32_t
- * that memcpy() loads them into. */
-static inline uint32_t
-udp_port_len4(uint16_t port, uint16_t len)
-{
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	return (uint32_t)__builtin_bswap16(port) | (uint32_t)__builtin_bswap16(len) << 16;
-#else
-	return (uint32_t)port << 16 | len;
-#endif
-}
-
-static inline uint32_t
-load4(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 /*
  * parse_fast_check() for untagged IPv4 (the caller, fast_is_ipv4(), saw EtherType 0x0800,
  * version 4 without options, not a fragment, UDP, and avail >= Eth + IPv4 + UDP + BTH): the
@@ -643,10 +602,8 @@ parse_fast_check_ipv4(const uint8_t *hdr, uint32_t avail, uint32_t frame_len,
 		return 0;
 	ip_end = L3 + tot_len;
 	end = avail < ip_end ? avail : ip_end;
-	/* the port and the UDP length in one compare (tot_len >= 20 here: EXT <= ip_end) */
-	if (EXT > end ||
-	    load4(hdr + L4 + 2) != udp_port_len4(roce_port,
-						 (uint16_t)(tot_len - ROCE_IPV4_HDR_LEN)))
+	if (EXT > end || roce_get_be16(hdr + L4 + 2) != roce_port ||
+	    roce_get_be16(hdr + L4 + 4) != tot_len - ROCE_IPV4_HDR_LEN)
 		return 0;
 	ext = roce_opcode_ext[b[0]];
 	ext_len = ext_len_fast(ext);
@@ -670,6 +627,26 @@ parse_fast_check_ipv4(const uint8_t *hdr, uint32_t avail, uint32_t frame_len,
 	h->et = ROCE_ETHERTYPE_IPV4;
 	h->ext = ext;
 	return 1;
+}
+
+/* Eight frame bytes as the uint64_t that memcpy() loads them into. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define MEM8(a, b, c, d, e, f, g, h) \
+	((uint64_t)(a) | (uint64_t)(b) << 8 | (uint64_t)(c) << 16 | (uint64_t)(d) << 24 | \
+	 (uint64_t)(e) << 32 | (uint64_t)(f) << 40 | (uint64_t)(g) << 48 | (uint64_t)(h) << 56)
+#else
+#define MEM8(a, b, c, d, e, f, g, h) \
+	((uint64_t)(h) | (uint64_t)(g) << 8 | (uint64_t)(f) << 16 | (uint64_t)(e) << 24 | \
+	 (uint64_t)(d) << 32 | (uint64_t)(c) << 40 | (uint64_t)(b) << 48 | (uint64_t)(a) << 56)
+#endif
+
+static inline uint64_t
+load8(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
 }
 
 /*
