@@ -669,14 +669,11 @@ fast_is_ipv4(const uint8_t *hdr, uint32_t avail)
 	       (load8(hdr + 12) & m0) == v0 && (load8(hdr + 20) & m1) == v1;
 }
 
-/* The fields both fills store: class, VLAN, EtherType, offsets and lengths, IP version and
- * traffic class, TTL, UDP ports. */
+/* The fields every fill stores: class, VLAN, EtherType, l3_off, IP version and traffic class
+ * (what the switch itself reads: priority, ECN marking). */
 static inline __attribute__((always_inline)) void
-fast_common_fields(const struct fast_hdr *h, uint16_t roce_port, struct roce_pkt *out)
+fast_class_fields(const struct fast_hdr *h, struct roce_pkt *out)
 {
-	uint8_t ttl = h->et == ROCE_ETHERTYPE_IPV4 ? h->ip[8] : h->ip[7];
-	uint16_t sport = roce_get_be16(h->udp);
-
 	out->cls = ROCE_CLASS_ROCEV2;
 	out->reason = ROCE_REASON_OK;
 	out->n_vlans = h->n_vlans;
@@ -684,14 +681,25 @@ fast_common_fields(const struct fast_hdr *h, uint16_t roce_port, struct roce_pkt
 	out->vlan_id = h->tci & 0x0FFF;
 	out->ethertype = h->et;
 	out->l3_off = (uint16_t)h->l3;
+	out->ip_version = h->et == ROCE_ETHERTYPE_IPV4 ? 4 : 6;
+	out->dscp = h->tc >> 2;
+	out->ecn = h->tc & 3;
+}
+
+/* The fields both the full and the datapath fill store: fast_class_fields()', the other
+ * offsets and lengths, TTL, UDP ports. */
+static inline __attribute__((always_inline)) void
+fast_common_fields(const struct fast_hdr *h, uint16_t roce_port, struct roce_pkt *out)
+{
+	uint8_t ttl = h->et == ROCE_ETHERTYPE_IPV4 ? h->ip[8] : h->ip[7];
+	uint16_t sport = roce_get_be16(h->udp);
+
+	fast_class_fields(h, out);
 	out->l4_off = (uint16_t)h->l4;
 	out->bth_off = (uint16_t)h->bth;
 	out->payload_off = (uint16_t)(h->bth + ROCE_BTH_LEN + h->ext_len);
 	out->icrc_off = (uint16_t)(h->ip_end - ROCE_ICRC_LEN);
 	out->payload_len = (uint16_t)(h->room - h->padcnt);
-	out->ip_version = h->et == ROCE_ETHERTYPE_IPV4 ? 4 : 6;
-	out->dscp = h->tc >> 2;
-	out->ecn = h->tc & 3;
 	out->ttl = ttl;
 	out->udp_sport = sport;
 	out->udp_dport = roce_port;
@@ -744,16 +752,7 @@ parse_fast_fill_dp(const struct fast_hdr *h, uint16_t roce_port, struct roce_pkt
 static inline __attribute__((always_inline)) void
 parse_fast_fill_min(const struct fast_hdr *h, struct roce_pkt *out)
 {
-	out->cls = ROCE_CLASS_ROCEV2;
-	out->reason = ROCE_REASON_OK;
-	out->n_vlans = h->n_vlans;
-	out->pcp = (uint8_t)(h->tci >> 13);
-	out->vlan_id = h->tci & 0x0FFF;
-	out->ethertype = h->et;
-	out->l3_off = (uint16_t)h->l3;
-	out->ip_version = h->et == ROCE_ETHERTYPE_IPV4 ? 4 : 6;
-	out->dscp = h->tc >> 2;
-	out->ecn = h->tc & 3;
+	fast_class_fields(h, out);
 	out->dp_only = 2;
 }
 

@@ -89,6 +89,12 @@ random_frame(uint8_t *buf, size_t cap)
 
 /* The fields roce_parse_partial_qp() fills on the same fast path. */
 #define QP_FIELDS(_) MIN_FIELDS(_) _(dst_ip) _(opcode) _(transport) _(dest_qp) _(psn)
+/* X() over the fields of parse level `level` (1 dp, 2 min, 3 qp) */
+#define LEVEL_FIELDS(X) do { \
+		if (level == 1) { DP_FIELDS(X) } \
+		else if (level == 2) { MIN_FIELDS(X) } \
+		else { QP_FIELDS(X) } \
+	} while (0)
 
 typedef enum roce_class (*parse_fn)(const uint8_t *, uint32_t, uint32_t, uint16_t,
 				    struct roce_pkt *);
@@ -112,13 +118,7 @@ check_level(const uint8_t *buf, uint32_t avail, uint32_t flen, unsigned int leve
 
 	if (written[level][0] == 0) {
 #define DP_MARK(f) memset(written[level] + offsetof(struct roce_pkt, f), 1, sizeof(dp.f));
-		if (level == 1) {
-			DP_FIELDS(DP_MARK)
-		} else if (level == 2) {
-			MIN_FIELDS(DP_MARK)
-		} else {
-			QP_FIELDS(DP_MARK)
-		}
+		LEVEL_FIELDS(DP_MARK);
 #undef DP_MARK
 	}
 	for (i = 0; i < sizeof(before); i++)
@@ -135,13 +135,7 @@ check_level(const uint8_t *buf, uint32_t avail, uint32_t flen, unsigned int leve
 		return 1;
 #define DP_CMP(f) if (memcmp(&dp.f, &full.f, sizeof(dp.f)) != 0 && \
 		      offsetof(struct roce_pkt, f) != offsetof(struct roce_pkt, dp_only)) return 1;
-	if (level == 1) {
-		DP_FIELDS(DP_CMP)
-	} else if (level == 2) {
-		MIN_FIELDS(DP_CMP)
-	} else {
-		QP_FIELDS(DP_CMP)
-	}
+	LEVEL_FIELDS(DP_CMP);
 #undef DP_CMP
 	for (i = 0; i < sizeof(dp); i++)
 		if (!written[level][i] && ((uint8_t *)&dp)[i] != ((uint8_t *)&before)[i])
