@@ -47,6 +47,13 @@ struct live_state {
 	volatile bool stop_rx;
 	volatile bool worker_done;
 	uint64_t drain_left; /* packets still held when the drain deadline passed */
+	/* Gaps between two polls, by whichever lcore runs the switch: a worker descheduled by
+	 * the kernel (a CPU shared with other processes) or a busy main loop. Arrivals are
+	 * stamped when polled, so timestamps and the link's timing are late by up to the
+	 * longest gap; printed at exit (live_print_gaps()). */
+	uint64_t last_poll_ns;
+	uint64_t gap_max_ns;
+	uint64_t gaps_over_1ms;
 };
 
 static volatile sig_atomic_t live_signals;
@@ -320,6 +327,12 @@ live_poll(struct live_state *st, bool rx)
 	uint64_t now = live_now_ns(st);
 	uint16_t n, sent;
 
+	if (st->last_poll_ns != 0 && now - st->last_poll_ns > 1000000) {
+		st->gaps_over_1ms++;
+		if (now - st->last_poll_ns > st->gap_max_ns)
+			st->gap_max_ns = now - st->last_poll_ns;
+	}
+	st->last_poll_ns = now;
 	emu_switch_snap_serve(sw); /* a telemetry reader's snapshot, between bursts */
 	for (p = 0; rx && p < st->n_ports; p++) {
 		n = rte_eth_rx_burst(st->port_ids[p], 0, pkts, EMU_BURST);
@@ -333,6 +346,21 @@ live_poll(struct live_state *st, bool rx)
 		sent = rte_eth_tx_burst(st->port_ids[p], 0, tx, n);
 		emu_switch_tx_done(sw, (uint16_t)p, sent);
 	}
+}
+
+/* The poll gaps over 1 ms, one line; a second says what that means when there were any. */
+static void
+live_print_gaps(const struct live_state *st)
+{
+	printf("rocemu: polling: %" PRIu64 " gaps over 1 ms between two polls, the longest %.3f ms\n",
+	       st->gaps_over_1ms, (double)st->gap_max_ns / 1e6);
+	if (st->gaps_over_1ms > 0)
+		printf("rocemu: polling: the %s did not poll for up to %.3f ms (%s): arrival times, "
+		       "captures and the link's timing are late by up to that\n",
+		       st->inline_main ? "main lcore" : "worker lcore", (double)st->gap_max_ns / 1e6,
+		       st->inline_main ? "its captures, telemetry and statistics between polls; "
+		       "-l with a second lcore gives the switch one of its own" :
+		       "its CPU was shared: isolate it (isolcpus) and keep other processes off it");
 }
 
 static void
@@ -899,6 +927,7 @@ app_live_main(int argc, char **argv)
 	emu_switch_service(st->ctx.sw, true);
 	printf("rocemu: stopped after %.3f s (%s)\n", live_elapsed_s(st),
 	       live_signals > 0 ? "signal" : "duration");
+	live_print_gaps(st);
 	if (st->drain_left > 0)
 		printf("rocemu: %" PRIu64 " packets still held after the %.1f s drain, counted "
 		       "as drop_discarded_at_exit\n",

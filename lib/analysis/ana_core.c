@@ -250,6 +250,7 @@ ana_free(struct ana *a)
 		ana_series_free(&f->ce_series);
 		ana_series_free(&f->gap_sum);
 		ana_series_free(&f->gap_n);
+		free(f->msg_gaps);
 	}
 	free(a->flows);
 	free(a->hash);
@@ -483,6 +484,29 @@ ana_is_data_op(uint8_t op)
 	       op == ROCE_OP_COMPARE_SWAP || op == ROCE_OP_FETCH_ADD ||
 	       op == ROCE_OP_SEND_LAST_WITH_INVALIDATE || op == ROCE_OP_SEND_ONLY_WITH_INVALIDATE ||
 	       (op >= ROCE_OP_RDMA_READ_RESPONSE_FIRST && op <= ROCE_OP_RDMA_READ_RESPONSE_ONLY);
+}
+
+/* Keeps the gap from the flow's last packet, which ended a message, to t_ns. */
+static void
+ana_msg_gap(struct ana_flow *f, uint64_t t_ns)
+{
+	if (f->n_msg_gaps == f->cap_msg_gaps && f->cap_msg_gaps < ANA_MSG_GAPS_CAP) {
+		uint32_t ncap = f->cap_msg_gaps ? f->cap_msg_gaps * 2 : 64;
+		struct ana_msg_gap *ng = realloc(f->msg_gaps, ncap * sizeof(*ng));
+
+		if (ng != NULL) {
+			f->msg_gaps = ng;
+			f->cap_msg_gaps = ncap;
+		}
+	}
+	if (f->n_msg_gaps == f->cap_msg_gaps) {
+		f->msg_gaps_dropped++;
+		return;
+	}
+	f->msg_gaps[f->n_msg_gaps].from_ns = f->t_prev_tx_ns;
+	f->msg_gaps[f->n_msg_gaps].to_ns = t_ns;
+	f->msg_gaps[f->n_msg_gaps].wire = f->prev_wire;
+	f->n_msg_gaps++;
 }
 
 static bool
@@ -993,6 +1017,10 @@ ana_feed(struct ana *a, const uint8_t *frame, uint32_t caplen, uint32_t orig_len
 			       (double)f->prev_wire * 8000.0 / (double)(t_ns - f->t_prev_tx_ns));
 		ana_series_add(&f->gap_n, f->t_prev_tx_ns, 1.0);
 	}
+	if (f->prev_ended_msg && a->cnps_seen > 0 && t_ns > f->t_prev_tx_ns &&
+	    (double)(t_ns - f->t_prev_tx_ns) > 2.0 * f->prev_wire * 8.0 / a->o.link_gbps)
+		ana_msg_gap(f, t_ns);
+	f->prev_ended_msg = ana_is_msg_end(op & 0x1F);
 	f->t_prev_tx_ns = t_ns;
 	f->prev_wire = orig_len + 24;
 	if (p.ecn == 3) {

@@ -263,7 +263,23 @@ struct ana_trace {
 	const double *gn;         /* per bin: number of gaps (NULL: fit on bytes) */
 	uint32_t w;               /* bins per window */
 	uint32_t k0, k1;          /* windowed range compared: bins [k0, k1) */
+	const uint32_t *idle_cum; /* idle bins before bin k, k = 0..n (NULL: no idle time) */
 };
+
+/* Bins in [k, k + w) that hold idle time (ana_idle_mark()); 0 without any. */
+static inline uint32_t
+ana_idle_in(const struct ana_trace *t, int64_t k, uint32_t w)
+{
+	int64_t e = k + (int64_t)w;
+
+	if (t->idle_cum == NULL)
+		return 0;
+	if (k < 0)
+		k = 0;
+	if (e > (int64_t)t->n)
+		e = t->n;
+	return e > k ? t->idle_cum[e] - t->idle_cum[k] : 0;
+}
 
 static int
 ana_cmp_u64_d(const void *x, const void *y)
@@ -325,6 +341,8 @@ ana_err(const struct ana_trace *t, const double *pred)
 		double m = 0, q = 0;
 		uint32_t j;
 
+		if (ana_idle_in(t, k, t->w))
+			continue; /* the sender had nothing to send for part of it */
 		for (j = 0; j < t->w; j++) {
 			m += t->meas[k + j];
 			q += pred[k + j];
@@ -356,7 +374,7 @@ ana_err_gaps(const struct ana_trace *t, const struct dcqcn_params *p)
 			ci++;
 		}
 		dcqcn_rp_advance(&rp, p, a);
-		if (k >= t->k0 && t->gn[k] > 0) {
+		if (k >= t->k0 && t->gn[k] > 0 && !ana_idle_in(t, k, 1)) {
 			double m = t->gsum[k] / t->gn[k];
 
 			num += t->gn[k] * (m - rp.rc_mbps) * (m - rp.rc_mbps);
@@ -1013,6 +1031,60 @@ ana_explain(const struct ana_trace *t, const struct dcqcn_params *given, double 
 	}
 }
 
+/*
+ * Idle time: a gap after a message's last packet is idle for the part of it beyond one pacing
+ * gap at the model's rate (the last frame's wire time at the predicted Rc of its bin), when
+ * that part is longer than the pacing gap and than 1/64 of a window (1.5% of its bytes). A
+ * rate limiter sends no faster than Rc, and a sender without a next message sends nothing:
+ * a window with such time says nothing of DCQCN, and is left out of the error, the fit and
+ * the cuts (NCCL's steps: each waits for the peer's data, and for the reduction). A stall
+ * inside a message is not idle time: it counts against the sender. Returns the prefix counts
+ * of idle bins (n + 1), NULL without idle time or memory (then nothing is left out).
+ */
+static uint32_t *
+ana_idle_mark(const struct ana_trace *t, const struct ana_flow *d, const double *pred,
+	      struct ana_dcqcn_res *r)
+{
+	double min_idle = (double)t->w * (double)t->bin_ns / 64.0;
+	uint8_t *idle = NULL;
+	uint32_t *cum, i, k;
+
+	r->idle_unknown = d->msg_gaps_dropped;
+	for (i = 0; i < d->n_msg_gaps; i++) {
+		const struct ana_msg_gap *g = &d->msg_gaps[i];
+		int64_t kb = ana_bin(t, g->from_ns), ke, j;
+		double mbps, pace, idle_ns;
+
+		if (kb < 0 || kb >= (int64_t)t->n)
+			continue;
+		mbps = pred[kb] * 8000.0 / (double)t->bin_ns;
+		if (mbps <= 0)
+			continue;
+		pace = (double)g->wire * 8000.0 / mbps;
+		idle_ns = (double)(g->to_ns - g->from_ns) - pace;
+		if (idle_ns <= pace || idle_ns <= min_idle)
+			continue;
+		if (idle == NULL && (idle = calloc(t->n, 1)) == NULL)
+			return NULL;
+		kb = ana_bin(t, g->from_ns + (uint64_t)pace);
+		ke = ana_bin(t, g->to_ns - 1);
+		for (j = kb < 0 ? 0 : kb; j <= ke && j < (int64_t)t->n; j++)
+			idle[j] = 1;
+		r->idle_gaps++;
+		r->idle_ns += idle_ns;
+	}
+	if (idle == NULL)
+		return NULL;
+	cum = malloc(((size_t)t->n + 1) * sizeof(*cum));
+	if (cum != NULL) {
+		cum[0] = 0;
+		for (k = 0; k < t->n; k++)
+			cum[k + 1] = cum[k] + idle[k];
+	}
+	free(idle);
+	return cum;
+}
+
 static void
 ana_dcqcn_flow(struct ana *a, struct ana_flow *d, struct ana_flow *c, struct ana_dcqcn_res *r)
 {
@@ -1052,11 +1124,16 @@ ana_dcqcn_flow(struct ana *a, struct ana_flow *d, struct ana_flow *c, struct ana
 		return;
 	}
 	r->n_pred = t.n;
+	ana_predict(&t, &p, r->pred, &rp);
+	t.idle_cum = ana_idle_mark(&t, d, r->pred, r);
+	for (k = t.k0; k + t.w <= t.k1; k += t.w) {
+		r->windows++;
+		r->windows_idle += ana_idle_in(&t, k, t.w) > 0;
+	}
 	for (k = 0; k < t.n; k++)
 		line_pred[k] = line * (double)t.bin_ns / 8000.0;
 	r->err_traj_line = ana_err(&t, line_pred);
 	free(line_pred);
-	ana_predict(&t, &p, r->pred, &rp);
 	r->err_traj = ana_err(&t, r->pred);
 	r->pred_fast = rp.fast_recoveries;
 	r->pred_additive = rp.additive_increases;
@@ -1069,6 +1146,10 @@ ana_dcqcn_flow(struct ana *a, struct ana_flow *d, struct ana_flow *c, struct ana
 
 		if (ka + t.w > t.k1)
 			break;
+		if (ana_idle_in(&t, ka, t.w) || ana_idle_in(&t, kb - (int64_t)t.w, t.w)) {
+			r->cuts_idle++;
+			continue;
+		}
 		u->t_ns = t.cnp[i];
 		u->before_mbps = ana_win_mbps(&t, t.meas, kb - (int64_t)t.w, t.w);
 		u->meas_after_mbps = ana_win_mbps(&t, t.meas, ka, t.w);
@@ -1092,7 +1173,11 @@ ana_dcqcn_flow(struct ana *a, struct ana_flow *d, struct ana_flow *c, struct ana
 	r->recovery_meas_ns = ana_recovery(&t, t.meas, line);
 	r->recovery_pred_ns = ana_recovery(&t, r->pred, line);
 	r->pass = r->err_traj <= a->o.tol_traj && r->cuts_ok * 10 >= r->n_cuts * 9;
-	if (r->pass)
+	if (r->windows > 0 && r->windows_idle == r->windows)
+		snprintf(r->why, sizeof(r->why), "every one of the %u windows holds idle time "
+			 "between messages (%.3f ms in %u gaps): nothing to compare; a smaller "
+			 "--window-us may leave some", r->windows, r->idle_ns / 1e6, r->idle_gaps);
+	else if (r->pass)
 		snprintf(r->why, sizeof(r->why), "trajectory error %.3f <= %.3f, %u of %u cuts "
 			 "within %.0f%%", r->err_traj, a->o.tol_traj, r->cuts_ok, r->n_cuts,
 			 a->o.tol_cut * 100);
@@ -1138,6 +1223,7 @@ ana_dcqcn_flow(struct ana *a, struct ana_flow *d, struct ana_flow *c, struct ana
 		free((double *)t.gsum);
 		free((double *)t.gn);
 	}
+	free((uint32_t *)t.idle_cum);
 }
 
 void

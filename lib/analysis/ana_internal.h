@@ -22,6 +22,7 @@ struct ana_series {
 };
 
 #define ANA_SERIES_CAP (1u << 18)
+#define ANA_MSG_GAPS_CAP (1u << 16)
 
 /* Events kept per flow for the report and the markers of the plots (bounded). */
 enum ana_ev_type {
@@ -159,6 +160,16 @@ struct ana_flow {
 	struct ana_series gap_n;
 	uint64_t t_prev_tx_ns;
 	uint32_t prev_wire;
+	/* gaps after a message's last data packet, longer than two frame times at the link's
+	 * rate, once the capture has CNPs: where the sender may have had nothing to send (the
+	 * DCQCN validation leaves out the windows such idle time falls in, ana_dcqcn.c) */
+	struct ana_msg_gap {
+		uint64_t from_ns, to_ns; /* the message's last packet, the next data packet */
+		uint32_t wire;           /* the last packet's wire bytes */
+	} *msg_gaps;
+	uint32_t n_msg_gaps, cap_msg_gaps;
+	uint64_t msg_gaps_dropped; /* not kept: over ANA_MSG_GAPS_CAP */
+	bool prev_ended_msg;
 	struct ana_event *ev;
 	uint32_t n_ev;
 	uint64_t ev_dropped;
@@ -234,6 +245,15 @@ struct ana_dcqcn_res {
 		double error;     /* the trajectory error with it */
 	} expl[ANA_EXPLAIN_MAX];
 	uint32_t n_explained;
+	/* idle time: windows left out because the sender had no message to send (a gap after a
+	 * message's last packet longer than one pacing gap at the model's rate and than 1/64
+	 * of a window), and the cuts whose windows hold such time */
+	uint32_t windows;         /* windows compared, idle ones included */
+	uint32_t windows_idle;
+	uint32_t cuts_idle;
+	uint32_t idle_gaps;       /* the gaps found idle */
+	double idle_ns;           /* their idle time in all */
+	uint64_t idle_unknown;    /* message gaps not kept (over ANA_MSG_GAPS_CAP) */
 	/* predicted rate per bin of the flow's series (for CSV/plots) */
 	double *pred;
 	uint32_t n_pred;

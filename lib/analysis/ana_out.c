@@ -510,6 +510,12 @@ ana_write_text(struct ana *a, FILE *out)
 			fprintf(out, "  ... %u more in --json / --csv\n", r->n_cuts - 30);
 		fprintf(out, "  trajectory error %.4f (a sender ignoring CNPs: %.4f)\n", r->err_traj,
 			r->err_traj_line);
+		if (r->idle_gaps > 0 || r->idle_unknown > 0)
+			fprintf(out, "  idle between messages: %.3f ms in %u gaps; left out %u of %u "
+				"windows and %u cuts%s\n", r->idle_ns / 1e6, r->idle_gaps,
+				r->windows_idle, r->windows, r->cuts_idle, r->idle_unknown ?
+				" (more gaps than kept: some idle time may be counted against the "
+				"sender)" : "");
 		{
 			char m[32], q[32];
 
@@ -818,6 +824,10 @@ ana_json(struct ana *a)
 			(json_int_t)r->pred_fast, "additive", (json_int_t)r->pred_additive, "hyper",
 			(json_int_t)r->pred_hyper, "verdict", r->pass ? "PASS" : "FAIL", "why", r->why,
 			"params", ana_json_params(&a->o.dcqcn));
+		json_object_set_new(o, "idle", json_pack("{s:I,s:I,s:I,s:I,s:f,s:I}", "windows",
+			(json_int_t)r->windows, "windows_idle", (json_int_t)r->windows_idle,
+			"cuts_idle", (json_int_t)r->cuts_idle, "gaps", (json_int_t)r->idle_gaps,
+			"idle_us", r->idle_ns / 1000.0, "gaps_not_kept", (json_int_t)r->idle_unknown));
 		if (r->fitted) {
 			json_t *ex = json_array();
 			uint32_t k;

@@ -6,9 +6,12 @@
  * 10.0.0.2 sends CNPs (UDP source port 0, as ConnectX-4 Lx) at a fixed irregular schedule:
  * gaps of 250..1050 us, some followed by a second CNP 30 us later.
  *
- *   gen_dcqcn OUT.pcap TRUTH.txt WRONG.txt [--ignore-cnps | --nvidia]
+ *   gen_dcqcn OUT.pcap TRUTH.txt WRONG.txt [--ignore-cnps | --nvidia | --idle | --stall]
  *
  * --nvidia: the sender runs NVIDIA's defaults instead (byte counter on), TRUTH.txt unused.
+ * --idle, --stall: messages of 64 packets (WRITE_FIRST, _MIDDLE..., _LAST); at 20 ms the
+ * sender stops for 2 ms, after a message's last packet (--idle: it had nothing to send) or
+ * in the middle of one (--stall: it fell behind its rate), then goes on at its rate.
  * TRUTH.txt holds the parameters in NVIDIA's names; WRONG.txt the same with rpg_time_reset,
  * rpg_ai_rate, rpg_hai_rate, rpg_threshold, dce_tcp_g and initial_alpha_value changed.
  */
@@ -82,6 +85,9 @@ main(int argc, char **argv)
 	uint32_t lcg = 12345, psn = 0;
 	bool ignore = argc > 4 && strcmp(argv[4], "--ignore-cnps") == 0;
 	bool nvidia = argc > 4 && strcmp(argv[4], "--nvidia") == 0;
+	bool idle = argc > 4 && strcmp(argv[4], "--idle") == 0;
+	bool stall = argc > 4 && strcmp(argv[4], "--stall") == 0;
+	bool paused = false;
 	uint8_t buf[2048], cbuf[128];
 	pcap_dumper_t *d;
 	pcap_t *dead;
@@ -140,6 +146,17 @@ main(int argc, char **argv)
 			ci++;
 		}
 		dcqcn_rp_advance(&rp, &p, now);
+		if ((idle || stall) && !paused && now >= 20000000ULL &&
+		    psn % 64 == (idle ? 0u : 32u)) {
+			/* the 2 ms pause: after a message's end (idle) or inside one (stall) */
+			paused = true;
+			t += 2000000.0;
+			continue;
+		}
+		if (idle || stall)
+			hp.opcode = psn % 64 == 0 ? ROCE_OP_RDMA_WRITE_FIRST :
+				    psn % 64 == 63 ? ROCE_OP_RDMA_WRITE_LAST :
+				    ROCE_OP_RDMA_WRITE_MIDDLE;
 		hp.psn = psn++ & 0xFFFFFF;
 		len = roce_build_data(buf, sizeof(buf), &hp, NULL, 1024);
 		if (len < 0) {

@@ -9,7 +9,10 @@ known parameters (TRUTH, in NVIDIA's names), one that ignores the CNPs.
   recovers every TRUTH value within 5% and names the 6 parameters that differ from WRONG;
 - TRUTH with one parameter changed (rpg_time_reset, rpg_hai_rate) with --fit: FAIL, and the
   parameter that changed alone explains the trace (fit.explained_by) is that one, within 5%;
-- the sender ignoring CNPs against TRUTH: FAIL, and the verdict says it kept its rate."""
+- the sender ignoring CNPs against TRUTH: FAIL, and the verdict says it kept its rate;
+- the model-following sender pausing 2 ms after a message's last packet (--idle: it had
+  nothing to send): PASS, with that time left out (2 ms in one gap, the windows it falls in);
+  the same pause inside a message (--stall: it fell behind its rate): FAIL, nothing left out."""
 import json
 import os
 import subprocess
@@ -126,3 +129,20 @@ v = run("--dcqcn", truth, ign, want_rc=1)
 if v["verdict"] != "FAIL" or "kept its rate" not in v["why"]:
     fail("ignoring sender: %r" % v["why"])
 print("ignoring CNPs: FAIL (%s)" % v["why"])
+
+# idle time between messages is left out; a stall inside a message is not
+for mode, rc in (("--idle", 0), ("--stall", 1)):
+    pc = os.path.join(tmp, "pause%s.pcap" % mode)
+    subprocess.run([GEN, pc, os.path.join(tmp, "t4.txt"), os.path.join(tmp, "w4.txt"), mode],
+                   check=True, capture_output=True)
+    v = run("--dcqcn", truth, pc, want_rc=rc)
+    idle = v["idle"]
+    if mode == "--idle":
+        if (v["verdict"] != "PASS" or idle["gaps"] != 1 or
+                abs(idle["idle_us"] - 2000) > 20 or idle["windows_idle"] < 30):
+            fail("idle sender: %s, idle %r" % (v["why"], idle))
+    elif v["verdict"] != "FAIL" or idle["gaps"] != 0 or idle["windows_idle"] != 0:
+        fail("stalled sender: %s, idle %r" % (v["why"], idle))
+    print("pause %s: %s (%s); idle %.1f us in %d gap(s), %d of %d windows left out" % (
+        mode, v["verdict"], v["why"], idle["idle_us"], idle["gaps"], idle["windows_idle"],
+        idle["windows"]))
