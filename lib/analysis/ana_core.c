@@ -486,9 +486,9 @@ ana_is_data_op(uint8_t op)
 	       (op >= ROCE_OP_RDMA_READ_RESPONSE_FIRST && op <= ROCE_OP_RDMA_READ_RESPONSE_ONLY);
 }
 
-/* Keeps the gap from the flow's last packet, which ended a message, to t_ns. */
+/* Keeps the gap from the flow's last data packet to t_ns (in_msg: inside a message). */
 static void
-ana_msg_gap(struct ana_flow *f, uint64_t t_ns)
+ana_msg_gap(struct ana_flow *f, uint64_t t_ns, bool in_msg)
 {
 	if (f->n_msg_gaps == f->cap_msg_gaps && f->cap_msg_gaps < ANA_MSG_GAPS_CAP) {
 		uint32_t ncap = f->cap_msg_gaps ? f->cap_msg_gaps * 2 : 64;
@@ -506,6 +506,7 @@ ana_msg_gap(struct ana_flow *f, uint64_t t_ns)
 	f->msg_gaps[f->n_msg_gaps].from_ns = f->t_prev_tx_ns;
 	f->msg_gaps[f->n_msg_gaps].to_ns = t_ns;
 	f->msg_gaps[f->n_msg_gaps].wire = f->prev_wire;
+	f->msg_gaps[f->n_msg_gaps].in_msg = in_msg;
 	f->n_msg_gaps++;
 }
 
@@ -1017,9 +1018,10 @@ ana_feed(struct ana *a, const uint8_t *frame, uint32_t caplen, uint32_t orig_len
 			       (double)f->prev_wire * 8000.0 / (double)(t_ns - f->t_prev_tx_ns));
 		ana_series_add(&f->gap_n, f->t_prev_tx_ns, 1.0);
 	}
-	if (f->prev_ended_msg && a->cnps_seen > 0 && t_ns > f->t_prev_tx_ns &&
-	    (double)(t_ns - f->t_prev_tx_ns) > 2.0 * f->prev_wire * 8.0 / a->o.link_gbps)
-		ana_msg_gap(f, t_ns);
+	if (f->prev_wire != 0 && a->cnps_seen > 0 && t_ns > f->t_prev_tx_ns &&
+	    (double)(t_ns - f->t_prev_tx_ns) > (f->prev_ended_msg ? 2.0 : 16.0) *
+	    f->prev_wire * 8.0 / a->o.link_gbps)
+		ana_msg_gap(f, t_ns, !f->prev_ended_msg);
 	f->prev_ended_msg = ana_is_msg_end(op & 0x1F);
 	f->t_prev_tx_ns = t_ns;
 	f->prev_wire = orig_len + 24;

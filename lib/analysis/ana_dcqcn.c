@@ -1038,7 +1038,8 @@ ana_explain(const struct ana_trace *t, const struct dcqcn_params *given, double 
  * rate limiter sends no faster than Rc, and a sender without a next message sends nothing:
  * a window with such time says nothing of DCQCN, and is left out of the error, the fit and
  * the cuts (NCCL's steps: each waits for the peer's data, and for the reduction). A stall
- * inside a message is not idle time: it counts against the sender. Returns the prefix counts
+ * inside a message (more than four pacing gaps and 1/64 of a window) is not idle time: it
+ * counts against the sender, and is counted in r->stalls. Returns the prefix counts
  * of idle bins (n + 1), NULL without idle time or memory (then nothing is left out).
  */
 static uint32_t *
@@ -1062,6 +1063,15 @@ ana_idle_mark(const struct ana_trace *t, const struct ana_flow *d, const double 
 			continue;
 		pace = (double)g->wire * 8000.0 / mbps;
 		idle_ns = (double)(g->to_ns - g->from_ns) - pace;
+		if (g->in_msg) {
+			if (idle_ns > 3 * pace && idle_ns > min_idle) {
+				r->stalls++;
+				r->stall_ns += idle_ns;
+				if (idle_ns > r->stall_max_ns)
+					r->stall_max_ns = idle_ns;
+			}
+			continue;
+		}
 		if (idle_ns <= pace || idle_ns <= min_idle)
 			continue;
 		if (idle == NULL && (idle = calloc(t->n, 1)) == NULL)

@@ -160,12 +160,14 @@ struct ana_flow {
 	struct ana_series gap_n;
 	uint64_t t_prev_tx_ns;
 	uint32_t prev_wire;
-	/* gaps after a message's last data packet, longer than two frame times at the link's
-	 * rate, once the capture has CNPs: where the sender may have had nothing to send (the
-	 * DCQCN validation leaves out the windows such idle time falls in, ana_dcqcn.c) */
+	/* once the capture has CNPs, gaps between two data packets: after a message's last one
+	 * longer than two frame times at the link's rate (the sender may have had nothing to
+	 * send: the DCQCN validation leaves out the windows such idle time falls in), inside a
+	 * message longer than 16 (a stall: reported, ana_dcqcn.c) */
 	struct ana_msg_gap {
-		uint64_t from_ns, to_ns; /* the message's last packet, the next data packet */
-		uint32_t wire;           /* the last packet's wire bytes */
+		uint64_t from_ns, to_ns; /* the packet before the gap, the next data packet */
+		uint32_t wire;           /* the packet before's wire bytes */
+		bool in_msg;             /* inside a message */
 	} *msg_gaps;
 	uint32_t n_msg_gaps, cap_msg_gaps;
 	uint64_t msg_gaps_dropped; /* not kept: over ANA_MSG_GAPS_CAP */
@@ -254,6 +256,10 @@ struct ana_dcqcn_res {
 	uint32_t idle_gaps;       /* the gaps found idle */
 	double idle_ns;           /* their idle time in all */
 	uint64_t idle_unknown;    /* message gaps not kept (over ANA_MSG_GAPS_CAP) */
+	/* stalls: gaps inside a message beyond four pacing gaps at the model's rate and 1/64 of a
+	 * window (PFC, the window, the host): counted against the sender, and reported */
+	uint32_t stalls;
+	double stall_ns, stall_max_ns;
 	/* predicted rate per bin of the flow's series (for CSV/plots) */
 	double *pred;
 	uint32_t n_pred;

@@ -516,6 +516,10 @@ ana_write_text(struct ana *a, FILE *out)
 				r->windows_idle, r->windows, r->cuts_idle, r->idle_unknown ?
 				" (more gaps than kept: some idle time may be counted against the "
 				"sender)" : "");
+		if (r->stalls > 0)
+			fprintf(out, "  stalls inside messages: %u, %.3f ms in all, the longest "
+				"%.3f ms (counted against the sender: PFC, its window or its host held "
+				"it back)\n", r->stalls, r->stall_ns / 1e6, r->stall_max_ns / 1e6);
 		{
 			char m[32], q[32];
 
@@ -828,6 +832,9 @@ ana_json(struct ana *a)
 			(json_int_t)r->windows, "windows_idle", (json_int_t)r->windows_idle,
 			"cuts_idle", (json_int_t)r->cuts_idle, "gaps", (json_int_t)r->idle_gaps,
 			"idle_us", r->idle_ns / 1000.0, "gaps_not_kept", (json_int_t)r->idle_unknown));
+		json_object_set_new(o, "stalls", json_pack("{s:I,s:f,s:f}", "gaps",
+			(json_int_t)r->stalls, "total_us", r->stall_ns / 1000.0, "longest_us",
+			r->stall_max_ns / 1000.0));
 		if (r->fitted) {
 			json_t *ex = json_array();
 			uint32_t k;

@@ -178,6 +178,7 @@ struct ep_qp {
 	uint64_t last_progress_ns;	/**< last ACK advancing snd_una */
 	uint32_t retries;
 	uint64_t next_send_ns;		/**< rate limiter */
+	bool pace_busy;			/**< had data to send since its last packet */
 	struct dcqcn_rp rp;
 	struct ep_cqe sq_cqes[EP_MAX_CQE];
 	uint32_t sq_cq_head, sq_cq_tail;

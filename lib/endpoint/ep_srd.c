@@ -321,13 +321,18 @@ ep_srd_send_psn(struct ep_srd *s, struct ep_wr_slot *w, uint32_t psn, bool retx,
 	s->ctrs[EP_SRD_CTR_TX_DATA_PKTS]++;
 	s->ctrs[EP_SRD_CTR_TX_PAYLOAD_BYTES] += plen;
 	if (s->cfg.cc_enabled) {
-		/* pace at the rate, with 64 KB or 50 us of credit, as ep_qp's DCQCN pacer */
+		/* pace at the rate, with 64 KB or 50 us of credit, none from a time with nothing
+		 * to send, as ep_qp's DCQCN pacer */
 		uint64_t gap = (uint64_t)((double)(len + EP_FRAME_OVERHEAD) * 8000.0 /
 					  s->rate_mbps);
 		uint64_t floor_ns = (uint64_t)(65536.0 * 8000.0 / s->rate_mbps);
 
 		if (floor_ns < 50000)
 			floor_ns = 50000;
+		if (!s->pace_busy) {
+			floor_ns = 0;
+			s->pace_busy = true;
+		}
 		if (s->next_send_ns + floor_ns < now_ns)
 			s->next_send_ns = now_ns - floor_ns;
 		s->next_send_ns += gap;
@@ -364,7 +369,11 @@ ep_srd_tx_data(struct ep_srd *s, uint64_t now_ns, uint8_t *buf, uint32_t cap)
 			continue;
 		return ep_srd_send_psn(s, w, psn, true, now_ns, buf, cap);
 	}
-	if (s->wr_send == s->wr_tail || (uint32_t)ep_psn_diff(s->snd_nxt, s->snd_una) >= s->max_out)
+	if (s->wr_send == s->wr_tail) {
+		s->pace_busy = false;
+		return 0;
+	}
+	if ((uint32_t)ep_psn_diff(s->snd_nxt, s->snd_una) >= s->max_out)
 		return 0;
 	w = ep_srd_wr(s, s->wr_send);
 	psn = s->snd_nxt;

@@ -169,6 +169,7 @@ struct ep_srd {
 	double rate_mbps;
 	double min_rate_seen_mbps;
 	uint64_t next_send_ns;
+	bool pace_busy;			/* had data to send since its last packet (as ep_qp) */
 	uint64_t cut_ok_ns, inc_ok_ns;	/* earliest next decrease / increase */
 	uint64_t pause_start_ns;
 	struct ep_cqe sq_cqes[EP_MAX_CQE];

@@ -61,6 +61,16 @@
 #             persists (cuts and the averaging towards the target keep ratios);
 #           - 50 ms windows: the capture's timestamps still move by up to ~10-20 ms (a stall of
 #             rocemu or of rocegen, then a burst); the DCQCN dynamics here take ~100 ms.
+#           - one repeat: the lab is two vCPUs shared with the host, and nearly every run has
+#             the sender stall inside a message (rocestat's "stalls", 5-30 ms) or rocemu's
+#             worker miss its polls for a few ms. A host stall delays the CNPs that arrive
+#             meanwhile, and coalesces them into one cut at the sender where the capture
+#             predicts several (the sender then runs 10-30% above the model for ~50 ms). With
+#             the settings above 1 of 16 runs here missed a timing check (89.8% of the cuts
+#             within 10%, against 90%). A run that misses one (PASS with the parameters run,
+#             FAIL with rpg_time_reset tripled, the fit naming it) is repeated once from the
+#             start when it had a stall over 2 ms (exit 3 from the checks below); one without,
+#             or a second miss, fails. The counter checks are never repeated.
 #           rocegen's table leaves out its check of the result (between the last step and the
 #           end barrier, 20-400 ms here): the wire's iteration is compared with the table's
 #           time plus that check's time, which rocegen prints (both modes).
@@ -71,6 +81,7 @@ ROCEGEN=$(readlink -f "$2")
 ROCESTAT=$(readlink -f "$3")
 SRC=$(readlink -f "$4")
 MODE=${5:-loss}
+ARGS0=("$ROCEMU" "$ROCEGEN" "$ROCESTAT" "$SRC" "$MODE") # absolute: for the one repeat
 LAB_PREFIX=rst$$
 DCQCN_CONF=$SRC/tests/analysis/dcqcn-50m.conf
 WINDOW_US=50000
@@ -144,9 +155,11 @@ if [ -n "${ROCESTAT_E2E_KEEP:-}" ]; then
 	mkdir -p "$ROCESTAT_E2E_KEEP" && cp "$WORK"/*.pcap "$WORK"/*.json "$WORK"/*.out \
 		"$WORK"/*.txt "$ROCESTAT_E2E_KEEP"/ 2>/dev/null
 fi
-python3 - "$MODE" "$WORK" "$DCQCN_CONF" <<'PY' || fail "rocestat against rocegen and rocemu"
+PYRC=0
+python3 - "$MODE" "$WORK" "$DCQCN_CONF" <<'PY' || PYRC=$?
 import json, sys
 mode, w, DCQCN_NAME = sys.argv[1], sys.argv[2], sys.argv[3]
+w_dir = w
 ld = lambda f: json.load(open(w + "/" + f))
 a, b, st, rin, rout = ld("a.json"), ld("b.json"), ld("stats.json"), ld("in.json"), ld("out.json")
 # rocegen's table leaves out the check of the first iteration's result, which runs between its
@@ -274,11 +287,34 @@ else:
         # the ring's step boundary: A's second message waits for the first step to end
         assert v["idle"]["gaps"] >= 1 and v["idle"]["windows_idle"] < v["idle"]["windows"] / 4, \
             v["idle"]
-        assert v["verdict"] == "PASS", v["why"]
-        assert w["verdict"] == "FAIL", w["why"]
-        assert ex and ex[0]["name"] == "rpg_time_reset", ex
-        assert abs(ex[0]["value"] - 20000) <= 0.1 * 20000, ex[0]
+        print("dcqcn: QP 0x%x: stalls inside messages: %d, %.1f ms in all, the longest %.1f ms"
+              % (q["qpn"], v["stalls"]["gaps"], v["stalls"]["total_us"] / 1000,
+                 v["stalls"]["longest_us"] / 1000))
+        # the timing checks: a run whose sender or switch stalled may fail them (header);
+        # exit 3 asks for the one repeat, only when it did
+        timing = [(v["verdict"] == "PASS", "PASS with the parameters run: " + v["why"]),
+                  (w["verdict"] == "FAIL", "FAIL with rpg_time_reset 60 ms: " + w["why"]),
+                  (bool(ex) and ex[0]["name"] == "rpg_time_reset" and
+                   abs(ex[0]["value"] - 20000) <= 0.1 * 20000,
+                   "rpg_time_reset named first, within 10%% of 20 ms: %r" % ex)]
+        missed = [what for ok, what in timing if not ok]
+        if missed:
+            gap = re.search(r"^rocemu: polling: \d+ gaps over 1 ms between two polls, the "
+                            r"longest ([0-9.]+) ms$", open(w_dir + "/rocemu.out").read(), re.M)
+            worst = max(v["stalls"]["longest_us"] / 1000, float(gap.group(1)) if gap else 0)
+            print("timing checks missed: " + "; ".join(missed))
+            if worst > 2.0:
+                print("stalled: the sender or rocemu's worker did not run for %.1f ms" % worst)
+                sys.exit(3)
+            assert False, "no stall over 2 ms explains it"
 PY
+if [ $PYRC -eq 3 ] && [ "${E2E_ATTEMPT:-1}" -eq 1 ]; then
+	echo "attempt 1 stalled and missed a timing check: the lab once more, from the start"
+	cd / && lab_cleanup
+	trap - EXIT
+	E2E_ATTEMPT=2 exec bash "$SRC/tests/analysis/test_e2e.sh" "${ARGS0[@]}"
+fi
+[ $PYRC -eq 0 ] || fail "rocestat against rocegen and rocemu"
 if [ "$MODE" = incast ]; then
 	for f in rocestat-ingress rocestat-wrong; do
 		sed -n '/^# DCQCN validation/p; /^  trajectory error/,/^#/p' "$WORK/$f.txt" |

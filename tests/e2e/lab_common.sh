@@ -56,17 +56,18 @@ rocemu_stop() {
 }
 
 # rocegen_pair IP_A IP_B ARGS...: "$ROCEGEN" in A's and B's namespace at once (lcore
-# ${ROCEGEN_LCORE:-1}, on the namespace's veth end), process A first at IP_A, B at IP_B, outputs $WORK/{a,b}.{out,json};
+# ${ROCEGEN_LCORE:-1}, on the namespace's veth end), process A first at IP_A, B at IP_B,
+# outputs $WORK/{a,b}.{out,json};
 # fails if either exits non-zero, did not check its result and every byte from the wire, or
 # left its EAL runtime directory behind.
 rocegen_pair() {
 	local ip_a=$1 ip_b=$2 pa pb s
 	shift 2
-	ip netns exec "$NS_A" ${ROCEGEN_WRAP:-} "$ROCEGEN" -l "${ROCEGEN_LCORE:-1}" --no-huge -m 512 --no-pci \
+	ip netns exec "$NS_A" "$ROCEGEN" -l "${ROCEGEN_LCORE:-1}" --no-huge -m 512 --no-pci \
 		--file-prefix="${LAB_PREFIX}a" --vdev=net_af_packet0,iface=eth0,framecnt=2048 -- \
 		--ip "$ip_a" --peer-ip "$ip_b" --json "$WORK/a.json" "$@" >"$WORK/a.out" 2>&1 &
 	pa=$!
-	ip netns exec "$NS_B" ${ROCEGEN_WRAP:-} "$ROCEGEN" -l "${ROCEGEN_LCORE:-1}" --no-huge -m 512 --no-pci \
+	ip netns exec "$NS_B" "$ROCEGEN" -l "${ROCEGEN_LCORE:-1}" --no-huge -m 512 --no-pci \
 		--file-prefix="${LAB_PREFIX}b" --vdev=net_af_packet0,iface=eth0,framecnt=2048 -- \
 		--ip "$ip_b" --peer-ip "$ip_a" --json "$WORK/b.json" "$@" >"$WORK/b.out" 2>&1 &
 	pb=$!

@@ -464,6 +464,61 @@ test_dcqcn_cnp(void **state)
 	wire_free(w);
 }
 
+/* Data packets A sends in one wire_step at the current time. */
+static uint64_t
+wire_step_data(struct wire *w)
+{
+	uint64_t before = w->a.ctrs[EP_CTR_TX_DATA_PKTS];
+
+	wire_step(w);
+	return w->a.ctrs[EP_CTR_TX_DATA_PKTS] - before;
+}
+
+/*
+ * The DCQCN pacer at 1 Gb/s (a 1 KB frame every 8.4 us): a QP that had nothing to send starts
+ * its next message at Rc from now, with no burst of saved-up credit (at its first message
+ * and after 10 ms idle); a backlogged QP that was not polled for 50 us catches up.
+ */
+static void
+test_pacer_idle(void **state)
+{
+	struct wire *w = wire_new(1024, 0, true, 64 * 1024);
+	struct ep_wr wr = { .op = EP_WR_WRITE, .local = w->src, .len = 32 * 1024 };
+	struct ep_cqe c;
+	uint64_t n, first, msg;
+
+	(void)state;
+	dcqcn_params_nvidia(&w->a.cfg.dcqcn, 1000.0);
+	dcqcn_rp_init(&w->a.rp, &w->a.cfg.dcqcn, 0);
+	w->now = 5000000; /* 5 ms after the QP came up */
+	for (msg = 0; msg < 2; msg++) {
+		wr.wr_id = msg;
+		assert_int_equal(ep_qp_post(&w->a, &wr), 0);
+		first = wire_step_data(w);
+		print_message("message %lu: %lu data packet(s) in its first poll\n",
+			      (unsigned long)msg, (unsigned long)first);
+		assert_int_equal(first, 1);
+		w->now += 1000;
+		n = 0;
+		while (!ep_qp_poll_sq(&w->a, &c) && w->now < 20000000) {
+			if (msg == 1 && w->a.ctrs[EP_CTR_TX_DATA_PKTS] == 40) {
+				/* backlogged, not polled for 50 us: it catches up 5-6 frames */
+				w->now += 50000;
+				n = wire_step_data(w);
+				print_message("after 50 us unpolled: %lu packets\n", (unsigned long)n);
+				assert_true(n >= 5 && n <= 7);
+			} else {
+				assert_true(wire_step_data(w) <= 1);
+			}
+			w->now += 1000;
+		}
+		assert_int_equal(c.wr_id, msg);
+		assert_true(msg == 0 || n > 0);
+		w->now += 10000000; /* 10 ms with nothing to send */
+	}
+	wire_free(w);
+}
+
 static void
 test_pfc_pause(void **state)
 {
@@ -690,6 +745,7 @@ main(void)
 		cmocka_unit_test(test_timeout_last_packet),
 		cmocka_unit_test(test_retry_exhaustion),
 		cmocka_unit_test(test_dcqcn_cnp),
+		cmocka_unit_test(test_pacer_idle),
 		cmocka_unit_test(test_pfc_pause),
 		cmocka_unit_test(test_send_and_write_only),
 		cmocka_unit_test(test_random_loss),
