@@ -4,8 +4,8 @@
  * and the congestion signals. Memory per flow: counters, a 2^16-PSN bitmap for data flows,
  * bounded event lists, rate bins whose width doubles rather than grow past a cap.
  *
- * Over 600 lines (1208): the one streaming pass and its per-flow checks; kept whole so the pass reads
- * top to bottom (the outputs and the DCQCN validation are apart).
+ * Over 600 lines (1208): the one streaming pass and its per-flow checks; kept whole so the
+ * pass reads top to bottom (the outputs and the DCQCN validation are apart).
  */
 #include <arpa/inet.h>
 #include <errno.h>

@@ -15,9 +15,10 @@
 #           on / 190 ms off, sharing B's queue with A's ECN-marked traffic); rocegen at
 #           --line-rate-mbps 50 with --dcqcn tests/analysis/dcqcn-50m.conf; one ring
 #           all-reduce of 16 MB (about 3 s; A has data but between the ring's two steps,
-#           5-52 ms here, which rocestat finds and leaves out as idle time). The counters as in loss (CNPs
-#           at ingress = B's cnps_sent, at egress = A's cnps_received, CE at egress = B's
-#           rx_ce_packets), busbw within 2%; and the DCQCN validation (--window-us 50000) of
+#           5-52 ms here, which rocestat finds and leaves out as idle time). The counters as
+#           in loss (CNPs at ingress = B's cnps_sent, at egress = A's cnps_received, CE at
+#           egress = B's rx_ce_packets), busbw within 2%; and the DCQCN validation
+#           (--window-us 50000) of
 #           every requester QP that received CNPs (A's, at least): PASS against the
 #           parameters rocegen ran, FAIL against the same file with rpg_time_reset 60 ms
 #           instead of 20 ms, with --fit naming rpg_time_reset first as the parameter that,
