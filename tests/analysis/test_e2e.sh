@@ -18,8 +18,8 @@
 #           5-52 ms here, which rocestat finds and leaves out as idle time). The counters as
 #           in loss (CNPs at ingress = B's cnps_sent, at egress = A's cnps_received, CE at
 #           egress = B's rx_ce_packets), busbw within 2%; and the DCQCN validation
-#           (--window-us 50000) of
-#           every requester QP that received CNPs (A's, at least): PASS against the
+#           (--window-us 50000) of every requester QP that received CNPs (A's, at least):
+#           PASS against the
 #           parameters rocegen ran, FAIL against the same file with rpg_time_reset 60 ms
 #           instead of 20 ms, with --fit naming rpg_time_reset first as the parameter that,
 #           changed alone, explains the trace, at 20 ms within 10%.
