@@ -486,19 +486,27 @@ ana_is_data_op(uint8_t op)
 	       (op >= ROCE_OP_RDMA_READ_RESPONSE_FIRST && op <= ROCE_OP_RDMA_READ_RESPONSE_ONLY);
 }
 
+void *
+ana_grow(void *v, uint32_t *cap, uint32_t n, size_t size, uint32_t first, uint32_t max)
+{
+	if (n == *cap && *cap < max) {
+		uint32_t ncap = *cap ? *cap * 2 : first;
+		void *nv = realloc(v, (size_t)ncap * size);
+
+		if (nv != NULL) {
+			*cap = ncap;
+			return nv;
+		}
+	}
+	return v;
+}
+
 /* Keeps the gap from the flow's last data packet to t_ns (in_msg: inside a message). */
 static void
 ana_msg_gap(struct ana_flow *f, uint64_t t_ns, bool in_msg)
 {
-	if (f->n_msg_gaps == f->cap_msg_gaps && f->cap_msg_gaps < ANA_MSG_GAPS_CAP) {
-		uint32_t ncap = f->cap_msg_gaps ? f->cap_msg_gaps * 2 : 64;
-		struct ana_msg_gap *ng = realloc(f->msg_gaps, ncap * sizeof(*ng));
-
-		if (ng != NULL) {
-			f->msg_gaps = ng;
-			f->cap_msg_gaps = ncap;
-		}
-	}
+	f->msg_gaps = ana_grow(f->msg_gaps, &f->cap_msg_gaps, f->n_msg_gaps, sizeof(*f->msg_gaps),
+			       64, ANA_MSG_GAPS_CAP);
 	if (f->n_msg_gaps == f->cap_msg_gaps) {
 		f->msg_gaps_dropped++;
 		return;
@@ -756,15 +764,7 @@ ana_cnp(struct ana *a, struct ana_flow *c, struct ana_flow *d, const struct roce
 			ana_flow_event(c, ANA_EV_CNP_FAST, pktno, 0, t_ns, 0, 0, (int64_t)gap);
 		}
 	}
-	if (c->n_cnp == c->cap_cnp && c->cap_cnp < ANA_CNP_CAP) {
-		uint32_t ncap = c->cap_cnp ? c->cap_cnp * 2 : 64;
-		uint64_t *nt = realloc(c->cnp_t, ncap * sizeof(*nt));
-
-		if (nt != NULL) {
-			c->cnp_t = nt;
-			c->cap_cnp = ncap;
-		}
-	}
+	c->cnp_t = ana_grow(c->cnp_t, &c->cap_cnp, c->n_cnp, sizeof(*c->cnp_t), 64, ANA_CNP_CAP);
 	if (c->n_cnp < c->cap_cnp)
 		c->cnp_t[c->n_cnp++] = t_ns;
 	if (d != NULL && d->ce_first_open_ns != 0) {

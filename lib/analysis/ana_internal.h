@@ -327,6 +327,10 @@ struct ana {
 
 /* ana_core.c */
 void ana_series_init(struct ana_series *s, uint64_t bin_ns, bool max_mode);
+/* A growable array v of *cap elements of size bytes, n used: doubled (from first, up to max
+ * elements) when full; returns the array, moved or not. The caller tests n < *cap after (no
+ * room: a counter then says what was not kept). */
+void *ana_grow(void *v, uint32_t *cap, uint32_t n, size_t size, uint32_t first, uint32_t max);
 void ana_series_add(struct ana_series *s, uint64_t t_ns, double v);
 void ana_series_free(struct ana_series *s);
 void ana_flow_event(struct ana_flow *f, enum ana_ev_type type, uint64_t pkt, uint64_t pkt2,

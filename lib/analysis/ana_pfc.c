@@ -52,15 +52,7 @@ ana_pfc_close(struct ana *a, struct ana_pfc_prio *q, uint64_t end_ns)
 		q->longest_ns = d;
 	if (d > a->o.pfc_storm_ns)
 		q->storms++;
-	if (q->n_iv == q->cap_iv && q->cap_iv < ANA_IV_CAP) {
-		uint32_t ncap = q->cap_iv ? q->cap_iv * 2 : 16;
-		struct ana_interval *ni = realloc(q->iv, ncap * sizeof(*ni));
-
-		if (ni != NULL) {
-			q->iv = ni;
-			q->cap_iv = ncap;
-		}
-	}
+	q->iv = ana_grow(q->iv, &q->cap_iv, q->n_iv, sizeof(*q->iv), 16, ANA_IV_CAP);
 	if (q->n_iv < q->cap_iv) {
 		q->iv[q->n_iv].start_ns = q->start_ns;
 		q->iv[q->n_iv].end_ns = end_ns;
