@@ -514,6 +514,7 @@ ana_msg_gap(struct ana_flow *f, uint64_t t_ns, bool in_msg)
 	f->msg_gaps[f->n_msg_gaps].from_ns = f->t_prev_tx_ns;
 	f->msg_gaps[f->n_msg_gaps].to_ns = t_ns;
 	f->msg_gaps[f->n_msg_gaps].wire = f->prev_wire;
+	f->msg_gaps[f->n_msg_gaps].spacing_ns = f->prev_gap_ns;
 	f->msg_gaps[f->n_msg_gaps].in_msg = in_msg;
 	f->n_msg_gaps++;
 }
@@ -1019,10 +1020,12 @@ ana_feed(struct ana *a, const uint8_t *frame, uint32_t caplen, uint32_t orig_len
 		ana_series_add(&f->gap_n, f->t_prev_tx_ns, 1.0);
 	}
 	if (f->prev_wire != 0 && a->cnps_seen > 0 && t_ns > f->t_prev_tx_ns &&
-	    (double)(t_ns - f->t_prev_tx_ns) > (f->prev_ended_msg ? 2.0 : 16.0) *
+	    (double)(t_ns - f->t_prev_tx_ns) > (double)a->o.window_ns / 64.0 &&
+	    (double)(t_ns - f->t_prev_tx_ns) > (f->prev_ended_msg ? 2.0 : 4.0) *
 	    f->prev_wire * 8.0 / a->o.link_gbps)
 		ana_msg_gap(f, t_ns, !f->prev_ended_msg);
 	f->prev_ended_msg = ana_is_msg_end(op & 0x1F);
+	f->prev_gap_ns = f->prev_wire != 0 && t_ns > f->t_prev_tx_ns ? t_ns - f->t_prev_tx_ns : 0;
 	f->t_prev_tx_ns = t_ns;
 	f->prev_wire = orig_len + 24;
 	if (p.ecn == 3) {

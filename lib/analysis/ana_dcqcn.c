@@ -1033,8 +1033,9 @@ ana_explain(const struct ana_trace *t, const struct dcqcn_params *given, double 
 
 /*
  * Idle time: a gap after a message's last packet is idle for the part of it beyond one pacing
- * gap at the model's rate (the last frame's wire time at the predicted Rc of its bin), when
- * that part is longer than the pacing gap and than 1/64 of a window (1.5% of its bytes). A
+ * gap (the last frame's wire time at the predicted Rc of its bin, or the sender's own gap
+ * before that packet when longer), when that part is longer than the pacing gap and than
+ * 1/64 of a window (1.5% of its bytes); the bins from the last packet's to the next one's. A
  * rate limiter sends no faster than Rc, and a sender without a next message sends nothing:
  * a window with such time says nothing of DCQCN, and is left out of the error, the fit and
  * the cuts (NCCL's steps: each waits for the peer's data, and for the reduction). A stall
@@ -1062,6 +1063,10 @@ ana_idle_mark(const struct ana_trace *t, const struct ana_flow *d, const double 
 		if (mbps <= 0)
 			continue;
 		pace = (double)g->wire * 8000.0 / mbps;
+		if (!g->in_msg && (double)g->spacing_ns > pace)
+			/* a sender slower than the model: its own spacing, so that a rate cut
+			 * too deep does not make its message ends look idle */
+			pace = (double)g->spacing_ns;
 		idle_ns = (double)(g->to_ns - g->from_ns) - pace;
 		if (g->in_msg) {
 			if (idle_ns > 3 * pace && idle_ns > min_idle) {
@@ -1076,7 +1081,7 @@ ana_idle_mark(const struct ana_trace *t, const struct ana_flow *d, const double 
 			continue;
 		if (idle == NULL && (idle = calloc(t->n, 1)) == NULL)
 			return NULL;
-		kb = ana_bin(t, g->from_ns + (uint64_t)pace);
+		/* from the last packet's bin (its rate sample in the gap series is the gap's) */
 		ke = ana_bin(t, g->to_ns - 1);
 		for (j = kb < 0 ? 0 : kb; j <= ke && j < (int64_t)t->n; j++)
 			idle[j] = 1;
@@ -1183,10 +1188,16 @@ ana_dcqcn_flow(struct ana *a, struct ana_flow *d, struct ana_flow *c, struct ana
 	r->recovery_meas_ns = ana_recovery(&t, t.meas, line);
 	r->recovery_pred_ns = ana_recovery(&t, r->pred, line);
 	r->pass = r->err_traj <= a->o.tol_traj && r->cuts_ok * 10 >= r->n_cuts * 9;
+	if (r->n_cuts == 0 && r->cuts_idle > 0)
+		r->pass = false; /* every cut left out: nothing of the cuts was checked */
 	if (r->windows > 0 && r->windows_idle == r->windows)
 		snprintf(r->why, sizeof(r->why), "every one of the %u windows holds idle time "
 			 "between messages (%.3f ms in %u gaps): nothing to compare; a smaller "
 			 "--window-us may leave some", r->windows, r->idle_ns / 1e6, r->idle_gaps);
+	else if (r->n_cuts == 0 && r->cuts_idle > 0)
+		snprintf(r->why, sizeof(r->why), "the windows of all %u cuts hold idle time "
+			 "between messages (%.3f ms in %u gaps): no cut to check", r->cuts_idle,
+			 r->idle_ns / 1e6, r->idle_gaps);
 	else if (r->pass)
 		snprintf(r->why, sizeof(r->why), "trajectory error %.3f <= %.3f, %u of %u cuts "
 			 "within %.0f%%", r->err_traj, a->o.tol_traj, r->cuts_ok, r->n_cuts,

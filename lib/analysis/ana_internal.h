@@ -159,13 +159,15 @@ struct ana_flow {
 	struct ana_series gap_sum;
 	struct ana_series gap_n;
 	uint64_t t_prev_tx_ns;
+	uint64_t prev_gap_ns;      /* the gap before the flow's last data packet */
 	uint32_t prev_wire;
-	/* once the capture has CNPs, gaps between two data packets: after a message's last one
-	 * longer than two frame times at the link's rate (the sender may have had nothing to
-	 * send: the DCQCN validation leaves out the windows such idle time falls in), inside a
-	 * message longer than 16 (a stall: reported, ana_dcqcn.c) */
+	/* once the capture has CNPs, gaps between two data packets longer than 1/64 of --window
+	 * and than two frame times at the link's rate after a message's last one (the sender
+	 * may have had nothing to send: the DCQCN validation leaves out the windows such idle
+	 * time falls in), four inside a message (a stall: reported, ana_dcqcn.c) */
 	struct ana_msg_gap {
 		uint64_t from_ns, to_ns; /* the packet before the gap, the next data packet */
+		uint64_t spacing_ns;     /* the sender's own: the gap before that packet (0: none) */
 		uint32_t wire;           /* the packet before's wire bytes */
 		bool in_msg;             /* inside a message */
 	} *msg_gaps;

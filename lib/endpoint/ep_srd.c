@@ -349,6 +349,10 @@ ep_srd_tx_data(struct ep_srd *s, uint64_t now_ns, uint8_t *buf, uint32_t cap)
 
 	if (s->state != EP_QP_RTS)
 		return 0;
+	if (s->rtxq_head == s->rtxq_tail && s->wr_send == s->wr_tail) {
+		s->pace_busy = false;	/* nothing to send: the pacer saves no credit */
+		return 0;
+	}
 	if (!ep_pfc_may_send(s->pfc, s->cfg.qp.prio, now_ns)) {
 		ep_srd_pause_track(s, true, now_ns);
 		return 0;
@@ -369,11 +373,7 @@ ep_srd_tx_data(struct ep_srd *s, uint64_t now_ns, uint8_t *buf, uint32_t cap)
 			continue;
 		return ep_srd_send_psn(s, w, psn, true, now_ns, buf, cap);
 	}
-	if (s->wr_send == s->wr_tail) {
-		s->pace_busy = false;
-		return 0;
-	}
-	if ((uint32_t)ep_psn_diff(s->snd_nxt, s->snd_una) >= s->max_out)
+	if (s->wr_send == s->wr_tail || (uint32_t)ep_psn_diff(s->snd_nxt, s->snd_una) >= s->max_out)
 		return 0;
 	w = ep_srd_wr(s, s->wr_send);
 	psn = s->snd_nxt;

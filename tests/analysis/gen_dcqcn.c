@@ -6,12 +6,15 @@
  * 10.0.0.2 sends CNPs (UDP source port 0, as ConnectX-4 Lx) at a fixed irregular schedule:
  * gaps of 250..1050 us, some followed by a second CNP 30 us later.
  *
- *   gen_dcqcn OUT.pcap TRUTH.txt WRONG.txt [--ignore-cnps | --nvidia | --idle | --stall]
+ *   gen_dcqcn OUT.pcap TRUTH.txt WRONG.txt [--ignore-cnps | --nvidia | --idle | --stall |
+ *                                           --slow-msgs]
  *
  * --nvidia: the sender runs NVIDIA's defaults instead (byte counter on), TRUTH.txt unused.
  * --idle, --stall: messages of 64 packets (WRITE_FIRST, _MIDDLE..., _LAST); at 20 ms the
  * sender stops for 2 ms, after a message's last packet (--idle: it had nothing to send) or
  * in the middle of one (--stall: it fell behind its rate), then goes on at its rate.
+ * --slow-msgs: one-packet messages (WRITE_ONLY) at half the model's rate: every gap follows a
+ * message's end and is twice the model's pacing gap, and none of it is idle time.
  * TRUTH.txt holds the parameters in NVIDIA's names; WRONG.txt the same with rpg_time_reset,
  * rpg_ai_rate, rpg_hai_rate, rpg_threshold, dce_tcp_g and initial_alpha_value changed.
  */
@@ -87,6 +90,7 @@ main(int argc, char **argv)
 	bool nvidia = argc > 4 && strcmp(argv[4], "--nvidia") == 0;
 	bool idle = argc > 4 && strcmp(argv[4], "--idle") == 0;
 	bool stall = argc > 4 && strcmp(argv[4], "--stall") == 0;
+	bool slow = argc > 4 && strcmp(argv[4], "--slow-msgs") == 0;
 	bool paused = false;
 	uint8_t buf[2048], cbuf[128];
 	pcap_dumper_t *d;
@@ -153,7 +157,9 @@ main(int argc, char **argv)
 			t += 2000000.0;
 			continue;
 		}
-		if (idle || stall)
+		if (slow)
+			hp.opcode = ROCE_OP_RDMA_WRITE_ONLY;
+		else if (idle || stall)
 			hp.opcode = psn % 64 == 0 ? ROCE_OP_RDMA_WRITE_FIRST :
 				    psn % 64 == 63 ? ROCE_OP_RDMA_WRITE_LAST :
 				    ROCE_OP_RDMA_WRITE_MIDDLE;
@@ -165,7 +171,7 @@ main(int argc, char **argv)
 		}
 		gen_dump(d, buf, len, t0 + now);
 		dcqcn_rp_on_bytes(&rp, &p, (uint64_t)len + 24, now);
-		rate = ignore ? LINE_MBPS : rp.rc_mbps;
+		rate = ignore ? LINE_MBPS : slow ? rp.rc_mbps / 2 : rp.rc_mbps;
 		t += (double)(len + 24) * 8000.0 / rate;
 	}
 	if (pcap_dump_flush(d) != 0) {

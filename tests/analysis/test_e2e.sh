@@ -62,7 +62,7 @@
 #             persists (cuts and the averaging towards the target keep ratios);
 #           - 50 ms windows: the capture's timestamps still move by up to ~10-20 ms (a stall of
 #             rocemu or of rocegen, then a burst); the DCQCN dynamics here take ~100 ms.
-#           - one repeat: the lab is two vCPUs shared with the host, and nearly every run has
+#           - repeats: the lab is two vCPUs shared with the host, and nearly every run has
 #             the sender stall inside a message (rocestat's "stalls", 5-30 ms) or rocemu's
 #             worker miss its polls for a few ms. A host stall delays the CNPs that arrive
 #             meanwhile, and coalesces them into one cut at the sender where the capture
@@ -84,7 +84,8 @@ ROCEGEN=$(readlink -f "$2")
 ROCESTAT=$(readlink -f "$3")
 SRC=$(readlink -f "$4")
 MODE=${5:-loss}
-ARGS0=("$ROCEMU" "$ROCEGEN" "$ROCESTAT" "$SRC" "$MODE") # absolute: for the one repeat
+ARGS0=("$ROCEMU" "$ROCEGEN" "$ROCESTAT" "$SRC" "$MODE") # absolute: for a repeat
+CPUS0=
 LAB_PREFIX=rst$$
 DCQCN_CONF=$SRC/tests/analysis/dcqcn-50m.conf
 WINDOW_US=50000
@@ -155,8 +156,10 @@ else
 		[ $? -eq 1 ] || fail "rocestat egress"
 fi
 if [ -n "${ROCESTAT_E2E_KEEP:-}" ]; then
-	mkdir -p "$ROCESTAT_E2E_KEEP" && cp "$WORK"/*.pcap "$WORK"/*.json "$WORK"/*.out \
-		"$WORK"/*.txt "$ROCESTAT_E2E_KEEP"/ 2>/dev/null
+	# each run its own directory: attempt-1, attempt-2, ...
+	KEEP="$ROCESTAT_E2E_KEEP/attempt-${E2E_ATTEMPT:-1}"
+	mkdir -p "$KEEP" && cp "$WORK"/*.pcap "$WORK"/*.json "$WORK"/*.out "$WORK"/*.txt "$KEEP"/ \
+		2>/dev/null
 fi
 PYRC=0
 python3 - "$MODE" "$WORK" "$DCQCN_CONF" <<'PY' || PYRC=$?
@@ -294,7 +297,7 @@ else:
               % (q["qpn"], v["stalls"]["gaps"], v["stalls"]["total_us"] / 1000,
                  v["stalls"]["longest_us"] / 1000))
         # the timing checks: a run whose sender or switch stalled may fail them (header);
-        # exit 3 asks for the one repeat, only when it did
+        # exit 3 asks for a repeat (up to three runs), only when it did
         timing = [(v["verdict"] == "PASS", "PASS with the parameters run: " + v["why"]),
                   (w["verdict"] == "FAIL", "FAIL with rpg_time_reset 60 ms: " + w["why"]),
                   (bool(ex) and ex[0]["name"] == "rpg_time_reset" and

@@ -484,7 +484,7 @@ test_pacer_idle(void **state)
 {
 	struct wire *w = wire_new(1024, 0, true, 64 * 1024);
 	struct ep_wr wr = { .op = EP_WR_WRITE, .local = w->src, .len = 32 * 1024 };
-	struct ep_cqe c;
+	struct ep_cqe c = { 0 };
 	uint64_t n, first, msg;
 
 	(void)state;
@@ -512,6 +512,7 @@ test_pacer_idle(void **state)
 			}
 			w->now += 1000;
 		}
+		assert_true(w->now < 20000000);
 		assert_int_equal(c.wr_id, msg);
 		assert_true(msg == 0 || n > 0);
 		w->now += 10000000; /* 10 ms with nothing to send */
