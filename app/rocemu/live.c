@@ -928,6 +928,9 @@ app_live_main(int argc, char **argv)
 	printf("rocemu: stopped after %.3f s (%s)\n", live_elapsed_s(st),
 	       live_signals > 0 ? "signal" : "duration");
 	live_print_gaps(st);
+	st->ctx.live = true;
+	st->ctx.poll_gaps_over_1ms = st->gaps_over_1ms;
+	st->ctx.poll_gap_max_ns = st->gap_max_ns;
 	if (st->drain_left > 0)
 		printf("rocemu: %" PRIu64 " packets still held after the %.1f s drain, counted "
 		       "as drop_discarded_at_exit\n",

@@ -231,6 +231,10 @@ app_write_stats(const struct app_ctx *ctx, const char *file, struct emu_err *err
 
 	json_object_set_new(stats, "pipeline", json_string(ctx->pl->file));
 	json_object_set_new(stats, "seed", json_integer((json_int_t)ctx->seed));
+	if (ctx->live)
+		json_object_set_new(stats, "polling", json_pack("{s:I,s:I}", "gaps_over_1ms",
+			(json_int_t)ctx->poll_gaps_over_1ms, "longest_gap_ns",
+			(json_int_t)ctx->poll_gap_max_ns));
 	text = json_dumps(stats, JSON_INDENT(2) | JSON_SORT_KEYS);
 	json_decref(stats);
 	if (text == NULL)

@@ -86,12 +86,20 @@ rc=$?
 ROCEMU_PID=
 [ $rc -eq 0 ] || fail "rocemu exited $rc after SIGINT"
 grep -q "^conservation: .*: OK$" "$WORK/rocemu.out" || fail "no OK conservation line"
-python3 - "$WORK/stats.json" <<'PY' || fail "counters"
-import json, sys
+python3 - "$WORK/stats.json" "$WORK/rocemu.out" <<'PY' || fail "counters"
+import json, re, sys
 s = json.load(open(sys.argv[1]))
 p = {x["name"]: x for x in s["ports"]}
 c = s["conservation"]
 errs = []
+# the poll gaps: the same numbers in the stats as in the exit line
+m = re.search(r"^rocemu: polling: (\d+) gaps over 1 ms between two polls, the longest "
+              r"([0-9.]+) ms$", open(sys.argv[2]).read(), re.M)
+pg = s.get("polling", {})
+if m is None or pg.get("gaps_over_1ms") != int(m.group(1)) or \
+        abs(pg.get("longest_gap_ns", -1) / 1e6 - float(m.group(2))) > 0.001 or \
+        (pg.get("gaps_over_1ms") == 0) != (pg.get("longest_gap_ns") == 0):
+    errs.append("polling: stats %r, line %r" % (pg, m and m.group(0)))
 if not c["ok"] or c["unaccounted"] != 0:
     errs.append("conservation not ok: %s" % c)
 if c["drops"] != 0:
