@@ -601,6 +601,8 @@ ana_cut_ratios(const struct ana_trace *t, const struct dcqcn_params *p, double *
 			continue;
 		if (ci + 1 < t->n_cnp && ana_bin(t, t->cnp[ci + 1]) < ka + (int64_t)wb)
 			continue;
+		if (ana_idle_in(t, kc - (int64_t)wb, wb) || ana_idle_in(t, ka, wb))
+			continue; /* idle time before or after it: not the cut's doing */
 		for (j = 1; j <= wb; j++) {
 			sb += t->gsum[kc - j];
 			nb += t->gn[kc - j];
@@ -815,6 +817,8 @@ ana_est_time_reset(const struct ana_trace *t, const struct dcqcn_params *p)
 				next = t->cnp[ci];
 				break;
 			}
+		if (ana_idle_in(t, k0, (uint32_t)(8000 / t->bin_ns) + 1))
+			continue; /* the level after the cut would hold idle time */
 		for (kk = k0; kk < k0 + (int64_t)(8000 / t->bin_ns) + 1 && kk < (int64_t)t->n; kk++) {
 			s += t->gsum[kk];
 			n += t->gn[kk];
@@ -825,8 +829,8 @@ ana_est_time_reset(const struct ana_trace *t, const struct dcqcn_params *p)
 		for (; kk < (int64_t)t->n; kk++) {
 			uint64_t tb = t->t0_ns + (uint64_t)kk * t->bin_ns;
 
-			if (tb >= next)
-				break;
+			if (tb >= next || ana_idle_in(t, kk, 1))
+				break; /* the next CNP, or idle time, came first */
 			if (t->gn[kk] > 0 && t->gsum[kk] / t->gn[kk] > level * 1.002) {
 				d[nd++] = tb - cut[i];
 				break;

@@ -11,7 +11,8 @@ known parameters (TRUTH, in NVIDIA's names), one that ignores the CNPs.
   parameter that changed alone explains the trace (fit.explained_by) is that one, within 5%;
 - the sender ignoring CNPs against TRUTH: FAIL, and the verdict says it kept its rate;
 - the model-following sender pausing 2 ms after a message's last packet (--idle: it had
-  nothing to send): PASS, with that time left out (2 ms in one gap, the windows it falls in);
+  nothing to send): PASS, with that time left out (2 ms in one gap, the windows it falls in),
+  and the fit from WRONG recovers TRUTH within 5%;
   the same pause inside a message (--stall: it fell behind its rate): FAIL, nothing left out;
 - one-packet messages at half the model's rate (--slow-msgs): FAIL, with nothing left out as
   idle (each gap follows a message's end, but is the sender's own spacing)."""
@@ -148,3 +149,11 @@ for mode, rc in (("--idle", 0), ("--stall", 1), ("--slow-msgs", 1)):
     print("pause %s: %s (%s); idle %.1f us in %d gap(s), %d of %d windows left out" % (
         mode, v["verdict"], v["why"], idle["idle_us"], idle["gaps"], idle["windows_idle"],
         idle["windows"]))
+    if mode == "--idle":
+        # the fit, from WRONG, still recovers TRUTH with the idle time left out of every step
+        fit = run("--dcqcn", wrong, "--fit", pc, want_rc=1)["fit"]["params"]
+        for name, key in pairs:
+            if abs(fit[key] - T[name]) > 0.05 * T[name]:
+                fail("idle sender: fit %s = %g, truth %g" % (name, fit[key], T[name]))
+        print("pause --idle: fit from WRONG " + ", ".join("%s %.4g" % (k, fit[k])
+                                                     for _, k in pairs))
