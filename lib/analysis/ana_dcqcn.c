@@ -1078,6 +1078,12 @@ ana_idle_mark(const struct ana_trace *t, const struct ana_flow *d, const double 
 				r->stall_ns += idle_ns;
 				if (idle_ns > r->stall_max_ns)
 					r->stall_max_ns = idle_ns;
+				r->stall_iv = ana_grow(r->stall_iv, &r->cap_stall_iv, r->n_stall_iv,
+						       sizeof(*r->stall_iv), 64, ANA_STALL_IV_CAP);
+				if (r->n_stall_iv < r->cap_stall_iv) {
+					r->stall_iv[r->n_stall_iv].start_ns = g->from_ns;
+					r->stall_iv[r->n_stall_iv++].end_ns = g->to_ns;
+				}
 			}
 			continue;
 		}
@@ -1285,6 +1291,7 @@ ana_dcqcn_free(struct ana *a)
 	for (i = 0; i < a->n_dres; i++) {
 		free(a->dres[i].cuts);
 		free(a->dres[i].pred);
+		free(a->dres[i].stall_iv);
 	}
 	free(a->dres);
 	a->dres = NULL;

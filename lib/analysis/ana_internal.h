@@ -23,6 +23,7 @@ struct ana_series {
 
 #define ANA_SERIES_CAP (1u << 18)
 #define ANA_MSG_GAPS_CAP (1u << 16)
+#define ANA_STALL_IV_CAP 4096
 
 /* Events kept per flow for the report and the markers of the plots (bounded). */
 enum ana_ev_type {
@@ -262,6 +263,8 @@ struct ana_dcqcn_res {
 	 * window (PFC, the window, the host): counted against the sender, and reported */
 	uint32_t stalls;
 	double stall_ns, stall_max_ns;
+	struct ana_interval *stall_iv; /* each stall's gap, the first ANA_STALL_IV_CAP */
+	uint32_t n_stall_iv, cap_stall_iv;
 	/* predicted rate per bin of the flow's series (for CSV/plots) */
 	double *pred;
 	uint32_t n_pred;

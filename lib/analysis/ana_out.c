@@ -832,9 +832,17 @@ ana_json(struct ana *a)
 			(json_int_t)r->windows, "windows_idle", (json_int_t)r->windows_idle,
 			"cuts_idle", (json_int_t)r->cuts_idle, "gaps", (json_int_t)r->idle_gaps,
 			"idle_us", r->idle_ns / 1000.0, "gaps_not_kept", (json_int_t)r->idle_unknown));
-		json_object_set_new(o, "stalls", json_pack("{s:I,s:f,s:f}", "gaps",
-			(json_int_t)r->stalls, "total_us", r->stall_ns / 1000.0, "longest_us",
-			r->stall_max_ns / 1000.0));
+		{
+			json_t *iv = json_array();
+
+			for (j = 0; j < r->n_stall_iv; j++)
+				json_array_append_new(iv, json_pack("[f,f]",
+					(r->stall_iv[j].start_ns - a->t_first_ns) / 1000.0,
+					(r->stall_iv[j].end_ns - a->t_first_ns) / 1000.0));
+			json_object_set_new(o, "stalls", json_pack("{s:I,s:f,s:f,s:o}", "gaps",
+				(json_int_t)r->stalls, "total_us", r->stall_ns / 1000.0,
+				"longest_us", r->stall_max_ns / 1000.0, "intervals_us", iv));
+		}
 		if (r->fitted) {
 			json_t *ex = json_array();
 			uint32_t k;

@@ -71,9 +71,11 @@
 #             alone (89.8% of the cuts within 10%, against 90%), and two in a row did within
 #             scripts/test.sh (88.9%: 35 stalls, 157 ms in all). A run that misses one (PASS
 #             with the parameters run, FAIL with rpg_time_reset tripled, the fit naming it) is
-#             repeated from the start, up to three runs, when it had a stall over 2 ms (exit 3
-#             from the checks below); one without, or a third miss, fails. The counter checks
-#             are never repeated.
+#             repeated from the start, up to three runs, when its stalls explain the miss
+#             (rocestat's stall intervals: 90% of the cuts off by more than 10% come within
+#             250 ms after a stall of 2 ms or more; with every cut right, a stall of 5 ms or
+#             more; exit 3 from the checks below); one they do not explain, or a third miss,
+#             fails. The counter checks are never repeated.
 #           rocegen's table leaves out its check of the result (between the last step and the
 #           end barrier, 20-400 ms here): the wire's iteration is compared with the table's
 #           time plus that check's time, which rocegen prints (both modes).
@@ -305,14 +307,25 @@ else:
                    "rpg_time_reset named first, within 10%% of 20 ms: %r" % ex)]
         missed = [what for ok, what in timing if not ok]
         if missed:
+            # a repeat only when stalls explain the miss: 90% of the cuts off by more than
+            # 10% come at most 250 ms after a stall of 2 ms or more (the sender, its CNPs
+            # merged, is above the model until it is back at the line rate; the incast's
+            # bursts are 200 ms apart) or within its own window (50 ms); a miss with every
+            # cut right needs a stall of 5 ms or more (the sender's or rocemu's worker's)
+            st = [(a0, a1) for a0, a1 in v["stalls"]["intervals_us"] if a1 - a0 >= 2000]
+            bad = [c["t_us"] for c in v["cuts"] if not c["ok"]]
+            near = [t for t in bad if any(a0 <= t + 50000 and a1 >= t - 250000
+                                          for a0, a1 in st)]
             gap = re.search(r"^rocemu: polling: \d+ gaps over 1 ms between two polls, the "
                             r"longest ([0-9.]+) ms$", open(w_dir + "/rocemu.out").read(), re.M)
             worst = max(v["stalls"]["longest_us"] / 1000, float(gap.group(1)) if gap else 0)
             print("timing checks missed: " + "; ".join(missed))
-            if worst > 2.0:
-                print("stalled: the sender or rocemu's worker did not run for %.1f ms" % worst)
+            print("stalls of 2 ms or more: %d; cuts off by more than 10%%: %d, %d of them "
+                  "after one; the longest stall %.1f ms" % (len(st), len(bad), len(near), worst))
+            if (bad and st and len(near) >= 0.9 * len(bad)) or (not bad and worst >= 5.0):
+                print("stalled: the misses follow the stalls")
                 sys.exit(3)
-            assert False, "no stall over 2 ms explains it"
+            assert False, "the stalls do not explain the miss"
 PY
 ATTEMPT=${E2E_ATTEMPT:-1}
 if [ $PYRC -eq 3 ] && [ "$ATTEMPT" -lt 3 ]; then
