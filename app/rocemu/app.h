@@ -49,7 +49,8 @@ struct app_ctx {
 	struct emu_switch *sw;
 	struct emu_profile *prof;
 	uint64_t seed;
-	/* live mode: gaps over 1 ms between two polls of the switch's lcore (stats "polling") */
+	/* live mode: gaps over 1 ms between two polls of the switch's lcore, counted by live.c
+	 * (--stats "polling") */
 	bool live;
 	uint64_t poll_gaps_over_1ms;
 	uint64_t poll_gap_max_ns;

@@ -50,10 +50,9 @@ struct live_state {
 	/* Gaps between two polls, by whichever lcore runs the switch: a worker descheduled by
 	 * the kernel (a CPU shared with other processes) or a busy main loop. Arrivals are
 	 * stamped when polled, so timestamps and the link's timing are late by up to the
-	 * longest gap; printed at exit (live_print_gaps()). */
+	 * longest gap; counted in ctx.poll_gaps_over_1ms and ctx.poll_gap_max_ns, printed at
+	 * exit (live_print_gaps()) and in --stats. */
 	uint64_t last_poll_ns;
-	uint64_t gap_max_ns;
-	uint64_t gaps_over_1ms;
 };
 
 static volatile sig_atomic_t live_signals;
@@ -328,9 +327,9 @@ live_poll(struct live_state *st, bool rx)
 	uint16_t n, sent;
 
 	if (st->last_poll_ns != 0 && now - st->last_poll_ns > 1000000) {
-		st->gaps_over_1ms++;
-		if (now - st->last_poll_ns > st->gap_max_ns)
-			st->gap_max_ns = now - st->last_poll_ns;
+		st->ctx.poll_gaps_over_1ms++;
+		if (now - st->last_poll_ns > st->ctx.poll_gap_max_ns)
+			st->ctx.poll_gap_max_ns = now - st->last_poll_ns;
 	}
 	st->last_poll_ns = now;
 	emu_switch_snap_serve(sw); /* a telemetry reader's snapshot, between bursts */
@@ -352,12 +351,14 @@ live_poll(struct live_state *st, bool rx)
 static void
 live_print_gaps(const struct live_state *st)
 {
+	double max_ms = (double)st->ctx.poll_gap_max_ns / 1e6;
+
 	printf("rocemu: polling: %" PRIu64 " gaps over 1 ms between two polls, the longest %.3f ms\n",
-	       st->gaps_over_1ms, (double)st->gap_max_ns / 1e6);
-	if (st->gaps_over_1ms > 0)
+	       st->ctx.poll_gaps_over_1ms, max_ms);
+	if (st->ctx.poll_gaps_over_1ms > 0)
 		printf("rocemu: polling: the %s did not poll for up to %.3f ms (%s): arrival times, "
 		       "captures and the link's timing are late by up to that\n",
-		       st->inline_main ? "main lcore" : "worker lcore", (double)st->gap_max_ns / 1e6,
+		       st->inline_main ? "main lcore" : "worker lcore", max_ms,
 		       st->inline_main ? "its captures, telemetry and statistics between polls; "
 		       "-l with a second lcore gives the switch one of its own" :
 		       "its CPU was shared: isolate it (isolcpus) and keep other processes off it");
@@ -792,6 +793,7 @@ app_live_main(int argc, char **argv)
 	if (st == NULL)
 		goto out_eal;
 	st->drain_s = o.drain_s;
+	st->ctx.live = true; /* --stats gets the poll gaps */
 	if (app_load_pipeline(&st->ctx, &o) != 0)
 		goto out_cfg;
 	{
@@ -928,9 +930,6 @@ app_live_main(int argc, char **argv)
 	printf("rocemu: stopped after %.3f s (%s)\n", live_elapsed_s(st),
 	       live_signals > 0 ? "signal" : "duration");
 	live_print_gaps(st);
-	st->ctx.live = true;
-	st->ctx.poll_gaps_over_1ms = st->gaps_over_1ms;
-	st->ctx.poll_gap_max_ns = st->gap_max_ns;
 	if (st->drain_left > 0)
 		printf("rocemu: %" PRIu64 " packets still held after the %.1f s drain, counted "
 		       "as drop_discarded_at_exit\n",

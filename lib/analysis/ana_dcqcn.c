@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Over 600 lines (1277): the validation, the parameter fit and the one-parameter explanation
+ * Over 600 lines (1299): the validation, the parameter fit and the one-parameter explanation
  * of a FAIL share the trajectory model and the error measure; the fit and the explanation
  * (coordinate and golden-section searches) are the next file to go.
  *
