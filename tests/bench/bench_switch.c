@@ -89,6 +89,9 @@ struct bench_size {
 	double full_mpps[BENCH_MAX_EPOCHS];
 	double tm_mpps[BENCH_MAX_EPOCHS];
 	unsigned int n_io, n_full, n_tm;
+	/* bump/io [0] and tm/io [1] of each round of 1 ms per side (see bench_run_size()) */
+	double *slice_ratio[2];
+	unsigned int n_slice, cap_slice;
 	uint64_t io_pkts, full_pkts, tm_pkts;
 	double full_s;
 	uint64_t tm_busy_ns;
@@ -225,6 +228,7 @@ bench_port_setup(uint16_t id, struct rte_mempool *mp)
 
 static bool bench_huge; /* --huge: hugepages instead of --no-huge */
 static int bench_only = -1; /* --only: the one side measured (0 io, 1 bump, 2 tm); -1 all */
+static int bench_size_only = -1; /* --size: the one frame size run (index); -1 all */
 
 /* io-forward, both directions as testpmd's io mode does; returns packets transmitted. */
 static uint64_t
@@ -300,13 +304,15 @@ bench_cmp_double(const void *a, const void *b)
 static double
 bench_median(const double *v, unsigned int n)
 {
-	double s[BENCH_MAX_EPOCHS];
+	double *s, r;
 
-	if (n == 0)
+	if (n == 0 || (s = malloc(n * sizeof(*v))) == NULL)
 		return 0.0;
 	memcpy(s, v, n * sizeof(*v));
 	qsort(s, n, sizeof(*s), bench_cmp_double);
-	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+	r = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+	free(s);
+	return r;
 }
 
 /* Counters of one switch before a frame size runs, to check it afterwards. */
@@ -364,14 +370,19 @@ bench_check(struct emu_switch *sw, const char *side, const struct bench_size *bs
 
 /*
  * Run one frame size: warm-up, then epochs rotating over three sides (io-forward, rocemu
- * bump-in-wire, rocemu with the full TM), the order shifting every round; then drain and
- * check both switches.
+ * bump-in-wire, rocemu with the full TM), the order shifting every round; then as long again
+ * in rounds of 1 ms per side (the "1 ms" columns: the median over rounds of each round's
+ * ratios); then drain and check both switches. Why the rounds: the host's load on this VM
+ * moves the rates by up to 2x from one second to the next, and epochs of 200 ms per side see
+ * different hosts; three sides run within 3 ms see nearly the same one, and the median of
+ * their ratios leaves out the rounds a stall of the vCPU fell into.
  */
 static int
 bench_run_size(struct emu_switch *sw, struct emu_switch *sw_tm, struct bench_size *bs,
 	       const struct bench_clock *clk, unsigned int epochs, uint64_t epoch_cycles)
 {
 	struct bench_snap s0, t0snap;
+	const uint64_t slice_cycles = clk->tsc_hz / 1000;
 	uint64_t busy0;
 	unsigned int e;
 
@@ -408,6 +419,28 @@ bench_run_size(struct emu_switch *sw, struct emu_switch *sw_tm, struct bench_siz
 			bs->tm_mpps[bs->n_tm++] = (double)n / s / 1e6;
 			bs->tm_pkts += n;
 		}
+	}
+	/* Rounds of 1 ms per side, the order rotating: bump/io and tm/io of each round. */
+	for (e = 0; bench_only < 0 && e < bs->cap_slice; e++) {
+		double mpps[3];
+		unsigned int j;
+
+		for (j = 0; j < 3; j++) {
+			unsigned int side = (e + j) % 3;
+			uint64_t t0 = rte_rdtsc(), t1, n;
+
+			if (side == 0)
+				n = bench_epoch_io(bs, t0 + slice_cycles);
+			else
+				n = bench_epoch_full(side == 1 ? sw : sw_tm, bs, clk, t0 + slice_cycles);
+			t1 = rte_rdtsc();
+			mpps[side] = (double)n * (double)clk->tsc_hz / (double)(t1 - t0) / 1e6;
+			bs->io_pkts += side == 0 ? n : 0;
+			bs->full_pkts += side == 1 ? n : 0;
+			bs->tm_pkts += side == 2 ? n : 0;
+		}
+		bs->slice_ratio[0][bs->n_slice] = mpps[1] / mpps[0];
+		bs->slice_ratio[1][bs->n_slice++] = mpps[2] / mpps[0];
 	}
 	if (bench_check(sw, "bump", bs, clk, &s0) != 0 ||
 	    bench_check(sw_tm, "tm", bs, clk, &t0snap) != 0)
@@ -447,13 +480,14 @@ static void
 bench_usage(FILE *f)
 {
 	fprintf(f, "usage: bench_switch [--epochs N] [--epoch-ms MS] [--quick] [--huge] "
-		   "[--only io|bump|tm]\n"
+		   "[--only io|bump|tm] [--size ack64|write1k|write4k]\n"
 		   "  epochs per frame size rotating io/bump/tm (default 30, a multiple of 3, <= %d), each MS ms "
 		   "(default 200)\n"
 		   "  --quick: --epochs 3 --epoch-ms 20 (smoke test: the functional checks, no useful numbers)\n"
 		   "  --huge: EAL memory on hugepages (512 free 2 MB pages), as a deployment runs, instead of\n"
 		   "          --no-huge\n"
-		   "  --only: run that side's epochs alone (callgrind or perf of one side; no ratios)\n",
+		   "  --only: run that side's epochs alone (callgrind or perf of one side; no ratios)\n"
+		   "  --size: run that frame size alone\n",
 		   BENCH_MAX_EPOCHS);
 }
 
@@ -467,6 +501,7 @@ bench_args(int argc, char **argv, unsigned int *epochs, unsigned int *epoch_ms)
 		{ "quick", no_argument, NULL, 'q' },
 		{ "huge", no_argument, NULL, 'H' },
 		{ "only", required_argument, NULL, 'o' },
+		{ "size", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -508,6 +543,16 @@ bench_args(int argc, char **argv, unsigned int *epochs, unsigned int *epoch_ms)
 				return -1;
 			}
 			break;
+		case 's':
+			for (v = 0; v < BENCH_N_SIZES; v++)
+				if (strcmp(optarg, bench_sizes[v].name) == 0)
+					bench_size_only = (int)v;
+			if (bench_size_only < 0) {
+				fprintf(stderr, "bench_switch: --size ack64, write1k or write4k, got "
+					"\"%s\"\n", optarg);
+				return -1;
+			}
+			break;
 		case 'h':
 			bench_usage(stdout);
 			exit(0);
@@ -538,7 +583,7 @@ main(int argc, char **argv)
 	struct emu_err err;
 	json_error_t jerr;
 	json_t *root;
-	unsigned int epochs = 30, epoch_ms = 200, i;
+	unsigned int epochs = 30, epoch_ms = 200, i, k;
 	uint32_t n_mbufs;
 	int rc = 1, len;
 
@@ -642,6 +687,16 @@ main(int argc, char **argv)
 	for (i = 0; i < BENCH_N_SIZES; i++) {
 		struct bench_size *bs = &bench_sizes[i];
 
+		if (bench_size_only >= 0 && (int)i != bench_size_only)
+			continue;
+		bs->cap_slice = epochs * epoch_ms / 3;
+		for (k = 0; k < 2; k++) {
+			bs->slice_ratio[k] = calloc(bs->cap_slice, sizeof(double));
+			if (bs->slice_ratio[k] == NULL) {
+				fprintf(stderr, "bench_switch: out of memory\n");
+				goto out;
+			}
+		}
 		if (bench_prefill(mp, bs) != 0)
 			goto out;
 		if (bench_run_size(sw, sw_tm, bs, &clk, epochs, clk.tsc_hz / 1000 * epoch_ms) != 0)
@@ -650,38 +705,50 @@ main(int argc, char **argv)
 
 	if (bench_only >= 0) {
 		for (i = 0; i < BENCH_N_SIZES; i++)
-			printf("%s: %s side alone, %" PRIu64 " packets\n", bench_sizes[i].name,
-			       bench_only == 0 ? "io" : bench_only == 1 ? "bump" : "tm",
-			       bench_only == 0 ? bench_sizes[i].io_pkts :
-			       bench_only == 1 ? bench_sizes[i].full_pkts : bench_sizes[i].tm_pkts);
+			if (bench_size_only < 0 || (int)i == bench_size_only)
+				printf("%s: %s side alone, %" PRIu64 " packets\n", bench_sizes[i].name,
+				       bench_only == 0 ? "io" : bench_only == 1 ? "bump" : "tm",
+				       bench_only == 0 ? bench_sizes[i].io_pkts :
+				       bench_only == 1 ? bench_sizes[i].full_pkts :
+				       bench_sizes[i].tm_pkts);
 		rc = 0;
 		goto out;
 	}
-	printf("\n%-8s %6s  %9s %9s %9s %8s %8s %10s %10s\n", "size", "frame", "io Mpps",
-	       "bump Mpps", "tm Mpps", "bump/io", "tm/bump", "+ns bump", "+ns tm");
+	printf("\n%-8s %6s  %9s %9s %9s %8s %8s %10s %10s   %8s %8s\n", "size", "frame",
+	       "io Mpps", "bump Mpps", "tm Mpps", "bump/io", "tm/bump", "+ns bump", "+ns tm",
+	       "1ms b/io", "1ms t/io");
 	for (i = 0; i < BENCH_N_SIZES; i++) {
 		struct bench_size *bs = &bench_sizes[i];
 		double io = bench_median(bs->io_mpps, bs->n_io);
 		double full = bench_median(bs->full_mpps, bs->n_full);
 		double tm = bench_median(bs->tm_mpps, bs->n_tm);
 
-		printf("%-8s %4u B  %9.2f %9.2f %9.2f %8.3f %8.3f %10.1f %10.1f\n", bs->name,
-		       bs->frame_len, io, full, tm, full / io, tm / full, 1e3 / full - 1e3 / io,
-		       1e3 / tm - 1e3 / full);
+		if (bench_size_only >= 0 && (int)i != bench_size_only)
+			continue;
+		printf("%-8s %4u B  %9.2f %9.2f %9.2f %8.3f %8.3f %10.1f %10.1f   %8.3f %8.3f\n",
+		       bs->name, bs->frame_len, io, full, tm, full / io, tm / full,
+		       1e3 / full - 1e3 / io, 1e3 / tm - 1e3 / full,
+		       bench_median(bs->slice_ratio[0], bs->n_slice),
+		       bench_median(bs->slice_ratio[1], bs->n_slice));
 	}
 	printf("\n(median of %u epochs per side; bump = parse + forward pairs + the TM with default settings "
 	       "(no ECN, no PFC); tm = the same with a dynamic shared buffer, ECN and PFC; "
 	       "+ns bump = rocemu's cost per packet over io-forward, +ns tm = what the full TM adds "
-	       "to bump)\n", epochs / 3);
+	       "to bump; 1ms b/io and t/io: the medians of bump/io and tm/io over %u rounds of 1 ms "
+	       "per side)\n", epochs / 3, epochs * epoch_ms / 3);
 	for (i = 0; i < BENCH_N_SIZES; i++) {
 		struct bench_size *bs = &bench_sizes[i];
 		double io = bench_median(bs->io_mpps, bs->n_io);
 		double full = bench_median(bs->full_mpps, bs->n_full);
 		double tm = bench_median(bs->tm_mpps, bs->n_tm);
 
+		if (bench_size_only >= 0 && (int)i != bench_size_only)
+			continue;
 		printf("RESULT bench=switch size=%s frame_bytes=%u io_mpps=%.3f full_mpps=%.3f "
-		       "tm_mpps=%.3f ratio=%.3f tm_ratio=%.3f\n", bs->name, bs->frame_len, io, full,
-		       tm, full / io, tm / full);
+		       "tm_mpps=%.3f ratio=%.3f tm_ratio=%.3f slice_ratio=%.3f slice_tm_io=%.3f\n",
+		       bs->name, bs->frame_len, io, full, tm, full / io, tm / full,
+		       bench_median(bs->slice_ratio[0], bs->n_slice),
+		       bench_median(bs->slice_ratio[1], bs->n_slice));
 	}
 	rc = 0;
 out:
@@ -700,6 +767,9 @@ out:
 	emu_pipeline_free(pl);
 	emu_pipeline_free(pl_tm);
 	rte_mempool_free(mp);
+	for (i = 0; i < BENCH_N_SIZES; i++)
+		for (k = 0; k < 2; k++)
+			free(bench_sizes[i].slice_ratio[k]);
 	rte_eal_cleanup();
 	bench_rundir_remove(rundir);
 	return rc;
