@@ -75,7 +75,13 @@
 #             (rocestat's stall intervals: 90% of the cuts off by more than 10% come within
 #             250 ms after a stall of 2 ms or more; with every cut right, a stall of 5 ms or
 #             more; exit 3 from the checks below); one they do not explain, or a third miss,
-#             fails. The counter checks are never repeated.
+#             fails. The counter checks are not repeated (but see below).
+#           In both modes a frame rocemu sent (in egress.pcap) that the receiving QP never
+#           saw, recovered by the sender's retransmission timer, is a loss in the lab's kernel
+#           (veth or af_packet), which no counter of rocemu or rocegen can see: the run is
+#           repeated like a stalled one. Seen once, in the first run after the VM booted
+#           (egress 3 frames of a control QP, the receiver 2, the sender 1 timeout), then in
+#           none of 12 runs in a row; a difference without as many timeouts still fails.
 #           rocegen's table leaves out its check of the result (between the last step and the
 #           end barrier, 20-400 ms here): the wire's iteration is compared with the table's
 #           time plus that check's time, which rocegen prints (both modes).
@@ -202,6 +208,15 @@ for snd, rcv, rcv_ips, snd_ips in ((a, b, B_IPS, A_IPS), (b, a, A_IPS, B_IPS)):
         fout = one(rout, snd_ips, rcv_ips, q["dest_qpn"], "egress data")
         assert fin["counters"]["data_packets"] == q["tx_data_packets"], (
             "ingress", fin["label"], fin["counters"]["data_packets"], q["tx_data_packets"])
+        lost = fout["counters"]["data_packets"] - r["rx_packets"]
+        if 0 < lost <= q["timeouts"] and q["retransmitted_packets"] >= lost:
+            # rocemu sent frames the receiver's QP never saw, and the sender's retransmission
+            # timer recovered them: lost in the lab's kernel (veth, af_packet), not by rocemu
+            # or rocestat (header); the run again, as a stalled one
+            print("lost after rocemu: %s: %d sent, %d received, %d timeouts" % (
+                fout["label"], fout["counters"]["data_packets"], r["rx_packets"],
+                q["timeouts"]))
+            sys.exit(3)
         assert fout["counters"]["data_packets"] == r["rx_packets"], (
             "egress", fout["label"], fout["counters"]["data_packets"], r["rx_packets"])
         # the responses and CNPs to the sender's QPN
@@ -326,7 +341,8 @@ else:
 PY
 ATTEMPT=${E2E_ATTEMPT:-1}
 if [ $PYRC -eq 3 ] && [ "$ATTEMPT" -lt 3 ]; then
-	echo "attempt $ATTEMPT of 3 stalled and missed a timing check: the lab again, from the start"
+	echo "attempt $ATTEMPT of 3 stalled and missed a timing check, or lost a frame after" \
+		"rocemu: the lab again, from the start"
 	cd / && lab_cleanup
 	trap - EXIT
 	E2E_ATTEMPT=$((ATTEMPT + 1)) exec bash "$SRC/tests/analysis/test_e2e.sh" "${ARGS0[@]}"
