@@ -683,6 +683,14 @@ emu_switch_rx_lens(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts,
 				continue;
 			}
 		}
+		/* the same into an emulated fabric: a run over the links of an ECMP group */
+		if (sw->fab != NULL && out < sw->n_ports) {
+			k = emu_switch_fabric_enter_run(sw, pkts + i, n - i, now_ns);
+			if (k > 0) {
+				i += k;
+				continue;
+			}
+		}
 		if (!emu_switch_mac_control(sw, port, pkts[i], now_ns))
 			emu_switch_enqueue(sw, pkts[i], now_ns);
 		i++;

@@ -180,6 +180,64 @@ emu_switch_fabric_enter(struct emu_switch *sw, struct rte_mbuf *m, uint64_t now_
 	return true;
 }
 
+/*
+ * The leading packets of @p pkts (@p n, all arrived at @p now_ns on one real port) that enter
+ * the fabric at a leaf whose choice is ECMP, onto links without loss: routed, then handed to
+ * the TM in one call that takes each link's packets together (emu_tm_enqueue_grouped()), when
+ * the TM can prove that gives what emu_switch_fabric_enter() packet by packet would, else
+ * packet by packet. Returns how many it took; 0 when the first is not such a packet.
+ */
+uint16_t
+emu_switch_fabric_enter_run(struct emu_switch *sw, struct rte_mbuf **pkts, uint16_t n,
+			    uint64_t now_ns)
+{
+	const struct fab_cfg *fc = sw->fab;
+	uint16_t ports[EMU_BURST];
+	uint16_t k;
+
+	if (fc == NULL)
+		return 0;
+	for (k = 0; k < n && k < EMU_BURST; k++) {
+		struct emu_pkt_meta *meta = emu_meta(pkts[k]);
+		unsigned int a, b;
+		uint16_t l;
+
+		/* what emu_switch_enqueue() hands to emu_switch_fabric_enter(), entering it */
+		if ((meta->flags & (EMU_META_PARSED | EMU_META_MACCTL)) != EMU_META_PARSED ||
+		    meta->pkt.cls == ROCE_CLASS_MAC_CONTROL || meta->in_port >= fc->n_ports ||
+		    meta->out_port >= fc->n_ports)
+			break;
+		a = fc->port_leaf[meta->in_port];
+		b = fc->port_leaf[meta->out_port];
+		if (a == FAB_NONE || b == FAB_NONE || a == b || fc->sw[a].mode != FAB_ROUTE_ECMP ||
+		    fc->sw[a].has_spray_match)
+			break;
+		/* ECMP: a function of the packet alone, so routing them all first is exact */
+		l = fab_route(fc, sw->fab_rt, sw->tm, a, b, meta, now_ns, &sw->fab_rng);
+		if (l == FAB_NONE || fc->links[l].loss > 0)
+			break;
+		meta->hop_in = meta->in_port;
+		meta->flags |= EMU_META_HOP;
+		meta->trace.path = (uint8_t)RTE_MIN(l + 1u, 255u);
+		ports[k] = fab_link_port(fc, l);
+	}
+	if (k == 0)
+		return 0;
+	if (k < 2 || !emu_tm_enqueue_grouped(sw->tm, ports, pkts, k, now_ns, &sw->tm_rng)) {
+		/* one by one, as emu_switch_enqueue() would (each enters: see the loop) */
+		for (n = 0; n < k; n++)
+			emu_switch_fabric_enter(sw, pkts[n], now_ns);
+		return k;
+	}
+	for (n = 0; n < k; n++) {
+		unsigned int l = ports[n] - fc->n_ports;
+
+		sw->fab_link_ctr[l][FAB_LINK_CTR_ROUTED] += 1;
+		emu_fab_dirty(sw, l);
+	}
+	return k;
+}
+
 void
 emu_switch_fabric_enter_virtual(struct emu_switch *sw, struct rte_mbuf *m, unsigned int leaf,
 				uint64_t now_ns)

@@ -175,6 +175,8 @@ json_t *emu_switch_settings_snapshot(const struct emu_switch *sw);
 int emu_switch_fabric_init(struct emu_switch *sw, struct emu_err *err);
 void emu_switch_fabric_free(struct emu_switch *sw);
 bool emu_switch_fabric_enter(struct emu_switch *sw, struct rte_mbuf *m, uint64_t now_ns);
+uint16_t emu_switch_fabric_enter_run(struct emu_switch *sw, struct rte_mbuf **pkts, uint16_t n,
+				     uint64_t now_ns);
 /* A virtual sender's frame (out_port set) enters the fabric at @p leaf; drops go through the
  * drop path (the caller's hook counts them). */
 void emu_switch_fabric_enter_virtual(struct emu_switch *sw, struct rte_mbuf *m, unsigned int leaf,

@@ -1101,6 +1101,176 @@ test_enqueue_burst_same(void **state)
 	assert_true(totals[EMU_TM_CTR_PFC_TX_XOFF] > 0);
 }
 
+/*
+ * emu_tm_enqueue_grouped() against emu_tm_advance() + emu_tm_enqueue() packet by packet: two
+ * TMs with the same configuration (ports 0 and 1 real, with PFC and headroom on priority 3;
+ * ports 2-4 links with buffers of their own, ECN at dequeue, port 4 static, port 1 a real port
+ * the grouped call must refuse) get the same random bursts at one instant each (lengths,
+ * priorities, ingresses mostly one per burst, links mostly 2-4), one packet at a time in A, in
+ * B through the grouped call (packet by packet when it refuses), with the same PAUSE frames on
+ * the links and the same dequeues and PFC collections in between. Everything that leaves, every
+ * counter and every PFC frame must be the same, the grouped call must have taken some bursts
+ * and refused others, and the traffic must have reached XOFF and ECN marks on the links.
+ */
+static void
+grouped_cfg(struct emu_tm_cfg *cfg)
+{
+	unsigned int i;
+
+	cfg->buffer.total_bytes = 64 * 1024;
+	cfg->buffer.dynamic = burst_mode == 0;
+	cfg->buffer.alpha = 1;
+	cfg->buffer.cell_bytes = 256;
+	for (i = 0; i < 5; i++) {
+		cfg->ports[i].queue_pkts = 64;
+		cfg->ports[i].limit_bytes = 24 * 1024;
+		cfg->ports[i].queue_limit_bytes = 16 * 1024;
+		cfg->ports[i].headroom_bytes = 8 * 1024;
+		cfg->ports[i].lossless_mask = 1u << 3;
+		cfg->ports[i].pfc.enabled = i < 2;
+		cfg->ports[i].pfc.xoff_bytes = 16 * 1024;
+		cfg->ports[i].pfc.xon_bytes = 8 * 1024;
+		cfg->ports[i].own_buffer = i >= 2;
+		cfg->ports[i].ecn.enabled = i >= 2;
+		cfg->ports[i].ecn.kmin_bytes = 6 * 1024;
+		cfg->ports[i].ecn.kmax_bytes = 12 * 1024;
+		cfg->ports[i].ecn.pmax = 0.5;
+		cfg->ports[i].delay_ns = i >= 2 ? 700 : 0;
+	}
+}
+
+
+/* burst_take() over ports 0-4. */
+static void
+burst_take5(struct emu_tm *a, struct emu_rng *ra, struct emu_tm *b, struct emu_rng *rb,
+	    uint64_t t, unsigned int *left)
+{
+	struct rte_mbuf *oa[32], *ob[32];
+	uint16_t port, na, nb, i;
+
+	for (port = 0; port < 5; port++) {
+		do {
+			na = emu_tm_dequeue(a, port, t, oa, 32, ra);
+			nb = emu_tm_dequeue(b, port, t, ob, 32, rb);
+			assert_int_equal(na, nb);
+			for (i = 0; i < na; i++) {
+				const struct emu_pkt_meta *ma = emu_meta(oa[i]), *mb = emu_meta(ob[i]);
+
+				assert_int_equal(test_frame_seq(oa[i]), test_frame_seq(ob[i]));
+				assert_int_equal(ma->ts_ns, mb->ts_ns);
+				assert_int_equal(ma->flags, mb->flags);
+				assert_memory_equal(&ma->trace, &mb->trace, sizeof(ma->trace));
+				assert_memory_equal(rte_pktmbuf_mtod(oa[i], void *),
+						    rte_pktmbuf_mtod(ob[i], void *),
+						    rte_pktmbuf_pkt_len(oa[i]));
+				rte_pktmbuf_free(oa[i]);
+				rte_pktmbuf_free(ob[i]);
+				*left += 1;
+			}
+		} while (na > 0);
+	}
+}
+
+static void
+test_enqueue_grouped_same(void **state)
+{
+	struct emu_tm_pfc_frame fa[16], fb[16];
+	uint64_t rs = 0x2545F4914F6CDD1DULL, t = 1000, totals[EMU_TM_CTR_MAX] = { 0 };
+	static const uint16_t quanta[EMU_TM_N_PRIO] = { 0, 0, 0, 40, 0, 0, 0, 0 };
+	struct emu_rng ra, rb;
+	unsigned int mode, it, i, c, p, sent = 0, left = 0, grouped = 0, refused = 0;
+	uint64_t drops = 0;
+
+	(void)state;
+	for (mode = 0; mode < 2; mode++) {
+		struct emu_tm *a, *b;
+
+		burst_mode = mode;
+		a = tm_ports(5, grouped_cfg);
+		b = tm_ports(5, grouped_cfg);
+		emu_rng_seed(&ra, 9, 9);
+		emu_rng_seed(&rb, 9, 9);
+		for (it = 0; it < 4000; it++) {
+			struct rte_mbuf *ba[32], *bb[32];
+			uint16_t ports[32];
+			unsigned int n, na, nb;
+			uint8_t prio = (BURST_RND() % 4) ? 3 : 0;
+			uint16_t in = (uint16_t)(BURST_RND() % 2);
+
+			n = 1 + BURST_RND() % 32;
+			for (i = 0; i < n; i++) {
+				uint32_t len = 74 + 4 * (BURST_RND() % 300);
+				uint8_t ecn = (uint8_t)(1 + BURST_RND() % 2);
+
+				ba[i] = test_roce_frame(pool, mac_b, mac_a, len, sent, 26, ecn);
+				bb[i] = test_roce_frame(pool, mac_b, mac_a, len, sent, 26, ecn);
+				/* now and then a second priority, ingress or a real port */
+				emu_meta(ba[i])->prio = emu_meta(bb[i])->prio =
+					BURST_RND() % 50 ? prio : (uint8_t)(3 - prio);
+				emu_meta(ba[i])->in_port = emu_meta(bb[i])->in_port =
+					BURST_RND() % 50 ? in : (uint16_t)(1 - in);
+				ports[i] = (uint16_t)(BURST_RND() % 100 ? 2 + BURST_RND() % 3 : 1);
+				sent++;
+			}
+			na = 0;
+			for (i = 0; i < n; i++) {
+				emu_tm_advance(a, ports[i], t, &ra);
+				na += emu_tm_enqueue(a, ports[i], ba[i], t, &ra);
+			}
+			if (emu_tm_enqueue_grouped(b, ports, bb, (uint16_t)n, t, &rb)) {
+				grouped++;
+			} else {
+				refused++;
+				for (i = 0; i < n; i++) {
+					emu_tm_advance(b, ports[i], t, &rb);
+					emu_tm_enqueue(b, ports[i], bb[i], t, &rb);
+				}
+			}
+			for (p = 0; p < 5; p++)
+				assert_memory_equal(emu_tm_port_ctrs(a, (uint16_t)p),
+						    emu_tm_port_ctrs(b, (uint16_t)p),
+						    sizeof(uint64_t) * EMU_TM_CTR_MAX);
+			(void)na;
+			na = emu_tm_pfc_collect(a, t, fa, 16);
+			nb = emu_tm_pfc_collect(b, t, fb, 16);
+			assert_int_equal(na, nb);
+			assert_memory_equal(fa, fb, na * sizeof(fa[0]));
+			/* a pause of priority 3 on a link now and then (PFC from its far end) */
+			if (BURST_RND() % 16 == 0) {
+				uint16_t l = (uint16_t)(2 + BURST_RND() % 3);
+
+				emu_tm_pause_rx(a, l, t, EMU_TM_MACCTL_OPCODE_PFC, 1u << 3, quanta, &ra);
+				emu_tm_pause_rx(b, l, t, EMU_TM_MACCTL_OPCODE_PFC, 1u << 3, quanta, &rb);
+			}
+			t += 1 + BURST_RND() % 12000;
+			burst_take5(a, &ra, b, &rb, t, &left);
+		}
+		burst_take5(a, &ra, b, &rb, UINT64_MAX / 2, &left);
+		for (p = 0; p < 5; p++) {
+			const uint64_t *ca = emu_tm_port_ctrs(a, (uint16_t)p);
+
+			assert_memory_equal(ca, emu_tm_port_ctrs(b, (uint16_t)p),
+					    sizeof(uint64_t) * EMU_TM_CTR_MAX);
+			for (c = 0; c < EMU_TM_CTR_MAX; c++)
+				totals[c] += p >= 2 ? ca[c] : 0;
+			if (p < 2)
+				totals[EMU_TM_CTR_PFC_TX_XOFF] += ca[EMU_TM_CTR_PFC_TX_XOFF];
+			drops += ca[EMU_TM_CTR_DROP_QUEUE_FULL] + ca[EMU_TM_CTR_DROP_BUFFER_FULL] +
+				 ca[EMU_TM_CTR_DROP_HEADROOM_OVERFLOW] + ca[EMU_TM_CTR_DROP_LINK_DOWN];
+		}
+		emu_tm_free(a);
+		emu_tm_free(b);
+	}
+	print_message("grouped enqueue: %u frames, %u bursts grouped, %u refused, links: %" PRIu64
+		      " ECN marks, %" PRIu64 " dropped; %" PRIu64 " XOFF sent: same\n", sent,
+		      grouped, refused, totals[EMU_TM_CTR_ECN_MARKED],
+		      totals[EMU_TM_CTR_DROP_QUEUE_FULL], totals[EMU_TM_CTR_PFC_TX_XOFF]);
+	assert_true(grouped > 500 && refused > 500);
+	assert_true(totals[EMU_TM_CTR_ECN_MARKED] > 0);
+	assert_true(totals[EMU_TM_CTR_PFC_TX_XOFF] > 0);
+	assert_int_equal(left + drops, sent);
+}
+
 int
 main(void)
 {
@@ -1124,6 +1294,7 @@ main(void)
 		cmocka_unit_test(test_pfc_watchdog),
 		cmocka_unit_test(test_red_fixed_point),
 		cmocka_unit_test(test_enqueue_burst_same),
+		cmocka_unit_test(test_enqueue_grouped_same),
 	};
 
 	emu_rng_seed(&rng, 1, 1);
