@@ -967,15 +967,15 @@ burst_cfg(struct emu_tm_cfg *cfg)
 	}
 }
 
-/* Dequeue every port of both TMs at @p t and compare what leaves. */
+/* Dequeue ports 0 .. @p n_ports - 1 of both TMs at @p t and compare what leaves. */
 static void
 burst_take(struct emu_tm *a, struct emu_rng *ra, struct emu_tm *b, struct emu_rng *rb,
-	   uint64_t t, unsigned int *left)
+	   uint64_t t, unsigned int *left, uint16_t n_ports)
 {
 	struct rte_mbuf *oa[32], *ob[32];
 	uint16_t port, na, nb, i;
 
-	for (port = 0; port < 3; port++) {
+	for (port = 0; port < n_ports; port++) {
 		do {
 			na = emu_tm_dequeue(a, port, t, oa, 32, ra);
 			nb = emu_tm_dequeue(b, port, t, ob, 32, rb);
@@ -1071,9 +1071,9 @@ test_enqueue_burst_same(void **state)
 			/* a burst (about 13 us of link time) to each port every 13.5 us on average:
 			 * queues build up and drain */
 			t += BURST_RND() % 9000;
-			burst_take(a, &ra, b, &rb, t, &left);
+			burst_take(a, &ra, b, &rb, t, &left, 3);
 		}
-		burst_take(a, &ra, b, &rb, UINT64_MAX / 2, &left);
+		burst_take(a, &ra, b, &rb, UINT64_MAX / 2, &left, 3);
 		for (p = 0; p < 3; p++) {
 			const uint64_t *ca = emu_tm_port_ctrs(a, (uint16_t)p);
 
@@ -1139,37 +1139,6 @@ grouped_cfg(struct emu_tm_cfg *cfg)
 	}
 }
 
-
-/* burst_take() over ports 0-4. */
-static void
-burst_take5(struct emu_tm *a, struct emu_rng *ra, struct emu_tm *b, struct emu_rng *rb,
-	    uint64_t t, unsigned int *left)
-{
-	struct rte_mbuf *oa[32], *ob[32];
-	uint16_t port, na, nb, i;
-
-	for (port = 0; port < 5; port++) {
-		do {
-			na = emu_tm_dequeue(a, port, t, oa, 32, ra);
-			nb = emu_tm_dequeue(b, port, t, ob, 32, rb);
-			assert_int_equal(na, nb);
-			for (i = 0; i < na; i++) {
-				const struct emu_pkt_meta *ma = emu_meta(oa[i]), *mb = emu_meta(ob[i]);
-
-				assert_int_equal(test_frame_seq(oa[i]), test_frame_seq(ob[i]));
-				assert_int_equal(ma->ts_ns, mb->ts_ns);
-				assert_int_equal(ma->flags, mb->flags);
-				assert_memory_equal(&ma->trace, &mb->trace, sizeof(ma->trace));
-				assert_memory_equal(rte_pktmbuf_mtod(oa[i], void *),
-						    rte_pktmbuf_mtod(ob[i], void *),
-						    rte_pktmbuf_pkt_len(oa[i]));
-				rte_pktmbuf_free(oa[i]);
-				rte_pktmbuf_free(ob[i]);
-				*left += 1;
-			}
-		} while (na > 0);
-	}
-}
 
 static void
 test_enqueue_grouped_same(void **state)
@@ -1243,9 +1212,9 @@ test_enqueue_grouped_same(void **state)
 				emu_tm_pause_rx(b, l, t, EMU_TM_MACCTL_OPCODE_PFC, 1u << 3, quanta, &rb);
 			}
 			t += 1 + BURST_RND() % 12000;
-			burst_take5(a, &ra, b, &rb, t, &left);
+			burst_take(a, &ra, b, &rb, t, &left, 5);
 		}
-		burst_take5(a, &ra, b, &rb, UINT64_MAX / 2, &left);
+		burst_take(a, &ra, b, &rb, UINT64_MAX / 2, &left, 5);
 		for (p = 0; p < 5; p++) {
 			const uint64_t *ca = emu_tm_port_ctrs(a, (uint16_t)p);
 
