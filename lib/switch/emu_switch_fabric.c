@@ -125,9 +125,8 @@ emu_fab_hop(struct emu_switch *sw, unsigned int l, struct rte_mbuf *m, uint64_t 
 		return;
 	}
 	ctr[FAB_LINK_CTR_ROUTED] += 1;
-	/* nothing reaches the link earlier than t: its queue is exact at t */
-	emu_tm_advance(sw->tm, port, t_ns, &sw->tm_rng);
-	emu_tm_enqueue(sw->tm, port, m, t_ns, &sw->tm_rng);
+	/* nothing reaches the link earlier than t: its queue is exact at t (advance, enqueue) */
+	emu_tm_arrive(sw->tm, port, m, t_ns, &sw->tm_rng);
 	emu_fab_dirty(sw, l);
 }
 
@@ -247,8 +246,7 @@ emu_switch_fabric_enter_virtual(struct emu_switch *sw, struct rte_mbuf *m, unsig
 
 	if (b == leaf) {
 		/* a sender beside the port: straight into its queue */
-		emu_tm_advance(sw->tm, out, now_ns, &sw->tm_rng);
-		emu_tm_enqueue(sw->tm, out, m, now_ns, &sw->tm_rng);
+		emu_tm_arrive(sw->tm, out, m, now_ns, &sw->tm_rng);
 		return;
 	}
 	emu_fab_enter_at(sw, m, leaf, b, EMU_PORT_NONE, now_ns);
@@ -267,8 +265,7 @@ emu_fab_arrive(struct emu_switch *sw, unsigned int l, struct rte_mbuf *m)
 	meta->hop_in = fab_link_port(fc, l);
 	meta->flags |= EMU_META_HOP;
 	if (s == d) {
-		emu_tm_advance(sw->tm, meta->out_port, t, &sw->tm_rng);
-		emu_tm_enqueue(sw->tm, meta->out_port, m, t, &sw->tm_rng);
+		emu_tm_arrive(sw->tm, meta->out_port, m, t, &sw->tm_rng);
 		return;
 	}
 	next = fab_route(fc, sw->fab_rt, sw->tm, s, d, meta, t, &sw->fab_rng);

@@ -147,7 +147,7 @@ emu_tm_ecn(struct emu_tm_port *p, struct rte_mbuf *m, uint64_t q, struct emu_rng
 }
 
 /* Ingress port @p in's priority @p q went above XOFF at @p now_ns: tell its sender to pause. */
-static void
+void
 emu_tm_xoff(struct emu_tm *tm, struct emu_tm_port *in, unsigned int q, uint64_t now_ns)
 {
 	in->xoff[q] = true;
@@ -650,7 +650,7 @@ emu_tm_pick(struct emu_tm_port *p, uint64_t *start_ns, uint32_t *start_ps, bool 
 }
 
 /* Ingress port @p in's priority @p q went below XON at @p now_ns: tell its sender. */
-static void
+void
 emu_tm_xon(struct emu_tm *tm, struct emu_tm_port *in, unsigned int q, uint64_t now_ns)
 {
 	in->xoff[q] = false;

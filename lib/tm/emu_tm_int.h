@@ -125,6 +125,9 @@ int emu_tm_pick(struct emu_tm_port *p, uint64_t *start_ns, uint32_t *start_ps, b
 void emu_tm_port_advance(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_ns,
 			 struct emu_rng *rng);
 void emu_tm_flush(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_ns);
+/* Ingress port @p in's priority @p q crossed XOFF (up) or XON (down) at @p now_ns. */
+void emu_tm_xoff(struct emu_tm *tm, struct emu_tm_port *in, unsigned int q, uint64_t now_ns);
+void emu_tm_xon(struct emu_tm *tm, struct emu_tm_port *in, unsigned int q, uint64_t now_ns);
 
 /* emu_tm_config.c */
 int emu_tm_prio_list(const json_t *v, const char *path, uint8_t *mask, struct emu_err *err);

@@ -1137,6 +1137,9 @@ grouped_cfg(struct emu_tm_cfg *cfg)
 		cfg->ports[i].ecn.pmax = 0.5;
 		cfg->ports[i].delay_ns = i >= 2 ? 700 : 0;
 	}
+	cfg->ports[2].scheduler = EMU_TM_SCHED_DWRR;
+	cfg->ports[2].weights[0] = 1;
+	cfg->ports[2].weights[3] = 2;
 }
 
 
@@ -1240,6 +1243,95 @@ test_enqueue_grouped_same(void **state)
 	assert_int_equal(left + drops, sent);
 }
 
+/*
+ * emu_tm_arrive() against emu_tm_advance() + emu_tm_enqueue(): two TMs with the same
+ * configuration (grouped_cfg(): real ports 0 and 1 with PFC and headroom, links 2-4 with
+ * buffers of their own and ECN at dequeue; port 2 under DWRR) get the same packets one at a
+ * time, each at its own time (mostly a few ns apart, now and then a gap that lets the queues
+ * drain), to random ports, priorities and ingresses, with the same PAUSE frames, dequeues and
+ * PFC collections in between; A through the two calls, B through emu_tm_arrive(). Everything
+ * that leaves, every counter and PFC frame must be the same, and the traffic must have
+ * reached drops, headroom, XOFF and ECN marks.
+ */
+static void
+test_arrive_same(void **state)
+{
+	struct emu_tm_pfc_frame fa[16], fb[16];
+	uint64_t rs = 0x853C49E6748FEA9BULL, t = 1000, totals[EMU_TM_CTR_MAX] = { 0 };
+	static const uint16_t quanta[EMU_TM_N_PRIO] = { 0, 0, 0, 30, 0, 0, 0, 0 };
+	struct emu_rng ra, rb;
+	unsigned int mode, it, c, p, sent = 0, left = 0;
+	uint64_t drops = 0;
+
+	(void)state;
+	for (mode = 0; mode < 2; mode++) {
+		struct emu_tm *a, *b;
+
+		burst_mode = mode;
+		a = tm_ports(5, grouped_cfg);
+		b = tm_ports(5, grouped_cfg);
+		emu_tm_set_trace(a, mode == 1);
+		emu_tm_set_trace(b, mode == 1);
+		emu_rng_seed(&ra, 5, 5);
+		emu_rng_seed(&rb, 5, 5);
+		for (it = 0; it < 60000; it++) {
+			uint32_t len = 74 + 4 * (BURST_RND() % 300);
+			uint8_t ecn = (uint8_t)(1 + BURST_RND() % 2);
+			uint16_t port = (uint16_t)(BURST_RND() % 5);
+			struct rte_mbuf *ma = test_roce_frame(pool, mac_b, mac_a, len, sent, 26, ecn);
+			struct rte_mbuf *mb = test_roce_frame(pool, mac_b, mac_a, len, sent, 26, ecn);
+			unsigned int na, nb;
+
+			emu_meta(ma)->prio = emu_meta(mb)->prio = (BURST_RND() % 8) ? 3 : 0;
+			emu_meta(ma)->in_port = emu_meta(mb)->in_port = (uint16_t)(BURST_RND() % 5);
+			sent++;
+			emu_tm_advance(a, port, t, &ra);
+			emu_tm_enqueue(a, port, ma, t, &ra);
+			emu_tm_arrive(b, port, mb, t, &rb);
+			for (p = 0; p < 5; p++)
+				assert_memory_equal(emu_tm_port_ctrs(a, (uint16_t)p),
+						    emu_tm_port_ctrs(b, (uint16_t)p),
+						    sizeof(uint64_t) * EMU_TM_CTR_MAX);
+			na = emu_tm_pfc_collect(a, t, fa, 16);
+			nb = emu_tm_pfc_collect(b, t, fb, 16);
+			assert_int_equal(na, nb);
+			assert_memory_equal(fa, fb, na * sizeof(fa[0]));
+			if (BURST_RND() % 64 == 0) {
+				uint16_t l = (uint16_t)(BURST_RND() % 5);
+
+				emu_tm_pause_rx(a, l, t, EMU_TM_MACCTL_OPCODE_PFC, 1u << 3, quanta, &ra);
+				emu_tm_pause_rx(b, l, t, EMU_TM_MACCTL_OPCODE_PFC, 1u << 3, quanta, &rb);
+			}
+			/* tens of ns apart (queues build: 8 Gb/s ports), now and then a pause to drain */
+			t += BURST_RND() % 512 ? BURST_RND() % 80 : BURST_RND() % 200000;
+			if (BURST_RND() % 8 == 0)
+				burst_take(a, &ra, b, &rb, t, &left, 5);
+		}
+		burst_take(a, &ra, b, &rb, UINT64_MAX / 2, &left, 5);
+		for (p = 0; p < 5; p++) {
+			const uint64_t *ca = emu_tm_port_ctrs(a, (uint16_t)p);
+
+			assert_memory_equal(ca, emu_tm_port_ctrs(b, (uint16_t)p),
+					    sizeof(uint64_t) * EMU_TM_CTR_MAX);
+			for (c = 0; c < EMU_TM_CTR_MAX; c++)
+				totals[c] += ca[c];
+			drops += ca[EMU_TM_CTR_DROP_QUEUE_FULL] + ca[EMU_TM_CTR_DROP_BUFFER_FULL] +
+				 ca[EMU_TM_CTR_DROP_HEADROOM_OVERFLOW] + ca[EMU_TM_CTR_DROP_LINK_DOWN];
+		}
+		emu_tm_free(a);
+		emu_tm_free(b);
+	}
+	print_message("arrive: %u frames, %" PRIu64 " dropped, %" PRIu64 " into headroom, %" PRIu64
+		      " ECN marks, %" PRIu64 " XOFF, %" PRIu64 " XON sent: same\n", sent, drops,
+		      totals[EMU_TM_CTR_HEADROOM_PKTS], totals[EMU_TM_CTR_ECN_MARKED],
+		      totals[EMU_TM_CTR_PFC_TX_XOFF], totals[EMU_TM_CTR_PFC_TX_XON]);
+	assert_int_equal(left + drops, sent);
+	assert_true(drops > 0);
+	assert_true(totals[EMU_TM_CTR_HEADROOM_PKTS] > 0);
+	assert_true(totals[EMU_TM_CTR_ECN_MARKED] > 0);
+	assert_true(totals[EMU_TM_CTR_PFC_TX_XOFF] > 0 && totals[EMU_TM_CTR_PFC_TX_XON] > 0);
+}
+
 int
 main(void)
 {
@@ -1264,6 +1356,7 @@ main(void)
 		cmocka_unit_test(test_red_fixed_point),
 		cmocka_unit_test(test_enqueue_burst_same),
 		cmocka_unit_test(test_enqueue_grouped_same),
+		cmocka_unit_test(test_arrive_same),
 	};
 
 	emu_rng_seed(&rng, 1, 1);
