@@ -961,7 +961,7 @@ emu_tm_port_advance_out(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_n
 			struct emu_rng *rng, struct emu_tm_out *o)
 {
 	while (emu_tm_fifo_count(&p->wire) <= p->wire.mask) {
-		uint64_t start_ns, wire_ps, sum_ps;
+		uint64_t start_ns, wire_ps;
 		struct emu_pkt_meta *meta;
 		struct rte_mbuf *m;
 		uint32_t start_ps, len;
@@ -994,15 +994,7 @@ emu_tm_port_advance_out(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_n
 		m = p->q[q].slots[p->q[q].head & p->q[q].mask];
 		meta = emu_meta(m);
 		len = emu_wire_len(m);
-		if (len != p->memo_len || p->cfg.rate_bps != p->memo_rate_bps) {
-			p->memo_len = len;
-			p->memo_rate_bps = p->cfg.rate_bps;
-			p->memo_wire_ps = emu_tm_wire_ps(len, p->cfg.rate_bps);
-		}
-		wire_ps = p->memo_wire_ps;
-		sum_ps = start_ps + wire_ps;
-		p->link_free_ns = start_ns + sum_ps / 1000;
-		p->link_free_ps = (uint32_t)(sum_ps % 1000);
+		wire_ps = emu_tm_link_take(p, start_ns, start_ps, len);
 		p->q[q].head++;
 		if (emu_tm_fifo_count(&p->q[q]) == 0)
 			p->nonempty &= ~(1u << q);
@@ -1014,14 +1006,7 @@ emu_tm_port_advance_out(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_n
 			if (p->cfg.ecn.enabled && !p->cfg.ecn.at_enqueue)
 				emu_tm_ecn(p, m, p->q_bytes[q], rng);
 		}
-		p->busy_ps += wire_ps;
-		p->ctr[EMU_TM_CTR_BUSY_NS] = p->busy_ps / 1000;
-		if (tm->trace)
-			meta->trace.wait_ns = start_ns > meta->ts_ns ?
-				(uint32_t)RTE_MIN(start_ns - meta->ts_ns, (uint64_t)UINT32_MAX) : 0;
-		/* departure = finish rounded up to the ns, plus the propagation delay */
-		meta->ts_ns = p->link_free_ns + (p->link_free_ps != 0) + p->cfg.delay_ns;
-		p->wire.slots[p->wire.tail++ & p->wire.mask] = m;
+		emu_tm_wire_push(tm, p, m, start_ns, wire_ps);
 	}
 }
 

@@ -140,7 +140,7 @@ emu_tm_arrive(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t now
 		struct emu_tm_fifo *f = &p->q[q], *w = &p->wire;
 		struct rte_mbuf *h;
 		struct emu_pkt_meta *hm;
-		uint64_t arrival, start_ns, wire_ps, sum_ps, h_cells;
+		uint64_t arrival, start_ns, wire_ps, h_cells;
 		uint32_t start_ps, h_len;
 		uint16_t h_hop;
 
@@ -165,15 +165,7 @@ emu_tm_arrive(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t now
 			start_ps = p->link_free_ps;
 		}
 		h_len = emu_wire_len(h);
-		if (h_len != p->memo_len || p->cfg.rate_bps != p->memo_rate_bps) {
-			p->memo_len = h_len;
-			p->memo_rate_bps = p->cfg.rate_bps;
-			p->memo_wire_ps = emu_tm_wire_ps(h_len, p->cfg.rate_bps);
-		}
-		wire_ps = p->memo_wire_ps;
-		sum_ps = start_ps + wire_ps;
-		p->link_free_ns = start_ns + sum_ps / 1000;
-		p->link_free_ps = (uint32_t)(sum_ps % 1000);
+		wire_ps = emu_tm_link_take(p, start_ns, start_ps, h_len);
 		f->head++;
 		if (f->head == f->tail)
 			p->nonempty &= ~(1u << q);
@@ -198,13 +190,7 @@ emu_tm_arrive(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t now
 		p->q_cells[q] -= h_cells;
 		p->port_cells -= h_cells;
 		p->port_pkts -= 1;
-		p->busy_ps += wire_ps;
-		p->ctr[EMU_TM_CTR_BUSY_NS] = p->busy_ps / 1000;
-		if (tm->trace)
-			hm->trace.wait_ns = start_ns > hm->ts_ns ?
-				(uint32_t)RTE_MIN(start_ns - hm->ts_ns, (uint64_t)UINT32_MAX) : 0;
-		hm->ts_ns = p->link_free_ns + (p->link_free_ps != 0) + p->cfg.delay_ns;
-		w->slots[w->tail++ & w->mask] = h;
+		emu_tm_wire_push(tm, p, h, start_ns, wire_ps);
 	}
 	/* what the loop did not take: emu_tm_advance() finds it (nothing, when the loop stopped
 	 * because nothing more can start by now) */

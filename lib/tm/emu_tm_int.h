@@ -10,6 +10,7 @@
  */
 
 #include <jansson.h>
+#include <rte_common.h>
 
 #include "lib/base/emu_set.h"
 #include "lib/tm/emu_tm.h"
@@ -117,6 +118,47 @@ emu_tm_cells(const struct emu_tm_buffer_cfg *bc, uint32_t len)
 	if ((cb & (cb - 1)) == 0) /* 1 (no cells) or a power of two: no division */
 		return ((uint64_t)len + cb - 1) & ~(uint64_t)(cb - 1);
 	return (uint64_t)(len + cb - 1) / cb * cb;
+}
+
+/*
+ * Port @p p's link takes a frame of @p len bytes starting at @p start_ns + @p start_ps ps: the
+ * link is free again at its finish (ns + ps). Returns the frame's wire time in ps (the port's
+ * memo of the last length and rate spares the division).
+ */
+static inline uint64_t
+emu_tm_link_take(struct emu_tm_port *p, uint64_t start_ns, uint32_t start_ps, uint32_t len)
+{
+	uint64_t sum_ps;
+
+	if (len != p->memo_len || p->cfg.rate_bps != p->memo_rate_bps) {
+		p->memo_len = len;
+		p->memo_rate_bps = p->cfg.rate_bps;
+		p->memo_wire_ps = emu_tm_wire_ps(len, p->cfg.rate_bps);
+	}
+	sum_ps = start_ps + p->memo_wire_ps;
+	p->link_free_ns = start_ns + sum_ps / 1000;
+	p->link_free_ps = (uint32_t)(sum_ps % 1000);
+	return p->memo_wire_ps;
+}
+
+/*
+ * A frame @p m that started at @p start_ns and takes @p wire_ps on port @p p's link (after
+ * emu_tm_link_take()) goes onto the delay line: the link's busy time, the trace's wait, and
+ * its departure, the finish rounded up to the ns plus the propagation delay.
+ */
+static inline void
+emu_tm_wire_push(const struct emu_tm *tm, struct emu_tm_port *p, struct rte_mbuf *m,
+		 uint64_t start_ns, uint64_t wire_ps)
+{
+	struct emu_pkt_meta *meta = emu_meta(m);
+
+	p->busy_ps += wire_ps;
+	p->ctr[EMU_TM_CTR_BUSY_NS] = p->busy_ps / 1000;
+	if (tm->trace)
+		meta->trace.wait_ns = start_ns > meta->ts_ns ?
+			(uint32_t)RTE_MIN(start_ns - meta->ts_ns, (uint64_t)UINT32_MAX) : 0;
+	meta->ts_ns = p->link_free_ns + (p->link_free_ps != 0) + p->cfg.delay_ns;
+	p->wire.slots[p->wire.tail++ & p->wire.mask] = m;
 }
 
 /* emu_tm.c */

@@ -998,23 +998,70 @@ burst_take(struct emu_tm *a, struct emu_rng *ra, struct emu_tm *b, struct emu_rn
 	}
 }
 
+/* Two TMs of @p n ports configured by @p tweak, and their random streams seeded alike. */
+static void
+tm_pair(unsigned int n, void (*tweak)(struct emu_tm_cfg *), uint64_t seed, struct emu_tm **a,
+	struct emu_tm **b, struct emu_rng *ra, struct emu_rng *rb)
+{
+	*a = tm_ports(n, tweak);
+	*b = tm_ports(n, tweak);
+	emu_rng_seed(ra, seed, seed);
+	emu_rng_seed(rb, seed, seed);
+}
+
+/* Ports 0 .. @p n_ports - 1 of @p a and @p b have the same counters, and both send the same
+ * PFC frames at @p t. */
+static void
+pair_same(struct emu_tm *a, struct emu_tm *b, uint16_t n_ports, uint64_t t)
+{
+	struct emu_tm_pfc_frame fa[16], fb[16];
+	unsigned int na, nb;
+	uint16_t p;
+
+	for (p = 0; p < n_ports; p++)
+		assert_memory_equal(emu_tm_port_ctrs(a, p), emu_tm_port_ctrs(b, p),
+				    sizeof(uint64_t) * EMU_TM_CTR_MAX);
+	na = emu_tm_pfc_collect(a, t, fa, 16);
+	nb = emu_tm_pfc_collect(b, t, fb, 16);
+	assert_int_equal(na, nb);
+	assert_memory_equal(fa, fb, na * sizeof(fa[0]));
+}
+
+/* At the end: the same counters (pair_same()), ports @p from .. @p n_ports - 1 added to
+ * @p totals, every port's drops to *@p drops; both freed. */
+static void
+pair_end(struct emu_tm *a, struct emu_tm *b, uint16_t n_ports, uint16_t from,
+	 uint64_t totals[EMU_TM_CTR_MAX], uint64_t *drops)
+{
+	uint16_t p;
+	unsigned int c;
+
+	pair_same(a, b, n_ports, UINT64_MAX / 2);
+	for (p = 0; p < n_ports; p++) {
+		const uint64_t *ca = emu_tm_port_ctrs(a, p);
+
+		for (c = 0; c < EMU_TM_CTR_MAX && p >= from; c++)
+			totals[c] += ca[c];
+		*drops += ca[EMU_TM_CTR_DROP_QUEUE_FULL] + ca[EMU_TM_CTR_DROP_BUFFER_FULL] +
+			  ca[EMU_TM_CTR_DROP_HEADROOM_OVERFLOW] + ca[EMU_TM_CTR_DROP_LINK_DOWN];
+	}
+	emu_tm_free(a);
+	emu_tm_free(b);
+}
+
 static void
 test_enqueue_burst_same(void **state)
 {
-	struct emu_tm_pfc_frame fa[8], fb[8];
-	uint64_t rs = 0x9E3779B97F4A7C15ULL, t = 0, totals[EMU_TM_CTR_MAX] = { 0 };
+	uint64_t rs = 0x9E3779B97F4A7C15ULL, t = 0, totals[EMU_TM_CTR_MAX] = { 0 }, drops = 0;
 	struct emu_rng ra, rb;
-	unsigned int mode, it, i, c, p, sent = 0, left = 0, queued = 0;
+	unsigned int mode, it, i, sent = 0, left = 0, queued = 0;
 
 	(void)state;
 	for (mode = 0; mode < 4; mode++) {
 		struct emu_tm *a, *b;
 
 		burst_mode = mode;
-		a = tm_ports(3, burst_cfg);
-		b = tm_ports(3, burst_cfg);
-		emu_rng_seed(&ra, 7, 7);
-		emu_rng_seed(&rb, 7, 7);
+		tm_pair(3, burst_cfg, 7, &a, &b, &ra, &rb);
 		for (it = 0; it < 3000; it++) {
 			struct rte_mbuf *ba[32], *bb[32];
 			unsigned int n, na, nb;
@@ -1060,30 +1107,14 @@ test_enqueue_burst_same(void **state)
 			}
 			assert_int_equal(na, nb);
 			queued += na;
-			for (p = 0; p < 3; p++)
-				assert_memory_equal(emu_tm_port_ctrs(a, (uint16_t)p),
-						    emu_tm_port_ctrs(b, (uint16_t)p),
-						    sizeof(uint64_t) * EMU_TM_CTR_MAX);
-			na = emu_tm_pfc_collect(a, t, fa, 8);
-			nb = emu_tm_pfc_collect(b, t, fb, 8);
-			assert_int_equal(na, nb);
-			assert_memory_equal(fa, fb, na * sizeof(fa[0]));
+			pair_same(a, b, 3, t);
 			/* a burst (about 13 us of link time) to each port every 13.5 us on average:
 			 * queues build up and drain */
 			t += BURST_RND() % 9000;
 			burst_take(a, &ra, b, &rb, t, &left, 3);
 		}
 		burst_take(a, &ra, b, &rb, UINT64_MAX / 2, &left, 3);
-		for (p = 0; p < 3; p++) {
-			const uint64_t *ca = emu_tm_port_ctrs(a, (uint16_t)p);
-
-			assert_memory_equal(ca, emu_tm_port_ctrs(b, (uint16_t)p),
-					    sizeof(uint64_t) * EMU_TM_CTR_MAX);
-			for (c = 0; c < EMU_TM_CTR_MAX; c++)
-				totals[c] += ca[c];
-		}
-		emu_tm_free(a);
-		emu_tm_free(b);
+		pair_end(a, b, 3, 0, totals, &drops);
 	}
 	print_message("burst enqueue: %u frames, %u queued, %" PRIu64 " dropped (queue full %"
 		      PRIu64 ", buffer full %" PRIu64 ", headroom %" PRIu64 "), %" PRIu64
@@ -1146,26 +1177,22 @@ grouped_cfg(struct emu_tm_cfg *cfg)
 static void
 test_enqueue_grouped_same(void **state)
 {
-	struct emu_tm_pfc_frame fa[16], fb[16];
 	uint64_t rs = 0x2545F4914F6CDD1DULL, t = 1000, totals[EMU_TM_CTR_MAX] = { 0 };
 	static const uint16_t quanta[EMU_TM_N_PRIO] = { 0, 0, 0, 40, 0, 0, 0, 0 };
 	struct emu_rng ra, rb;
-	unsigned int mode, it, i, c, p, sent = 0, left = 0, grouped = 0, refused = 0;
-	uint64_t drops = 0;
+	unsigned int mode, it, i, p, sent = 0, left = 0, grouped = 0, refused = 0;
+	uint64_t drops = 0, xoff = 0;
 
 	(void)state;
 	for (mode = 0; mode < 2; mode++) {
 		struct emu_tm *a, *b;
 
 		burst_mode = mode;
-		a = tm_ports(5, grouped_cfg);
-		b = tm_ports(5, grouped_cfg);
-		emu_rng_seed(&ra, 9, 9);
-		emu_rng_seed(&rb, 9, 9);
+		tm_pair(5, grouped_cfg, 9, &a, &b, &ra, &rb);
 		for (it = 0; it < 4000; it++) {
 			struct rte_mbuf *ba[32], *bb[32];
 			uint16_t ports[32];
-			unsigned int n, na, nb;
+			unsigned int n;
 			uint8_t prio = (BURST_RND() % 4) ? 3 : 0;
 			uint16_t in = (uint16_t)(BURST_RND() % 2);
 
@@ -1184,10 +1211,9 @@ test_enqueue_grouped_same(void **state)
 				ports[i] = (uint16_t)(BURST_RND() % 100 ? 2 + BURST_RND() % 3 : 1);
 				sent++;
 			}
-			na = 0;
 			for (i = 0; i < n; i++) {
 				emu_tm_advance(a, ports[i], t, &ra);
-				na += emu_tm_enqueue(a, ports[i], ba[i], t, &ra);
+				emu_tm_enqueue(a, ports[i], ba[i], t, &ra);
 			}
 			if (emu_tm_enqueue_grouped(b, ports, bb, (uint16_t)n, t, &rb)) {
 				grouped++;
@@ -1198,15 +1224,7 @@ test_enqueue_grouped_same(void **state)
 					emu_tm_enqueue(b, ports[i], bb[i], t, &rb);
 				}
 			}
-			for (p = 0; p < 5; p++)
-				assert_memory_equal(emu_tm_port_ctrs(a, (uint16_t)p),
-						    emu_tm_port_ctrs(b, (uint16_t)p),
-						    sizeof(uint64_t) * EMU_TM_CTR_MAX);
-			(void)na;
-			na = emu_tm_pfc_collect(a, t, fa, 16);
-			nb = emu_tm_pfc_collect(b, t, fb, 16);
-			assert_int_equal(na, nb);
-			assert_memory_equal(fa, fb, na * sizeof(fa[0]));
+			pair_same(a, b, 5, t);
 			/* a pause of priority 3 on a link now and then (PFC from its far end) */
 			if (BURST_RND() % 16 == 0) {
 				uint16_t l = (uint16_t)(2 + BURST_RND() % 3);
@@ -1218,28 +1236,17 @@ test_enqueue_grouped_same(void **state)
 			burst_take(a, &ra, b, &rb, t, &left, 5);
 		}
 		burst_take(a, &ra, b, &rb, UINT64_MAX / 2, &left, 5);
-		for (p = 0; p < 5; p++) {
-			const uint64_t *ca = emu_tm_port_ctrs(a, (uint16_t)p);
-
-			assert_memory_equal(ca, emu_tm_port_ctrs(b, (uint16_t)p),
-					    sizeof(uint64_t) * EMU_TM_CTR_MAX);
-			for (c = 0; c < EMU_TM_CTR_MAX; c++)
-				totals[c] += p >= 2 ? ca[c] : 0;
-			if (p < 2)
-				totals[EMU_TM_CTR_PFC_TX_XOFF] += ca[EMU_TM_CTR_PFC_TX_XOFF];
-			drops += ca[EMU_TM_CTR_DROP_QUEUE_FULL] + ca[EMU_TM_CTR_DROP_BUFFER_FULL] +
-				 ca[EMU_TM_CTR_DROP_HEADROOM_OVERFLOW] + ca[EMU_TM_CTR_DROP_LINK_DOWN];
-		}
-		emu_tm_free(a);
-		emu_tm_free(b);
+		for (p = 0; p < 2; p++)
+			xoff += emu_tm_port_ctrs(a, (uint16_t)p)[EMU_TM_CTR_PFC_TX_XOFF];
+		pair_end(a, b, 5, 2, totals, &drops);
 	}
 	print_message("grouped enqueue: %u frames, %u bursts grouped, %u refused, links: %" PRIu64
 		      " ECN marks, %" PRIu64 " dropped; %" PRIu64 " XOFF sent: same\n", sent,
 		      grouped, refused, totals[EMU_TM_CTR_ECN_MARKED],
-		      totals[EMU_TM_CTR_DROP_QUEUE_FULL], totals[EMU_TM_CTR_PFC_TX_XOFF]);
+		      totals[EMU_TM_CTR_DROP_QUEUE_FULL], xoff);
 	assert_true(grouped > 500 && refused > 500);
 	assert_true(totals[EMU_TM_CTR_ECN_MARKED] > 0);
-	assert_true(totals[EMU_TM_CTR_PFC_TX_XOFF] > 0);
+	assert_true(xoff > 0);
 	assert_int_equal(left + drops, sent);
 }
 
@@ -1256,11 +1263,10 @@ test_enqueue_grouped_same(void **state)
 static void
 test_arrive_same(void **state)
 {
-	struct emu_tm_pfc_frame fa[16], fb[16];
 	uint64_t rs = 0x853C49E6748FEA9BULL, t = 1000, totals[EMU_TM_CTR_MAX] = { 0 };
 	static const uint16_t quanta[EMU_TM_N_PRIO] = { 0, 0, 0, 30, 0, 0, 0, 0 };
 	struct emu_rng ra, rb;
-	unsigned int mode, it, c, p, sent = 0, left = 0;
+	unsigned int mode, it, sent = 0, left = 0;
 	uint64_t drops = 0;
 
 	(void)state;
@@ -1268,19 +1274,15 @@ test_arrive_same(void **state)
 		struct emu_tm *a, *b;
 
 		burst_mode = mode;
-		a = tm_ports(5, grouped_cfg);
-		b = tm_ports(5, grouped_cfg);
+		tm_pair(5, grouped_cfg, 5, &a, &b, &ra, &rb);
 		emu_tm_set_trace(a, mode == 1);
 		emu_tm_set_trace(b, mode == 1);
-		emu_rng_seed(&ra, 5, 5);
-		emu_rng_seed(&rb, 5, 5);
 		for (it = 0; it < 60000; it++) {
 			uint32_t len = 74 + 4 * (BURST_RND() % 300);
 			uint8_t ecn = (uint8_t)(1 + BURST_RND() % 2);
 			uint16_t port = (uint16_t)(BURST_RND() % 5);
 			struct rte_mbuf *ma = test_roce_frame(pool, mac_b, mac_a, len, sent, 26, ecn);
 			struct rte_mbuf *mb = test_roce_frame(pool, mac_b, mac_a, len, sent, 26, ecn);
-			unsigned int na, nb;
 
 			emu_meta(ma)->prio = emu_meta(mb)->prio = (BURST_RND() % 8) ? 3 : 0;
 			emu_meta(ma)->in_port = emu_meta(mb)->in_port = (uint16_t)(BURST_RND() % 5);
@@ -1288,14 +1290,7 @@ test_arrive_same(void **state)
 			emu_tm_advance(a, port, t, &ra);
 			emu_tm_enqueue(a, port, ma, t, &ra);
 			emu_tm_arrive(b, port, mb, t, &rb);
-			for (p = 0; p < 5; p++)
-				assert_memory_equal(emu_tm_port_ctrs(a, (uint16_t)p),
-						    emu_tm_port_ctrs(b, (uint16_t)p),
-						    sizeof(uint64_t) * EMU_TM_CTR_MAX);
-			na = emu_tm_pfc_collect(a, t, fa, 16);
-			nb = emu_tm_pfc_collect(b, t, fb, 16);
-			assert_int_equal(na, nb);
-			assert_memory_equal(fa, fb, na * sizeof(fa[0]));
+			pair_same(a, b, 5, t);
 			if (BURST_RND() % 64 == 0) {
 				uint16_t l = (uint16_t)(BURST_RND() % 5);
 
@@ -1308,18 +1303,7 @@ test_arrive_same(void **state)
 				burst_take(a, &ra, b, &rb, t, &left, 5);
 		}
 		burst_take(a, &ra, b, &rb, UINT64_MAX / 2, &left, 5);
-		for (p = 0; p < 5; p++) {
-			const uint64_t *ca = emu_tm_port_ctrs(a, (uint16_t)p);
-
-			assert_memory_equal(ca, emu_tm_port_ctrs(b, (uint16_t)p),
-					    sizeof(uint64_t) * EMU_TM_CTR_MAX);
-			for (c = 0; c < EMU_TM_CTR_MAX; c++)
-				totals[c] += ca[c];
-			drops += ca[EMU_TM_CTR_DROP_QUEUE_FULL] + ca[EMU_TM_CTR_DROP_BUFFER_FULL] +
-				 ca[EMU_TM_CTR_DROP_HEADROOM_OVERFLOW] + ca[EMU_TM_CTR_DROP_LINK_DOWN];
-		}
-		emu_tm_free(a);
-		emu_tm_free(b);
+		pair_end(a, b, 5, 0, totals, &drops);
 	}
 	print_message("arrive: %u frames, %" PRIu64 " dropped, %" PRIu64 " into headroom, %" PRIu64
 		      " ECN marks, %" PRIu64 " XOFF, %" PRIu64 " XON sent: same\n", sent, drops,
