@@ -3,9 +3,10 @@
  * The traffic manager's per-packet path: ports and their queues, shared-buffer and ingress
  * accounting, RED ECN marking, the scheduler (strict or DWRR, paused queues skipped), the link
  * (exact serialisation in ns + ps) and the delay line. Configuration: emu_tm_config.c; PFC
- * and storms: emu_tm_pfc.c; profile changes and reports: emu_tm_ctl.c.
+ * and storms: emu_tm_pfc.c; profile changes and reports: emu_tm_ctl.c; a fabric's hops:
+ * emu_tm_group.c.
  *
- * Over 600 lines (about 1110): the burst enqueue and the one-queue advance loop are the general
+ * Over 600 lines (about 1100): the burst enqueue and the one-queue advance loop are the general
  * per-packet functions again with the port's state in locals, and fall back to them packet by
  * packet; kept next to them so that the two copies of each rule are read (and changed)
  * together, and so that they inline the static helpers (ECN, ingress release, start time).
