@@ -117,7 +117,7 @@ emu_tm_free(struct emu_tm *tm)
  * found q above kmin), a CE packet stays CE (ecn_ce_already). The draw is uniform in
  * [0, 1) from the stream the caller passes in; a packet is marked when draw < p.
  */
-static void
+void
 emu_tm_ecn(struct emu_tm_port *p, struct rte_mbuf *m, uint64_t q, struct emu_rng *rng)
 {
 	const struct emu_tm_ecn_cfg *ec = &p->cfg.ecn;

@@ -250,9 +250,9 @@ uint16_t emu_tm_enqueue_port_run(struct emu_tm *tm, uint16_t port, struct rte_mb
  * i = 0 .. n-1 in order, in one call that takes each port's packets together, when it can prove
  * the result the same packet for packet (emu_tm_group.c says how): the packets of one priority
  * and one ingress, every port a link with its own buffer holding only that priority, room for
- * all its packets, no ECN draw possible, and the ingress (when lossless) neither in XOFF nor
- * able to reach it. Returns true when it queued them
- * all; false when it did nothing (the caller goes packet by packet). At most 64 packets.
+ * all its packets, no ECN at enqueue, and the ingress (when lossless) neither in XOFF nor
+ * able to reach it. Returns true when it queued them all; false when it did nothing (the
+ * caller goes packet by packet). At most 64 packets.
  */
 bool emu_tm_enqueue_grouped(struct emu_tm *tm, const uint16_t *ports, struct rte_mbuf **pkts,
 			    uint16_t n, uint64_t now_ns, struct emu_rng *rng);

@@ -19,14 +19,17 @@
  * advance(P_i) + enqueue(P_i); grouped, each port P in order of its first packet gets
  * advance, its first packet, advance, the rest as one burst. Ports share three things: the
  * TM's random stream (ECN draws), the lossless ingress accounting (XOFF, XON, headroom) and the
- * drop path. With all packets of one priority from one ingress, every port a single FIFO (one priority queued, its own buffer, enough room
- * for all its packets: no drop, no headroom), no ECN draw possible (the queue stays at or below
- * kmin even with every packet in it, or ECN off), and every lossless ingress the packets came
- * from neither in XOFF nor able to reach it, nothing one port does is seen by another. Within a
+ * drop path. The guards: all packets of one priority from one ingress; every port a single
+ * FIFO (only that priority queued) with a buffer of its own and room for all its packets (no
+ * drop, no headroom); no ECN at enqueue; the ingress, when lossless, neither in XOFF nor able
+ * to reach it with all the packets in (so no XOFF, and no XON, which needs one first). Within a
  * port: the first advance starts what its backlog can start by now, the second the first
  * packet if the link is then free; after that the link is busy past now (a frame takes a
  * picosecond or more), paused, or the backlog waits, so every later advance at this instant
- * starts nothing, and the burst enqueue equals the one-by-one enqueues (emu_tm.h).
+ * starts nothing, and the burst enqueue equals the one-by-one enqueues (emu_tm.h). The ECN
+ * draws at dequeue come only from the first advances: the second can start only the port's
+ * first new packet, with nothing queued behind it, so it leaves no queue to mark on; and the
+ * first advances keep their order (ports in order of their first packets), as one by one.
  */
 bool
 emu_tm_enqueue_grouped(struct emu_tm *tm, const uint16_t *ports, struct rte_mbuf **pkts,
@@ -76,8 +79,7 @@ emu_tm_enqueue_grouped(struct emu_tm *tm, const uint16_t *ports, struct rte_mbuf
 		    p->port_pkts + cnt[g] > p->cfg.queue_pkts ||
 		    p->port_cells + cells[g] > p->cfg.limit_bytes ||
 		    (!tm->buf.dynamic && p->q_cells[q] + cells[g] > p->cfg.queue_limit_bytes) ||
-		    (p->cfg.ecn.enabled && (p->cfg.ecn.at_enqueue ||
-					    p->q_bytes[q] + bytes[g] > p->cfg.ecn.kmin_bytes)))
+		    (p->cfg.ecn.enabled && p->cfg.ecn.at_enqueue))
 			return false;
 	}
 	if (hop < tm->n_ports && (tm->lossless_of[hop] & (1u << q))) {
@@ -112,9 +114,9 @@ emu_tm_enqueue_grouped(struct emu_tm *tm, const uint16_t *ports, struct rte_mbuf
  * strict scheduler, its head packets that can start by @p now_ns start here, exactly as
  * emu_tm_advance_run() starts them (start = max(arrival, pause end, link free), the link's
  * time in ns + ps, departure = finish rounded up to the ns + delay, buffer and ingress
- * accounting given back, XON when an ingress falls below it, the trace's wait), as long as
- * no ECN draw can come of it (the queue at or below kmin) and the delay line has room; anything
- * else goes to emu_tm_advance(), which then finds exactly what is left. The enqueue: a data
+ * accounting given back, XON when an ingress falls below it, ECN at dequeue on the queue
+ * left behind, the trace's wait), as long as the delay line has room; anything else goes to
+ * emu_tm_advance(), which then finds exactly what is left. The enqueue: a data
  * frame the byte limits take without headroom, with no ECN draw at enqueue, is queued as
  * emu_tm_enqueue() queues it; any other goes there. Per-packet callers whose arrivals each
  * have their own time (a fabric link's departures into the next hop) pay the general
@@ -146,9 +148,7 @@ emu_tm_arrive(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t now
 
 		if (p->link_free_ns > now_ns || (p->link_free_ns == now_ns && p->link_free_ps != 0))
 			goto enqueue;
-		if (p->cfg.scheduler != EMU_TM_SCHED_STRICT || emu_tm_fifo_count(w) > w->mask ||
-		    (p->cfg.ecn.enabled && !p->cfg.ecn.at_enqueue &&
-		     p->q_bytes[q] > p->cfg.ecn.kmin_bytes))
+		if (p->cfg.scheduler != EMU_TM_SCHED_STRICT || emu_tm_fifo_count(w) > w->mask)
 			break;
 		h = f->slots[f->head & f->mask];
 		hm = emu_meta(h);
@@ -190,6 +190,10 @@ emu_tm_arrive(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t now
 		p->q_cells[q] -= h_cells;
 		p->port_cells -= h_cells;
 		p->port_pkts -= 1;
+		/* the queue length the packet leaves behind */
+		if (p->cfg.ecn.enabled && !p->cfg.ecn.at_enqueue &&
+		    p->q_bytes[q] > p->cfg.ecn.kmin_bytes)
+			emu_tm_ecn(p, h, p->q_bytes[q], rng);
 		emu_tm_wire_push(tm, p, h, start_ns, wire_ps);
 	}
 	/* what the loop did not take: emu_tm_advance() finds it (nothing, when the loop stopped

@@ -169,6 +169,9 @@ int emu_tm_pick(struct emu_tm_port *p, uint64_t *start_ns, uint32_t *start_ps, b
 void emu_tm_port_advance(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_ns,
 			 struct emu_rng *rng);
 void emu_tm_flush(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_ns);
+/* RED ECN of @p m on port @p p with @p q bytes queued (at enqueue: ahead of it; at dequeue:
+ * left behind): counts, and marks it with a draw from @p rng when the ramp says so. */
+void emu_tm_ecn(struct emu_tm_port *p, struct rte_mbuf *m, uint64_t q, struct emu_rng *rng);
 /* Ingress port @p in's priority @p q crossed XOFF (up) or XON (down) at @p now_ns. */
 void emu_tm_xoff(struct emu_tm *tm, struct emu_tm_port *in, unsigned int q, uint64_t now_ns);
 void emu_tm_xon(struct emu_tm *tm, struct emu_tm_port *in, unsigned int q, uint64_t now_ns);
