@@ -6,10 +6,11 @@
  * and storms: emu_tm_pfc.c; profile changes and reports: emu_tm_ctl.c; a fabric's hops:
  * emu_tm_group.c.
  *
- * Over 600 lines (about 1100): the burst enqueue and the one-queue advance loop are the general
+ * Over 600 lines (about 1010): the burst enqueue and the one-queue advance loop are the general
  * per-packet functions again with the port's state in locals, and fall back to them packet by
  * packet; kept next to them so that the two copies of each rule are read (and changed)
- * together, and so that they inline the static helpers (ECN, ingress release, start time).
+ * together, and so that they inline the static helpers (emu_tm_int.h: start time, ingress
+ * release, the link's time, the queue's and the delay line's bookkeeping).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -242,21 +243,7 @@ emu_tm_enqueue(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t no
 			}
 		}
 	}
-	meta->ts_ns = now_ns;
-	if (tm->trace) {
-		meta->trace.t_enq_ns = now_ns;
-		meta->trace.qdepth_bytes = (uint32_t)RTE_MIN(p->q_bytes[q], (uint64_t)UINT32_MAX);
-	}
-	p->q[q].slots[p->q[q].tail++ & p->q[q].mask] = m;
-	p->nonempty |= 1u << q;
-	p->q_bytes[q] += len;
-	p->all_q_bytes += len;
-	p->ctr[EMU_TM_CTR_ENQ_PKTS] += 1;
-	p->ctr[EMU_TM_CTR_ENQ_BYTES] += len;
-	if (p->q_bytes[q] > p->max_q_bytes[q])
-		p->max_q_bytes[q] = p->q_bytes[q];
-	if (p->all_q_bytes > p->ctr[EMU_TM_CTR_MAX_QUEUE_BYTES])
-		p->ctr[EMU_TM_CTR_MAX_QUEUE_BYTES] = p->all_q_bytes;
+	emu_tm_fifo_join(tm, p, q, m, len, now_ns);
 	return true;
 }
 
@@ -570,24 +557,6 @@ emu_tm_enqueue_port_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts
 	return k;
 }
 
-/* Earliest start of queue @p q's head: max(link free, arrival, pause end), as ns + ps. */
-static inline void
-emu_tm_start(const struct emu_tm_port *p, unsigned int q, uint64_t *ns, uint32_t *ps)
-{
-	uint64_t arrival_ns = emu_meta(p->q[q].slots[p->q[q].head & p->q[q].mask])->ts_ns;
-
-	if (q != EMU_TM_CTRL_Q && p->pause_until_ns[q] > arrival_ns)
-		arrival_ns = p->pause_until_ns[q];
-	if (arrival_ns > p->link_free_ns ||
-	    (arrival_ns == p->link_free_ns && p->link_free_ps == 0)) {
-		*ns = arrival_ns;
-		*ps = 0;
-	} else {
-		*ns = p->link_free_ns;
-		*ps = p->link_free_ps;
-	}
-}
-
 /*
  * The queue whose head starts next and when: among the queues whose head could start
  * earliest, the control queue first, then the scheduler's choice. Returns -1 when
@@ -662,41 +631,6 @@ emu_tm_xon(struct emu_tm *tm, struct emu_tm_port *in, unsigned int q, uint64_t n
 		in->xoff_ns[q] += now_ns - in->xoff_start_ns[q];
 	in->pfc_pending |= (uint16_t)(1u << q);
 	tm->hot.pfc_any = true;
-}
-
-/* Bytes of a lossless priority that arrived on @p in left its queue at @p now_ns. */
-static inline void
-emu_tm_ingress_release(struct emu_tm *tm, struct emu_tm_port *in, unsigned int q, uint32_t len, uint64_t now_ns)
-{
-	in->ing_bytes[q] -= len;
-	if (in->xoff[q] && in->ing_bytes[q] < in->cfg.pfc.xon_bytes)
-		emu_tm_xon(tm, in, q, now_ns);
-}
-
-/* A packet of queue @p q (not the control queue) left it at @p now_ns: give back its buffer
- * cells (shared or headroom) and its ingress bytes, which may end an XOFF. */
-static inline void
-emu_tm_unaccount(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q,
-		 const struct emu_pkt_meta *meta, uint32_t len, uint64_t now_ns)
-{
-	uint64_t cells = emu_tm_cells(&tm->buf, len);
-	struct emu_tm_port *in = NULL;
-	uint16_t hop;
-
-	hop = emu_meta_hop_in(meta);
-	if (hop < tm->n_ports && (tm->ports[hop].cfg.lossless_mask & (1u << q)))
-		in = &tm->ports[hop];
-	if (meta->flags & EMU_META_HEADROOM) {
-		in->hr_cells[q] -= cells;
-	} else {
-		if (!p->cfg.own_buffer)
-			tm->used_cells -= cells;
-		p->q_cells[q] -= cells;
-		p->port_cells -= cells;
-	}
-	p->port_pkts -= 1;
-	if (in != NULL)
-		emu_tm_ingress_release(tm, in, q, len, now_ns);
 }
 
 /*
@@ -962,10 +896,8 @@ emu_tm_port_advance_out(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_n
 			struct emu_rng *rng, struct emu_tm_out *o)
 {
 	while (emu_tm_fifo_count(&p->wire) <= p->wire.mask) {
-		uint64_t start_ns, wire_ps;
-		struct emu_pkt_meta *meta;
-		struct rte_mbuf *m;
-		uint32_t start_ps, len;
+		uint64_t start_ns;
+		uint32_t start_ps;
 		int q;
 
 		if (p->nonempty != 0 && (p->nonempty & (p->nonempty - 1)) == 0 &&
@@ -992,22 +924,7 @@ emu_tm_port_advance_out(struct emu_tm *tm, struct emu_tm_port *p, uint64_t now_n
 		/* the strict scheduler's choice does not change when it commits */
 		if (p->cfg.scheduler != EMU_TM_SCHED_STRICT)
 			q = emu_tm_pick(p, &start_ns, &start_ps, true);
-		m = p->q[q].slots[p->q[q].head & p->q[q].mask];
-		meta = emu_meta(m);
-		len = emu_wire_len(m);
-		wire_ps = emu_tm_link_take(p, start_ns, start_ps, len);
-		p->q[q].head++;
-		if (emu_tm_fifo_count(&p->q[q]) == 0)
-			p->nonempty &= ~(1u << q);
-		p->q_bytes[q] -= len;
-		p->all_q_bytes -= len;
-		if (q != EMU_TM_CTRL_Q) {
-			emu_tm_unaccount(tm, p, (unsigned int)q, meta, len, start_ns);
-			/* the queue length the packet leaves behind */
-			if (p->cfg.ecn.enabled && !p->cfg.ecn.at_enqueue)
-				emu_tm_ecn(p, m, p->q_bytes[q], rng);
-		}
-		emu_tm_wire_push(tm, p, m, start_ns, wire_ps);
+		emu_tm_start_head(tm, p, (unsigned int)q, start_ns, start_ps, rng);
 	}
 }
 

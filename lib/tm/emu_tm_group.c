@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The TM's entries for packets that arrive at a port at their own time, as a fabric's hops
- * hand them over: emu_tm_enqueue_grouped() (packets that arrive at one instant for several
- * ports, each port's packets taken together, when that provably gives what taking them one by
- * one would: one burst from a real port spread by ECMP over the links of a group) and
- * emu_tm_arrive() (one packet at its arrival: the advance and the enqueue in one call).
+ * The TM's entries for packets that arrive at a port each at a moment of its own, as a
+ * fabric's hops hand them over: emu_tm_enqueue_grouped() (packets that arrive at one instant
+ * for several ports, each port's packets taken together, when that provably gives what taking
+ * them one by one would: one burst from a real port spread by ECMP over the links of a group)
+ * and emu_tm_arrive() (one packet at its arrival: the advance and the enqueue in one call).
  */
 #include <string.h>
 
@@ -111,16 +111,14 @@ emu_tm_enqueue_grouped(struct emu_tm *tm, const uint16_t *ports, struct rte_mbuf
 /*
  * emu_tm_arrive(): emu_tm_advance() and emu_tm_enqueue() at the packet's arrival, in one call,
  * with the common case inline. The advance: while the port holds one data priority under the
- * strict scheduler, its head packets that can start by @p now_ns start here, exactly as
- * emu_tm_advance_run() starts them (start = max(arrival, pause end, link free), the link's
- * time in ns + ps, departure = finish rounded up to the ns + delay, buffer and ingress
- * accounting given back, XON when an ingress falls below it, ECN at dequeue on the queue
- * left behind, the trace's wait), as long as the delay line has room; anything else goes to
+ * strict scheduler, its head packets that can start by @p now_ns start here one by one, as the
+ * general advance starts them (emu_tm_start(), emu_tm_start_head()), without the set-up of
+ * its loop for a run, as long as the delay line has room; anything else goes to
  * emu_tm_advance(), which then finds exactly what is left. The enqueue: a data
  * frame the byte limits take without headroom, with no ECN draw at enqueue, is queued as
- * emu_tm_enqueue() queues it; any other goes there. Per-packet callers whose arrivals each
- * have their own time (a fabric link's departures into the next hop) pay the general
- * functions' set-up only when it is needed.
+ * emu_tm_enqueue() queues it (emu_tm_fifo_join()); any other goes there. Per-packet callers
+ * whose packets each arrive at a moment of their own (a fabric link's departures into the next
+ * hop) pay the general functions' set-up only when it is needed.
  */
 bool
 emu_tm_arrive(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t now_ns,
@@ -134,67 +132,21 @@ emu_tm_arrive(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t now
 	const uint64_t cells = emu_tm_cells(&tm->buf, len);
 	const bool own = p->cfg.own_buffer;
 	const uint16_t hop = emu_meta_hop_in(meta);
-	uint64_t qb;
 
-	/* the advance, while it is the common case; first what most arrivals find: nothing
-	 * queued, or the link busy past now (every queued packet arrived by now) */
-	while (p->nonempty == (1u << q) && q != EMU_TM_CTRL_Q) {
-		struct emu_tm_fifo *f = &p->q[q], *w = &p->wire;
-		struct rte_mbuf *h;
-		struct emu_pkt_meta *hm;
-		uint64_t arrival, start_ns, wire_ps, h_cells;
-		uint32_t start_ps, h_len;
-		uint16_t h_hop;
+	/* the advance, while it is the common case (one data queue under the strict scheduler,
+	 * room on the delay line); first what most arrivals find: nothing queued, or the link
+	 * busy past now (every queued packet arrived by now) */
+	while (p->nonempty == (1u << q) && q != EMU_TM_CTRL_Q &&
+	       p->cfg.scheduler == EMU_TM_SCHED_STRICT && emu_tm_fifo_count(&p->wire) <= p->wire.mask) {
+		uint64_t start_ns;
+		uint32_t start_ps;
 
 		if (p->link_free_ns > now_ns || (p->link_free_ns == now_ns && p->link_free_ps != 0))
 			goto enqueue;
-		if (p->cfg.scheduler != EMU_TM_SCHED_STRICT || emu_tm_fifo_count(w) > w->mask)
-			break;
-		h = f->slots[f->head & f->mask];
-		hm = emu_meta(h);
-		arrival = RTE_MAX(hm->ts_ns, p->pause_until_ns[q]);
-		if (arrival > p->link_free_ns || (arrival == p->link_free_ns && p->link_free_ps == 0)) {
-			if (arrival > now_ns)
-				goto enqueue;
-			start_ns = arrival;
-			start_ps = 0;
-		} else {
-			if (p->link_free_ns > now_ns || (p->link_free_ns == now_ns && p->link_free_ps))
-				goto enqueue;
-			start_ns = p->link_free_ns;
-			start_ps = p->link_free_ps;
-		}
-		h_len = emu_wire_len(h);
-		wire_ps = emu_tm_link_take(p, start_ns, start_ps, h_len);
-		f->head++;
-		if (f->head == f->tail)
-			p->nonempty &= ~(1u << q);
-		p->q_bytes[q] -= h_len;
-		p->all_q_bytes -= h_len;
-		/* emu_tm_unaccount() */
-		h_cells = emu_tm_cells(&tm->buf, h_len);
-		h_hop = emu_meta_hop_in(hm);
-		if (h_hop < tm->n_ports && (tm->lossless_of[h_hop] & (1u << q))) {
-			struct emu_tm_port *in = &tm->ports[h_hop];
-
-			if (hm->flags & EMU_META_HEADROOM) {
-				in->hr_cells[q] -= h_cells;
-				h_cells = 0;
-			}
-			in->ing_bytes[q] -= h_len;
-			if (in->xoff[q] && in->ing_bytes[q] < in->cfg.pfc.xon_bytes)
-				emu_tm_xon(tm, in, q, start_ns);
-		}
-		if (!own)
-			tm->used_cells -= h_cells;
-		p->q_cells[q] -= h_cells;
-		p->port_cells -= h_cells;
-		p->port_pkts -= 1;
-		/* the queue length the packet leaves behind */
-		if (p->cfg.ecn.enabled && !p->cfg.ecn.at_enqueue &&
-		    p->q_bytes[q] > p->cfg.ecn.kmin_bytes)
-			emu_tm_ecn(p, h, p->q_bytes[q], rng);
-		emu_tm_wire_push(tm, p, h, start_ns, wire_ps);
+		emu_tm_start(p, q, &start_ns, &start_ps);
+		if (start_ns > now_ns || (start_ns == now_ns && start_ps > 0))
+			goto enqueue;
+		emu_tm_start_head(tm, p, q, start_ns, start_ps, rng);
 	}
 	/* what the loop did not take: emu_tm_advance() finds it (nothing, when the loop stopped
 	 * because nothing more can start by now) */
@@ -226,22 +178,6 @@ enqueue:
 		if (in->cfg.pfc.enabled && !in->xoff[q] && in->ing_bytes[q] > in->cfg.pfc.xoff_bytes)
 			emu_tm_xoff(tm, in, q, now_ns);
 	}
-	meta->ts_ns = now_ns;
-	qb = p->q_bytes[q];
-	if (tm->trace) {
-		meta->trace.t_enq_ns = now_ns;
-		meta->trace.qdepth_bytes = (uint32_t)RTE_MIN(qb, (uint64_t)UINT32_MAX);
-	}
-	p->q[q].slots[p->q[q].tail++ & p->q[q].mask] = m;
-	p->nonempty |= 1u << q;
-	qb += len;
-	p->q_bytes[q] = qb;
-	p->all_q_bytes += len;
-	p->ctr[EMU_TM_CTR_ENQ_PKTS] += 1;
-	p->ctr[EMU_TM_CTR_ENQ_BYTES] += len;
-	if (qb > p->max_q_bytes[q])
-		p->max_q_bytes[q] = qb;
-	if (p->all_q_bytes > p->ctr[EMU_TM_CTR_MAX_QUEUE_BYTES])
-		p->ctr[EMU_TM_CTR_MAX_QUEUE_BYTES] = p->all_q_bytes;
+	emu_tm_fifo_join(tm, p, q, m, len, now_ns);
 	return true;
 }

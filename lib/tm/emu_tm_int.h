@@ -144,6 +144,36 @@ emu_tm_link_take(struct emu_tm_port *p, uint64_t start_ns, uint32_t start_ps, ui
 }
 
 /*
+ * Packet @p m (@p len bytes on the wire), admitted to port @p p's queue @p q at @p now_ns with
+ * its buffer and ingress accounting done, joins the queue: its time, the trace's queueing
+ * fields, the queue's bytes, the enqueue counters and the maximum queue lengths.
+ */
+static inline void
+emu_tm_fifo_join(const struct emu_tm *tm, struct emu_tm_port *p, unsigned int q,
+		 struct rte_mbuf *m, uint32_t len, uint64_t now_ns)
+{
+	struct emu_pkt_meta *meta = emu_meta(m);
+	uint64_t qb = p->q_bytes[q];
+
+	meta->ts_ns = now_ns;
+	if (tm->trace) {
+		meta->trace.t_enq_ns = now_ns;
+		meta->trace.qdepth_bytes = (uint32_t)RTE_MIN(qb, (uint64_t)UINT32_MAX);
+	}
+	p->q[q].slots[p->q[q].tail++ & p->q[q].mask] = m;
+	p->nonempty |= 1u << q;
+	qb += len;
+	p->q_bytes[q] = qb;
+	p->all_q_bytes += len;
+	p->ctr[EMU_TM_CTR_ENQ_PKTS] += 1;
+	p->ctr[EMU_TM_CTR_ENQ_BYTES] += len;
+	if (qb > p->max_q_bytes[q])
+		p->max_q_bytes[q] = qb;
+	if (p->all_q_bytes > p->ctr[EMU_TM_CTR_MAX_QUEUE_BYTES])
+		p->ctr[EMU_TM_CTR_MAX_QUEUE_BYTES] = p->all_q_bytes;
+}
+
+/*
  * A frame @p m that started at @p start_ns and takes @p wire_ps on port @p p's link (after
  * emu_tm_link_take()) goes onto the delay line: the link's busy time, the trace's wait, and
  * its departure, the finish rounded up to the ns plus the propagation delay.
@@ -175,6 +205,91 @@ void emu_tm_ecn(struct emu_tm_port *p, struct rte_mbuf *m, uint64_t q, struct em
 /* Ingress port @p in's priority @p q crossed XOFF (up) or XON (down) at @p now_ns. */
 void emu_tm_xoff(struct emu_tm *tm, struct emu_tm_port *in, unsigned int q, uint64_t now_ns);
 void emu_tm_xon(struct emu_tm *tm, struct emu_tm_port *in, unsigned int q, uint64_t now_ns);
+
+/* Earliest start of queue @p q's head: max(link free, arrival, pause end), as ns + ps. */
+static inline void
+emu_tm_start(const struct emu_tm_port *p, unsigned int q, uint64_t *ns, uint32_t *ps)
+{
+	uint64_t arrival_ns = emu_meta(p->q[q].slots[p->q[q].head & p->q[q].mask])->ts_ns;
+
+	if (q != EMU_TM_CTRL_Q && p->pause_until_ns[q] > arrival_ns)
+		arrival_ns = p->pause_until_ns[q];
+	if (arrival_ns > p->link_free_ns ||
+	    (arrival_ns == p->link_free_ns && p->link_free_ps == 0)) {
+		*ns = arrival_ns;
+		*ps = 0;
+	} else {
+		*ns = p->link_free_ns;
+		*ps = p->link_free_ps;
+	}
+}
+
+/* Bytes of a lossless priority that arrived on @p in left its queue at @p now_ns. */
+static inline void
+emu_tm_ingress_release(struct emu_tm *tm, struct emu_tm_port *in, unsigned int q, uint32_t len,
+		       uint64_t now_ns)
+{
+	in->ing_bytes[q] -= len;
+	if (in->xoff[q] && in->ing_bytes[q] < in->cfg.pfc.xon_bytes)
+		emu_tm_xon(tm, in, q, now_ns);
+}
+
+/* A packet of queue @p q (not the control queue) left it at @p now_ns: give back its buffer
+ * cells (shared or headroom) and its ingress bytes, which may end an XOFF. */
+static inline void
+emu_tm_unaccount(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q,
+		 const struct emu_pkt_meta *meta, uint32_t len, uint64_t now_ns)
+{
+	uint64_t cells = emu_tm_cells(&tm->buf, len);
+	struct emu_tm_port *in = NULL;
+	uint16_t hop;
+
+	hop = emu_meta_hop_in(meta);
+	if (hop < tm->n_ports && (tm->lossless_of[hop] & (1u << q)))
+		in = &tm->ports[hop];
+	if (meta->flags & EMU_META_HEADROOM) {
+		in->hr_cells[q] -= cells;
+	} else {
+		if (!p->cfg.own_buffer)
+			tm->used_cells -= cells;
+		p->q_cells[q] -= cells;
+		p->port_cells -= cells;
+	}
+	p->port_pkts -= 1;
+	if (in != NULL)
+		emu_tm_ingress_release(tm, in, q, len, now_ns);
+}
+
+/*
+ * Start queue @p q's head on port @p p's link at @p start_ns + @p start_ps (emu_tm_start(),
+ * due by now; the scheduler's choice): the link's time, the queue's and the buffer's bytes
+ * and the ingress's given back (which may end an XOFF), ECN at dequeue on the queue it leaves
+ * behind (a draw from @p rng), and onto the delay line.
+ */
+static inline void
+emu_tm_start_head(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uint64_t start_ns,
+		  uint32_t start_ps, struct emu_rng *rng)
+{
+	struct emu_tm_fifo *f = &p->q[q];
+	struct rte_mbuf *m = f->slots[f->head & f->mask];
+	const uint32_t len = emu_wire_len(m);
+	const uint64_t wire_ps = emu_tm_link_take(p, start_ns, start_ps, len);
+
+	f->head++;
+	if (emu_tm_fifo_count(f) == 0)
+		p->nonempty &= ~(1u << q);
+	p->q_bytes[q] -= len;
+	p->all_q_bytes -= len;
+	if (q != EMU_TM_CTRL_Q) {
+		emu_tm_unaccount(tm, p, q, emu_meta(m), len, start_ns);
+		/* the queue length the packet leaves behind (emu_tm_ecn() does nothing at or
+		 * below kmin) */
+		if (p->cfg.ecn.enabled && !p->cfg.ecn.at_enqueue &&
+		    p->q_bytes[q] > p->cfg.ecn.kmin_bytes)
+			emu_tm_ecn(p, m, p->q_bytes[q], rng);
+	}
+	emu_tm_wire_push(tm, p, m, start_ns, wire_ps);
+}
 
 /* emu_tm_config.c */
 int emu_tm_prio_list(const json_t *v, const char *path, uint8_t *mask, struct emu_err *err);

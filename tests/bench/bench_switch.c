@@ -368,6 +368,26 @@ bench_check(struct emu_switch *sw, const char *side, const struct bench_size *bs
 	return 0;
 }
 
+/* Side @p side (0 io, 1 bump, 2 tm) until @p end_tsc; its packets counted. Returns them. */
+static uint64_t
+bench_side(struct emu_switch *sw, struct emu_switch *sw_tm, struct bench_size *bs,
+	   const struct bench_clock *clk, unsigned int side, uint64_t end_tsc)
+{
+	uint64_t n;
+
+	if (side == 0) {
+		n = bench_epoch_io(bs, end_tsc);
+		bs->io_pkts += n;
+	} else if (side == 1) {
+		n = bench_epoch_full(sw, bs, clk, end_tsc);
+		bs->full_pkts += n;
+	} else {
+		n = bench_epoch_full(sw_tm, bs, clk, end_tsc);
+		bs->tm_pkts += n;
+	}
+	return n;
+}
+
 /*
  * Run one frame size: warm-up, then epochs rotating over three sides (io-forward, rocemu
  * bump-in-wire, rocemu with the full TM), the order shifting every round; then as long again
@@ -402,22 +422,16 @@ bench_run_size(struct emu_switch *sw, struct emu_switch *sw_tm, struct bench_siz
 
 		if (bench_only >= 0 && side != (unsigned int)bench_only)
 			continue;
-		if (side == 0)
-			n = bench_epoch_io(bs, t0 + epoch_cycles);
-		else
-			n = bench_epoch_full(side == 1 ? sw : sw_tm, bs, clk, t0 + epoch_cycles);
+		n = bench_side(sw, sw_tm, bs, clk, side, t0 + epoch_cycles);
 		t1 = rte_rdtsc();
 		s = (double)(t1 - t0) / (double)clk->tsc_hz;
 		if (side == 0) {
 			bs->io_mpps[bs->n_io++] = (double)n / s / 1e6;
-			bs->io_pkts += n;
 		} else if (side == 1) {
 			bs->full_mpps[bs->n_full++] = (double)n / s / 1e6;
-			bs->full_pkts += n;
 			bs->full_s += s;
 		} else {
 			bs->tm_mpps[bs->n_tm++] = (double)n / s / 1e6;
-			bs->tm_pkts += n;
 		}
 	}
 	/* Rounds of 1 ms per side, the order rotating: bump/io and tm/io of each round. */
@@ -427,17 +441,11 @@ bench_run_size(struct emu_switch *sw, struct emu_switch *sw_tm, struct bench_siz
 
 		for (j = 0; j < 3; j++) {
 			unsigned int side = (e + j) % 3;
-			uint64_t t0 = rte_rdtsc(), t1, n;
+			uint64_t t0 = rte_rdtsc(), n, t1;
 
-			if (side == 0)
-				n = bench_epoch_io(bs, t0 + slice_cycles);
-			else
-				n = bench_epoch_full(side == 1 ? sw : sw_tm, bs, clk, t0 + slice_cycles);
+			n = bench_side(sw, sw_tm, bs, clk, side, t0 + slice_cycles);
 			t1 = rte_rdtsc();
 			mpps[side] = (double)n * (double)clk->tsc_hz / (double)(t1 - t0) / 1e6;
-			bs->io_pkts += side == 0 ? n : 0;
-			bs->full_pkts += side == 1 ? n : 0;
-			bs->tm_pkts += side == 2 ? n : 0;
 		}
 		bs->slice_ratio[0][bs->n_slice] = mpps[1] / mpps[0];
 		bs->slice_ratio[1][bs->n_slice++] = mpps[2] / mpps[0];
