@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Internal to lib/proto: not installed, not for other modules. */
+/* Internal to lib/proto: not installed, not for other modules (the parse stage reaches it only
+ * through roce_parse_fast.h, the parser's inline fast path). */
 #ifndef ROCE_INTERNAL_H
 #define ROCE_INTERNAL_H
 

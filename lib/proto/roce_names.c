@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "roce_proto.h"
 #include "roce_internal.h"
+#include "roce_parse_fast.h"
 
 #define E_RD	ROCE_EXT_RDETH
 #define E_DE	ROCE_EXT_DETH
@@ -12,33 +13,41 @@
 #define E_IE	ROCE_EXT_IETH
 #define V	ROCE_EXT_VALID
 
-/* Extension headers per opcode: IBA vol. 1 release 1.4, table 41 (and annex A17 for the CNP). */
-const uint16_t roce_opcode_ext[256] = {
-	/* RC */
-	[0x00] = V, [0x01] = V, [0x02] = V, [0x03] = V | E_IM, [0x04] = V, [0x05] = V | E_IM,
-	[0x06] = V | E_RE, [0x07] = V, [0x08] = V, [0x09] = V | E_IM, [0x0A] = V | E_RE,
-	[0x0B] = V | E_RE | E_IM, [0x0C] = V | E_RE, [0x0D] = V | E_AE, [0x0E] = V,
-	[0x0F] = V | E_AE, [0x10] = V | E_AE, [0x11] = V | E_AE, [0x12] = V | E_AE | E_AA,
-	[0x13] = V | E_AT, [0x14] = V | E_AT, [0x16] = V | E_IE, [0x17] = V | E_IE,
-	/* UC */
-	[0x20] = V, [0x21] = V, [0x22] = V, [0x23] = V | E_IM, [0x24] = V, [0x25] = V | E_IM,
-	[0x26] = V | E_RE, [0x27] = V, [0x28] = V, [0x29] = V | E_IM, [0x2A] = V | E_RE,
-	[0x2B] = V | E_RE | E_IM,
-	/* RD: RDETH on every packet, DETH on requests */
-	[0x40] = V | E_RD | E_DE, [0x41] = V | E_RD | E_DE, [0x42] = V | E_RD | E_DE,
-	[0x43] = V | E_RD | E_DE | E_IM, [0x44] = V | E_RD | E_DE,
-	[0x45] = V | E_RD | E_DE | E_IM, [0x46] = V | E_RD | E_DE | E_RE,
-	[0x47] = V | E_RD | E_DE, [0x48] = V | E_RD | E_DE, [0x49] = V | E_RD | E_DE | E_IM,
-	[0x4A] = V | E_RD | E_DE | E_RE, [0x4B] = V | E_RD | E_DE | E_RE | E_IM,
-	[0x4C] = V | E_RD | E_DE | E_RE, [0x4D] = V | E_RD | E_AE, [0x4E] = V | E_RD,
-	[0x4F] = V | E_RD | E_AE, [0x50] = V | E_RD | E_AE, [0x51] = V | E_RD | E_AE,
-	[0x52] = V | E_RD | E_AE | E_AA, [0x53] = V | E_RD | E_DE | E_AT,
-	[0x54] = V | E_RD | E_DE | E_AT, [0x55] = V | E_RD | E_DE,
-	/* UD */
-	[0x64] = V | E_DE, [0x65] = V | E_DE | E_IM,
-	/* CNP */
-	[0x81] = V | ROCE_EXT_CNP,
-};
+/* Extension headers per opcode: IBA vol. 1 release 1.4, table 41 (and annex A17 for the CNP),
+ * one list for both tables below. */
+#define OPCODE_EXTS(X) \
+	/* RC */ \
+	X(0x00, V) X(0x01, V) X(0x02, V) X(0x03, V | E_IM) X(0x04, V) X(0x05, V | E_IM) \
+	X(0x06, V | E_RE) X(0x07, V) X(0x08, V) X(0x09, V | E_IM) X(0x0A, V | E_RE) \
+	X(0x0B, V | E_RE | E_IM) X(0x0C, V | E_RE) X(0x0D, V | E_AE) X(0x0E, V) \
+	X(0x0F, V | E_AE) X(0x10, V | E_AE) X(0x11, V | E_AE) X(0x12, V | E_AE | E_AA) \
+	X(0x13, V | E_AT) X(0x14, V | E_AT) X(0x16, V | E_IE) X(0x17, V | E_IE) \
+	/* UC */ \
+	X(0x20, V) X(0x21, V) X(0x22, V) X(0x23, V | E_IM) X(0x24, V) X(0x25, V | E_IM) \
+	X(0x26, V | E_RE) X(0x27, V) X(0x28, V) X(0x29, V | E_IM) X(0x2A, V | E_RE) \
+	X(0x2B, V | E_RE | E_IM) \
+	/* RD: RDETH on every packet, DETH on requests */ \
+	X(0x40, V | E_RD | E_DE) X(0x41, V | E_RD | E_DE) X(0x42, V | E_RD | E_DE) \
+	X(0x43, V | E_RD | E_DE | E_IM) X(0x44, V | E_RD | E_DE) \
+	X(0x45, V | E_RD | E_DE | E_IM) X(0x46, V | E_RD | E_DE | E_RE) \
+	X(0x47, V | E_RD | E_DE) X(0x48, V | E_RD | E_DE) X(0x49, V | E_RD | E_DE | E_IM) \
+	X(0x4A, V | E_RD | E_DE | E_RE) X(0x4B, V | E_RD | E_DE | E_RE | E_IM) \
+	X(0x4C, V | E_RD | E_DE | E_RE) X(0x4D, V | E_RD | E_AE) X(0x4E, V | E_RD) \
+	X(0x4F, V | E_RD | E_AE) X(0x50, V | E_RD | E_AE) X(0x51, V | E_RD | E_AE) \
+	X(0x52, V | E_RD | E_AE | E_AA) X(0x53, V | E_RD | E_DE | E_AT) \
+	X(0x54, V | E_RD | E_DE | E_AT) X(0x55, V | E_RD | E_DE) \
+	/* UD */ \
+	X(0x64, V | E_DE) X(0x65, V | E_DE | E_IM) \
+	/* CNP */ \
+	X(0x81, V | ROCE_EXT_CNP)
+
+#define EXT_ENTRY(op, e) [op] = (e),
+const uint16_t roce_opcode_ext[256] = { OPCODE_EXTS(EXT_ENTRY) };
+
+/* The bytes of extension headers per opcode, for the fast path's single load
+ * (roce_parse_fast.h; 0 for an undefined opcode, as roce_ext_len() of its empty set). */
+#define EXT_LEN_ENTRY(op, e) [op] = ROCE_EXT_LEN_OF(e),
+const uint8_t roce_opcode_ext_len_tab[256] = { OPCODE_EXTS(EXT_LEN_ENTRY) };
 
 int
 roce_opcode_is_valid(uint8_t opcode)

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Over 600 lines (about 1030): the general parser, its fast path (untagged or one VLAN,
+ * Over 600 lines (about 875): the general parser, its fast path (untagged or one VLAN,
  * IPv4/IPv6, UDP 4791, BTH) and the datapath's variant of that fast path
  * (roce_parse_partial_dp(): the same frames, checked with loads only, fewer fields stored;
  * untagged IPv4 with constant offsets apart; roce_parse_partial_min() and _qp(): the class
  * alone, or with the QP and PSN) share the per-header helpers and tables, which would
- * otherwise have to be exported; tests/unit/proto/test_fastpath.c includes this file to
- * compare the paths with each other.
+ * otherwise have to be exported (the untagged IPv4 check and the class-only fill are in
+ * roce_parse_fast.h, for the parse stage's inline copy); tests/unit/proto/test_fastpath.c
+ * includes this file to compare the paths with each other.
  *
  * Frame parser. Every header is taken through a bounds-checked cursor whose end is the
  * smallest of: the bytes at hand, the frame, and the length the enclosing header claims.
@@ -17,6 +18,7 @@
 
 #include "roce_proto.h"
 #include "roce_internal.h"
+#include "roce_parse_fast.h"
 
 struct roce_cursor {
 	const uint8_t *buf;
@@ -53,32 +55,6 @@ roce_pkt_flow_hash(const struct roce_pkt *p)
 	return roce_hash_fmix(h);
 }
 
-/* roce_ext_len() as a constant table over the nine header bits (ROCE_EXT_RDETH..CNP): one
- * load per packet instead of nine tests. */
-#define EXT_LEN_OF(e) \
-	((((e) & ROCE_EXT_RDETH) ? ROCE_RDETH_LEN : 0) + (((e) & ROCE_EXT_DETH) ? ROCE_DETH_LEN : 0) + \
-	 (((e) & ROCE_EXT_RETH) ? ROCE_RETH_LEN : 0) + \
-	 (((e) & ROCE_EXT_ATOMICETH) ? ROCE_ATOMICETH_LEN : 0) + \
-	 (((e) & ROCE_EXT_AETH) ? ROCE_AETH_LEN : 0) + \
-	 (((e) & ROCE_EXT_ATOMICACKETH) ? ROCE_ATOMICACKETH_LEN : 0) + \
-	 (((e) & ROCE_EXT_IMMDT) ? ROCE_IMMDT_LEN : 0) + (((e) & ROCE_EXT_IETH) ? ROCE_IETH_LEN : 0) + \
-	 (((e) & ROCE_EXT_CNP) ? ROCE_CNP_RSVD_LEN : 0))
-#define EXT_LEN_4(e) EXT_LEN_OF(e), EXT_LEN_OF((e) + 1), EXT_LEN_OF((e) + 2), EXT_LEN_OF((e) + 3)
-#define EXT_LEN_16(e) EXT_LEN_4(e), EXT_LEN_4((e) + 4), EXT_LEN_4((e) + 8), EXT_LEN_4((e) + 12)
-#define EXT_LEN_64(e) EXT_LEN_16(e), EXT_LEN_16((e) + 16), EXT_LEN_16((e) + 32), \
-	EXT_LEN_16((e) + 48)
-#define EXT_LEN_BITS 0x1FF
-
-static const uint8_t ext_len_of[EXT_LEN_BITS + 1] = {
-	EXT_LEN_64(0), EXT_LEN_64(64), EXT_LEN_64(128), EXT_LEN_64(192),
-	EXT_LEN_64(256), EXT_LEN_64(320), EXT_LEN_64(384), EXT_LEN_64(448),
-};
-
-static inline uint32_t
-ext_len_fast(uint16_t ext)
-{
-	return ext_len_of[ext & EXT_LEN_BITS];
-}
 
 static inline enum roce_class
 pkt_done(struct roce_pkt *out, enum roce_class cls, enum roce_reason reason)
@@ -248,7 +224,7 @@ parse_bth(struct roce_cursor *c, uint32_t end, enum roce_class cls, struct roce_
 
 	/* Undefined (e.g. vendor) opcodes: no extension headers known, all is payload. */
 	ext = roce_opcode_ext[out->opcode];
-	ext_len = ext_len_fast(ext);
+	ext_len = roce_opcode_ext_len_tab[out->opcode];
 	out->ext_len = (uint8_t)ext_len;
 	if (rem < ROCE_BTH_LEN + ext_len + ROCE_ICRC_LEN)
 		return pkt_done(out, ROCE_CLASS_INVALID, ROCE_REASON_TRUNC_EXT_HDR);
@@ -486,13 +462,6 @@ pkt_zero(struct roce_pkt *out)
 	memset(o + 160, 0, sizeof(*out) - 160);
 }
 
-/* What the fast path's checks found out about a frame, for the fills below. */
-struct fast_hdr {
-	const uint8_t *ip, *udp, *b; /* IP, UDP and BTH headers */
-	uint32_t l3, l4, bth, ip_end, ext_len, room;
-	uint16_t et, ext, tci;       /* inner EtherType, extension headers, outer VLAN TCI */
-	uint8_t n_vlans, tc, padcnt; /* tc: IP traffic class (DSCP << 2 | ECN) */
-};
 
 /*
  * parse_fast()'s checks for roce_parse_partial_dp(), on the same frames (Ethernet, untagged or
@@ -503,11 +472,11 @@ struct fast_hdr {
  */
 static inline __attribute__((always_inline)) int
 parse_fast_check(const uint8_t *hdr, uint32_t avail, uint32_t frame_len, uint16_t roce_port,
-		 struct fast_hdr *h)
+		 struct roce_fast_hdr *h)
 {
 	uint32_t l3 = ROCE_ETH_HDR_LEN, l4, bth, ip_end, end, ext_len;
 	const uint8_t *ip, *udp, *b;
-	uint16_t et, ext;
+	uint16_t et;
 
 	/* the shortest frame taken here: Eth, IPv4, UDP, BTH */
 	if (avail < ROCE_ETH_HDR_LEN + ROCE_IPV4_HDR_LEN + ROCE_UDP_HDR_LEN + ROCE_BTH_LEN)
@@ -556,8 +525,7 @@ parse_fast_check(const uint8_t *hdr, uint32_t avail, uint32_t frame_len, uint16_
 	    roce_get_be16(udp + 4) != ip_end - l4)
 		return 0;
 	b = hdr + bth;
-	ext = roce_opcode_ext[b[0]];
-	ext_len = ext_len_fast(ext);
+	ext_len = roce_opcode_ext_len_tab[b[0]];
 	if (bth + ROCE_BTH_LEN + ext_len > end ||
 	    ip_end - bth < ROCE_BTH_LEN + ext_len + ROCE_ICRC_LEN)
 		return 0;
@@ -574,127 +542,21 @@ parse_fast_check(const uint8_t *hdr, uint32_t avail, uint32_t frame_len, uint16_
 	h->ip_end = ip_end;
 	h->ext_len = ext_len;
 	h->et = et;
-	h->ext = ext;
 	return 1;
 }
 
-/*
- * parse_fast_check() for untagged IPv4 (the caller, fast_is_ipv4(), saw EtherType 0x0800,
- * version 4 without options, not a fragment, UDP, and avail >= Eth + IPv4 + UDP + BTH): the
- * same checks with every offset a constant, which the fills below then store as constants.
- * An IP total length below 20 fails the BTH's bounds (ip_end < EXT).
- */
-static inline __attribute__((always_inline)) int
-parse_fast_check_ipv4(const uint8_t *hdr, uint32_t avail, uint32_t frame_len,
-		      uint16_t roce_port, struct fast_hdr *h)
-{
-	enum {
-		L3 = ROCE_ETH_HDR_LEN,
-		L4 = L3 + ROCE_IPV4_HDR_LEN,
-		BTH = L4 + ROCE_UDP_HDR_LEN,
-		EXT = BTH + ROCE_BTH_LEN,
-	};
-	const uint8_t *ip = hdr + L3, *b = hdr + BTH;
-	uint32_t tot_len = roce_get_be16(ip + 2), ip_end, end, ext_len;
-	uint16_t ext;
 
-	if (tot_len > frame_len - L3)
-		return 0;
-	ip_end = L3 + tot_len;
-	end = avail < ip_end ? avail : ip_end;
-	if (EXT > end || roce_get_be16(hdr + L4 + 2) != roce_port ||
-	    roce_get_be16(hdr + L4 + 4) != tot_len - ROCE_IPV4_HDR_LEN)
-		return 0;
-	ext = roce_opcode_ext[b[0]];
-	ext_len = ext_len_fast(ext);
-	if (EXT + ext_len > end || ip_end - BTH < ROCE_BTH_LEN + ext_len + ROCE_ICRC_LEN)
-		return 0;
-	h->room = ip_end - ROCE_ICRC_LEN - (EXT + ext_len);
-	h->padcnt = (b[1] >> ROCE_BTH_PADCNT_SHIFT) & 3;
-	if (h->padcnt > h->room)
-		return 0;
-	h->n_vlans = 0;
-	h->tci = 0;
-	h->tc = ip[1];
-	h->ip = ip;
-	h->udp = hdr + L4;
-	h->b = b;
-	h->l3 = L3;
-	h->l4 = L4;
-	h->bth = BTH;
-	h->ip_end = ip_end;
-	h->ext_len = ext_len;
-	h->et = ROCE_ETHERTYPE_IPV4;
-	h->ext = ext;
-	return 1;
-}
 
-/* Eight frame bytes as the uint64_t that memcpy() loads them into. */
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define MEM8(a, b, c, d, e, f, g, h) \
-	((uint64_t)(a) | (uint64_t)(b) << 8 | (uint64_t)(c) << 16 | (uint64_t)(d) << 24 | \
-	 (uint64_t)(e) << 32 | (uint64_t)(f) << 40 | (uint64_t)(g) << 48 | (uint64_t)(h) << 56)
-#else
-#define MEM8(a, b, c, d, e, f, g, h) \
-	((uint64_t)(h) | (uint64_t)(g) << 8 | (uint64_t)(f) << 16 | (uint64_t)(e) << 24 | \
-	 (uint64_t)(d) << 32 | (uint64_t)(c) << 40 | (uint64_t)(b) << 48 | (uint64_t)(a) << 56)
-#endif
 
-static inline uint64_t
-load8(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-/*
- * Is the frame untagged IPv4 with room for the headers parse_fast_check_ipv4() reads, and are
- * its fixed fields those of the fast path? Two masked compares of 8 bytes each: bytes 12-14
- * EtherType 0x0800 and version 4 / IHL 5; bytes 20-21 no MF and no fragment offset (the DF
- * and reserved bits free), byte 23 protocol UDP.
- */
-static inline int
-fast_is_ipv4(const uint8_t *hdr, uint32_t avail)
-{
-	const uint64_t m0 = MEM8(0xFF, 0xFF, 0xFF, 0, 0, 0, 0, 0);
-	const uint64_t v0 = MEM8(ROCE_ETHERTYPE_IPV4 >> 8, ROCE_ETHERTYPE_IPV4 & 0xFF, 0x45,
-				 0, 0, 0, 0, 0);
-	const uint64_t m1 = MEM8((ROCE_IPV4_MF | ROCE_IPV4_FRAG_OFF_MASK) >> 8,
-				 (ROCE_IPV4_MF | ROCE_IPV4_FRAG_OFF_MASK) & 0xFF, 0, 0xFF, 0, 0, 0, 0);
-	const uint64_t v1 = MEM8(0, 0, 0, ROCE_IPPROTO_UDP, 0, 0, 0, 0);
-
-	return avail >= ROCE_ETH_HDR_LEN + ROCE_IPV4_HDR_LEN + ROCE_UDP_HDR_LEN + ROCE_BTH_LEN &&
-	       (load8(hdr + 12) & m0) == v0 && (load8(hdr + 20) & m1) == v1;
-}
-
-/* The fields every fill stores: class, VLAN, EtherType, l3_off, IP version and traffic class
- * (what the switch itself reads: priority, ECN marking). */
-static inline __attribute__((always_inline)) void
-fast_class_fields(const struct fast_hdr *h, struct roce_pkt *out)
-{
-	out->cls = ROCE_CLASS_ROCEV2;
-	out->reason = ROCE_REASON_OK;
-	out->n_vlans = h->n_vlans;
-	out->pcp = (uint8_t)(h->tci >> 13);
-	out->vlan_id = h->tci & 0x0FFF;
-	out->ethertype = h->et;
-	out->l3_off = (uint16_t)h->l3;
-	out->ip_version = h->et == ROCE_ETHERTYPE_IPV4 ? 4 : 6;
-	out->dscp = h->tc >> 2;
-	out->ecn = h->tc & 3;
-}
-
-/* The fields both the full and the datapath fill store: fast_class_fields()', the other
+/* The fields both the full and the datapath fill store: roce_fast_class_fields()', the other
  * offsets and lengths, TTL, UDP ports. */
 static inline __attribute__((always_inline)) void
-fast_common_fields(const struct fast_hdr *h, uint16_t roce_port, struct roce_pkt *out)
+fast_common_fields(const struct roce_fast_hdr *h, uint16_t roce_port, struct roce_pkt *out)
 {
 	uint8_t ttl = h->et == ROCE_ETHERTYPE_IPV4 ? h->ip[8] : h->ip[7];
 	uint16_t sport = roce_get_be16(h->udp);
 
-	fast_class_fields(h, out);
+	roce_fast_class_fields(h, out);
 	out->l4_off = (uint16_t)h->l4;
 	out->bth_off = (uint16_t)h->bth;
 	out->payload_off = (uint16_t)(h->bth + ROCE_BTH_LEN + h->ext_len);
@@ -708,7 +570,7 @@ fast_common_fields(const struct fast_hdr *h, uint16_t roce_port, struct roce_pkt
 /* What names a packet within its QP, as the full parse leaves it: dst_ip (IPv4 in the first 4
  * bytes, zeros after), opcode, transport, dest_qp and psn. Both the dp and the qp fills. */
 static inline __attribute__((always_inline)) void
-fast_qp_fields(const struct fast_hdr *h, struct roce_pkt *out)
+fast_qp_fields(const struct roce_fast_hdr *h, struct roce_pkt *out)
 {
 	uint32_t w0 = load_be32(h->b), w1 = load_be32(h->b + 4), w2 = load_be32(h->b + 8);
 
@@ -730,7 +592,7 @@ fast_qp_fields(const struct fast_hdr *h, struct roce_pkt *out)
  * opcode, transport, DestQP and PSN), and dp_only = 1; nothing else of *out is written.
  */
 static inline __attribute__((always_inline)) void
-parse_fast_fill_dp(const struct fast_hdr *h, uint16_t roce_port, struct roce_pkt *out)
+parse_fast_fill_dp(const struct roce_fast_hdr *h, uint16_t roce_port, struct roce_pkt *out)
 {
 	fast_common_fields(h, roce_port, out);
 	/* the source address as the full parse leaves it, as fast_qp_fields() the destination */
@@ -744,27 +606,16 @@ parse_fast_fill_dp(const struct fast_hdr *h, uint16_t roce_port, struct roce_pkt
 	out->dp_only = 1;
 }
 
-/*
- * A frame parse_fast_check() took, for roce_parse_partial_min(): the class and what the
- * switch itself reads of it (priority, ECN marking): cls, reason, n_vlans, pcp, vlan_id,
- * ethertype, l3_off, ip_version, dscp, ecn; and dp_only = 2. Nothing else of *out is written.
- */
-static inline __attribute__((always_inline)) void
-parse_fast_fill_min(const struct fast_hdr *h, struct roce_pkt *out)
-{
-	fast_class_fields(h, out);
-	out->dp_only = 2;
-}
 
 /*
- * A frame parse_fast_check() took, for roce_parse_partial_qp(): parse_fast_fill_min()'s fields
+ * A frame parse_fast_check() took, for roce_parse_partial_qp(): roce_fast_fill_min()'s fields
  * and what names the packet within its QP: dst_ip (as the full parse leaves it), opcode,
  * transport, dest_qp and psn; and dp_only = 3.
  */
 static inline __attribute__((always_inline)) void
-parse_fast_fill_qp(const struct fast_hdr *h, struct roce_pkt *out)
+parse_fast_fill_qp(const struct roce_fast_hdr *h, struct roce_pkt *out)
 {
-	parse_fast_fill_min(h, out);
+	roce_fast_fill_min(h, out);
 	fast_qp_fields(h, out);
 	out->dp_only = 3;
 }
@@ -843,7 +694,7 @@ parse_fast(const uint8_t *hdr, uint32_t avail, uint32_t frame_len, uint16_t roce
 		return 0;
 	b = hdr + bth;
 	ext = roce_opcode_ext[b[0]];
-	ext_len = ext_len_fast(ext);
+	ext_len = roce_opcode_ext_len_tab[b[0]];
 	if (bth + ROCE_BTH_LEN + ext_len > end ||
 	    ip_end - bth < ROCE_BTH_LEN + ext_len + ROCE_ICRC_LEN)
 		return 0;
@@ -945,13 +796,13 @@ roce_parse_partial(const uint8_t *hdr, uint32_t avail, uint32_t frame_len, uint1
  * 2 _min(), 3 _qp()), the fill of each (parse_fast_fill_*()) the only difference.
  */
 static inline __attribute__((always_inline)) void
-parse_fast_fill_level(const struct fast_hdr *h, uint16_t roce_port, struct roce_pkt *out,
+parse_fast_fill_level(const struct roce_fast_hdr *h, uint16_t roce_port, struct roce_pkt *out,
 		      const unsigned int level)
 {
 	if (level == 1)
 		parse_fast_fill_dp(h, roce_port, out);
 	else if (level == 2)
-		parse_fast_fill_min(h, out);
+		roce_fast_fill_min(h, out);
 	else
 		parse_fast_fill_qp(h, out);
 }
@@ -962,7 +813,7 @@ static __attribute__((noinline)) enum roce_class
 parse_level_other(const uint8_t *hdr, uint32_t avail, uint32_t frame_len, uint16_t roce_port,
 		  struct roce_pkt *out, unsigned int level)
 {
-	struct fast_hdr h;
+	struct roce_fast_hdr h;
 
 	if (parse_fast_check(hdr, avail, frame_len, roce_port, &h)) {
 		if (level == 1)
@@ -980,16 +831,16 @@ static inline __attribute__((always_inline)) enum roce_class
 parse_partial_level(const uint8_t *hdr, uint32_t avail, uint32_t frame_len, uint16_t roce_port,
 		    struct roce_pkt *out, const unsigned int level)
 {
-	struct fast_hdr h;
+	struct roce_fast_hdr h;
 
 	if (frame_len > UINT16_MAX)
 		frame_len = UINT16_MAX;
 	if (avail > frame_len)
 		avail = frame_len;
-	if (!fast_is_ipv4(hdr, avail))
+	if (!roce_fast_is_ipv4(hdr, avail))
 		return parse_level_other(hdr, avail, frame_len, roce_port, out, level);
 	/* its own copy of the check and the fill: every offset a constant */
-	if (parse_fast_check_ipv4(hdr, avail, frame_len, roce_port, &h)) {
+	if (roce_fast_check_ipv4(hdr, avail, frame_len, roce_port, &h)) {
 		parse_fast_fill_level(&h, roce_port, out, level);
 		return ROCE_CLASS_ROCEV2;
 	}

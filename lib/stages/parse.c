@@ -21,6 +21,7 @@
 
 #include "lib/base/emu_json.h"
 #include "lib/proto/roce_mbuf.h"
+#include "lib/proto/roce_parse_fast.h"
 #include "lib/stages/stages.h"
 
 /* Counters: one per class, one per reason, then the fixed ones. */
@@ -252,8 +253,8 @@ parse_process_transparent(const struct parse_priv *pp, struct rte_mbuf **pkts, u
 {
 	switch (pp->need) {
 	case EMU_PARSE_CLASS:
-		return pp->trust_dscp ? parse_run(pp, pkts, n, ctx, roce_parse_partial_min, true) :
-					parse_run(pp, pkts, n, ctx, roce_parse_partial_min, false);
+		return pp->trust_dscp ? parse_run(pp, pkts, n, ctx, roce_parse_partial_min_inline, true) :
+					parse_run(pp, pkts, n, ctx, roce_parse_partial_min_inline, false);
 	case EMU_PARSE_QP:
 		return parse_run(pp, pkts, n, ctx, roce_parse_partial_qp, pp->trust_dscp);
 	case EMU_PARSE_DP:

@@ -5,8 +5,9 @@
  * headers, some with a frame length or the bytes at hand cut short. Whenever the fast path
  * takes a frame, its struct roce_pkt must equal, byte for byte, what the general parser
  * makes of the same bytes. The parser's source is included to reach its static functions.
- * And roce_parse_partial_dp() against roce_parse_partial(): the fields it lists equal, no
- * other byte written.
+ * And roce_parse_partial_dp(), _min(), _qp() and roce_parse_partial_min_inline() (the parse
+ * stage's, roce_parse_fast.h) against roce_parse_partial(): the fields each lists equal, no
+ * other byte written; and roce_opcode_ext_len_tab[] against roce_ext_len() of every opcode.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,10 +90,10 @@ random_frame(uint8_t *buf, size_t cap)
 
 /* The fields roce_parse_partial_qp() fills on the same fast path. */
 #define QP_FIELDS(_) MIN_FIELDS(_) _(dst_ip) _(opcode) _(transport) _(dest_qp) _(psn)
-/* X() over the fields of parse level `level` (1 dp, 2 min, 3 qp) */
+/* X() over the fields of parse level `level` (1 dp, 2 min, 3 qp, 4 min inline) */
 #define LEVEL_FIELDS(X) do { \
 		if (level == 1) { DP_FIELDS(X) } \
-		else if (level == 2) { MIN_FIELDS(X) } \
+		else if (level == 2 || level == 4) { MIN_FIELDS(X) } \
 		else { QP_FIELDS(X) } \
 	} while (0)
 
@@ -100,7 +101,8 @@ typedef enum roce_class (*parse_fn)(const uint8_t *, uint32_t, uint32_t, uint16_
 				    struct roce_pkt *);
 
 /*
- * roce_parse_partial_dp() (@p level 1) or roce_parse_partial_min() (2) against
+ * roce_parse_partial_dp() (@p level 1), roce_parse_partial_min() (2), _qp() (3) or
+ * roce_parse_partial_min_inline() (4, whose dp_only is _min()'s: 2) against
  * roce_parse_partial() on the same bytes: on its fast path every field it lists equal
  * (dp_only aside, which must be the level) and every other byte of the result as it was
  * before the call; otherwise the whole result equal. Returns 0 when they agree.
@@ -109,9 +111,10 @@ static int
 check_level(const uint8_t *buf, uint32_t avail, uint32_t flen, unsigned int level,
 	    unsigned long *n_fast)
 {
-	static uint8_t written[4][sizeof(struct roce_pkt)];
+	static uint8_t written[5][sizeof(struct roce_pkt)];
 	const parse_fn fn = level == 1 ? roce_parse_partial_dp :
-			    level == 2 ? roce_parse_partial_min : roce_parse_partial_qp;
+			    level == 2 ? roce_parse_partial_min :
+			    level == 3 ? roce_parse_partial_qp : roce_parse_partial_min_inline;
 	struct roce_pkt full, dp, before;
 	unsigned int i;
 	int cls;
@@ -131,7 +134,7 @@ check_level(const uint8_t *buf, uint32_t avail, uint32_t flen, unsigned int leve
 	if (!dp.dp_only)
 		return memcmp(&dp, &full, sizeof(dp)) != 0;
 	(*n_fast)++;
-	if (dp.dp_only != level || full.dp_only != 0 || full.cls != ROCE_CLASS_ROCEV2)
+	if (dp.dp_only != (level == 4 ? 2 : level) || full.dp_only != 0 || full.cls != ROCE_CLASS_ROCEV2)
 		return 1;
 #define DP_CMP(f) if (memcmp(&dp.f, &full.f, sizeof(dp.f)) != 0 && \
 		      offsetof(struct roce_pkt, f) != offsetof(struct roce_pkt, dp_only)) return 1;
@@ -148,11 +151,15 @@ main(void)
 {
 	static uint8_t buf[9000];
 	unsigned long taken = 0, total = 0, bad = 0, n_dp = 0, bad_dp = 0, n_min = 0, bad_min = 0;
-	unsigned long n_qp = 0, bad_qp = 0;
+	unsigned long n_qp = 0, bad_qp = 0, n_inl = 0, bad_inl = 0, bad_tab = 0;
 	struct roce_pkt a, b;
 	uint32_t flen, avail;
 	int it, k, len;
 
+	for (k = 0; k < 256; k++)
+		if (roce_opcode_ext_len_tab[k] != roce_ext_len(roce_opcode_ext[k]) && ++bad_tab <= 5)
+			printf("opcode 0x%02x: roce_opcode_ext_len_tab %u, roce_ext_len %u\n", k,
+			       roce_opcode_ext_len_tab[k], roce_ext_len(roce_opcode_ext[k]));
 	for (it = 0; it < 300000; it++) {
 		len = random_frame(buf, sizeof(buf));
 		if (len <= 0)
@@ -172,6 +179,9 @@ main(void)
 		if (check_level(buf, avail, flen, 2, &n_min) != 0 && ++bad_min <= 5)
 			printf("frame %d (%u of %u bytes): roce_parse_partial_min() differs\n", it,
 			       avail, flen);
+		if (check_level(buf, avail, flen, 4, &n_inl) != 0 && ++bad_inl <= 5)
+			printf("frame %d (%u of %u bytes): roce_parse_partial_min_inline() differs\n",
+			       it, avail, flen);
 		if (check_level(buf, avail, flen, 3, &n_qp) != 0 && ++bad_qp <= 5)
 			printf("frame %d (%u of %u bytes): roce_parse_partial_qp() differs\n", it,
 			       avail, flen);
@@ -194,8 +204,12 @@ main(void)
 	       "parse\n", n_min, total, bad_min);
 	printf("QP parse: %lu of %lu frames on its fast path, %lu differ from the full parse\n",
 	       n_qp, total, bad_qp);
+	printf("class-only parse inline: %lu of %lu frames on a fast path, %lu differ from the "
+	       "full parse; %lu opcodes' extension lengths differ\n", n_inl, total, bad_inl,
+	       bad_tab);
 	/* most frames are valid RoCEv2: a fast path that takes none would test nothing */
 	/* and the datapath parse's fast path takes the same frames as parse_fast() */
 	return bad != 0 || taken < total / 4 || bad_dp != 0 || n_dp != taken || bad_min != 0 ||
-	       n_min != taken || bad_qp != 0 || n_qp != taken;
+	       n_min != taken || bad_qp != 0 || n_qp != taken || bad_inl != 0 ||
+	       n_inl != taken || bad_tab != 0;
 }

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The parser's fast path for the commonest frame (untagged IPv4 without options, UDP to the
+ * RoCE port, a BTH and its extension headers, every length consistent) as inline functions,
+ * so that the parse stage's per-packet loop takes the class-only parse
+ * (roce_parse_partial_min_inline()) without a call; roce_parse.c uses the same functions for
+ * every partial parse, so there is one copy of each check. Internal to lib/proto and
+ * lib/stages/parse.c.
+ */
+#ifndef ROCE_PARSE_FAST_H
+#define ROCE_PARSE_FAST_H
+
+#include <string.h>
+
+#include "roce_proto.h"
+#include "roce_internal.h"
+
+/* roce_ext_len() of a set as a constant expression, for roce_opcode_ext_len_tab[]. */
+#define ROCE_EXT_LEN_OF(e) \
+	((((e) & ROCE_EXT_RDETH) ? ROCE_RDETH_LEN : 0) + (((e) & ROCE_EXT_DETH) ? ROCE_DETH_LEN : 0) + \
+	 (((e) & ROCE_EXT_RETH) ? ROCE_RETH_LEN : 0) + \
+	 (((e) & ROCE_EXT_ATOMICETH) ? ROCE_ATOMICETH_LEN : 0) + \
+	 (((e) & ROCE_EXT_AETH) ? ROCE_AETH_LEN : 0) + \
+	 (((e) & ROCE_EXT_ATOMICACKETH) ? ROCE_ATOMICACKETH_LEN : 0) + \
+	 (((e) & ROCE_EXT_IMMDT) ? ROCE_IMMDT_LEN : 0) + (((e) & ROCE_EXT_IETH) ? ROCE_IETH_LEN : 0) + \
+	 (((e) & ROCE_EXT_CNP) ? ROCE_CNP_RSVD_LEN : 0))
+
+/* roce_ext_len(roce_opcode_ext[op]) per opcode (roce_names.c, from the same list): the
+ * parser's one load per packet, where the set and then its length would be two dependent
+ * ones. */
+extern const uint8_t roce_opcode_ext_len_tab[256];
+
+/* What the fast path's checks found out about a frame, for the fills below. */
+struct roce_fast_hdr {
+	const uint8_t *ip, *udp, *b; /* IP, UDP and BTH headers */
+	uint32_t l3, l4, bth, ip_end, ext_len, room;
+	uint16_t et, tci;            /* inner EtherType, outer VLAN TCI */
+	uint8_t n_vlans, tc, padcnt; /* tc: IP traffic class (DSCP << 2 | ECN) */
+};
+
+/* Eight frame bytes as the uint64_t that memcpy() loads them into. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define ROCE_MEM8(a, b, c, d, e, f, g, h) \
+	((uint64_t)(a) | (uint64_t)(b) << 8 | (uint64_t)(c) << 16 | (uint64_t)(d) << 24 | \
+	 (uint64_t)(e) << 32 | (uint64_t)(f) << 40 | (uint64_t)(g) << 48 | (uint64_t)(h) << 56)
+#else
+#define ROCE_MEM8(a, b, c, d, e, f, g, h) \
+	((uint64_t)(h) | (uint64_t)(g) << 8 | (uint64_t)(f) << 16 | (uint64_t)(e) << 24 | \
+	 (uint64_t)(d) << 32 | (uint64_t)(c) << 40 | (uint64_t)(b) << 48 | (uint64_t)(a) << 56)
+#endif
+
+static inline uint64_t
+roce_load8(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/*
+ * Is the frame untagged IPv4 with room for the headers roce_fast_check_ipv4() reads, and are
+ * its fixed fields those of the fast path? Two masked compares of 8 bytes each: bytes 12-14
+ * EtherType 0x0800 and version 4 / IHL 5; bytes 20-21 no MF and no fragment offset (the DF
+ * and reserved bits free), byte 23 protocol UDP.
+ */
+static inline int
+roce_fast_is_ipv4(const uint8_t *hdr, uint32_t avail)
+{
+	const uint64_t m0 = ROCE_MEM8(0xFF, 0xFF, 0xFF, 0, 0, 0, 0, 0);
+	const uint64_t v0 = ROCE_MEM8(ROCE_ETHERTYPE_IPV4 >> 8, ROCE_ETHERTYPE_IPV4 & 0xFF, 0x45,
+				 0, 0, 0, 0, 0);
+	const uint64_t m1 = ROCE_MEM8((ROCE_IPV4_MF | ROCE_IPV4_FRAG_OFF_MASK) >> 8,
+				 (ROCE_IPV4_MF | ROCE_IPV4_FRAG_OFF_MASK) & 0xFF, 0, 0xFF, 0, 0, 0, 0);
+	const uint64_t v1 = ROCE_MEM8(0, 0, 0, ROCE_IPPROTO_UDP, 0, 0, 0, 0);
+
+	return avail >= ROCE_ETH_HDR_LEN + ROCE_IPV4_HDR_LEN + ROCE_UDP_HDR_LEN + ROCE_BTH_LEN &&
+	       (roce_load8(hdr + 12) & m0) == v0 && (roce_load8(hdr + 20) & m1) == v1;
+}
+
+/*
+ * parse_fast_check() for untagged IPv4 (the caller, roce_fast_is_ipv4(), saw EtherType 0x0800,
+ * version 4 without options, not a fragment, UDP, and avail >= Eth + IPv4 + UDP + BTH): the
+ * same checks with every offset a constant, which the fills below then store as constants.
+ * An IP total length below 20 fails the BTH's bounds (ip_end < EXT).
+ */
+static inline __attribute__((always_inline)) int
+roce_fast_check_ipv4(const uint8_t *hdr, uint32_t avail, uint32_t frame_len,
+		      uint16_t roce_port, struct roce_fast_hdr *h)
+{
+	enum {
+		L3 = ROCE_ETH_HDR_LEN,
+		L4 = L3 + ROCE_IPV4_HDR_LEN,
+		BTH = L4 + ROCE_UDP_HDR_LEN,
+		EXT = BTH + ROCE_BTH_LEN,
+	};
+	const uint8_t *ip = hdr + L3, *b = hdr + BTH;
+	uint32_t tot_len = roce_get_be16(ip + 2), ip_end, end, ext_len;
+
+	if (tot_len > frame_len - L3)
+		return 0;
+	ip_end = L3 + tot_len;
+	end = avail < ip_end ? avail : ip_end;
+	if (EXT > end || roce_get_be16(hdr + L4 + 2) != roce_port ||
+	    roce_get_be16(hdr + L4 + 4) != tot_len - ROCE_IPV4_HDR_LEN)
+		return 0;
+	ext_len = roce_opcode_ext_len_tab[b[0]];
+	if (EXT + ext_len > end || ip_end - BTH < ROCE_BTH_LEN + ext_len + ROCE_ICRC_LEN)
+		return 0;
+	h->room = ip_end - ROCE_ICRC_LEN - (EXT + ext_len);
+	h->padcnt = (b[1] >> ROCE_BTH_PADCNT_SHIFT) & 3;
+	if (h->padcnt > h->room)
+		return 0;
+	h->n_vlans = 0;
+	h->tci = 0;
+	h->tc = ip[1];
+	h->ip = ip;
+	h->udp = hdr + L4;
+	h->b = b;
+	h->l3 = L3;
+	h->l4 = L4;
+	h->bth = BTH;
+	h->ip_end = ip_end;
+	h->ext_len = ext_len;
+	h->et = ROCE_ETHERTYPE_IPV4;
+	return 1;
+}
+
+/* The fields every fill stores: class, VLAN, EtherType, l3_off, IP version and traffic class
+ * (what the switch itself reads: priority, ECN marking). */
+static inline __attribute__((always_inline)) void
+roce_fast_class_fields(const struct roce_fast_hdr *h, struct roce_pkt *out)
+{
+	out->cls = ROCE_CLASS_ROCEV2;
+	out->reason = ROCE_REASON_OK;
+	out->n_vlans = h->n_vlans;
+	out->pcp = (uint8_t)(h->tci >> 13);
+	out->vlan_id = h->tci & 0x0FFF;
+	out->ethertype = h->et;
+	out->l3_off = (uint16_t)h->l3;
+	out->ip_version = h->et == ROCE_ETHERTYPE_IPV4 ? 4 : 6;
+	out->dscp = h->tc >> 2;
+	out->ecn = h->tc & 3;
+}
+
+/*
+ * A frame parse_fast_check() took, for roce_parse_partial_min(): the class and what the
+ * switch itself reads of it (priority, ECN marking): cls, reason, n_vlans, pcp, vlan_id,
+ * ethertype, l3_off, ip_version, dscp, ecn; and dp_only = 2. Nothing else of *out is written.
+ */
+static inline __attribute__((always_inline)) void
+roce_fast_fill_min(const struct roce_fast_hdr *h, struct roce_pkt *out)
+{
+	roce_fast_class_fields(h, out);
+	out->dp_only = 2;
+}
+
+/**
+ * roce_parse_partial_min() with its commonest frame inline: the same result for every frame
+ * (anything but untagged IPv4 that passes every check goes to roce_parse_partial_min(), which
+ * clamps the lengths and checks again from the start).
+ */
+static inline __attribute__((always_inline)) enum roce_class
+roce_parse_partial_min_inline(const uint8_t *hdr, uint32_t avail, uint32_t frame_len,
+			      uint16_t roce_port, struct roce_pkt *out)
+{
+	struct roce_fast_hdr h;
+
+	/* roce_parse_partial_min() clamps frame_len to 65535 and avail to frame_len: frames
+	 * that need neither are the same without */
+	if (__builtin_expect(frame_len <= UINT16_MAX && avail <= frame_len &&
+			     roce_fast_is_ipv4(hdr, avail) &&
+			     roce_fast_check_ipv4(hdr, avail, frame_len, roce_port, &h), 1)) {
+		roce_fast_fill_min(&h, out);
+		return ROCE_CLASS_ROCEV2;
+	}
+	return roce_parse_partial_min(hdr, avail, frame_len, roce_port, out);
+}
+
+#endif /* ROCE_PARSE_FAST_H */
