@@ -105,9 +105,10 @@ bench_now_ns(uint64_t tsc0, uint64_t hz)
 
 /* One pass of live mode's poll (app/rocemu/live.c live_poll), as bench_switch makes it. */
 static inline void
-bench_poll(struct emu_switch *sw, uint64_t now, bool rx)
+bench_poll(struct emu_switch *sw, uint64_t t0, uint64_t hz, bool rx)
 {
 	struct rte_mbuf *pkts[EMU_BURST], **txp;
+	uint64_t now = bench_now_ns(t0, hz);
 	unsigned int p;
 	uint16_t n, sent;
 
@@ -116,6 +117,8 @@ bench_poll(struct emu_switch *sw, uint64_t now, bool rx)
 		if (n > 0)
 			emu_switch_rx(sw, (uint16_t)p, pkts, n, now);
 	}
+	if (rx) /* as live_poll(): the time again before the TX work */
+		now = bench_now_ns(t0, hz);
 	for (p = 0; p < 2; p++) {
 		n = emu_switch_tx_prepare(sw, (uint16_t)p, now, &txp);
 		if (n == 0)
@@ -134,13 +137,13 @@ bench_worker(void *arg)
 	double cpu0 = bench_thread_cpu();
 
 	while (rte_rdtsc() < end)
-		bench_poll(r->sw, bench_now_ns(t0, hz), true);
+		bench_poll(r->sw, t0, hz, true);
 	r->secs = (double)(rte_rdtsc() - t0) / (double)hz;
 	r->cpu_secs = bench_thread_cpu() - cpu0;
 	/* what the TM still holds goes out (not timed) */
 	deadline = rte_rdtsc() + hz;
 	while (emu_switch_held(r->sw) > 0 && rte_rdtsc() < deadline)
-		bench_poll(r->sw, bench_now_ns(t0, hz), false);
+		bench_poll(r->sw, t0, hz, false);
 	r->done = true;
 	return 0;
 }

@@ -270,6 +270,8 @@ bench_poll_full(struct emu_switch *sw, const struct bench_size *bs,
 		if (n > 0)
 			emu_switch_rx(sw, (uint16_t)p, pkts, n, now);
 	}
+	if (rx) /* as live_poll(): the time again before the TX work */
+		now = bench_now_ns(clk);
 	for (p = 0; p < 2; p++) {
 		n = emu_switch_tx_prepare(sw, (uint16_t)p, now, &txp);
 		if (n == 0)
