@@ -170,7 +170,7 @@ emu_tm_enqueue(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t no
 	struct emu_tm_port *in = NULL;
 	unsigned int q, reason = EMU_TM_CTR_MAX;
 	uint64_t cells;
-	uint16_t hop;
+	uint32_t hop;
 
 	if (!p->link_up) {
 		emu_tm_drop(tm, port, m, EMU_TM_CTR_DROP_LINK_DOWN);
@@ -421,7 +421,7 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 		const uint32_t len = (flags & EMU_META_SNAP) ? meta->wire_len :
 							     rte_pktmbuf_pkt_len(m);
 		const unsigned int q = (w >> 16) & (EMU_TM_N_PRIO - 1);
-		const uint16_t hop = (flags & EMU_META_HOP) ? meta->hop_in : meta->in_port;
+		const uint32_t hop = (flags & EMU_META_HOP) ? meta->hop_in : meta->in_port;
 		uint64_t cells;
 
 		/* emu_tm_enqueue_port_run(): the run ends at a packet for another port or one the
@@ -706,7 +706,7 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 	struct emu_pkt_meta *meta;
 	uint64_t start_ns, arrival_ns, ts_ns, sum_ps, dep_ns;
 	uint32_t start_ps, len, carry;
-	uint16_t hop;
+	uint32_t hop;
 	uint8_t flags;
 
 	if (p->memo_rate_bps != rate)
