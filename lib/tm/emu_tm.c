@@ -322,7 +322,7 @@ emu_tm_room(uint64_t limit, uint64_t port_cells, uint64_t queue_limit, uint64_t 
 static inline __attribute__((always_inline)) uint16_t
 emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
 		   uint64_t now_ns, struct emu_rng *rng, const bool pow2, const bool dynamic,
-		   const bool own, const bool scan, uint16_t *taken)
+		   const bool own, const bool scan, const bool trace, uint16_t *taken)
 {
 	struct emu_tm_port *p = &tm->ports[port];
 	const uint32_t cb = tm->buf.cell_bytes;
@@ -333,7 +333,6 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 	const uint32_t queue_pkts = p->cfg.queue_pkts;
 	const unsigned int n_ports = tm->n_ports;
 	const double alpha = tm->buf.alpha;
-	const bool trace = tm->trace;
 	/* all_q0, port_pkts0: at the last load; what grew since is what this run queued. Every
 	 * packet from i_load on, up to the current one, was queued here: port_pkts is
 	 * port_pkts0 + i - i_load, and the slot limit is reached at i = pkts_stop. */
@@ -522,14 +521,15 @@ emu_tm_enqueue_burst(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, u
 	}
 	if ((cb & (cb - 1)) != 0)
 		return emu_tm_enqueue_run(tm, port, pkts, n, now_ns, rng, false, dynamic, own, false,
-					  NULL);
+					  tm->trace, NULL);
 	if (own)
 		return emu_tm_enqueue_run(tm, port, pkts, n, now_ns, rng, true, dynamic, true, false,
-					  NULL);
+					  tm->trace, NULL);
 	if (dynamic)
 		return emu_tm_enqueue_run(tm, port, pkts, n, now_ns, rng, true, true, false, false,
-					  NULL);
-	return emu_tm_enqueue_run(tm, port, pkts, n, now_ns, rng, true, false, false, false, NULL);
+					  tm->trace, NULL);
+	return emu_tm_enqueue_run(tm, port, pkts, n, now_ns, rng, true, false, false, false,
+				  tm->trace, NULL);
 }
 
 uint16_t
@@ -543,11 +543,19 @@ emu_tm_enqueue_port_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts
 	if (n > 1 && p->link_up && !(p->cfg.ecn.enabled && p->cfg.ecn.at_enqueue) &&
 	    (cb & (cb - 1)) == 0 && !p->cfg.own_buffer) {
 		/* the common case: the run found in the enqueue loop itself */
-		if (tm->buf.dynamic)
-			emu_tm_enqueue_run(tm, port, pkts, n, now_ns, rng, true, true, false, true, &k);
+		/* the trace as a constant too: one register and test fewer a packet */
+		if (tm->buf.dynamic && tm->trace)
+			emu_tm_enqueue_run(tm, port, pkts, n, now_ns, rng, true, true, false, true,
+					   true, &k);
+		else if (tm->buf.dynamic)
+			emu_tm_enqueue_run(tm, port, pkts, n, now_ns, rng, true, true, false, true,
+					   false, &k);
+		else if (tm->trace)
+			emu_tm_enqueue_run(tm, port, pkts, n, now_ns, rng, true, false, false, true,
+					   true, &k);
 		else
 			emu_tm_enqueue_run(tm, port, pkts, n, now_ns, rng, true, false, false, true,
-					   &k);
+					   false, &k);
 		return k;
 	}
 	while (k < n && emu_tm_run_member(pkts[k], port))
@@ -655,7 +663,7 @@ struct emu_tm_out {
 static inline __attribute__((always_inline)) bool
 emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uint64_t now_ns,
 		   struct emu_rng *rng, const bool pow2, const bool own, const bool lens,
-		   struct emu_tm_out *o)
+		   const bool trace, struct emu_tm_out *o)
 {
 	struct emu_tm_fifo *f = &p->q[q], *w = &p->wire;
 	const uint32_t cb = tm->buf.cell_bytes, f_mask = f->mask, w_mask = w->mask;
@@ -666,7 +674,6 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 	/* ECN at dequeue: a queue left longer than kmin may be marked (no limit: never) */
 	const uint64_t ecn_above = p->cfg.ecn.enabled && !p->cfg.ecn.at_enqueue ?
 					   p->cfg.ecn.kmin_bytes : UINT64_MAX;
-	const bool trace = tm->trace;
 	const unsigned int n_ports = tm->n_ports;
 	uint64_t link_ns = p->link_free_ns, busy_ps = p->busy_ps, qb = p->q_bytes[q];
 	const uint64_t qb0 = qb; /* qb0 - qb: the bytes that left */
@@ -869,22 +876,27 @@ stop:
 	return empty;
 }
 
-/* emu_tm_advance_run() with the cell rounding and the port's own buffer as constants. */
+/* emu_tm_advance_run() with the cell rounding, the port's own buffer and the trace as constants. */
 static bool
 emu_tm_advance_one_queue(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q,
 			 uint64_t now_ns, struct emu_rng *rng, struct emu_tm_out *o)
 {
 	const uint32_t cb = tm->buf.cell_bytes;
 
+	const bool trace = tm->trace;
+
 	if ((cb & (cb - 1)) != 0)
 		return emu_tm_advance_run(tm, p, q, now_ns, rng, false, p->cfg.own_buffer,
-					  o != NULL && o->lens != NULL, o);
+					  o != NULL && o->lens != NULL, trace, o);
 	if (p->cfg.own_buffer)
 		return emu_tm_advance_run(tm, p, q, now_ns, rng, true, true,
-					  o != NULL && o->lens != NULL, o);
+					  o != NULL && o->lens != NULL, trace, o);
+	/* the common cases, with the trace as a constant too */
 	if (o != NULL && o->lens != NULL)
-		return emu_tm_advance_run(tm, p, q, now_ns, rng, true, false, true, o);
-	return emu_tm_advance_run(tm, p, q, now_ns, rng, true, false, false, o);
+		return trace ? emu_tm_advance_run(tm, p, q, now_ns, rng, true, false, true, true, o) :
+			       emu_tm_advance_run(tm, p, q, now_ns, rng, true, false, true, false, o);
+	return trace ? emu_tm_advance_run(tm, p, q, now_ns, rng, true, false, false, true, o) :
+		       emu_tm_advance_run(tm, p, q, now_ns, rng, true, false, false, false, o);
 }
 
 /*
