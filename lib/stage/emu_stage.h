@@ -32,6 +32,10 @@ struct emu_burst_ctx {
 	struct emu_emit *emit;
 	const struct emu_dropper *drop; /**< the switch's drop path */
 	uint32_t reason_base; /**< reason id of this stage's counter 0 */
+	/** 1 + the port every packet of this burst arrived on (its meta->in_port): the ingress
+	 * stages of a received burst; 0 when not known to be one port (released, egress, created
+	 * frames, tests). A stage never changes a burst packet's in_port. */
+	uint32_t in_port_plus1;
 };
 
 /**

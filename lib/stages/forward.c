@@ -345,8 +345,19 @@ forward_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst
 	uint16_t i, kept = 0;
 
 	if (fp->mode == FORWARD_PAIRS) {
-		/* bump in the wire: one table load per packet, the counter once per burst; the
-		 * burst is compacted only from its first drop on */
+		/* a received burst (one port, ctx->in_port_plus1) whose port has a pair: one
+		 * lookup for all of it */
+		if (ctx->in_port_plus1 != 0 && ctx->in_port_plus1 <= EMU_MAX_PORTS &&
+		    fp->pair_of[ctx->in_port_plus1 - 1] != EMU_PORT_NONE) {
+			const uint16_t out = fp->pair_of[ctx->in_port_plus1 - 1];
+
+			for (i = 0; i < n; i++)
+				emu_meta(pkts[i])->out_port = out;
+			ctr[FORWARD_CTR_FORWARDED] += n;
+			return n;
+		}
+		/* else one table load per packet, the counter once per burst; the burst is
+		 * compacted only from its first drop on */
 		for (i = 0; i < n; i++) {
 			struct emu_pkt_meta *meta = emu_meta(pkts[i]);
 			uint16_t out = meta->in_port < EMU_MAX_PORTS ? fp->pair_of[meta->in_port] :

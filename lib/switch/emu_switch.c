@@ -368,13 +368,14 @@ emu_switch_program_tick(struct emu_switch *sw, uint64_t now_ns)
 
 static uint16_t
 emu_switch_run_stages(struct emu_switch *sw, unsigned int first, unsigned int last,
-		      struct rte_mbuf **pkts, uint16_t n, uint64_t now_ns)
+		      struct rte_mbuf **pkts, uint16_t n, uint64_t now_ns, uint32_t in_port_plus1)
 {
 	struct emu_burst_ctx ctx;
 	unsigned int i;
 
 	ctx.now_ns = now_ns;
 	ctx.emit = &sw->emit;
+	ctx.in_port_plus1 = in_port_plus1;
 	for (i = first; i < last && n > 0; i++) {
 		struct emu_stage_inst *st = &sw->stages[i];
 
@@ -598,6 +599,7 @@ emu_switch_release_held(struct emu_switch *sw, uint64_t now_ns, unsigned int fir
 			continue;
 		ctx.now_ns = now_ns;
 		ctx.emit = &sw->emit;
+		ctx.in_port_plus1 = 0;
 		ctx.rng = &st->rng;
 		ctx.ctr = st->ctr;
 		ctx.drop = &sw->dropper;
@@ -609,13 +611,13 @@ emu_switch_release_held(struct emu_switch *sw, uint64_t now_ns, unsigned int fir
 		while (cap > 0 && (n = st->ops->release(st->priv, burst, cap, &ctx)) > 0) {
 			st->out_pkts += n;
 			if (!egress) {
-				n = emu_switch_run_stages(sw, i + 1, sw->n_ingress, burst, n, now_ns);
+				n = emu_switch_run_stages(sw, i + 1, sw->n_ingress, burst, n, now_ns, 0);
 				for (k = 0; k < n; k++)
 					emu_switch_enqueue(sw, burst[k], now_ns);
 			} else {
 				for (k = 0; k < n; k++)
 					emu_meta(burst[k])->ts_ns = now_ns; /* its departure */
-				n = emu_switch_run_stages(sw, i + 1, sw->n_stages, burst, n, now_ns);
+				n = emu_switch_run_stages(sw, i + 1, sw->n_stages, burst, n, now_ns, 0);
 				for (k = 0; k < n; k++)
 					emu_switch_tx_stage(sw, burst[k]);
 				cap = emu_switch_tx_room(sw);
@@ -667,7 +669,7 @@ emu_switch_rx_lens(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts,
 	}
 	ps->rx_pkts += n;
 	ps->rx_bytes += bytes;
-	n = emu_switch_run_stages(sw, 0, sw->n_ingress, pkts, n, now_ns);
+	n = emu_switch_run_stages(sw, 0, sw->n_ingress, pkts, n, now_ns, (uint32_t)port + 1);
 	i = 0;
 	while (i < n) {
 		uint16_t out = emu_meta(pkts[i])->out_port, k;
@@ -730,7 +732,7 @@ emu_switch_drain(struct emu_switch *sw, uint16_t port, uint64_t now_ns)
 			break;
 		if (sw->n_incast > 0)
 			n = emu_switch_incast_release(sw, burst, n, sink, &n_sink);
-		n = emu_switch_run_stages(sw, sw->n_ingress, sw->n_stages, burst, n, now_ns);
+		n = emu_switch_run_stages(sw, sw->n_ingress, sw->n_stages, burst, n, now_ns, 0);
 		for (i = 0; i < n; i++)
 			tx->lens[tx->n + i] = emu_wire_len(burst[i]);
 		tx->n += n;
