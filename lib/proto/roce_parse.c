@@ -474,8 +474,8 @@ static inline __attribute__((always_inline)) int
 parse_fast_check(const uint8_t *hdr, uint32_t avail, uint32_t frame_len, uint16_t roce_port,
 		 struct roce_fast_hdr *h)
 {
-	uint32_t l3 = ROCE_ETH_HDR_LEN, l4, bth, ip_end, end, ext_len;
-	const uint8_t *ip, *udp, *b;
+	uint32_t l3 = ROCE_ETH_HDR_LEN, l4, ip_end;
+	const uint8_t *ip;
 	uint16_t et;
 
 	/* the shortest frame taken here: Eth, IPv4, UDP, BTH */
@@ -517,32 +517,7 @@ parse_fast_check(const uint8_t *hdr, uint32_t avail, uint32_t frame_len, uint16_
 	} else {
 		return 0;
 	}
-	/* headers are read up to the smaller of the bytes at hand and the IP end */
-	end = avail < ip_end ? avail : ip_end;
-	udp = hdr + l4;
-	bth = l4 + ROCE_UDP_HDR_LEN;
-	if (bth + ROCE_BTH_LEN > end || roce_get_be16(udp + 2) != roce_port ||
-	    roce_get_be16(udp + 4) != ip_end - l4)
-		return 0;
-	b = hdr + bth;
-	ext_len = roce_opcode_ext_len_tab[b[0]];
-	if (bth + ROCE_BTH_LEN + ext_len > end ||
-	    ip_end - bth < ROCE_BTH_LEN + ext_len + ROCE_ICRC_LEN)
-		return 0;
-	h->room = ip_end - ROCE_ICRC_LEN - (bth + ROCE_BTH_LEN + ext_len);
-	h->padcnt = (b[1] >> ROCE_BTH_PADCNT_SHIFT) & 3;
-	if (h->padcnt > h->room)
-		return 0;
-	h->ip = ip;
-	h->udp = udp;
-	h->b = b;
-	h->l3 = l3;
-	h->l4 = l4;
-	h->bth = bth;
-	h->ip_end = ip_end;
-	h->ext_len = ext_len;
-	h->et = et;
-	return 1;
+	return roce_fast_check_l4(hdr, avail, roce_port, l3, l4, ip_end, et, h);
 }
 
 

@@ -79,51 +79,63 @@ roce_fast_is_ipv4(const uint8_t *hdr, uint32_t avail)
 }
 
 /*
- * parse_fast_check() for untagged IPv4 (the caller, roce_fast_is_ipv4(), saw EtherType 0x0800,
- * version 4 without options, not a fragment, UDP, and avail >= Eth + IPv4 + UDP + BTH): the
- * same checks with every offset a constant, which the fills below then store as constants.
- * An IP total length below 20 fails the BTH's bounds (ip_end < EXT).
+ * The checks after the IP header, for parse_fast_check() (roce_parse.c) and
+ * roce_fast_check_ipv4(): UDP to the RoCE port with the length the IP header leaves it, a BTH
+ * and its extension headers within the smaller of the bytes at hand and the IP end, the pad
+ * within the payload. Returns 1 and fills the rest of *h, or 0. Inline: with the offsets of
+ * untagged IPv4 as constants, they fold.
  */
 static inline __attribute__((always_inline)) int
-roce_fast_check_ipv4(const uint8_t *hdr, uint32_t avail, uint32_t frame_len,
-		      uint16_t roce_port, struct roce_fast_hdr *h)
+roce_fast_check_l4(const uint8_t *hdr, uint32_t avail, uint16_t roce_port, uint32_t l3,
+		   uint32_t l4, uint32_t ip_end, uint16_t et, struct roce_fast_hdr *h)
 {
-	enum {
-		L3 = ROCE_ETH_HDR_LEN,
-		L4 = L3 + ROCE_IPV4_HDR_LEN,
-		BTH = L4 + ROCE_UDP_HDR_LEN,
-		EXT = BTH + ROCE_BTH_LEN,
-	};
-	const uint8_t *ip = hdr + L3, *b = hdr + BTH;
-	uint32_t tot_len = roce_get_be16(ip + 2), ip_end, end, ext_len;
+	const uint32_t end = avail < ip_end ? avail : ip_end, bth = l4 + ROCE_UDP_HDR_LEN;
+	const uint8_t *udp = hdr + l4, *b = hdr + bth;
+	uint32_t ext_len;
 
-	if (tot_len > frame_len - L3)
-		return 0;
-	ip_end = L3 + tot_len;
-	end = avail < ip_end ? avail : ip_end;
-	if (EXT > end || roce_get_be16(hdr + L4 + 2) != roce_port ||
-	    roce_get_be16(hdr + L4 + 4) != tot_len - ROCE_IPV4_HDR_LEN)
+	if (bth + ROCE_BTH_LEN > end || roce_get_be16(udp + 2) != roce_port ||
+	    roce_get_be16(udp + 4) != ip_end - l4)
 		return 0;
 	ext_len = roce_opcode_ext_len_tab[b[0]];
-	if (EXT + ext_len > end || ip_end - BTH < ROCE_BTH_LEN + ext_len + ROCE_ICRC_LEN)
+	if (bth + ROCE_BTH_LEN + ext_len > end ||
+	    ip_end - bth < ROCE_BTH_LEN + ext_len + ROCE_ICRC_LEN)
 		return 0;
-	h->room = ip_end - ROCE_ICRC_LEN - (EXT + ext_len);
+	h->room = ip_end - ROCE_ICRC_LEN - (bth + ROCE_BTH_LEN + ext_len);
 	h->padcnt = (b[1] >> ROCE_BTH_PADCNT_SHIFT) & 3;
 	if (h->padcnt > h->room)
 		return 0;
-	h->n_vlans = 0;
-	h->tci = 0;
-	h->tc = ip[1];
-	h->ip = ip;
-	h->udp = hdr + L4;
+	h->ip = hdr + l3;
+	h->udp = udp;
 	h->b = b;
-	h->l3 = L3;
-	h->l4 = L4;
-	h->bth = BTH;
+	h->l3 = l3;
+	h->l4 = l4;
+	h->bth = bth;
 	h->ip_end = ip_end;
 	h->ext_len = ext_len;
-	h->et = ROCE_ETHERTYPE_IPV4;
+	h->et = et;
 	return 1;
+}
+
+/*
+ * parse_fast_check() for untagged IPv4 (the caller, roce_fast_is_ipv4(), saw EtherType
+ * 0x0800, version 4 without options, not a fragment, UDP, and avail >= Eth + IPv4 + UDP +
+ * BTH): the same checks with every offset a constant. An IP total length below 20 fails the
+ * BTH's bounds (ip_end < the BTH's end).
+ */
+static inline __attribute__((always_inline)) int
+roce_fast_check_ipv4(const uint8_t *hdr, uint32_t avail, uint32_t frame_len,
+		     uint16_t roce_port, struct roce_fast_hdr *h)
+{
+	const uint32_t tot_len = roce_get_be16(hdr + ROCE_ETH_HDR_LEN + 2);
+
+	if (tot_len > frame_len - ROCE_ETH_HDR_LEN)
+		return 0;
+	h->n_vlans = 0;
+	h->tci = 0;
+	h->tc = hdr[ROCE_ETH_HDR_LEN + 1];
+	return roce_fast_check_l4(hdr, avail, roce_port, ROCE_ETH_HDR_LEN,
+				  ROCE_ETH_HDR_LEN + ROCE_IPV4_HDR_LEN, ROCE_ETH_HDR_LEN + tot_len,
+				  ROCE_ETHERTYPE_IPV4, h);
 }
 
 /* The fields every fill stores: class, VLAN, EtherType, l3_off, IP version and traffic class
