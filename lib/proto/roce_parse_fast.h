@@ -17,12 +17,14 @@
 
 /* roce_ext_len() of a set as a constant expression, for roce_opcode_ext_len_tab[]. */
 #define ROCE_EXT_LEN_OF(e) \
-	((((e) & ROCE_EXT_RDETH) ? ROCE_RDETH_LEN : 0) + (((e) & ROCE_EXT_DETH) ? ROCE_DETH_LEN : 0) + \
+	((((e) & ROCE_EXT_RDETH) ? ROCE_RDETH_LEN : 0) + \
+	 (((e) & ROCE_EXT_DETH) ? ROCE_DETH_LEN : 0) + \
 	 (((e) & ROCE_EXT_RETH) ? ROCE_RETH_LEN : 0) + \
 	 (((e) & ROCE_EXT_ATOMICETH) ? ROCE_ATOMICETH_LEN : 0) + \
 	 (((e) & ROCE_EXT_AETH) ? ROCE_AETH_LEN : 0) + \
 	 (((e) & ROCE_EXT_ATOMICACKETH) ? ROCE_ATOMICACKETH_LEN : 0) + \
-	 (((e) & ROCE_EXT_IMMDT) ? ROCE_IMMDT_LEN : 0) + (((e) & ROCE_EXT_IETH) ? ROCE_IETH_LEN : 0) + \
+	 (((e) & ROCE_EXT_IMMDT) ? ROCE_IMMDT_LEN : 0) + \
+	 (((e) & ROCE_EXT_IETH) ? ROCE_IETH_LEN : 0) + \
 	 (((e) & ROCE_EXT_CNP) ? ROCE_CNP_RSVD_LEN : 0))
 
 /* roce_ext_len(roce_opcode_ext[op]) per opcode (roce_names.c, from the same list): the
@@ -69,9 +71,10 @@ roce_fast_is_ipv4(const uint8_t *hdr, uint32_t avail)
 {
 	const uint64_t m0 = ROCE_MEM8(0xFF, 0xFF, 0xFF, 0, 0, 0, 0, 0);
 	const uint64_t v0 = ROCE_MEM8(ROCE_ETHERTYPE_IPV4 >> 8, ROCE_ETHERTYPE_IPV4 & 0xFF, 0x45,
-				 0, 0, 0, 0, 0);
+				      0, 0, 0, 0, 0);
 	const uint64_t m1 = ROCE_MEM8((ROCE_IPV4_MF | ROCE_IPV4_FRAG_OFF_MASK) >> 8,
-				 (ROCE_IPV4_MF | ROCE_IPV4_FRAG_OFF_MASK) & 0xFF, 0, 0xFF, 0, 0, 0, 0);
+				      (ROCE_IPV4_MF | ROCE_IPV4_FRAG_OFF_MASK) & 0xFF, 0, 0xFF,
+				      0, 0, 0, 0);
 	const uint64_t v1 = ROCE_MEM8(0, 0, 0, ROCE_IPPROTO_UDP, 0, 0, 0, 0);
 
 	return avail >= ROCE_ETH_HDR_LEN + ROCE_IPV4_HDR_LEN + ROCE_UDP_HDR_LEN + ROCE_BTH_LEN &&

@@ -253,8 +253,9 @@ parse_process_transparent(const struct parse_priv *pp, struct rte_mbuf **pkts, u
 {
 	switch (pp->need) {
 	case EMU_PARSE_CLASS:
-		return pp->trust_dscp ? parse_run(pp, pkts, n, ctx, roce_parse_partial_min_inline, true) :
-					parse_run(pp, pkts, n, ctx, roce_parse_partial_min_inline, false);
+		return pp->trust_dscp ?
+			       parse_run(pp, pkts, n, ctx, roce_parse_partial_min_inline, true) :
+			       parse_run(pp, pkts, n, ctx, roce_parse_partial_min_inline, false);
 	case EMU_PARSE_QP:
 		return parse_run(pp, pkts, n, ctx, roce_parse_partial_qp, pp->trust_dscp);
 	case EMU_PARSE_DP:

@@ -611,13 +611,15 @@ emu_switch_release_held(struct emu_switch *sw, uint64_t now_ns, unsigned int fir
 		while (cap > 0 && (n = st->ops->release(st->priv, burst, cap, &ctx)) > 0) {
 			st->out_pkts += n;
 			if (!egress) {
-				n = emu_switch_run_stages(sw, i + 1, sw->n_ingress, burst, n, now_ns, 0);
+				n = emu_switch_run_stages(sw, i + 1, sw->n_ingress, burst, n,
+							  now_ns, 0);
 				for (k = 0; k < n; k++)
 					emu_switch_enqueue(sw, burst[k], now_ns);
 			} else {
 				for (k = 0; k < n; k++)
 					emu_meta(burst[k])->ts_ns = now_ns; /* its departure */
-				n = emu_switch_run_stages(sw, i + 1, sw->n_stages, burst, n, now_ns, 0);
+				n = emu_switch_run_stages(sw, i + 1, sw->n_stages, burst, n,
+							  now_ns, 0);
 				for (k = 0; k < n; k++)
 					emu_switch_tx_stage(sw, burst[k]);
 				cap = emu_switch_tx_room(sw);

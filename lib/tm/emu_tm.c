@@ -892,11 +892,13 @@ emu_tm_advance_one_queue(struct emu_tm *tm, struct emu_tm_port *p, unsigned int 
 		return emu_tm_advance_run(tm, p, q, now_ns, rng, true, true,
 					  o != NULL && o->lens != NULL, trace, o);
 	/* the common cases, with the trace as a constant too */
+	if (o != NULL && o->lens != NULL && trace)
+		return emu_tm_advance_run(tm, p, q, now_ns, rng, true, false, true, true, o);
 	if (o != NULL && o->lens != NULL)
-		return trace ? emu_tm_advance_run(tm, p, q, now_ns, rng, true, false, true, true, o) :
-			       emu_tm_advance_run(tm, p, q, now_ns, rng, true, false, true, false, o);
-	return trace ? emu_tm_advance_run(tm, p, q, now_ns, rng, true, false, false, true, o) :
-		       emu_tm_advance_run(tm, p, q, now_ns, rng, true, false, false, false, o);
+		return emu_tm_advance_run(tm, p, q, now_ns, rng, true, false, true, false, o);
+	if (trace)
+		return emu_tm_advance_run(tm, p, q, now_ns, rng, true, false, false, true, o);
+	return emu_tm_advance_run(tm, p, q, now_ns, rng, true, false, false, false, o);
 }
 
 /*
