@@ -188,20 +188,7 @@ emu_tm_enqueue(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t no
 		if (hop < tm->n_ports && (tm->ports[hop].cfg.lossless_mask & (1u << q)))
 			in = &tm->ports[hop];
 		meta->flags &= (uint8_t)~EMU_META_HEADROOM;
-		if (p->port_pkts >= p->cfg.queue_pkts)
-			reason = EMU_TM_CTR_DROP_QUEUE_FULL;
-		else if (p->port_cells + cells > p->cfg.limit_bytes)
-			reason = EMU_TM_CTR_DROP_QUEUE_FULL;
-		else if (!tm->buf.dynamic && p->q_cells[q] + cells > p->cfg.queue_limit_bytes)
-			reason = EMU_TM_CTR_DROP_QUEUE_FULL;
-		/* a fabric link (own_buffer) has its limit_bytes only, no share of the buffer */
-		else if (!p->cfg.own_buffer && tm->used_cells + cells > tm->buf.total_bytes)
-			reason = EMU_TM_CTR_DROP_BUFFER_FULL;
-		/* Dynamic threshold (Choudhury-Hahne): queue <= alpha * free shared buffer. */
-		else if (!p->cfg.own_buffer && tm->buf.dynamic &&
-			 (double)(p->q_cells[q] + cells) >
-				 tm->buf.alpha * (double)(tm->buf.total_bytes - tm->used_cells))
-			reason = EMU_TM_CTR_DROP_QUEUE_FULL;
+		reason = emu_tm_limit(tm, p, q, cells);
 		/* Without headroom (no PFC configured) a lossless frame is dropped like a lossy
 		 * one, under the reason the shared buffer gave. */
 		if (reason != EMU_TM_CTR_MAX && in != NULL && in->cfg.headroom_bytes > 0) {

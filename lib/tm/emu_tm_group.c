@@ -155,14 +155,7 @@ emu_tm_arrive(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t now
 enqueue:
 	if (unlikely((flags & EMU_META_MACCTL) || !p->link_up ||
 		     (p->cfg.ecn.enabled && p->cfg.ecn.at_enqueue) ||
-		     p->port_pkts >= p->cfg.queue_pkts ||
-		     p->port_cells + cells > p->cfg.limit_bytes ||
-		     (!tm->buf.dynamic && p->q_cells[q] + cells > p->cfg.queue_limit_bytes) ||
-		     (!own && (tm->used_cells + cells > tm->buf.total_bytes ||
-			       (tm->buf.dynamic &&
-				(double)(p->q_cells[q] + cells) >
-					tm->buf.alpha *
-						(double)(tm->buf.total_bytes - tm->used_cells))))))
+		     emu_tm_limit(tm, p, q, cells) != EMU_TM_CTR_MAX))
 		return emu_tm_enqueue(tm, port, m, now_ns, rng);
 	/* emu_tm_enqueue() of a frame every byte limit takes: its steps, in its order */
 	meta->flags = flags & (uint8_t)~EMU_META_HEADROOM;

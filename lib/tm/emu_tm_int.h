@@ -123,6 +123,30 @@ emu_tm_cells(const struct emu_tm_buffer_cfg *bc, uint32_t len)
 }
 
 /*
+ * emu_tm_enqueue()'s limits for @p cells more in data queue @p q of @p p, in its order: the
+ * port's slots and bytes, the static queue limit, the shared buffer and its dynamic threshold
+ * (Choudhury-Hahne: queue <= alpha x free shared buffer); a fabric link (own_buffer) has its
+ * limit_bytes only, no share of the buffer. Returns the reason of the first that refuses
+ * (EMU_TM_CTR_DROP_QUEUE_FULL or _BUFFER_FULL), EMU_TM_CTR_MAX when every one takes them.
+ */
+static inline unsigned int
+emu_tm_limit(const struct emu_tm *tm, const struct emu_tm_port *p, unsigned int q,
+	     uint64_t cells)
+{
+	if (p->port_pkts >= p->cfg.queue_pkts || p->port_cells + cells > p->cfg.limit_bytes ||
+	    (!tm->buf.dynamic && p->q_cells[q] + cells > p->cfg.queue_limit_bytes))
+		return EMU_TM_CTR_DROP_QUEUE_FULL;
+	if (p->cfg.own_buffer)
+		return EMU_TM_CTR_MAX;
+	if (tm->used_cells + cells > tm->buf.total_bytes)
+		return EMU_TM_CTR_DROP_BUFFER_FULL;
+	if (tm->buf.dynamic && (double)(p->q_cells[q] + cells) >
+				       tm->buf.alpha * (double)(tm->buf.total_bytes - tm->used_cells))
+		return EMU_TM_CTR_DROP_QUEUE_FULL;
+	return EMU_TM_CTR_MAX;
+}
+
+/*
  * Port @p p's link takes a frame of @p len bytes starting at @p start_ns + @p start_ps ps: the
  * link is free again at its finish (ns + ps). Returns the frame's wire time in ps (the port's
  * memo of the last length and rate spares the division).
