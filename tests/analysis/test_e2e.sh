@@ -343,9 +343,7 @@ ATTEMPT=${E2E_ATTEMPT:-1}
 if [ $PYRC -eq 3 ] && [ "$ATTEMPT" -lt 3 ]; then
 	echo "attempt $ATTEMPT of 3 stalled and missed a timing check, or lost a frame after" \
 		"rocemu: the lab again, from the start"
-	cd / && lab_cleanup
-	trap - EXIT
-	E2E_ATTEMPT=$((ATTEMPT + 1)) exec bash "$SRC/tests/analysis/test_e2e.sh" "${ARGS0[@]}"
+	lab_repeat E2E_ATTEMPT "$SRC/tests/analysis/test_e2e.sh" "${ARGS0[@]}"
 fi
 [ $PYRC -eq 0 ] || fail "rocestat against rocegen and rocemu"
 if [ "$MODE" = incast ]; then

@@ -4,8 +4,9 @@
 # $WORK/*.out, prefixed with its name, then exits 1), lab_begin WHAT (skips loudly, exit 77,
 # without root or network namespaces; else brings the lab up and sets NS_A, NS_B, IP_A, ...),
 # rocemu_start ARGS... (starts "$ROCEMU" ARGS with its output in $WORK/rocemu.out, waits for
-# "rocemu: running"), rocemu_stop (SIGINT, waits, fails on a non-zero exit), rocegen_pair and
-# rocemu_profile_switch (below). At exit a still running rocemu is stopped, the lab taken down.
+# "rocemu: running"), rocemu_stop (SIGINT, waits, fails on a non-zero exit), rocegen_pair,
+# rocemu_profile_switch and lab_repeat (below). At exit a still running rocemu is stopped, the
+# lab taken down.
 export LAB_PREFIX
 LAB="$SRC/scripts/lab/lab.sh"
 WORK=$(mktemp -d)
@@ -82,6 +83,19 @@ rocegen_pair() {
 		grep -Eq "verify [0-9]+ bytes: data ok, ([0-9]+) of \1 bytes placed" "$WORK/$s.out" ||
 			fail "rocegen $s did not check its result and place every byte"
 	done
+}
+
+# lab_repeat VAR SCRIPT ARGS...: the test again from the start, as attempt $VAR + 1 (VAR unset:
+# this was attempt 1): the lab taken down first, then SCRIPT ARGS (absolute paths) exec'd with
+# VAR exported. For tests that repeat a run a host stall or the lab's kernel spoiled.
+lab_repeat() {
+	local var=$1 script=$2 n
+	shift 2
+	n=${!var:-1}
+	cd / && lab_cleanup
+	trap - EXIT
+	export "$var=$((n + 1))"
+	exec bash "$script" "$@"
 }
 
 # rocemu_profile_switch FILE_PREFIX PROFILE: switch the running rocemu (started with

@@ -79,9 +79,7 @@ ATTEMPT=${LOSS_ATTEMPT:-1}
 if [ $PYRC -eq 3 ] && [ "$ATTEMPT" -lt 3 ]; then
 	echo "attempt $ATTEMPT of 3 lost frames in the lab's kernel after rocemu: the lab again," \
 		"from the start"
-	cd / && lab_cleanup
-	trap - EXIT
-	LOSS_ATTEMPT=$((ATTEMPT + 1)) exec bash "$SRC/tests/e2e/test_rocegen_loss.sh" "${ARGS0[@]}"
+	lab_repeat LOSS_ATTEMPT "$SRC/tests/e2e/test_rocegen_loss.sh" "${ARGS0[@]}"
 fi
 [ $PYRC -eq 0 ] || fail "drops vs retransmissions"
 grep -A2 "size(B)" "$WORK/a.out"
