@@ -932,9 +932,11 @@ test_red_fixed_point(void **state)
 /*
  * emu_tm_enqueue_burst() against emu_tm_enqueue() one packet at a time: two TMs with the
  * same configuration (a small shared buffer, static or dynamic, 256 B or 200 B cells, one port
- * with a buffer of its own or not, headroom, PFC and RED ECN on priority 3, a slot limit) get the same random bursts (lengths, priorities
- * 0 and 3, ingress ports, ECT or not) to the same ports at the same times, one through each
- * entry point, and the same dequeues and PFC collections in between. Every packet must leave
+ * with a buffer of its own or not, headroom, PFC and RED ECN on priority 3, a slot limit; the
+ * trace off and on) get the same random bursts (lengths, priorities 0 and 3, ingress ports, ECT
+ * or not; every other burst mostly one priority from one ingress, the enqueue loop's run, with
+ * header captures and fabric hops among them) to the same ports at the same times, one through
+ * each entry point, and the same dequeues and PFC collections in between. Every packet must leave
  * at the same time with the same trace, every counter and every PFC frame must be the same,
  * and the traffic must have reached the drops, the headroom, XOFF and the ECN marks.
  */
@@ -1054,34 +1056,61 @@ test_enqueue_burst_same(void **state)
 {
 	uint64_t rs = 0x9E3779B97F4A7C15ULL, t = 0, totals[EMU_TM_CTR_MAX] = { 0 }, drops = 0;
 	struct emu_rng ra, rb;
-	unsigned int mode, it, i, sent = 0, left = 0, queued = 0;
+	unsigned int mode, it, i, sent = 0, left = 0, queued = 0, runs = 0;
 
 	(void)state;
-	for (mode = 0; mode < 4; mode++) {
+	for (mode = 0; mode < 8; mode++) {
 		struct emu_tm *a, *b;
 
-		burst_mode = mode;
+		/* each buffer mode with the trace off and on */
+		burst_mode = mode % 4;
 		tm_pair(3, burst_cfg, 7, &a, &b, &ra, &rb);
+		emu_tm_set_trace(a, mode >= 4);
+		emu_tm_set_trace(b, mode >= 4);
 		for (it = 0; it < 3000; it++) {
 			struct rte_mbuf *ba[32], *bb[32];
 			unsigned int n, na, nb;
-			uint16_t port;
+			uint16_t port, run_in;
+			uint8_t run_prio;
+			bool run;
 
 #define BURST_RND() (rs ^= rs << 13, rs ^= rs >> 7, rs ^= rs << 17, (uint32_t)(rs >> 11))
 			n = 1 + BURST_RND() % 32;
 			port = (uint16_t)(BURST_RND() % 3);
+			/* every other burst one priority from one ingress (the loop's same run),
+			 * with now and then one packet of another, a header capture (wire length
+			 * apart from the mbuf's) or a fabric hop in it */
+			run = BURST_RND() % 2 == 0;
+			run_prio = (BURST_RND() % 3) ? 3 : 0;
+			run_in = (uint16_t)(BURST_RND() % 4);
 			for (i = 0; i < n; i++) {
 				uint32_t len = 74 + 4 * (BURST_RND() % 360);
 				uint8_t prio = (BURST_RND() % 3) ? 3 : 0;
 				uint8_t ecn = (uint8_t)(BURST_RND() % 3);
 				uint16_t in = (uint16_t)(BURST_RND() % 4); /* 3: no TM port */
+				unsigned int odd = BURST_RND() % 16;
 
 				ba[i] = test_roce_frame(pool, mac_b, mac_a, len, sent, 26, ecn);
 				bb[i] = test_roce_frame(pool, mac_b, mac_a, len, sent, 26, ecn);
+				if (run && odd > 2) {
+					prio = run_prio;
+					in = run_in;
+				}
 				emu_meta(ba[i])->prio = emu_meta(bb[i])->prio = prio;
 				emu_meta(ba[i])->in_port = emu_meta(bb[i])->in_port = in;
+				if (run && odd == 1) {
+					emu_meta(ba[i])->flags |= EMU_META_SNAP;
+					emu_meta(bb[i])->flags |= EMU_META_SNAP;
+					emu_meta(ba[i])->wire_len = emu_meta(bb[i])->wire_len = len + 512;
+				} else if (run && odd == 2) {
+					emu_meta(ba[i])->flags |= EMU_META_HOP;
+					emu_meta(bb[i])->flags |= EMU_META_HOP;
+					emu_meta(ba[i])->hop_in = emu_meta(bb[i])->hop_in =
+						(uint16_t)(BURST_RND() % 4);
+				}
 				sent++;
 			}
+			runs += run;
 			for (i = 0, na = 0; i < n; i++)
 				na += emu_tm_enqueue(a, port, ba[i], t, &ra);
 			if (it % 2 == 0) {
@@ -1116,6 +1145,7 @@ test_enqueue_burst_same(void **state)
 		burst_take(a, &ra, b, &rb, UINT64_MAX / 2, &left, 3);
 		pair_end(a, b, 3, 0, totals, &drops);
 	}
+	print_message("burst enqueue: %u bursts of one priority from one ingress\n", runs);
 	print_message("burst enqueue: %u frames, %u queued, %" PRIu64 " dropped (queue full %"
 		      PRIu64 ", buffer full %" PRIu64 ", headroom %" PRIu64 "), %" PRIu64
 		      " into headroom, %" PRIu64 " ECN marks, %" PRIu64 " XOFF sent: same\n",
