@@ -95,6 +95,12 @@ emu_tm_set_trace(struct emu_tm *tm, bool on)
 }
 
 void
+emu_tm_set_general_only(struct emu_tm *tm, bool on)
+{
+	tm->general_only = on;
+}
+
+void
 emu_tm_free(struct emu_tm *tm)
 {
 	unsigned int i, q;
@@ -409,6 +415,7 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 	const uint32_t queue_pkts = p->cfg.queue_pkts;
 	const unsigned int n_ports = tm->n_ports;
 	const double alpha = tm->buf.alpha;
+	const bool general_only = tm->general_only;
 	/* all_q0, port_pkts0: at the last load; what grew since is what this run queued. Every
 	 * packet from i_load on, up to the current one, was queued here: port_pkts is
 	 * port_pkts0 + i - i_load, and the slot limit is reached at i = pkts_stop. */
@@ -492,7 +499,7 @@ emu_tm_enqueue_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uin
 		/* The same run of the last packet's queue: every packet that the body below
 		 * would queue without changing what it keeps loaded, with its tests reduced to
 		 * one compare of the metadata word and the two of the room. */
-		if (cq < EMU_TM_N_PRIO && in_hop <= UINT16_MAX) {
+		if (cq < EMU_TM_N_PRIO && in_hop <= UINT16_MAX && !general_only) {
 			i = emu_tm_enqueue_same(pkts, i, RTE_MIN((uint64_t)n, pkts_stop), now_ns,
 						scan ? port : EMU_TM_SAME_ANY_PORT, cq, in_hop,
 						cb_round, pow2, trace, qb, f_slots, &f_tail, f_mask,
@@ -741,6 +748,81 @@ struct emu_tm_out {
 	uint64_t bytes;
 };
 
+/* The link's state in emu_tm_advance_run(): free from ns + ps / 1000, ceil that rounded up. */
+struct emu_tm_link_at {
+	uint64_t ns, ceil;
+	uint32_t ps;
+};
+
+/*
+ * The inner loop of emu_tm_advance_run(): up to @p n_max packets from the queue's slot
+ * @p sp on, each the next the loop's TM_ADV_START() would start, as long as it is the
+ * common one there: from ingress @p want (its in_port; not a fabric hop, not in headroom,
+ * a whole frame) of the length memo_len the wire time is known for, and with @p out
+ * (the first loop: to the dequeue) leaving by @p limit_ns (now less the propagation delay),
+ * else (onto the line) starting by @p limit_ns (now). The caller has made sure that no
+ * packet among them changes anything else the loop tracks: that the pause is over before the
+ * link is free, that none crosses XON or is marked, and that @p dst (the dequeue's array or
+ * the line's slots) and the queue's slots do not wrap. For each: the link's new state in
+ * *@p l, the trace's wait, the departure in ts_ns, the packet (and its length) in @p dst.
+ * Returns the packets taken. Fewer values live than in TM_ADV_START() and none of its
+ * branches for what changes.
+ */
+static inline __attribute__((always_inline)) uint32_t
+emu_tm_advance_same(struct rte_mbuf **sp, uint32_t n_max, uint16_t want, uint32_t memo_len,
+		    uint64_t memo_whole_ns, uint32_t memo_rest_ps, struct emu_tm_link_at *l,
+		    uint64_t limit_ns, uint64_t delay_ns, const bool out, const bool trace,
+		    struct rte_mbuf **dst, uint32_t *dst_lens)
+{
+	const uint64_t mask = 0xFFFFu |
+			      (uint64_t)(EMU_META_SNAP | EMU_META_HOP | EMU_META_HEADROOM) << 40;
+	uint64_t lns = l->ns, lceil = l->ceil;
+	uint32_t lps = l->ps, j;
+
+	for (j = 0; j < n_max; j++) {
+		struct rte_mbuf *m = sp[j];
+		struct emu_pkt_meta *meta = emu_meta(m);
+		const uint64_t w = emu_tm_meta_word64(meta), ts = meta->ts_ns;
+		uint64_t start_ns, nl_ns, nl_ceil, sum_ps;
+		uint32_t start_ps, nl_ps;
+		bool carry;
+
+		if ((w & mask) != want || rte_pktmbuf_pkt_len(m) != memo_len)
+			break;
+		/* TM_ADV_START(): the link free by the arrival or not */
+		if (ts >= lceil) {
+			start_ns = ts;
+			start_ps = 0;
+		} else {
+			start_ns = lns;
+			start_ps = lps;
+		}
+		if (!out && (ts >= lceil ? ts : lceil) > limit_ns)
+			break;
+		sum_ps = start_ps + memo_rest_ps;
+		carry = sum_ps >= 1000;
+		nl_ns = start_ns + memo_whole_ns + carry;
+		nl_ps = (uint32_t)(sum_ps - (carry ? 1000 : 0));
+		nl_ceil = nl_ns + (nl_ps != 0);
+		if (out && nl_ceil > limit_ns)
+			break;
+		lns = nl_ns;
+		lps = nl_ps;
+		lceil = nl_ceil;
+		if (trace)
+			meta->trace.wait_ns = start_ns > ts ?
+				(uint32_t)RTE_MIN(start_ns - ts, (uint64_t)UINT32_MAX) : 0;
+		meta->ts_ns = nl_ceil + delay_ns;
+		dst[j] = m;
+		if (dst_lens != NULL)
+			dst_lens[j] = memo_len;
+	}
+	l->ns = lns;
+	l->ps = lps;
+	l->ceil = lceil;
+	return j;
+}
+
 /*
  * emu_tm_port_advance() while data queue @p q alone holds packets under the strict scheduler
  * (what emu_tm_pick() would choose every time): the same steps, with the link's, the queue's
@@ -762,6 +844,7 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 	const uint64_t ecn_above = p->cfg.ecn.enabled && !p->cfg.ecn.at_enqueue ?
 					   p->cfg.ecn.kmin_bytes : UINT64_MAX;
 	const unsigned int n_ports = tm->n_ports;
+	const bool general_only = tm->general_only;
 	uint64_t link_ns = p->link_free_ns, busy_ps = p->busy_ps, qb = p->q_bytes[q];
 	const uint64_t qb0 = qb; /* qb0 - qb: the bytes that left */
 	/* what leaves the queue's cells (not headroom) and the buffer's, summed here and taken
@@ -904,10 +987,50 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 		if (w_tail - w_head > w_mask) \
 			goto stop; \
 	} while (0)
+	/* emu_tm_advance_same() for what it may take: nothing but the link, the queue's length
+	 * and where the packets go changes (the pause over before the link is free, no XON
+	 * crossed, no mark); out: to o, else onto the line, the line kept below full */
+#define TM_ADV_SAME(is_out) do { \
+		uint32_t n_ = tail - head, k_; \
+		struct emu_tm_link_at l_ = { .ns = link_ns, .ceil = link_ceil, .ps = link_ps }; \
+		if (in_hop > UINT16_MAX || n_ == 0 || memo_len == UINT32_MAX || general_only || \
+		    pause_ns >= link_ceil || ((is_out) && now_ns < delay_ns) || \
+		    (ecn_above != UINT64_MAX && qb - memo_len > ecn_above)) \
+			break; \
+		n_ = RTE_MIN(n_, f_mask + 1 - (head & f_mask)); \
+		if (qb_xon != INT64_MIN) \
+			n_ = (int64_t)qb < qb_xon ? 0 : \
+				(uint32_t)RTE_MIN((uint64_t)n_, \
+						  (uint64_t)((int64_t)qb - qb_xon) / memo_len); \
+		if (is_out) \
+			n_ = RTE_MIN(n_, (uint32_t)(o_max - o_n)); \
+		else \
+			n_ = RTE_MIN(RTE_MIN(n_, w_mask - (w_tail - w_head)), \
+				     w_mask + 1 - (w_tail & w_mask)); \
+		k_ = emu_tm_advance_same(&f_slots[head & f_mask], n_, (uint16_t)in_hop, memo_len, \
+					 memo_whole_ns, memo_rest_ps, &l_, \
+					 (is_out) ? now_ns - delay_ns : now_ns, delay_ns, is_out, \
+					 trace, (is_out) ? o_pkts + o_n : &w_slots[w_tail & w_mask], \
+					 (is_out) && lens ? o_lens + o_n : NULL); \
+		head += k_; \
+		qb -= (uint64_t)k_ * memo_len; \
+		link_ns = l_.ns; \
+		link_ps = l_.ps; \
+		link_ceil = l_.ceil; \
+		if (is_out) { \
+			o_n = (uint16_t)(o_n + k_); \
+		} else { \
+			w_tail += k_; \
+			wire_bytes += (uint64_t)k_ * memo_len; \
+		} \
+	} while (0)
 	if (w_tail - w_head > w_mask)
 		goto stop;
 	if (o_n < o_max && w_tail == w_head) {
 		for (;;) {
+			TM_ADV_SAME(true);
+			if (o_n == o_max)
+				break;
 			TM_ADV_START();
 			if (dep_ns > now_ns) {
 				TM_ADV_WIRE();
@@ -920,10 +1043,12 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 		}
 	}
 	for (;;) {
+		TM_ADV_SAME(false);
 		TM_ADV_START();
 		TM_ADV_WIRE();
 	}
 stop:
+#undef TM_ADV_SAME
 #undef TM_ADV_START
 #undef TM_ADV_OUT
 #undef TM_ADV_WIRE

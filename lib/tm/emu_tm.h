@@ -215,6 +215,13 @@ struct emu_tm *emu_tm_create(const struct emu_tm_cfg *cfg, struct emu_err *err);
  */
 void emu_tm_set_trace(struct emu_tm *tm, bool on);
 
+/**
+ * For tests: with @p on, the enqueue and advance loops take every packet through their
+ * general steps, not their inner loops for runs of alike packets (emu_tm_enqueue_same(),
+ * emu_tm_advance_same()), which must give the same result; off from emu_tm_create().
+ */
+void emu_tm_set_general_only(struct emu_tm *tm, bool on);
+
 /** Free the TM and every packet it still holds; accepts NULL. */
 void emu_tm_free(struct emu_tm *tm);
 

@@ -93,6 +93,7 @@ struct emu_tm {
 	struct emu_tm_buffer_cfg buf;
 	uint64_t used_cells; /* shared buffer in use */
 	bool trace;          /* write the trace's queueing fields (emu_tm_set_trace()) */
+	bool general_only;   /* no inner loops for alike packets (emu_tm_set_general_only()) */
 	uint8_t lossless_of[EMU_TM_MAX_PORTS]; /* ports[i].cfg.lossless_mask (fixed at create),
 						* packed: the per-packet lookup reads one byte */
 	struct emu_tm_port ports[EMU_TM_MAX_PORTS];

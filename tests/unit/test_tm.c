@@ -224,6 +224,53 @@ drain_port(struct emu_tm *tm, uint16_t port, uint32_t *seqs, uint64_t *deps, uns
 	return got;
 }
 
+/*
+ * Runs of alike packets (the enqueue and advance loops' inner loops take them) with a packet
+ * that has not arrived yet behind them: four 1000-byte frames at t = 0 and four at t = 10 us
+ * to a 10 Gb/s port with 3 us of propagation delay, through the burst entry. At 5 us the first
+ * three have left or are on the line and the fourth is on it: the second four are still
+ * queued (none started before it arrived), and they leave 3 us after their own wire times
+ * from 10 us on. The same without the delay (every start due, straight to the dequeue).
+ */
+static void
+test_runs_future_arrival(void **state)
+{
+	uint64_t delay;
+
+	(void)state;
+	for (delay = 0; delay <= 3000; delay += 3000) {
+		struct emu_tm *tm = tm_one_port(10000000000ULL, 1 << 20, delay);
+		struct emu_tm_prio_stats ps;
+		struct rte_mbuf *pkts[4];
+		uint64_t deps[8];
+		uint32_t seqs[8];
+		unsigned int i, n;
+
+		for (i = 0; i < 8; i++) {
+			pkts[i % 4] = test_frame(pool, mac_b, mac_a, 1000, i);
+			emu_meta(pkts[i % 4])->in_port = 1;
+			if (i % 4 == 3)
+				assert_int_equal(emu_tm_enqueue_burst(tm, 0, pkts, 4,
+								      i < 4 ? 0 : 10000, &rng), 4);
+		}
+		n = take(tm, 0, 5000, seqs, deps, 0, 8);
+		/* finish_k = (k + 1) x 819.2 ns, rounded up, + delay */
+		assert_int_equal(n, delay == 0 ? 4 : 2);
+		emu_tm_prio_stats(tm, 0, 0, 5000, &ps);
+		assert_int_equal(ps.queue_pkts, 4);
+		assert_int_equal(ps.queue_bytes, 4 * 1000);
+		n = take(tm, 0, 50000, seqs, deps, n, 8);
+		assert_int_equal(n, 8);
+		for (i = 0; i < 8; i++) {
+			uint64_t exact_ps = (i < 4 ? 0 : 10000000) + (uint64_t)(i % 4 + 1) * 819200;
+
+			assert_int_equal(seqs[i], i);
+			assert_int_equal(deps[i], (exact_ps + 999) / 1000 + delay);
+		}
+		emu_tm_free(tm);
+	}
+}
+
 static void
 test_strict_priority(void **state)
 {
@@ -932,10 +979,10 @@ test_red_fixed_point(void **state)
 /*
  * emu_tm_enqueue_burst() against emu_tm_enqueue() one packet at a time: two TMs with the
  * same configuration (a small shared buffer, static or dynamic, 256 B or 200 B cells, one port
- * with a buffer of its own or not, headroom, PFC and RED ECN on priority 3, a slot limit; the
- * trace off and on) get the same random bursts (lengths, priorities 0 and 3, ingress ports, ECT
- * or not; every other burst mostly one priority from one ingress, the enqueue loop's run, with
- * header captures and fabric hops among them) to the same ports at the same times, one through
+ * with a buffer of its own or not, port 1 with a propagation delay, headroom, PFC and RED ECN
+ * on priority 3, a slot limit; the trace off and on) get the same random bursts (lengths, priorities 0 and 3, ingress ports, ECT
+ * or not; every other burst mostly one priority from one ingress and of one length, the
+ * loops' runs, with header captures and fabric hops among them; A takes the general steps) to the same ports at the same times, one through
  * each entry point, and the same dequeues and PFC collections in between. Every packet must leave
  * at the same time with the same trace, every counter and every PFC frame must be the same,
  * and the traffic must have reached the drops, the headroom, XOFF and the ECN marks.
@@ -953,6 +1000,7 @@ burst_cfg(struct emu_tm_cfg *cfg)
 	cfg->buffer.alpha = 1;
 	cfg->buffer.cell_bytes = burst_mode == 3 ? 200 : 256;
 	cfg->ports[2].own_buffer = (burst_mode & 2) != 0;
+	cfg->ports[1].delay_ns = 3000; /* packets on the line after they have started */
 	for (i = 0; i < 3; i++) {
 		cfg->ports[i].queue_pkts = 64;
 		cfg->ports[i].limit_bytes = 40 * 1024;
@@ -1007,6 +1055,9 @@ tm_pair(unsigned int n, void (*tweak)(struct emu_tm_cfg *), uint64_t seed, struc
 {
 	*a = tm_ports(n, tweak);
 	*b = tm_ports(n, tweak);
+	/* A is the reference: every packet through the general steps of the enqueue and
+	 * advance loops; B takes the inner loops for runs of alike packets where they apply */
+	emu_tm_set_general_only(*a, true);
 	emu_rng_seed(ra, seed, seed);
 	emu_rng_seed(rb, seed, seed);
 }
@@ -1054,9 +1105,9 @@ pair_end(struct emu_tm *a, struct emu_tm *b, uint16_t n_ports, uint16_t from,
 static void
 test_enqueue_burst_same(void **state)
 {
-	uint64_t rs = 0x9E3779B97F4A7C15ULL, t = 0, totals[EMU_TM_CTR_MAX] = { 0 }, drops = 0;
+	uint64_t rs = 0x9E3779B97F4A7C15ULL, t = 0, t_in, totals[EMU_TM_CTR_MAX] = { 0 }, drops = 0;
 	struct emu_rng ra, rb;
-	unsigned int mode, it, i, sent = 0, left = 0, queued = 0, runs = 0;
+	unsigned int mode, it, i, sent = 0, left = 0, queued = 0, runs = 0, pauses = 0;
 
 	(void)state;
 	for (mode = 0; mode < 8; mode++) {
@@ -1071,6 +1122,7 @@ test_enqueue_burst_same(void **state)
 			struct rte_mbuf *ba[32], *bb[32];
 			unsigned int n, na, nb;
 			uint16_t port, run_in;
+			uint32_t run_len;
 			uint8_t run_prio;
 			bool run;
 
@@ -1083,6 +1135,8 @@ test_enqueue_burst_same(void **state)
 			run = BURST_RND() % 2 == 0;
 			run_prio = (BURST_RND() % 3) ? 3 : 0;
 			run_in = (uint16_t)(BURST_RND() % 4);
+			/* two lengths: runs of one burst and the next are then often alike */
+			run_len = BURST_RND() % 2 ? 1074 : 98;
 			for (i = 0; i < n; i++) {
 				uint32_t len = 74 + 4 * (BURST_RND() % 360);
 				uint8_t prio = (BURST_RND() % 3) ? 3 : 0;
@@ -1090,12 +1144,14 @@ test_enqueue_burst_same(void **state)
 				uint16_t in = (uint16_t)(BURST_RND() % 4); /* 3: no TM port */
 				unsigned int odd = BURST_RND() % 16;
 
-				ba[i] = test_roce_frame(pool, mac_b, mac_a, len, sent, 26, ecn);
-				bb[i] = test_roce_frame(pool, mac_b, mac_a, len, sent, 26, ecn);
 				if (run && odd > 2) {
 					prio = run_prio;
 					in = run_in;
 				}
+				if (run && odd != 3)
+					len = run_len;
+				ba[i] = test_roce_frame(pool, mac_b, mac_a, len, sent, 26, ecn);
+				bb[i] = test_roce_frame(pool, mac_b, mac_a, len, sent, 26, ecn);
 				emu_meta(ba[i])->prio = emu_meta(bb[i])->prio = prio;
 				emu_meta(ba[i])->in_port = emu_meta(bb[i])->in_port = in;
 				if (run && odd == 1) {
@@ -1111,10 +1167,25 @@ test_enqueue_burst_same(void **state)
 				sent++;
 			}
 			runs += run;
+			/* one burst in eight is stamped up to 2 us ahead of the next dequeue, which
+			 * then finds packets that have not arrived yet; one in sixteen comes with a
+			 * PFC pause of its priorities on the port (0 quanta: resume) */
+			t_in = t + (BURST_RND() % 8 == 0 ? BURST_RND() % 2000 : 0);
+			if (BURST_RND() % 16 == 0) {
+				uint16_t quanta[EMU_TM_N_PRIO] = { 0 };
+
+				quanta[0] = quanta[3] = (uint16_t)(BURST_RND() % 4 == 0 ? 0 :
+								   BURST_RND() % 64);
+				emu_tm_pause_rx(a, port, t, EMU_TM_MACCTL_OPCODE_PFC, 1u << 3 | 1u,
+						quanta, &ra);
+				emu_tm_pause_rx(b, port, t, EMU_TM_MACCTL_OPCODE_PFC, 1u << 3 | 1u,
+						quanta, &rb);
+				pauses++;
+			}
 			for (i = 0, na = 0; i < n; i++)
-				na += emu_tm_enqueue(a, port, ba[i], t, &ra);
+				na += emu_tm_enqueue(a, port, ba[i], t_in, &ra);
 			if (it % 2 == 0) {
-				nb = emu_tm_enqueue_burst(b, port, bb, (uint16_t)n, t, &rb);
+				nb = emu_tm_enqueue_burst(b, port, bb, (uint16_t)n, t_in, &rb);
 			} else {
 				/* the runner's entry: the run ends at a packet for another port
 				 * (here one in four bursts), the rest goes in after it */
@@ -1123,12 +1194,12 @@ test_enqueue_burst_same(void **state)
 
 				for (i = 0; i < n; i++)
 					emu_meta(bb[i])->out_port = i == stop ? (port + 1) % 3 : port;
-				k = emu_tm_enqueue_port_run(b, port, bb, (uint16_t)n, t, &rb);
+				k = emu_tm_enqueue_port_run(b, port, bb, (uint16_t)n, t_in, &rb);
 				assert_int_equal(k, stop);
 				if (stop < n) {
 					emu_meta(bb[stop])->out_port = port;
 					k += emu_tm_enqueue_port_run(b, port, bb + stop,
-								     (uint16_t)(n - stop), t, &rb);
+								     (uint16_t)(n - stop), t_in, &rb);
 				}
 				assert_int_equal(k, n);
 				nb = (unsigned int)(emu_tm_port_ctrs(b, port)[EMU_TM_CTR_ENQ_PKTS] -
@@ -1136,16 +1207,19 @@ test_enqueue_burst_same(void **state)
 			}
 			assert_int_equal(na, nb);
 			queued += na;
-			pair_same(a, b, 3, t);
+			pair_same(a, b, 3, t_in);
+			if (t_in > t)
+				burst_take(a, &ra, b, &rb, t + BURST_RND() % (t_in - t + 1), &left, 3);
 			/* a burst (about 13 us of link time) to each port every 13.5 us on average:
 			 * queues build up and drain */
-			t += BURST_RND() % 9000;
+			t = t_in + BURST_RND() % 9000;
 			burst_take(a, &ra, b, &rb, t, &left, 3);
 		}
 		burst_take(a, &ra, b, &rb, UINT64_MAX / 2, &left, 3);
 		pair_end(a, b, 3, 0, totals, &drops);
 	}
-	print_message("burst enqueue: %u bursts of one priority from one ingress\n", runs);
+	print_message("burst enqueue: %u bursts of one priority from one ingress, %u pauses\n", runs,
+		      pauses);
 	print_message("burst enqueue: %u frames, %u queued, %" PRIu64 " dropped (queue full %"
 		      PRIu64 ", buffer full %" PRIu64 ", headroom %" PRIu64 "), %" PRIu64
 		      " into headroom, %" PRIu64 " ECN marks, %" PRIu64 " XOFF sent: same\n",
@@ -1369,6 +1443,7 @@ main(void)
 		cmocka_unit_test(test_pfc_watchdog),
 		cmocka_unit_test(test_red_fixed_point),
 		cmocka_unit_test(test_enqueue_burst_same),
+		cmocka_unit_test(test_runs_future_arrival),
 		cmocka_unit_test(test_enqueue_grouped_same),
 		cmocka_unit_test(test_arrive_same),
 	};
