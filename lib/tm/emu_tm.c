@@ -325,8 +325,8 @@ emu_tm_meta_word64(const struct emu_pkt_meta *meta)
 /*
  * The inner loop of emu_tm_enqueue_run(): from pkts[i] on, below @p end, the packets its
  * body would queue without changing what it keeps loaded, that is of @p port's run (its
- * scan; EMU_TM_SAME_ANY_PORT: none), of queue @p q, from ingress @p hop (in_port: not a
- * fabric hop), whole frames (no snapshot), not MAC control, within the @p room of cells
+ * scan; EMU_TM_SAME_ANY_PORT: none), of queue @p q, from ingress @p hop (in_port, or hop_in
+ * when the first is a fabric hop: then all), whole frames (no snapshot), not MAC control, within the @p room of cells
  * (*acc_cells of it taken) and not crossing XOFF (@p acc_xoff, see there). For each, the
  * body's steps; *f_tail, *acc_cells and *acc_bytes as the body leaves them. Returns the index
  * of the first packet not taken, which the body then decides. One compare of the metadata
@@ -341,11 +341,14 @@ emu_tm_enqueue_same(struct rte_mbuf **pkts, unsigned int i, uint64_t end, uint64
 		    int64_t acc_xoff, uint64_t *acc_bytes)
 {
 	const bool scan = port != EMU_TM_SAME_ANY_PORT;
+	/* inside the fabric (the first packet a hop: so are the others) the ingress is hop_in */
+	const bool fab = i < end && (emu_meta(pkts[i])->flags & EMU_META_HOP);
 	const uint64_t flags_mask = EMU_META_MACCTL | EMU_META_SNAP | EMU_META_HOP |
 				    (scan ? EMU_META_PARSED : 0);
-	const uint64_t mask = 0xFFFFu | (scan ? 0xFFFFull << 16 : 0) |
+	const uint64_t mask = (fab ? 0 : 0xFFFFu) | (scan ? 0xFFFFull << 16 : 0) |
 			      (uint64_t)(EMU_TM_N_PRIO - 1) << 32 | flags_mask << 40;
-	const uint64_t want = hop | (scan ? (uint64_t)port << 16 | (uint64_t)EMU_META_PARSED << 40 : 0) |
+	const uint64_t want = (fab ? (uint64_t)EMU_META_HOP << 40 : hop) |
+			      (scan ? (uint64_t)port << 16 | (uint64_t)EMU_META_PARSED << 40 : 0) |
 			      (uint64_t)q << 32;
 	/* slots up to the end of the FIFO's ring: a pointer instead of the tail and its mask */
 	const uint32_t wrap = f_mask + 1 - (*f_tail & f_mask);
@@ -370,7 +373,8 @@ emu_tm_enqueue_same(struct rte_mbuf **pkts, unsigned int i, uint64_t end, uint64
 					      ((uint64_t)len + cb_round) / (cb_round + 1) *
 						      (cb_round + 1);
 
-		if ((w & mask) != want || (scan && meta->pkt.cls == ROCE_CLASS_MAC_CONTROL) ||
+		if ((w & mask) != want || (fab && meta->hop_in != hop) ||
+		    (scan && meta->pkt.cls == ROCE_CLASS_MAC_CONTROL) ||
 		    cells > room_left || (int64_t)len > xoff_left)
 			break;
 		if (trace) {
@@ -757,8 +761,8 @@ struct emu_tm_link_at {
 /*
  * The inner loop of emu_tm_advance_run(): up to @p n_max packets from the queue's slot
  * @p sp on, each the next the loop's TM_ADV_START() would start, as long as it is the
- * common one there: from ingress @p want (its in_port; not a fabric hop, not in headroom,
- * a whole frame) of the length memo_len the wire time is known for, and with @p out
+ * common one there: from ingress @p want (its in_port, or hop_in when the first is a fabric
+ * hop: then all; not in headroom, a whole frame) of the length memo_len the wire time is known for, and with @p out
  * (the first loop: to the dequeue) leaving by @p limit_ns (now less the propagation delay),
  * else (onto the line) starting by @p limit_ns (now). The caller has made sure that no
  * packet among them changes anything else the loop tracks: that the pause is over before the
@@ -774,8 +778,11 @@ emu_tm_advance_same(struct rte_mbuf **sp, uint32_t n_max, uint16_t want, uint32_
 		    uint64_t limit_ns, uint64_t delay_ns, const bool out, const bool trace,
 		    struct rte_mbuf **dst, uint32_t *dst_lens)
 {
-	const uint64_t mask = 0xFFFFu |
+	/* inside the fabric (the first packet a hop: so are the others) the ingress is hop_in */
+	const bool fab = n_max > 0 && (emu_meta(sp[0])->flags & EMU_META_HOP);
+	const uint64_t mask = (fab ? 0 : 0xFFFFu) |
 			      (uint64_t)(EMU_META_SNAP | EMU_META_HOP | EMU_META_HEADROOM) << 40;
+	const uint64_t want_w = fab ? (uint64_t)EMU_META_HOP << 40 : want;
 	uint64_t lns = l->ns, lceil = l->ceil;
 	uint32_t lps = l->ps, j;
 
@@ -787,7 +794,8 @@ emu_tm_advance_same(struct rte_mbuf **sp, uint32_t n_max, uint16_t want, uint32_
 		uint32_t start_ps, nl_ps;
 		bool carry;
 
-		if ((w & mask) != want || rte_pktmbuf_pkt_len(m) != memo_len)
+		if ((w & mask) != want_w || (fab && meta->hop_in != want) ||
+		    rte_pktmbuf_pkt_len(m) != memo_len)
 			break;
 		/* TM_ADV_START(): the link free by the arrival or not */
 		if (ts >= lceil) {

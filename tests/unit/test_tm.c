@@ -982,7 +982,8 @@ test_red_fixed_point(void **state)
  * with a buffer of its own or not, port 1 with a propagation delay, headroom, PFC and RED ECN
  * on priority 3, a slot limit; the trace off and on) get the same random bursts (lengths, priorities 0 and 3, ingress ports, ECT
  * or not; every other burst mostly one priority from one ingress and of one length, the
- * loops' runs, with header captures and fabric hops among them; A takes the general steps) to the same ports at the same times, one through
+ * loops' runs, one in four of them fabric hops, with header captures and fabric hops among
+ * them; A takes the general steps) to the same ports at the same times, one through
  * each entry point, and the same dequeues and PFC collections in between. Every packet must leave
  * at the same time with the same trace, every counter and every PFC frame must be the same,
  * and the traffic must have reached the drops, the headroom, XOFF and the ECN marks.
@@ -1124,7 +1125,7 @@ test_enqueue_burst_same(void **state)
 			uint16_t port, run_in;
 			uint32_t run_len;
 			uint8_t run_prio;
-			bool run;
+			bool run, run_hops;
 
 #define BURST_RND() (rs ^= rs << 13, rs ^= rs >> 7, rs ^= rs << 17, (uint32_t)(rs >> 11))
 			n = 1 + BURST_RND() % 32;
@@ -1135,6 +1136,7 @@ test_enqueue_burst_same(void **state)
 			run = BURST_RND() % 2 == 0;
 			run_prio = (BURST_RND() % 3) ? 3 : 0;
 			run_in = (uint16_t)(BURST_RND() % 4);
+			run_hops = run && BURST_RND() % 4 == 0;
 			/* two lengths: runs of one burst and the next are then often alike */
 			run_len = BURST_RND() % 2 ? 1074 : 98;
 			for (i = 0; i < n; i++) {
@@ -1154,7 +1156,14 @@ test_enqueue_burst_same(void **state)
 				bb[i] = test_roce_frame(pool, mac_b, mac_a, len, sent, 26, ecn);
 				emu_meta(ba[i])->prio = emu_meta(bb[i])->prio = prio;
 				emu_meta(ba[i])->in_port = emu_meta(bb[i])->in_port = in;
-				if (run && odd == 1) {
+				if (run_hops && odd > 2) {
+					/* a run of fabric hops: their ingress is hop_in */
+					emu_meta(ba[i])->flags |= EMU_META_HOP;
+					emu_meta(bb[i])->flags |= EMU_META_HOP;
+					emu_meta(ba[i])->hop_in = emu_meta(bb[i])->hop_in = run_in;
+					emu_meta(ba[i])->in_port = emu_meta(bb[i])->in_port =
+						(uint16_t)(BURST_RND() % 4);
+				} else if (run && odd == 1) {
 					emu_meta(ba[i])->flags |= EMU_META_SNAP;
 					emu_meta(bb[i])->flags |= EMU_META_SNAP;
 					emu_meta(ba[i])->wire_len = emu_meta(bb[i])->wire_len = len + 512;
