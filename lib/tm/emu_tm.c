@@ -811,8 +811,8 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 #define TM_ADV_SAME(is_out) do { \
 		uint32_t n_ = tail - head, k_; \
 		struct emu_tm_link_at l_ = { .ns = link_ns, .ceil = link_ceil, .ps = link_ps }; \
-		if (in_hop > UINT16_MAX || n_ == 0 || memo_len == UINT32_MAX || general_only || \
-		    pause_ns >= link_ceil || ((is_out) && now_ns < delay_ns) || \
+		if (in_hop > UINT16_MAX || n_ == 0 || memo_len == UINT32_MAX || memo_len == 0 || \
+		    general_only || pause_ns >= link_ceil || ((is_out) && now_ns < delay_ns) || \
 		    (ecn_above != UINT64_MAX && qb - memo_len > ecn_above)) \
 			break; \
 		n_ = RTE_MIN(n_, f_mask + 1 - (head & f_mask)); \
