@@ -981,6 +981,10 @@ ana_feed(struct ana *a, const uint8_t *frame, uint32_t caplen, uint32_t orig_len
 	if (!ana_is_data_op(op & 0x1F))
 		return;
 	f->c[ANA_C_DATA_PKTS]++;
+	if (!f->have_data_prio) {
+		f->have_data_prio = true;
+		f->data_prio = p.n_vlans > 0 ? p.pcp : (uint8_t)(p.dscp >> 3);
+	}
 	if ((op & 0x1F) == ROCE_OP_RDMA_READ_REQUEST)
 		f->c[ANA_C_READ_REQS]++;
 	if (ana_is_msg_end(op & 0x1F))

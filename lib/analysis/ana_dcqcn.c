@@ -297,6 +297,20 @@ ana_bin(const struct ana_trace *t, uint64_t t_ns)
 				  -(int64_t)((t->t0_ns - t_ns) / t->bin_ns) - 1;
 }
 
+/* Does a bin of [from, to] hold paused time (@p paused: ana_pause_mark(), NULL: none)? */
+static bool
+ana_pause_in(const struct ana_trace *t, const uint8_t *paused, uint64_t from_ns, uint64_t to_ns)
+{
+	int64_t b = ana_bin(t, from_ns), e = ana_bin(t, to_ns);
+
+	if (paused == NULL)
+		return false;
+	for (b = b < 0 ? 0 : b; b <= e && b < (int64_t)t->n; b++)
+		if (paused[b])
+			return true;
+	return false;
+}
+
 /* Predicted wire bytes per bin for params p; returns the model state at the end in *rp. */
 static void
 ana_predict(const struct ana_trace *t, const struct dcqcn_params *p, double *pred,
@@ -1044,18 +1058,83 @@ ana_explain(const struct ana_trace *t, const struct dcqcn_params *given, double 
  * a window with such time says nothing of DCQCN, and is left out of the error, the fit and
  * the cuts (NCCL's steps: each waits for the peer's data, and for the reduction). A stall
  * inside a message (more than four pacing gaps and 1/64 of a window) is not idle time: it
- * counts against the sender, and is counted in r->stalls. Returns the prefix counts
- * of idle bins (n + 1), NULL without idle time or memory (then nothing is left out).
+ * counts against the sender, and is counted in r->stalls, unless a PFC pause of the sender
+ * (ana_pause_mark()) falls in it: then it is the pause's (r->gaps_paused), whose bins are left
+ * out as idle ones. Returns the prefix counts of idle or paused bins (n + 1), NULL without
+ * either or without memory (then nothing is left out).
  */
+/*
+ * PFC pauses of @p d's sender: the paused intervals (ana_pfc.c) of its data's priority and
+ * of 802.3x PAUSE, from every port but the sender's own MAC (its own frames pause what is sent
+ * to it), longer than @p min_idle within the trace. A paused NIC sends nothing, whatever its
+ * DCQCN rate: their bins are left out as idle bins are. Which port's pause reached the sender
+ * a capture does not say (the switch's MAC in a routed fabric, the peer's in a bump in the
+ * wire): any other port's counts, which may leave out windows a pause elsewhere fell in,
+ * never count a pause against the sender. Returns a byte per bin (1: paused), NULL without
+ * any (or without memory: then nothing is left out for pauses).
+ */
+static uint8_t *
+ana_pause_mark(const struct ana *a, const struct ana_trace *t, const struct ana_flow *d,
+	       double min_idle, struct ana_dcqcn_res *r)
+{
+	const uint64_t t_end = t->t0_ns + (uint64_t)t->n * t->bin_ns;
+	uint8_t *paused = NULL;
+	uint32_t i, j, k;
+
+	if (!d->have_data_prio)
+		return NULL;
+	for (i = 0; i < a->n_pfc; i++) {
+		const struct ana_pfc_port *pp = &a->pfc[i];
+
+		if (memcmp(pp->mac, d->src_mac, 6) == 0)
+			continue;
+		for (j = 0; j < 2; j++) {
+			const struct ana_pfc_prio *q = &pp->prio[j == 0 ? d->data_prio : ANA_PRIOS - 1];
+
+			for (k = 0; k < q->n_iv; k++) {
+				uint64_t s = q->iv[k].start_ns > t->t0_ns ? q->iv[k].start_ns : t->t0_ns;
+				uint64_t e = q->iv[k].end_ns < t_end ? q->iv[k].end_ns : t_end;
+				int64_t b;
+
+				if (e <= s || (double)(e - s) <= min_idle)
+					continue;
+				if (paused == NULL && (paused = calloc(t->n, 1)) == NULL)
+					return NULL;
+				for (b = ana_bin(t, s); b <= ana_bin(t, e - 1); b++)
+					paused[b] = 1;
+				r->pauses++;
+				r->paused_ns += (double)(e - s);
+			}
+		}
+	}
+	return paused;
+}
+
 static uint32_t *
-ana_idle_mark(const struct ana_trace *t, const struct ana_flow *d, const double *pred,
-	      struct ana_dcqcn_res *r)
+ana_idle_mark(const struct ana *a, const struct ana_trace *t, const struct ana_flow *d,
+	      const double *pred, struct ana_dcqcn_res *r)
 {
 	double min_idle = (double)t->w * (double)t->bin_ns / 64.0;
-	uint8_t *idle = NULL;
+	uint8_t *idle = NULL, *paused = ana_pause_mark(a, t, d, min_idle, r);
 	uint32_t *cum, i, k;
 
 	r->idle_unknown = d->msg_gaps_dropped;
+	if (paused != NULL) {
+		/* the paused bins are left out: count the windows they fall in */
+		for (k = t->k0; k + t->w <= t->k1; k += t->w) {
+			uint32_t b;
+
+			for (b = k; b < k + t->w && !paused[b]; b++)
+				;
+			r->windows_paused += b < k + t->w;
+		}
+		/* idle bins are marked on a copy: a gap is a pause's by the pauses alone */
+		if ((idle = malloc(t->n)) == NULL) {
+			free(paused);
+			return NULL;
+		}
+		memcpy(idle, paused, t->n);
+	}
 	for (i = 0; i < d->n_msg_gaps; i++) {
 		const struct ana_msg_gap *g = &d->msg_gaps[i];
 		int64_t kb = ana_bin(t, g->from_ns), ke, j;
@@ -1073,7 +1152,10 @@ ana_idle_mark(const struct ana_trace *t, const struct ana_flow *d, const double 
 			pace = (double)g->spacing_ns;
 		idle_ns = (double)(g->to_ns - g->from_ns) - pace;
 		if (g->in_msg) {
-			if (idle_ns > 3 * pace && idle_ns > min_idle) {
+			if (idle_ns > 3 * pace && idle_ns > min_idle &&
+			    ana_pause_in(t, paused, g->from_ns, g->to_ns)) {
+				r->gaps_paused++;
+			} else if (idle_ns > 3 * pace && idle_ns > min_idle) {
 				r->stalls++;
 				r->stall_ns += idle_ns;
 				if (idle_ns > r->stall_max_ns)
@@ -1089,8 +1171,10 @@ ana_idle_mark(const struct ana_trace *t, const struct ana_flow *d, const double 
 		}
 		if (idle_ns <= pace || idle_ns <= min_idle)
 			continue;
-		if (idle == NULL && (idle = calloc(t->n, 1)) == NULL)
+		if (idle == NULL && (idle = calloc(t->n, 1)) == NULL) {
+			free(paused);
 			return NULL;
+		}
 		/* from the last packet's bin (its rate sample in the gap series is the gap's) */
 		ke = ana_bin(t, g->to_ns - 1);
 		for (j = kb < 0 ? 0 : kb; j <= ke && j < (int64_t)t->n; j++)
@@ -1098,6 +1182,7 @@ ana_idle_mark(const struct ana_trace *t, const struct ana_flow *d, const double 
 		r->idle_gaps++;
 		r->idle_ns += idle_ns;
 	}
+	free(paused);
 	if (idle == NULL)
 		return NULL;
 	cum = malloc(((size_t)t->n + 1) * sizeof(*cum));
@@ -1150,7 +1235,7 @@ ana_dcqcn_flow(struct ana *a, struct ana_flow *d, struct ana_flow *c, struct ana
 	}
 	r->n_pred = t.n;
 	ana_predict(&t, &p, r->pred, &rp);
-	t.idle_cum = ana_idle_mark(&t, d, r->pred, r);
+	t.idle_cum = ana_idle_mark(a, &t, d, r->pred, r);
 	for (k = t.k0; k + t.w <= t.k1; k += t.w) {
 		r->windows++;
 		r->windows_idle += ana_idle_in(&t, k, t.w) > 0;
@@ -1202,12 +1287,14 @@ ana_dcqcn_flow(struct ana *a, struct ana_flow *d, struct ana_flow *c, struct ana
 		r->pass = false; /* every cut left out: nothing of the cuts was checked */
 	if (r->windows > 0 && r->windows_idle == r->windows)
 		snprintf(r->why, sizeof(r->why), "every one of the %u windows holds idle time "
-			 "between messages (%.3f ms in %u gaps): nothing to compare; a smaller "
-			 "--window-us may leave some", r->windows, r->idle_ns / 1e6, r->idle_gaps);
+			 "between messages (%.3f ms in %u gaps) or a PFC pause of the sender "
+			 "(%.3f ms in %u): nothing to compare; a smaller --window-us may leave some",
+			 r->windows, r->idle_ns / 1e6, r->idle_gaps, r->paused_ns / 1e6, r->pauses);
 	else if (r->n_cuts == 0 && r->cuts_idle > 0)
 		snprintf(r->why, sizeof(r->why), "the windows of all %u cuts hold idle time "
-			 "between messages (%.3f ms in %u gaps): no cut to check", r->cuts_idle,
-			 r->idle_ns / 1e6, r->idle_gaps);
+			 "between messages (%.3f ms in %u gaps) or a PFC pause of the sender "
+			 "(%.3f ms in %u): no cut to check", r->cuts_idle, r->idle_ns / 1e6,
+			 r->idle_gaps, r->paused_ns / 1e6, r->pauses);
 	else if (r->pass)
 		snprintf(r->why, sizeof(r->why), "trajectory error %.3f <= %.3f, %u of %u cuts "
 			 "within %.0f%%", r->err_traj, a->o.tol_traj, r->cuts_ok, r->n_cuts,

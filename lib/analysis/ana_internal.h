@@ -116,6 +116,11 @@ struct ana_flow {
 	uint32_t psn_rule_tries;  /* ACKs tried against the PSN rule while unpaired */
 	uint64_t bulk_pkts;       /* data packets with more than 64 payload bytes, each PSN once */
 	uint8_t src_mac[6];
+	/* the PFC priority of its data (the first data packet's VLAN PCP, else DSCP >> 3: the
+	 * NICs' default DSCP map, and rocemu's for DSCP 26 and 48): the pauses that hold its
+	 * sender back (ana_dcqcn.c) */
+	uint8_t data_prio;
+	bool have_data_prio;
 	uint8_t transport;        /* of the first RC/UC/UD packet */
 	bool rocev1;              /* GRH + BTH: no UDP header */
 	uint64_t c[ANA_C_MAX];
@@ -259,8 +264,17 @@ struct ana_dcqcn_res {
 	uint32_t idle_gaps;       /* the gaps found idle */
 	double idle_ns;           /* their idle time in all */
 	uint64_t idle_unknown;    /* message gaps not kept (over ANA_MSG_GAPS_CAP) */
+	/* PFC pauses of the sender: the paused intervals of its data's priority and 802.3x
+	 * PAUSE, from any port but the sender's own MAC, longer than 1/64 of a window; their
+	 * windows are left out as idle ones are (and counted in windows_idle too), a gap inside
+	 * a message during one is not a stall */
+	uint32_t pauses;          /* the intervals that overlap the trace */
+	double paused_ns;         /* their time within it */
+	uint32_t windows_paused;
+	uint32_t gaps_paused;     /* gaps inside a message during a pause (not stalls) */
 	/* stalls: gaps inside a message beyond four pacing gaps at the model's rate and 1/64 of a
-	 * window (PFC, the window, the host): counted against the sender, and reported */
+	 * window (the window, the host; not a PFC pause): counted against the sender, and
+	 * reported */
 	uint32_t stalls;
 	double stall_ns, stall_max_ns;
 	struct ana_interval *stall_iv; /* each stall's gap, the first ANA_STALL_IV_CAP */

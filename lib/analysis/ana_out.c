@@ -512,14 +512,21 @@ ana_write_text(struct ana *a, FILE *out)
 			r->err_traj_line);
 		if (r->idle_gaps > 0 || r->idle_unknown > 0)
 			fprintf(out, "  idle between messages: %.3f ms in %u gaps; left out %u of %u "
-				"windows and %u cuts%s\n", r->idle_ns / 1e6, r->idle_gaps,
-				r->windows_idle, r->windows, r->cuts_idle, r->idle_unknown ?
+				"windows and %u cuts%s%s\n", r->idle_ns / 1e6, r->idle_gaps,
+				r->windows_idle, r->windows, r->cuts_idle,
+				r->pauses > 0 ? " (PFC pauses included)" : "", r->idle_unknown ?
 				" (more gaps than kept: some idle time may be counted against the "
 				"sender)" : "");
+		if (r->pauses > 0)
+			fprintf(out, "  PFC pauses of the sender: %.3f ms in %u; left out %u of %u "
+				"windows; %u gaps inside messages were pauses, not stalls\n",
+				r->paused_ns / 1e6, r->pauses, r->windows_paused, r->windows,
+				r->gaps_paused);
 		if (r->stalls > 0)
 			fprintf(out, "  stalls inside messages: %u, %.3f ms in all, the longest "
-				"%.3f ms (counted against the sender: PFC, its window or its host held "
-				"it back)\n", r->stalls, r->stall_ns / 1e6, r->stall_max_ns / 1e6);
+				"%.3f ms (counted against the sender: its window or its host held it "
+				"back, or a pause the capture does not hold)\n", r->stalls,
+				r->stall_ns / 1e6, r->stall_max_ns / 1e6);
 		{
 			char m[32], q[32];
 
@@ -832,6 +839,11 @@ ana_json(struct ana *a)
 			(json_int_t)r->windows, "windows_idle", (json_int_t)r->windows_idle,
 			"cuts_idle", (json_int_t)r->cuts_idle, "gaps", (json_int_t)r->idle_gaps,
 			"idle_us", r->idle_ns / 1000.0, "gaps_not_kept", (json_int_t)r->idle_unknown));
+		json_object_set_new(o, "pfc_paused", json_pack("{s:I,s:f,s:I,s:I,s:i}", "pauses",
+			(json_int_t)r->pauses, "paused_us", r->paused_ns / 1000.0, "windows",
+			(json_int_t)r->windows_paused, "gaps_in_messages", (json_int_t)r->gaps_paused,
+			"priority", a->flows[r->flow].have_data_prio ?
+			(int)a->flows[r->flow].data_prio : -1));
 		{
 			json_t *iv = json_array();
 

@@ -7,12 +7,16 @@
  * gaps of 250..1050 us, some followed by a second CNP 30 us later.
  *
  *   gen_dcqcn OUT.pcap TRUTH.txt WRONG.txt [--ignore-cnps | --nvidia | --idle | --stall |
- *                                           --slow-msgs]
+ *                                           --slow-msgs | --pfc | --pfc-own | --pfc-prio5]
  *
  * --nvidia: the sender runs NVIDIA's defaults instead (byte counter on), TRUTH.txt unused.
  * --idle, --stall: messages of 64 packets (WRITE_FIRST, _MIDDLE..., _LAST); at 20 ms the
  * sender stops for 2 ms, after a message's last packet (--idle: it had nothing to send) or
  * in the middle of one (--stall: it fell behind its rate), then goes on at its rate.
+ * --pfc: the --stall pause, because the switch (MAC 02:00:00:00:00:0c) paused the sender with
+ * PFC for priority 3 (its data's DSCP 26): XOFF (65535 quanta) when it stops, again every
+ * 500 us, XON when it goes on. --pfc-own: the same PFC frames from the sender's own MAC
+ * (they pause what is sent to it, not its sending); --pfc-prio5: for priority 5.
  * --slow-msgs: one-packet messages (WRITE_ONLY) at half the model's rate: every gap follows a
  * message's end and is twice the model's pacing gap, and none of it is idle time.
  * TRUTH.txt holds the parameters in NVIDIA's names; WRONG.txt the same with rpg_time_reset,
@@ -91,6 +95,14 @@ main(int argc, char **argv)
 	bool idle = argc > 4 && strcmp(argv[4], "--idle") == 0;
 	bool stall = argc > 4 && strcmp(argv[4], "--stall") == 0;
 	bool slow = argc > 4 && strcmp(argv[4], "--slow-msgs") == 0;
+	bool pfc_own = argc > 4 && strcmp(argv[4], "--pfc-own") == 0;
+	bool pfc_prio5 = argc > 4 && strcmp(argv[4], "--pfc-prio5") == 0;
+	bool pfc = pfc_own || pfc_prio5 || (argc > 4 && strcmp(argv[4], "--pfc") == 0);
+	static const uint8_t mac_sw[6] = { 2, 0, 0, 0, 0, 0x0c };
+	uint64_t pfc_t[5];
+	unsigned int n_pfc = 0, pi = 0;
+	uint8_t pbuf[128];
+	int plen;
 	bool paused = false;
 	uint8_t buf[2048], cbuf[128];
 	pcap_dumper_t *d;
@@ -133,9 +145,18 @@ main(int argc, char **argv)
 	cp.dst_ip[0] = 10, cp.dst_ip[3] = 1;
 	cp.dest_qp = 0x100;
 	clen = roce_build_cnp(cbuf, sizeof(cbuf), &cp);
+	{
+		uint16_t quanta[8] = { 0 };
+
+		quanta[pfc_prio5 ? 5 : 3] = 0xFFFF;
+		plen = roce_build_pfc(pbuf, sizeof(pbuf), pfc_own ? mac_a : mac_sw,
+				      (uint16_t)(1u << (pfc_prio5 ? 5 : 3)), quanta);
+	}
+	if (pfc)
+		stall = true;
 	dead = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535, PCAP_TSTAMP_PRECISION_NANO);
 	d = dead ? pcap_dump_open(dead, argv[1]) : NULL;
-	if (d == NULL || clen < 0) {
+	if (d == NULL || clen < 0 || plen < 0) {
 		fprintf(stderr, "gen_dcqcn: %s: cannot write\n", argv[1]);
 		return 1;
 	}
@@ -144,7 +165,15 @@ main(int argc, char **argv)
 		uint64_t now = (uint64_t)t;
 		double rate;
 
-		while (ci < n_cnp && cnps[ci] <= now) {
+		/* CNPs and PFC frames up to now, in time order */
+		while ((ci < n_cnp && cnps[ci] <= now) || (pi < n_pfc && pfc_t[pi] <= now)) {
+			if (pi < n_pfc && pfc_t[pi] <= now && (ci >= n_cnp || pfc_t[pi] <= cnps[ci])) {
+				/* the last one resumes: quanta 0 */
+				if (pi == n_pfc - 1)
+					memset(pbuf + 18, 0, 16);
+				gen_dump(d, pbuf, plen, t0 + pfc_t[pi++]);
+				continue;
+			}
 			gen_dump(d, cbuf, clen, t0 + cnps[ci]);
 			dcqcn_rp_on_cnp(&rp, &p, cnps[ci]);
 			ci++;
@@ -154,6 +183,10 @@ main(int argc, char **argv)
 		    psn % 64 == (idle ? 0u : 32u)) {
 			/* the 2 ms pause: after a message's end (idle) or inside one (stall) */
 			paused = true;
+			if (pfc) {
+				for (n_pfc = 0; n_pfc < 5; n_pfc++)
+					pfc_t[n_pfc] = now + n_pfc * 500000ULL;
+			}
 			t += 2000000.0;
 			continue;
 		}

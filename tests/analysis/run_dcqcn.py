@@ -14,6 +14,9 @@ known parameters (TRUTH, in NVIDIA's names), one that ignores the CNPs.
   nothing to send): PASS, with that time left out (2 ms in one gap, the windows it falls in),
   and the fit from WRONG recovers TRUTH within 5%;
   the same pause inside a message (--stall: it fell behind its rate): FAIL, nothing left out;
+- the same pause while the switch paused it with PFC for its priority (--pfc): PASS, the
+  pause's windows left out and the gap not a stall; with the PFC frames from its own MAC or
+  for another priority: FAIL, a stall;
 - one-packet messages at half the model's rate (--slow-msgs): FAIL, with nothing left out as
   idle (each gap follows a message's end, but is the sender's own spacing)."""
 import json
@@ -149,6 +152,8 @@ for mode, rc in (("--idle", 0), ("--stall", 1), ("--slow-msgs", 1)):
     print("pause %s: %s (%s); idle %.1f us in %d gap(s), %d of %d windows left out" % (
         mode, v["verdict"], v["why"], idle["idle_us"], idle["gaps"], idle["windows_idle"],
         idle["windows"]))
+    if mode == "--stall" and (v["stalls"]["gaps"] != 1 or v["pfc_paused"]["pauses"] != 0):
+        fail("stall sender: stalls %r, pfc %r" % (v["stalls"], v["pfc_paused"]))
     if mode == "--idle":
         # the fit, from WRONG, still recovers TRUTH with the idle time left out of every step
         fit = run("--dcqcn", wrong, "--fit", pc, want_rc=1)["fit"]["params"]
@@ -157,3 +162,27 @@ for mode, rc in (("--idle", 0), ("--stall", 1), ("--slow-msgs", 1)):
                 fail("idle sender: fit %s = %g, truth %g" % (name, fit[key], T[name]))
         print("pause --idle: fit from WRONG " + ", ".join("%s %.4g" % (k, fit[k])
                                                      for _, k in pairs))
+
+# the same stall while the switch paused the sender with PFC for its data's priority: the
+# pause's windows are left out, the gap is the pause's, not a stall: PASS. The same PFC frames
+# from the sender's own MAC (they pause what is sent to it) or for another priority: FAIL,
+# the stall counted against the sender as without them.
+for mode, rc in (("--pfc", 0), ("--pfc-own", 1), ("--pfc-prio5", 1)):
+    pc = os.path.join(tmp, "pfc%s.pcap" % mode)
+    subprocess.run([GEN, pc, os.path.join(tmp, "t5.txt"), os.path.join(tmp, "w5.txt"), mode],
+                   check=True, capture_output=True)
+    v = run("--dcqcn", truth, pc, want_rc=rc)
+    pp, st = v["pfc_paused"], v["stalls"]
+    if mode == "--pfc":
+        if (v["verdict"] != "PASS" or pp["pauses"] != 1 or abs(pp["paused_us"] - 2000) > 1 or
+                pp["windows"] < 30 or pp["gaps_in_messages"] != 1 or pp["priority"] != 3 or
+                st["gaps"] != 0 or v["idle"]["gaps"] != 0 or
+                v["idle"]["windows_idle"] != pp["windows"]):
+            fail("paused sender: %s, pfc %r, stalls %r, idle %r" % (v["why"], pp, st,
+                                                                   v["idle"]))
+    elif (v["verdict"] != "FAIL" or pp["pauses"] != 0 or pp["windows"] != 0 or
+          st["gaps"] != 1):
+        fail("%s sender: %s, pfc %r, stalls %r" % (mode, v["why"], pp, st))
+    print("pause %s: %s (%s); %d PFC pause(s) of the sender, %.1f us, %d of %d windows left "
+          "out, %d stall(s)" % (mode, v["verdict"], v["why"], pp["pauses"], pp["paused_us"],
+                                pp["windows"], v["idle"]["windows"], st["gaps"]))
