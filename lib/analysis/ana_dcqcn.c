@@ -1089,11 +1089,13 @@ ana_pause_mark(const struct ana *a, const struct ana_trace *t, const struct ana_
 		if (memcmp(pp->mac, d->src_mac, 6) == 0)
 			continue;
 		for (j = 0; j < 2; j++) {
-			const struct ana_pfc_prio *q = &pp->prio[j == 0 ? d->data_prio : ANA_PRIOS - 1];
+			const struct ana_pfc_prio *q =
+				&pp->prio[j == 0 ? d->data_prio : ANA_PRIOS - 1];
 
 			for (k = 0; k < q->n_iv; k++) {
-				uint64_t s = q->iv[k].start_ns > t->t0_ns ? q->iv[k].start_ns : t->t0_ns;
-				uint64_t e = q->iv[k].end_ns < t_end ? q->iv[k].end_ns : t_end;
+				const struct ana_interval *v = &q->iv[k];
+				uint64_t s = v->start_ns > t->t0_ns ? v->start_ns : t->t0_ns;
+				uint64_t e = v->end_ns < t_end ? v->end_ns : t_end;
 				int64_t b;
 
 				if (e <= s || (double)(e - s) <= min_idle)
@@ -1288,7 +1290,8 @@ ana_dcqcn_flow(struct ana *a, struct ana_flow *d, struct ana_flow *c, struct ana
 	if (r->windows > 0 && r->windows_idle == r->windows)
 		snprintf(r->why, sizeof(r->why), "every one of the %u windows holds idle time "
 			 "between messages (%.3f ms in %u gaps) or a PFC pause of the sender "
-			 "(%.3f ms in %u): nothing to compare; a smaller --window-us may leave some",
+			 "(%.3f ms in %u): nothing to compare; a smaller --window-us may leave "
+			 "some",
 			 r->windows, r->idle_ns / 1e6, r->idle_gaps, r->paused_ns / 1e6, r->pauses);
 	else if (r->n_cuts == 0 && r->cuts_idle > 0)
 		snprintf(r->why, sizeof(r->why), "the windows of all %u cuts hold idle time "

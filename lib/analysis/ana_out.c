@@ -524,8 +524,8 @@ ana_write_text(struct ana *a, FILE *out)
 				r->gaps_paused);
 		if (r->stalls > 0)
 			fprintf(out, "  stalls inside messages: %u, %.3f ms in all, the longest "
-				"%.3f ms (counted against the sender: its window or its host held it "
-				"back, or a pause the capture does not hold)\n", r->stalls,
+				"%.3f ms (counted against the sender: its window or its host held "
+				"it back, or a pause the capture does not hold)\n", r->stalls,
 				r->stall_ns / 1e6, r->stall_max_ns / 1e6);
 		{
 			char m[32], q[32];
@@ -841,7 +841,8 @@ ana_json(struct ana *a)
 			"idle_us", r->idle_ns / 1000.0, "gaps_not_kept", (json_int_t)r->idle_unknown));
 		json_object_set_new(o, "pfc_paused", json_pack("{s:I,s:f,s:I,s:I,s:i}", "pauses",
 			(json_int_t)r->pauses, "paused_us", r->paused_ns / 1000.0, "windows",
-			(json_int_t)r->windows_paused, "gaps_in_messages", (json_int_t)r->gaps_paused,
+			(json_int_t)r->windows_paused, "gaps_in_messages",
+			(json_int_t)r->gaps_paused,
 			"priority", a->flows[r->flow].have_data_prio ?
 			(int)a->flows[r->flow].data_prio : -1));
 		{

@@ -828,7 +828,8 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 		k_ = emu_tm_advance_same(&f_slots[head & f_mask], n_, (uint16_t)in_hop, memo_len, \
 					 memo_whole_ns, memo_rest_ps, &l_, \
 					 (is_out) ? now_ns - delay_ns : now_ns, delay_ns, is_out, \
-					 trace, (is_out) ? o_pkts + o_n : &w_slots[w_tail & w_mask], \
+					 trace, \
+					 (is_out) ? o_pkts + o_n : &w_slots[w_tail & w_mask], \
 					 (is_out) && lens ? o_lens + o_n : NULL); \
 		head += k_; \
 		qb -= (uint64_t)k_ * memo_len; \

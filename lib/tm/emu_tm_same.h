@@ -64,12 +64,13 @@ emu_tm_meta_word64(const struct emu_pkt_meta *meta)
  * The inner loop of emu_tm_enqueue_run(): from pkts[i] on, below @p end, the packets its
  * body would queue without changing what it keeps loaded, that is of @p port's run (its
  * scan; EMU_TM_SAME_ANY_PORT: none), of queue @p q, from ingress @p hop (in_port, or hop_in
- * when the first is a fabric hop: then all), whole frames (no snapshot), not MAC control, within the @p room of cells
- * (*acc_cells of it taken) and not crossing XOFF (@p acc_xoff, see there). For each, the
- * body's steps; *f_tail, *acc_cells and *acc_bytes as the body leaves them. Returns the index
- * of the first packet not taken, which the body then decides. One compare of the metadata
- * word and two of the room a packet, and few enough values live that none is kept on the
- * stack (the body's tests for what changes keep about fifteen there).
+ * when the first is a fabric hop: then all), whole frames (no snapshot), not MAC control,
+ * within the @p room of cells (*acc_cells of it taken) and not crossing XOFF (@p acc_xoff,
+ * see there). For each, the body's steps; *f_tail, *acc_cells and *acc_bytes as the body
+ * leaves them. Returns the index of the first packet not taken, which the body then decides.
+ * One compare of the metadata word and two of the room a packet, and few enough values live
+ * that none is kept on the stack (the body's tests for what changes keep about fifteen
+ * there).
  */
 static inline __attribute__((always_inline)) unsigned int
 emu_tm_enqueue_same(struct rte_mbuf **pkts, unsigned int i, uint64_t end, uint64_t now_ns,
@@ -118,7 +119,8 @@ emu_tm_enqueue_same(struct rte_mbuf **pkts, unsigned int i, uint64_t end, uint64
 		if (trace) {
 			meta->trace.t_enq_ns = now_ns;
 			meta->trace.qdepth_bytes = (uint32_t)RTE_MIN(
-				qb + *acc_bytes + (uint64_t)(xoff_left0 - xoff_left), (uint64_t)UINT32_MAX);
+				qb + *acc_bytes + (uint64_t)(xoff_left0 - xoff_left),
+				(uint64_t)UINT32_MAX);
 		}
 		room_left -= cells;
 		xoff_left -= len;
@@ -143,15 +145,15 @@ struct emu_tm_link_at {
  * The inner loop of emu_tm_advance_run(): up to @p n_max packets from the queue's slot
  * @p sp on, each the next the loop's TM_ADV_START() would start, as long as it is the
  * common one there: from ingress @p want (its in_port, or hop_in when the first is a fabric
- * hop: then all; not in headroom, a whole frame) of the length memo_len the wire time is known for, and with @p out
- * (the first loop: to the dequeue) leaving by @p limit_ns (now less the propagation delay),
- * else (onto the line) starting by @p limit_ns (now). The caller has made sure that no
- * packet among them changes anything else the loop tracks: that the pause is over before the
- * link is free, that none crosses XON or is marked, and that @p dst (the dequeue's array or
- * the line's slots) and the queue's slots do not wrap. For each: the link's new state in
- * *@p l, the trace's wait, the departure in ts_ns, the packet (and its length) in @p dst.
- * Returns the packets taken. Fewer values live than in TM_ADV_START() and none of its
- * branches for what changes.
+ * hop: then all; not in headroom, a whole frame) of the length memo_len the wire time is
+ * known for, and with @p out (the first loop: to the dequeue) leaving by @p limit_ns (now
+ * less the propagation delay), else (onto the line) starting by @p limit_ns (now). The caller
+ * has made sure that no packet among them changes anything else the loop tracks: that the
+ * pause is over before the link is free, that none crosses XON or is marked, and that @p dst
+ * (the dequeue's array or the line's slots) and the queue's slots do not wrap. For each: the
+ * link's new state in *@p l, the trace's wait, the departure in ts_ns, the packet (and its
+ * length) in @p dst. Returns the packets taken. Fewer values live than in TM_ADV_START() and
+ * none of its branches for what changes.
  */
 static inline __attribute__((always_inline)) uint32_t
 emu_tm_advance_same(struct rte_mbuf **sp, uint32_t n_max, uint16_t want, uint32_t memo_len,

@@ -167,7 +167,8 @@ main(int argc, char **argv)
 
 		/* CNPs and PFC frames up to now, in time order */
 		while ((ci < n_cnp && cnps[ci] <= now) || (pi < n_pfc && pfc_t[pi] <= now)) {
-			if (pi < n_pfc && pfc_t[pi] <= now && (ci >= n_cnp || pfc_t[pi] <= cnps[ci])) {
+			if (pi < n_pfc && pfc_t[pi] <= now &&
+			    (ci >= n_cnp || pfc_t[pi] <= cnps[ci])) {
 				/* the last one resumes: quanta 0 */
 				if (pi == n_pfc - 1)
 					memset(pbuf + 18, 0, 16);

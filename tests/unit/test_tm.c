@@ -980,13 +980,15 @@ test_red_fixed_point(void **state)
  * emu_tm_enqueue_burst() against emu_tm_enqueue() one packet at a time: two TMs with the
  * same configuration (a small shared buffer, static or dynamic, 256 B or 200 B cells, one port
  * with a buffer of its own or not, port 1 with a propagation delay, headroom, PFC and RED ECN
- * on priority 3, a slot limit; the trace off and on) get the same random bursts (lengths, priorities 0 and 3, ingress ports, ECT
- * or not; every other burst mostly one priority from one ingress and of one length, the
- * loops' runs, one in four of them fabric hops, with header captures and fabric hops among
- * them; A takes the general steps) to the same ports at the same times, one through
- * each entry point, and the same dequeues and PFC collections in between. Every packet must leave
- * at the same time with the same trace, every counter and every PFC frame must be the same,
- * and the traffic must have reached the drops, the headroom, XOFF and the ECN marks.
+ * on priority 3, a slot limit; the trace off and on) get the same random bursts (lengths,
+ * priorities 0 and 3, ingress ports, ECT or not; every other burst mostly one priority from
+ * one ingress and of one length, the loops' runs, one in four of them fabric hops, with
+ * header captures and fabric hops among them; some stamped ahead of the next dequeue; now
+ * and then a PFC pause) to the same ports at the same times, one through each entry point,
+ * A taking the general steps (emu_tm_set_general_only()), and the same dequeues and PFC
+ * collections in between. Every packet must leave at the same time with the same trace,
+ * every counter and every PFC frame must be the same, and the traffic must have reached the
+ * drops, the headroom, XOFF and the ECN marks.
  */
 static unsigned int burst_mode; /* bit 0: dynamic buffer; bit 1: port 2 has its own buffer
 				  * (a fabric link); 3: also cells of 200 B (not a power of two) */
@@ -1166,7 +1168,8 @@ test_enqueue_burst_same(void **state)
 				} else if (run && odd == 1) {
 					emu_meta(ba[i])->flags |= EMU_META_SNAP;
 					emu_meta(bb[i])->flags |= EMU_META_SNAP;
-					emu_meta(ba[i])->wire_len = emu_meta(bb[i])->wire_len = len + 512;
+					emu_meta(ba[i])->wire_len = len + 512;
+					emu_meta(bb[i])->wire_len = len + 512;
 				} else if (run && odd == 2) {
 					emu_meta(ba[i])->flags |= EMU_META_HOP;
 					emu_meta(bb[i])->flags |= EMU_META_HOP;
@@ -1208,7 +1211,8 @@ test_enqueue_burst_same(void **state)
 				if (stop < n) {
 					emu_meta(bb[stop])->out_port = port;
 					k += emu_tm_enqueue_port_run(b, port, bb + stop,
-								     (uint16_t)(n - stop), t_in, &rb);
+								     (uint16_t)(n - stop), t_in,
+								     &rb);
 				}
 				assert_int_equal(k, n);
 				nb = (unsigned int)(emu_tm_port_ctrs(b, port)[EMU_TM_CTR_ENQ_PKTS] -
@@ -1218,7 +1222,8 @@ test_enqueue_burst_same(void **state)
 			queued += na;
 			pair_same(a, b, 3, t_in);
 			if (t_in > t)
-				burst_take(a, &ra, b, &rb, t + BURST_RND() % (t_in - t + 1), &left, 3);
+				burst_take(a, &ra, b, &rb, t + BURST_RND() % (t_in - t + 1), &left,
+					   3);
 			/* a burst (about 13 us of link time) to each port every 13.5 us on average:
 			 * queues build up and drain */
 			t = t_in + BURST_RND() % 9000;
@@ -1227,8 +1232,8 @@ test_enqueue_burst_same(void **state)
 		burst_take(a, &ra, b, &rb, UINT64_MAX / 2, &left, 3);
 		pair_end(a, b, 3, 0, totals, &drops);
 	}
-	print_message("burst enqueue: %u bursts of one priority from one ingress, %u pauses\n", runs,
-		      pauses);
+	print_message("burst enqueue: %u bursts of one priority from one ingress, %u pauses\n",
+		      runs, pauses);
 	print_message("burst enqueue: %u frames, %u queued, %" PRIu64 " dropped (queue full %"
 		      PRIu64 ", buffer full %" PRIu64 ", headroom %" PRIu64 "), %" PRIu64
 		      " into headroom, %" PRIu64 " ECN marks, %" PRIu64 " XOFF sent: same\n",
