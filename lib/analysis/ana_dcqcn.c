@@ -1050,20 +1050,6 @@ ana_explain(const struct ana_trace *t, const struct dcqcn_params *given, double 
 }
 
 /*
- * Idle time: a gap after a message's last packet is idle for the part of it beyond one pacing
- * gap (the last frame's wire time at the predicted Rc of its bin, or the sender's own gap
- * before that packet when longer), when that part is longer than the pacing gap and than
- * 1/64 of a window (1.5% of its bytes); the bins from the last packet's to the next one's. A
- * rate limiter sends no faster than Rc, and a sender without a next message sends nothing:
- * a window with such time says nothing of DCQCN, and is left out of the error, the fit and
- * the cuts (NCCL's steps: each waits for the peer's data, and for the reduction). A stall
- * inside a message (more than four pacing gaps and 1/64 of a window) is not idle time: it
- * counts against the sender, and is counted in r->stalls, unless a PFC pause of the sender
- * (ana_pause_mark()) falls in it: then it is the pause's (r->gaps_paused), whose bins are left
- * out as idle ones. Returns the prefix counts of idle or paused bins (n + 1), NULL without
- * either or without memory (then nothing is left out).
- */
-/*
  * PFC pauses of @p d's sender: the paused intervals (ana_pfc.c) of its data's priority and
  * of 802.3x PAUSE, from every port but the sender's own MAC (its own frames pause what is sent
  * to it), longer than @p min_idle within the trace. A paused NIC sends nothing, whatever its
@@ -1112,6 +1098,20 @@ ana_pause_mark(const struct ana *a, const struct ana_trace *t, const struct ana_
 	return paused;
 }
 
+/*
+ * Idle time: a gap after a message's last packet is idle for the part of it beyond one pacing
+ * gap (the last frame's wire time at the predicted Rc of its bin, or the sender's own gap
+ * before that packet when longer), when that part is longer than the pacing gap and than
+ * 1/64 of a window (1.5% of its bytes); the bins from the last packet's to the next one's. A
+ * rate limiter sends no faster than Rc, and a sender without a next message sends nothing:
+ * a window with such time says nothing of DCQCN, and is left out of the error, the fit and
+ * the cuts (NCCL's steps: each waits for the peer's data, and for the reduction). A stall
+ * inside a message (more than four pacing gaps and 1/64 of a window) is not idle time: it
+ * counts against the sender, and is counted in r->stalls, unless a PFC pause of the sender
+ * (ana_pause_mark()) falls in it: then it is the pause's (r->gaps_paused), whose bins are left
+ * out as idle ones. Returns the prefix counts of idle or paused bins (n + 1), NULL without
+ * either or without memory (then nothing is left out).
+ */
 static uint32_t *
 ana_idle_mark(const struct ana *a, const struct ana_trace *t, const struct ana_flow *d,
 	      const double *pred, struct ana_dcqcn_res *r)
