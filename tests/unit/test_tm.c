@@ -228,9 +228,10 @@ drain_port(struct emu_tm *tm, uint16_t port, uint32_t *seqs, uint64_t *deps, uns
  * Runs of alike packets (the enqueue and advance loops' inner loops take them) with a packet
  * that has not arrived yet behind them: four 1000-byte frames at t = 0 and four at t = 10 us
  * to a 10 Gb/s port with 3 us of propagation delay, through the burst entry. At 5 us the first
- * three have left or are on the line and the fourth is on it: the second four are still
- * queued (none started before it arrived), and they leave 3 us after their own wire times
- * from 10 us on. The same without the delay (every start due, straight to the dequeue).
+ * four have started (two have left, two are on the line), the second four are still queued
+ * (none started before it arrived), and they leave 3 us after their own wire times from
+ * 10 us on. The same without the delay (the first four have left by 5 us: each start due,
+ * straight to the dequeue).
  */
 static void
 test_runs_future_arrival(void **state)
