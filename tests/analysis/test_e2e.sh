@@ -339,12 +339,8 @@ else:
                 sys.exit(3)
             assert False, "the stalls do not explain the miss"
 PY
-ATTEMPT=${E2E_ATTEMPT:-1}
-if [ $PYRC -eq 3 ] && [ "$ATTEMPT" -lt 3 ]; then
-	echo "attempt $ATTEMPT of 3 stalled and missed a timing check, or lost a frame after" \
-		"rocemu: the lab again, from the start"
-	lab_repeat E2E_ATTEMPT "$SRC/tests/analysis/test_e2e.sh" "${ARGS0[@]}"
-fi
+lab_repeat $PYRC E2E_ATTEMPT "stalled and missed a timing check, or lost a frame after rocemu" \
+	"$SRC/tests/analysis/test_e2e.sh" "${ARGS0[@]}"
 [ $PYRC -eq 0 ] || fail "rocestat against rocegen and rocemu"
 if [ "$MODE" = incast ]; then
 	for f in rocestat-ingress rocestat-wrong; do

@@ -85,13 +85,17 @@ rocegen_pair() {
 	done
 }
 
-# lab_repeat VAR SCRIPT ARGS...: the test again from the start, as attempt $VAR + 1 (VAR unset:
-# this was attempt 1): the lab taken down first, then SCRIPT ARGS (absolute paths) exec'd with
-# VAR exported. For tests that repeat a run a host stall or the lab's kernel spoiled.
+# lab_repeat RC VAR WHY SCRIPT ARGS...: when RC is 3 (the run was spoiled: WHY) and this was
+# not the third attempt, the test again from the start, as attempt $VAR + 1 (VAR unset: this
+# was attempt 1): the lab taken down first, then SCRIPT ARGS (absolute paths) exec'd with VAR
+# exported; otherwise it returns. For tests that repeat a run a host stall or the lab's kernel
+# spoiled.
 lab_repeat() {
-	local var=$1 script=$2 n
-	shift 2
+	local rc=$1 var=$2 why=$3 script=$4 n
+	shift 4
 	n=${!var:-1}
+	[ "$rc" -eq 3 ] && [ "$n" -lt 3 ] || return 0
+	echo "attempt $n of 3 $why: the lab again, from the start"
 	cd / && lab_cleanup
 	trap - EXIT
 	export "$var=$((n + 1))"
