@@ -4,7 +4,7 @@
  * and the congestion signals. Memory per flow: counters, a 2^16-PSN bitmap for data flows,
  * bounded event lists, rate bins whose width doubles rather than grow past a cap.
  *
- * Over 600 lines (1211): the one streaming pass and its per-flow checks; kept whole so the
+ * Over 600 lines (1215): the one streaming pass and its per-flow checks; kept whole so the
  * pass reads top to bottom (the outputs and the DCQCN validation are apart).
  */
 #include <arpa/inet.h>

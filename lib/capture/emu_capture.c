@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The capture ring, both of its sides: the worker's push (records written in place) and the
- * main lcore's drain into lib/capture's file writer, with rotation. About 630 lines, over the
+ * main lcore's drain into lib/capture's file writer, with rotation. About 640 lines, over the
  * ~600 of lib/: the two sides share the record layout and the ring's indices, which stay
  * private to this file (splitting it would put them in a header for two readers).
  */

@@ -175,7 +175,7 @@ debugfs_name() {
 	esac
 }
 
-# The names rocestat --dcqcn accepts (lib/analysis/ana_dcqcn.c, docs/rocestat.md).
+# The names rocestat --dcqcn accepts (lib/analysis/ana_params.c, docs/rocestat.md).
 ROCESTAT_NAMES=" rpg_time_reset rpg_byte_reset rpg_threshold rpg_ai_rate rpg_hai_rate rpg_min_dec_fac
  rpg_min_rate rpg_gd rpg_max_rate rate_to_set_on_first_cnp dce_tcp_g dce_tcp_rtt
  rate_reduce_monitor_period initial_alpha_value clamp_tgt_rate clamp_tgt_rate_after_time_inc
