@@ -112,6 +112,9 @@ struct fab_cfg {
 	uint8_t level[FAB_MAX_LINKS];
 	uint8_t n_levels;
 	bool levels_exact;
+	/** Level k's links all end where the packets leave for their real port (no link
+	 * follows them on any route): the last level of a leaf-spine. */
+	bool level_last[FAB_MAX_LINKS];
 };
 
 /** The key tables of "fabric", its switches and links (fab_keys.c). */

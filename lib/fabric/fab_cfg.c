@@ -300,8 +300,12 @@ fab_levels(struct fab_cfg *c)
 	}
 	c->levels_exact = !changed;
 	c->n_levels = 0;
+	for (l = 0; l < c->n_links; l++)
+		c->level_last[l] = true;
 	for (l = 0; l < c->n_links; l++) {
 		c->level[l] = (uint8_t)lv[l];
+		if (feeds[l] != 0)
+			c->level_last[lv[l]] = false;
 		if (lv[l] + 1 > c->n_levels)
 			c->n_levels = (uint8_t)(lv[l] + 1);
 		for (m = 0; m < c->n_links; m++)

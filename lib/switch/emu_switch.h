@@ -247,6 +247,13 @@ const struct emu_pipeline *emu_switch_pipeline(const struct emu_switch *sw);
 /** The TM, for the profile loader and tests. */
 struct emu_tm *emu_switch_tm(struct emu_switch *sw);
 
+/**
+ * For tests: with @p on, the fabric takes packets one at a time (no burst onto the links, no
+ * bulk merge of the last level) and the TM its general steps (emu_tm_set_general_only()),
+ * which must give the same result; off from emu_switch_create().
+ */
+void emu_switch_set_general_only(struct emu_switch *sw, bool on);
+
 /** A TM change (emu_tm_set()) at @p now_ns, with the switch's TM random stream: tests. */
 int emu_switch_tm_set(struct emu_switch *sw, uint16_t port, const char *key, const json_t *val,
 		      bool apply, uint64_t now_ns, const char *path, struct emu_err *err);

@@ -31,6 +31,13 @@ emu_switch_tm(struct emu_switch *sw)
 	return sw->tm;
 }
 
+void
+emu_switch_set_general_only(struct emu_switch *sw, bool on)
+{
+	sw->general_only = on;
+	emu_tm_set_general_only(sw->tm, on);
+}
+
 /* One object per TM port, stage (null without compile) and incast source; NULL on ENOMEM. */
 json_t *
 emu_switch_settings_snapshot(const struct emu_switch *sw)

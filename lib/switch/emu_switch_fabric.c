@@ -194,7 +194,7 @@ emu_switch_fabric_enter_run(struct emu_switch *sw, struct rte_mbuf **pkts, uint1
 	uint16_t ports[EMU_BURST];
 	uint16_t k;
 
-	if (fc == NULL)
+	if (fc == NULL || sw->general_only)
 		return 0;
 	for (k = 0; k < n && k < EMU_BURST; k++) {
 		struct emu_pkt_meta *meta = emu_meta(pkts[k]);
@@ -379,6 +379,89 @@ emu_fab_merge(struct emu_switch *sw, const uint16_t *lk, const uint16_t *ports, 
 	}
 }
 
+/* The arrivals out[0 .. @p got - 1] not yet delivered (NULL: delivered), cnt[p] of them for
+ * real port p: each port's in their order, into its TM in one call, the ports in turn. */
+static void
+emu_fab_deliver(struct emu_switch *sw, struct rte_mbuf **out, const uint16_t *cnt,
+		struct rte_mbuf **sorted, uint16_t *pos, unsigned int got)
+{
+	const unsigned int n_ports = sw->fab->n_ports;
+	unsigned int p, k, at = 0;
+
+	for (p = 0; p < n_ports; p++) {
+		pos[p] = (uint16_t)at;
+		at += cnt[p];
+	}
+	if (at == 0)
+		return;
+	for (k = 0; k < got; k++)
+		if (out[k] != NULL) {
+			uint16_t o = emu_meta(out[k])->out_port;
+
+			sorted[pos[o]++] = out[k];
+			out[k] = NULL;
+		}
+	for (p = 0, at = 0; p < n_ports; at += cnt[p], p++)
+		if (cnt[p] > 0)
+			emu_tm_arrive_run(sw->tm, (uint16_t)p, &sorted[at], cnt[p], &sw->tm_rng);
+}
+
+/*
+ * The departures of the last level's links @p lk (@p n, their ports @p ports) that left by
+ * @p now_ns, when emu_tm_arrivals_calm() says their arrivals at the real ports touch only the
+ * state of the port each arrives at, and no wire of the level is full: returns false (having
+ * done nothing) otherwise. Then what emu_fab_merge() does one packet at a time comes out the
+ * same taken in bulk: the departures in its order (emu_tm_merge_departed(), which starts
+ * nothing: no wire was full), each port's arrivals in that order (emu_tm_arrive_run()), the
+ * ports one after the other. No PFC frame is sent meanwhile, as none can become due.
+ */
+static bool
+emu_fab_merge_last(struct emu_switch *sw, const uint16_t *lk, const uint16_t *ports,
+		   unsigned int n, uint64_t now_ns)
+{
+	const struct fab_cfg *fc = sw->fab;
+	struct rte_mbuf *out[EMU_BURST * 2], *sorted[EMU_BURST * 2];
+	uint8_t from[EMU_BURST * 2];
+	uint16_t dests[EMU_MAX_PORTS], cnt[EMU_MAX_PORTS], pos[EMU_MAX_PORTS];
+	struct emu_tm_sum sum = { 0, 0, 0 };
+	unsigned int i, k, got, n_dests = 0;
+
+	if (sw->general_only || !emu_tm_departed_sum(sw->tm, ports, n, now_ns, &sum))
+		return false;
+	if (sum.pkts == 0)
+		return true;
+	for (i = 0; i < fc->n_ports && i < EMU_MAX_PORTS; i++)
+		if (fc->port_leaf[i] != FAB_NONE)
+			dests[n_dests++] = (uint16_t)i;
+	if (!emu_tm_arrivals_calm(sw->tm, dests, n_dests, ports, n, &sum))
+		return false;
+	while ((got = emu_tm_merge_departed(sw->tm, ports, n, now_ns, out, from,
+					    RTE_DIM(out))) > 0) {
+		memset(cnt, 0, sizeof(cnt[0]) * fc->n_ports);
+		for (k = 0; k < got; k++) {
+			struct emu_pkt_meta *meta = emu_meta(out[k]);
+			unsigned int l = lk[from[k]];
+
+			meta->hop_in = fab_link_port(fc, l);
+			meta->flags |= EMU_META_HOP;
+			/* always so on a last level (its links end at the packets' leaves); a
+			 * packet that were not would take the general way, after those before it */
+			if (unlikely(fc->links[l].to != fc->port_leaf[meta->out_port])) {
+				emu_fab_deliver(sw, out, cnt, sorted, pos, k);
+				memset(cnt, 0, sizeof(cnt[0]) * fc->n_ports);
+				emu_fab_arrive(sw, l, out[k]);
+				out[k] = NULL;
+				if (sw->fab_pfc && emu_tm_pfc_pending(sw->tm))
+					emu_switch_send_pfc(sw, meta->ts_ns);
+				continue;
+			}
+			cnt[meta->out_port]++;
+		}
+		emu_fab_deliver(sw, out, cnt, sorted, pos, got);
+	}
+	return true;
+}
+
 /*
  * Level by level (leaf-spine and every fabric whose links are fed from one depth): the links
  * of level k have all their input up to @p now_ns (from the ports, or from level k - 1, done
@@ -406,7 +489,8 @@ emu_fab_advance_levels(struct emu_switch *sw, uint64_t now_ns)
 			emu_tm_advance(sw->tm, ports[n], now_ns, &sw->tm_rng);
 			n++;
 		}
-		emu_fab_merge(sw, lk, ports, n, now_ns);
+		if (!fc->level_last[lev] || !emu_fab_merge_last(sw, lk, ports, n, now_ns))
+			emu_fab_merge(sw, lk, ports, n, now_ns);
 	}
 	if (sw->fab_pfc)
 		emu_switch_send_pfc(sw, now_ns);

@@ -113,6 +113,7 @@ struct emu_switch {
 	uint64_t fab_ev[FAB_MAX_LINKS]; /* each link's next event */
 	uint64_t fab_dirty;             /* links whose next event must be recomputed */
 	bool fab_pfc;                   /* some port or link is lossless: PFC between hops */
+	bool general_only;              /* emu_switch_set_general_only() (tests) */
 	uint64_t fab_link_ctr[FAB_MAX_LINKS][FAB_LINK_CTR_MAX];
 	uint64_t fab_sw_ctr[FAB_MAX_SWITCHES][FAB_SW_CTR_MAX];
 	/* counter snapshots for other threads (emu_switch_snap_request()) */

@@ -273,6 +273,53 @@ bool emu_tm_arrive(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_
 		   struct emu_rng *rng);
 
 /**
+ * emu_tm_arrive(@p port, pkts[i], its ts_ns) for i = 0 .. @p n - 1 in order: packets that
+ * arrive at one port each at a moment of its own, in time order (a fabric's last hop). The
+ * same result as the calls one by one; the common case in one loop.
+ */
+void emu_tm_arrive_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
+		       struct emu_rng *rng);
+
+/** What some delay lines hold that has left by a time (emu_tm_departed_sum()). */
+struct emu_tm_sum {
+	uint64_t pkts;
+	uint64_t bytes; /* on the wire */
+	uint64_t cells; /* in the shared buffer's cells */
+};
+
+/**
+ * Add to *@p sum the packets on the wires of @p ports (@p n) that have left by @p now_ns.
+ * Returns false when one of those wires is full: taking a departure off it lets the next
+ * packet start (emu_tm_pop_departed()), so its departures must be taken one by one.
+ */
+bool emu_tm_departed_sum(const struct emu_tm *tm, const uint16_t *ports, unsigned int n,
+			 uint64_t now_ns, struct emu_tm_sum *sum);
+
+/**
+ * Take off the wires of @p ports (@p n, none of them full: emu_tm_departed_sum()) up to
+ * @p max packets that have left by @p now_ns, in time order, ties by position in @p ports:
+ * the order of emu_tm_pop_departed() on the port with the earliest head, one at a time.
+ * from[k]: the position in @p ports of out[k]. Counted as dequeued. Returns how many.
+ */
+unsigned int emu_tm_merge_departed(struct emu_tm *tm, const uint16_t *ports, unsigned int n,
+				   uint64_t now_ns, struct rte_mbuf **out, uint8_t *from,
+				   unsigned int max);
+
+/**
+ * Whether @p sum (packets of any data priority, from any of the ingress sides @p hops, @p n_hops)
+ * arriving at the ports @p dests (@p n_dests), each at its own time, provably touch only the
+ * state of the port they arrive at: no PFC frame is due or pending and none can become so
+ * (no (port, priority) in XOFF anywhere, so no XON; no hop's ingress bytes can reach XOFF with
+ * all of them in), every limit of every destination admits them all without headroom even if
+ * all went to it (and the shared buffer all of them at once), and no ECN can draw (none at
+ * enqueue; at dequeue the queue stays at or below kmin with all of them in). Then their
+ * arrivals at different ports may be taken port by port, and none of them changes what the
+ * hops do meanwhile.
+ */
+bool emu_tm_arrivals_calm(const struct emu_tm *tm, const uint16_t *dests, unsigned int n_dests,
+			  const uint16_t *hops, unsigned int n_hops, const struct emu_tm_sum *sum);
+
+/**
  * Release up to @p max packets of port @p port whose departure time is <= @p now_ns,
  * in order; each mbuf's meta ts_ns is set to its departure time. @p rng decides ECN
  * marking at dequeue.

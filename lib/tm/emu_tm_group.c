@@ -120,9 +120,9 @@ emu_tm_enqueue_grouped(struct emu_tm *tm, const uint16_t *ports, struct rte_mbuf
  * whose packets each arrive at a moment of their own (a fabric link's departures into the next
  * hop) pay the general functions' set-up only when it is needed.
  */
-bool
-emu_tm_arrive(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t now_ns,
-	      struct emu_rng *rng)
+static inline __attribute__((always_inline)) bool
+emu_tm_arrive_one(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t now_ns,
+		  struct emu_rng *rng)
 {
 	struct emu_tm_port *const p = &tm->ports[port];
 	struct emu_pkt_meta *const meta = emu_meta(m);
@@ -172,5 +172,160 @@ enqueue:
 			emu_tm_xoff(tm, in, q, now_ns);
 	}
 	emu_tm_fifo_join(tm, p, q, m, len, now_ns);
+	return true;
+}
+
+bool
+emu_tm_arrive(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t now_ns,
+	      struct emu_rng *rng)
+{
+	return emu_tm_arrive_one(tm, port, m, now_ns, rng);
+}
+
+void
+emu_tm_arrive_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
+		  struct emu_rng *rng)
+{
+	uint16_t i;
+
+	for (i = 0; i < n; i++)
+		emu_tm_arrive_one(tm, port, pkts[i], emu_meta(pkts[i])->ts_ns, rng);
+}
+
+bool
+emu_tm_departed_sum(const struct emu_tm *tm, const uint16_t *ports, unsigned int n,
+		    uint64_t now_ns, struct emu_tm_sum *sum)
+{
+	uint64_t pkts = 0, bytes = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		const struct emu_tm_port *p = &tm->ports[ports[i]];
+		struct rte_mbuf *const *slots = p->wire.slots;
+		const uint32_t mask = p->wire.mask, tail = p->wire.tail;
+		uint32_t h;
+
+		if (tail - p->wire.head > mask)
+			return false;
+		for (h = p->wire.head; h != tail; h++) {
+			struct rte_mbuf *m = slots[h & mask];
+
+			if (emu_meta(m)->ts_ns > now_ns)
+				break;
+			bytes += emu_wire_len(m);
+		}
+		pkts += h - p->wire.head;
+	}
+	sum->pkts += pkts;
+	sum->bytes += bytes;
+	/* at most a cell less one byte more per packet (emu_tm_cells()) */
+	sum->cells += bytes + pkts * (tm->buf.cell_bytes - 1);
+	return true;
+}
+
+unsigned int
+emu_tm_merge_departed(struct emu_tm *tm, const uint16_t *ports, unsigned int n, uint64_t now_ns,
+		      struct rte_mbuf **out, uint8_t *from, unsigned int max)
+{
+	/* the wires that have a departure by now, in the order of ports */
+	struct {
+		struct emu_tm_port *p;
+		uint64_t t;     /* its head's departure */
+		uint64_t bytes; /* taken off it here */
+		uint32_t head;  /* its next slot */
+		uint8_t pos;    /* in ports */
+	} w[EMU_TM_MAX_PORTS];
+	unsigned int i, k, na = 0, got = 0;
+
+	for (i = 0; i < n && i < EMU_TM_MAX_PORTS; i++) {
+		struct emu_tm_port *p = &tm->ports[ports[i]];
+		uint64_t t;
+
+		if (emu_tm_fifo_count(&p->wire) == 0)
+			continue;
+		t = emu_meta(p->wire.slots[p->wire.head & p->wire.mask])->ts_ns;
+		if (t <= now_ns) {
+			w[na].p = p;
+			w[na].t = t;
+			w[na].bytes = 0;
+			w[na].head = p->wire.head;
+			w[na++].pos = (uint8_t)i;
+		}
+	}
+	while (na > 0 && got < max) {
+		struct emu_tm_port *p;
+		struct rte_mbuf *m;
+		uint64_t t = w[0].t;
+
+		k = 0;
+		for (i = 1; i < na; i++)
+			if (w[i].t < t) {
+				t = w[i].t;
+				k = i;
+			}
+		p = w[k].p;
+		m = p->wire.slots[w[k].head++ & p->wire.mask];
+		w[k].bytes += emu_wire_len(m);
+		out[got] = m;
+		from[got++] = w[k].pos;
+		if (w[k].head != p->wire.tail &&
+		    (t = emu_meta(p->wire.slots[w[k].head & p->wire.mask])->ts_ns) <= now_ns) {
+			w[k].t = t;
+			continue;
+		}
+		/* done with that wire: the others keep their order */
+		p->ctr[EMU_TM_CTR_DEQ_PKTS] += w[k].head - p->wire.head;
+		p->ctr[EMU_TM_CTR_DEQ_BYTES] += w[k].bytes;
+		p->wire.head = w[k].head;
+		na--;
+		for (i = k; i < na; i++)
+			w[i] = w[i + 1];
+	}
+	for (k = 0; k < na; k++) { /* stopped at max */
+		struct emu_tm_port *p = w[k].p;
+
+		p->ctr[EMU_TM_CTR_DEQ_PKTS] += w[k].head - p->wire.head;
+		p->ctr[EMU_TM_CTR_DEQ_BYTES] += w[k].bytes;
+		p->wire.head = w[k].head;
+	}
+	return got;
+}
+
+bool
+emu_tm_arrivals_calm(const struct emu_tm *tm, const uint16_t *dests, unsigned int n_dests,
+		     const uint16_t *hops, unsigned int n_hops, const struct emu_tm_sum *sum)
+{
+	const struct emu_tm_buffer_cfg *bc = &tm->buf;
+	unsigned int i, q;
+
+	if (tm->hot.pfc_any || tm->hot.n_xoff != 0)
+		return false;
+	for (i = 0; i < n_hops; i++) {
+		const struct emu_tm_port *h = &tm->ports[hops[i]];
+
+		if (!h->cfg.pfc.enabled)
+			continue;
+		for (q = 0; q < EMU_TM_N_PRIO; q++)
+			if ((tm->lossless_of[hops[i]] & (1u << q)) &&
+			    h->ing_bytes[q] + sum->bytes > h->cfg.pfc.xoff_bytes)
+				return false;
+	}
+	for (i = 0; i < n_dests; i++) {
+		const struct emu_tm_port *p = &tm->ports[dests[i]];
+		const uint64_t cells = p->port_cells + sum->cells;
+
+		if (!p->link_up || p->port_pkts + sum->pkts > p->cfg.queue_pkts ||
+		    cells > p->cfg.limit_bytes || (!bc->dynamic && cells > p->cfg.queue_limit_bytes))
+			return false;
+		if (p->cfg.ecn.enabled &&
+		    (p->cfg.ecn.at_enqueue || p->all_q_bytes + sum->bytes > p->cfg.ecn.kmin_bytes))
+			return false;
+		if (p->cfg.own_buffer)
+			continue;
+		if (tm->used_cells + sum->cells > bc->total_bytes ||
+		    (bc->dynamic && (double)cells > bc->alpha * (double)(bc->total_bytes -
+									tm->used_cells - sum->cells)))
+			return false;
+	}
 	return true;
 }
