@@ -182,14 +182,113 @@ emu_tm_arrive(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t now
 	return emu_tm_arrive_one(tm, port, m, now_ns, rng);
 }
 
+/*
+ * Whether the run @p pkts (@p n, in time order) into port @p p is calm: every packet a data
+ * frame of priority @p q, the port holding no other priority under the strict scheduler, with
+ * room on its delay line for everything it could start; the limits take all of them without
+ * headroom; no ECN can draw (none at enqueue; at dequeue the queue stays at or below kmin);
+ * no hop's ingress bytes can reach XOFF (a start may still end an XOFF: emu_tm_unaccount()).
+ * Then each arrival is an advance that starts the due heads as emu_tm_start_head() does,
+ * without its ECN step, and an enqueue of an admitted frame. The room on the delay line
+ * keeps its ring from being overrun (emu_tm_delay_fits() sizes it so that it does not fill).
+ */
+static bool
+emu_tm_run_calm(const struct emu_tm *tm, const struct emu_tm_port *p, unsigned int q,
+		struct rte_mbuf **pkts, uint16_t n)
+{
+	const struct emu_tm_buffer_cfg *bc = &tm->buf;
+	uint64_t bytes = 0, cells;
+	uint16_t i;
+
+	if (tm->general_only || !p->link_up || q == EMU_TM_CTRL_Q ||
+	    p->cfg.scheduler != EMU_TM_SCHED_STRICT || (p->nonempty & ~(1u << q)) != 0 ||
+	    emu_tm_fifo_count(&p->wire) + emu_tm_fifo_count(&p->q[q]) + n > p->wire.mask + 1 ||
+	    (p->cfg.ecn.enabled && p->cfg.ecn.at_enqueue))
+		return false;
+	for (i = 0; i < n; i++) {
+		const struct emu_pkt_meta *meta = emu_meta(pkts[i]);
+
+		if ((meta->flags & EMU_META_MACCTL) || (meta->prio & (EMU_TM_N_PRIO - 1)) != q)
+			return false;
+		bytes += emu_wire_len(pkts[i]);
+	}
+	for (i = 0; i < n; i++) {
+		uint16_t hop = emu_meta_hop_in(emu_meta(pkts[i]));
+		const struct emu_tm_port *in;
+
+		if (hop >= tm->n_ports || !(tm->lossless_of[hop] & (1u << q)))
+			continue;
+		in = &tm->ports[hop];
+		if (in->cfg.pfc.enabled && in->ing_bytes[q] + bytes > in->cfg.pfc.xoff_bytes)
+			return false;
+	}
+	if (p->cfg.ecn.enabled && p->all_q_bytes + bytes > p->cfg.ecn.kmin_bytes)
+		return false;
+	cells = bytes + (uint64_t)n * (bc->cell_bytes - 1); /* at most (emu_tm_cells()) */
+	if (p->port_pkts + n > p->cfg.queue_pkts || p->port_cells + cells > p->cfg.limit_bytes ||
+	    (!bc->dynamic && p->q_cells[q] + cells > p->cfg.queue_limit_bytes))
+		return false;
+	if (p->cfg.own_buffer)
+		return true;
+	return tm->used_cells + cells <= bc->total_bytes &&
+	       (!bc->dynamic || (double)(p->q_cells[q] + cells) <=
+				       bc->alpha * (double)(bc->total_bytes - tm->used_cells - cells));
+}
+
 void
 emu_tm_arrive_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
 		  struct emu_rng *rng)
 {
+	struct emu_tm_port *const p = &tm->ports[port];
+	const unsigned int q = n > 0 ? emu_meta(pkts[0])->prio & (EMU_TM_N_PRIO - 1) : 0;
+	const bool own = p->cfg.own_buffer;
 	uint16_t i;
 
-	for (i = 0; i < n; i++)
-		emu_tm_arrive_one(tm, port, pkts[i], emu_meta(pkts[i])->ts_ns, rng);
+	if (!emu_tm_run_calm(tm, p, q, pkts, n)) {
+		for (i = 0; i < n; i++)
+			emu_tm_arrive_one(tm, port, pkts[i], emu_meta(pkts[i])->ts_ns, rng);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct emu_pkt_meta *meta = emu_meta(m);
+		const uint64_t t = meta->ts_ns;
+		const uint32_t len = emu_wire_len(m);
+		const uint64_t cells = emu_tm_cells(&tm->buf, len);
+		const uint16_t hop = emu_meta_hop_in(meta);
+
+		/* the advance to t: what starts by then, in order (emu_tm_start_head() but its
+		 * ECN step: the queue stays at or below kmin) */
+		while (p->nonempty != 0) {
+			struct emu_tm_fifo *f = &p->q[q];
+			uint64_t start_ns, wire_ps;
+			uint32_t start_ps, hlen;
+			struct rte_mbuf *h;
+
+			emu_tm_start(p, q, &start_ns, &start_ps);
+			if (start_ns > t || (start_ns == t && start_ps > 0))
+				break;
+			h = f->slots[f->head++ & f->mask];
+			hlen = emu_wire_len(h);
+			wire_ps = emu_tm_link_take(p, start_ns, start_ps, hlen);
+			if (emu_tm_fifo_count(f) == 0)
+				p->nonempty = 0;
+			p->q_bytes[q] -= hlen;
+			p->all_q_bytes -= hlen;
+			emu_tm_unaccount(tm, p, q, emu_meta(h), hlen, start_ns);
+			emu_tm_wire_push(tm, p, h, start_ns, wire_ps);
+		}
+		/* the enqueue of an admitted frame (emu_tm_enqueue()'s steps) */
+		meta->flags &= (uint8_t)~EMU_META_HEADROOM;
+		if (!own)
+			tm->used_cells += cells;
+		p->q_cells[q] += cells;
+		p->port_cells += cells;
+		p->port_pkts += 1;
+		if (hop < tm->n_ports && (tm->lossless_of[hop] & (1u << q)))
+			tm->ports[hop].ing_bytes[q] += len;
+		emu_tm_fifo_join(tm, p, q, m, len, t);
+	}
 }
 
 bool

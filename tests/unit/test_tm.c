@@ -1435,6 +1435,90 @@ test_arrive_same(void **state)
 	assert_true(totals[EMU_TM_CTR_PFC_TX_XOFF] > 0 && totals[EMU_TM_CTR_PFC_TX_XON] > 0);
 }
 
+/*
+ * emu_tm_arrive_run() against emu_tm_advance() + emu_tm_enqueue() at each packet's own time:
+ * runs of 1-24 packets into one port, each later than the one before (0-60 ns), mostly of one
+ * priority, from random ingresses (a real port or another port as a fabric hop), into ports
+ * that are lossless with PFC or not, with ECN or not, with a shared or an own buffer, a delay
+ * and DWRR on one; one run in four mixes in other priorities; now and then a pause, and
+ * dequeues between runs. The runs go from calm (the
+ * loop for calm runs) to queues that mark, drop, take headroom, cross XOFF and XON.
+ */
+static void
+test_arrive_run_same(void **state)
+{
+	uint64_t rs = 0x6A09E667F3BCC909ULL, t = 1000, totals[EMU_TM_CTR_MAX] = { 0 };
+	static const uint16_t quanta[EMU_TM_N_PRIO] = { 0, 0, 0, 30, 0, 0, 0, 0 };
+	struct emu_rng ra, rb;
+	unsigned int mode, it, i, sent = 0, left = 0;
+	uint64_t drops = 0;
+
+	(void)state;
+	for (mode = 0; mode < 2; mode++) {
+		struct emu_tm *a, *b;
+
+		burst_mode = mode;
+		tm_pair(5, grouped_cfg, 11, &a, &b, &ra, &rb);
+		emu_tm_set_trace(a, mode == 1);
+		emu_tm_set_trace(b, mode == 1);
+		for (it = 0; it < 6000; it++) {
+			struct rte_mbuf *run[24];
+			uint16_t port = (uint16_t)(BURST_RND() % 5);
+			unsigned int n = 1 + BURST_RND() % 24;
+			uint8_t prio = BURST_RND() % 8 ? 3 : 0;
+			bool mixed = BURST_RND() % 4 == 0;
+			uint64_t ti = t;
+
+			for (i = 0; i < n; i++) {
+				uint32_t len = 74 + 4 * (BURST_RND() % 300);
+				uint8_t ecn = (uint8_t)(1 + BURST_RND() % 2);
+				uint16_t hop = (uint16_t)(BURST_RND() % 5);
+				struct rte_mbuf *ma = test_roce_frame(pool, mac_b, mac_a, len, sent, 26, ecn);
+				struct rte_mbuf *mb = test_roce_frame(pool, mac_b, mac_a, len, sent, 26, ecn);
+
+				emu_meta(ma)->prio = emu_meta(mb)->prio =
+					!mixed || BURST_RND() % 8 ? prio : (uint8_t)(BURST_RND() % 8);
+				emu_meta(ma)->in_port = emu_meta(mb)->in_port = (uint16_t)(BURST_RND() % 2);
+				if (hop >= 2 && hop != port) { /* from a link, as a fabric hands it on */
+					emu_meta(ma)->hop_in = emu_meta(mb)->hop_in = hop;
+					emu_meta(ma)->flags |= EMU_META_HOP;
+					emu_meta(mb)->flags |= EMU_META_HOP;
+				}
+				emu_meta(mb)->ts_ns = ti;
+				sent++;
+				emu_tm_advance(a, port, ti, &ra);
+				emu_tm_enqueue(a, port, ma, ti, &ra);
+				run[i] = mb;
+				ti += BURST_RND() % 61;
+			}
+			emu_tm_arrive_run(b, port, run, (uint16_t)n, &rb);
+			pair_same(a, b, 5, ti);
+			t = ti;
+			if (BURST_RND() % 64 == 0) {
+				uint16_t l = (uint16_t)(BURST_RND() % 5);
+
+				emu_tm_pause_rx(a, l, t, EMU_TM_MACCTL_OPCODE_PFC, 1u << 3, quanta, &ra);
+				emu_tm_pause_rx(b, l, t, EMU_TM_MACCTL_OPCODE_PFC, 1u << 3, quanta, &rb);
+			}
+			/* now and then a long gap: the queues drain, the runs are calm again */
+			t += BURST_RND() % 4 ? BURST_RND() % 400 : BURST_RND() % 400000;
+			if (BURST_RND() % 4 == 0)
+				burst_take(a, &ra, b, &rb, t, &left, 5);
+		}
+		burst_take(a, &ra, b, &rb, UINT64_MAX / 2, &left, 5);
+		pair_end(a, b, 5, 0, totals, &drops);
+	}
+	print_message("arrive runs: %u frames, %" PRIu64 " dropped, %" PRIu64 " into headroom, %"
+		      PRIu64 " ECN marks, %" PRIu64 " XOFF, %" PRIu64 " XON sent: same\n", sent,
+		      drops, totals[EMU_TM_CTR_HEADROOM_PKTS], totals[EMU_TM_CTR_ECN_MARKED],
+		      totals[EMU_TM_CTR_PFC_TX_XOFF], totals[EMU_TM_CTR_PFC_TX_XON]);
+	assert_int_equal(left + drops, sent);
+	assert_true(drops > 0);
+	assert_true(totals[EMU_TM_CTR_HEADROOM_PKTS] > 0);
+	assert_true(totals[EMU_TM_CTR_ECN_MARKED] > 0);
+	assert_true(totals[EMU_TM_CTR_PFC_TX_XOFF] > 0 && totals[EMU_TM_CTR_PFC_TX_XON] > 0);
+}
+
 int
 main(void)
 {
@@ -1461,6 +1545,7 @@ main(void)
 		cmocka_unit_test(test_runs_future_arrival),
 		cmocka_unit_test(test_enqueue_grouped_same),
 		cmocka_unit_test(test_arrive_same),
+		cmocka_unit_test(test_arrive_run_same),
 	};
 
 	emu_rng_seed(&rng, 1, 1);
