@@ -104,9 +104,10 @@ struct fab_cfg {
 	bool needs_flow_table;              /**< a flowlet switch */
 	/**
 	 * Levels: a link fed only by real ports is level 0, a link fed only by links of level
-	 * k is level k + 1 (routes are shortest paths, so there is no loop). When every link's
-	 * feeders are of one level (leaf-spine, and any fabric where paths do not merge from
-	 * different depths), the runner processes the fabric level by level, merging each
+	 * k is level k + 1 (routes are shortest paths, so there is no loop; only the routes
+	 * towards leaves with real ports count, as no packet heads anywhere else). When every
+	 * link's feeders are of one level (leaf-spine, and any fabric where paths do not merge
+	 * from different depths), the runner processes the fabric level by level, merging each
 	 * level's departures in time order (levels_exact); otherwise event by event.
 	 */
 	uint8_t level[FAB_MAX_LINKS];

@@ -276,7 +276,17 @@ fab_levels(struct fab_cfg *c)
 	int lv[FAB_MAX_LINKS];
 
 	memset(feeds, 0, sizeof(feeds));
-	for (d = 0; d < c->n_switches; d++)
+	for (d = 0; d < c->n_switches; d++) {
+		bool dest = false;
+
+		/* packets only ever head for a leaf with a real port (virtual senders attach to
+		 * such leaves and send to real ports too); counting routes towards spines would
+		 * chain a leaf-spine's up and down links into one long line of "levels" */
+		for (k = 0; k < c->n_ports; k++)
+			if (c->port_leaf[k] == d)
+				dest = true;
+		if (!dest)
+			continue;
 		for (l = 0; l < c->n_links; l++) {
 			unsigned int a = c->links[l].from, b = c->links[l].to;
 
@@ -286,6 +296,7 @@ fab_levels(struct fab_cfg *c)
 			for (k = 0; k < c->n_next[b][d]; k++)
 				feeds[l] |= 1ULL << c->next[b][d][k];
 		}
+	}
 	for (l = 0; l < c->n_links; l++)
 		lv[l] = 0;
 	/* longest chain of feeders; shortest paths have no loops, so it settles */

@@ -9,7 +9,12 @@
  * arrival time, after everything that happened before it; the last hop hands it to the TM
  * of its real egress port. PFC inside the fabric needs no frame: when a link's ingress side
  * (the next switch) crosses XOFF, the link itself is paused; at the first hop the ingress is
- * the real port, and the NIC gets real PFC frames (emu_switch_send_pfc()).
+ * the real port, and the NIC gets real PFC frames (emu_switch_send_pfc()). Two fast ways,
+ * each exact where it is taken (unit-fabric_same checks them against the packet-by-packet
+ * ways, emu_switch_set_general_only()): a burst from a real port onto its links in one TM
+ * call (emu_switch_fabric_enter_run()), and the last level's departures merged and delivered
+ * to the real ports in bulk while nothing they do can reach beyond their port
+ * (emu_fab_merge_last()).
  */
 #include <errno.h>
 #include <string.h>

@@ -23,10 +23,12 @@
  * number of records than were captured.
  *
  * Usage: bench_capture [--epochs N] [--epoch-ms MS] [--ring RECORDS] [--quick] [--huge]
- *                      [--writer-only | --pipeline-only]
+ *                      [--writer-only | --pipeline-only | --only none|headers|annotated]
  *        (default 16 x 60 ms: the 1 M-record ring holds an epoch, so the cost is measured
  *        without losses, and the writer's sustained rate apart; --quick: 2 x 50 ms;
- *        --huge: EAL memory on hugepages instead of --no-huge, as a deployment runs)
+ *        --huge: EAL memory on hugepages instead of --no-huge, as a deployment runs;
+ *        --only: that pipeline side alone, its rate and no ratio: for callgrind, e.g.
+ *        --toggle-collect=emu_switch_rx --toggle-collect=emu_switch_tx_prepare)
  */
 #include <errno.h>
 #include <getopt.h>
@@ -470,6 +472,7 @@ main(int argc, char **argv)
 		{ "pipeline-only", no_argument, NULL, 'p' },
 		{ "ring", required_argument, NULL, 'r' },
 		{ "huge", no_argument, NULL, 'H' },
+		{ "only", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char prefix[64], file[128], file1[140], jsons[BENCH_N_SIDES][2048], rundir[128];
@@ -492,6 +495,7 @@ main(int argc, char **argv)
 	struct emu_switch *sw = NULL;
 	unsigned int epochs = 16, e, s, worker;
 	bool writer_only = false, pipeline_only = false;
+	int only = -1; /* --only: one pipeline side alone (for callgrind), no ratios */
 	uint32_t ring = BENCH_RING; /* the pipeline's capture ring (records) */
 	struct rte_mbuf *wm = NULL;
 	struct emu_err err;
@@ -513,7 +517,17 @@ main(int argc, char **argv)
 			pipeline_only = true;
 		else if (c == 'r')
 			ring = (uint32_t)atol(optarg);
-		else if (c == 'H')
+		else if (c == 'o') {
+			for (s = 0; s < BENCH_N_SIDES; s++)
+				if (strcmp(optarg, (const char *[]){ "none", "headers",
+								      "annotated" }[s]) == 0)
+					only = (int)s;
+			if (only < 0) {
+				fprintf(stderr, "bench_capture: --only none|headers|annotated\n");
+				return 2;
+			}
+			pipeline_only = true;
+		} else if (c == 'H')
 			/* hugepages, as a deployment runs (1024 free 2 MB pages), without files */
 			eal[1] = "--in-memory";
 		else
@@ -573,7 +587,8 @@ main(int argc, char **argv)
 	}
 	for (e = 0; e < epochs && !writer_only; e++)
 		for (s = 0; s < BENCH_N_SIDES; s++)
-			if (bench_epoch(jsons[s], &sides[s], ms, worker,
+			if ((only < 0 || (int)s == only) &&
+			    bench_epoch(jsons[s], &sides[s], ms, worker,
 					s == BENCH_PLAIN ? NULL : file) != 0)
 				goto out;
 	/* the writer alone; the annotations come from a switch (port and reason names) */
@@ -593,6 +608,14 @@ main(int argc, char **argv)
 	       "  capture of every frame leaving p1 (pcapng, snaplen %u, ring %u), writer on the "
 	       "main lcore (sleep 10 ms, emu_switch_service)\n", epochs, ms, bench_frame_len,
 	       BENCH_SNAPLEN, ring);
+	if (only >= 0) {
+		printf("  %s alone: %.2f Mpps, %.2f Mpps per second of the worker's CPU, %" PRIu64
+		       " packets forwarded in all\n", sides[only].name,
+		       bench_median(sides[only].mpps, sides[only].n),
+		       bench_median(sides[only].cpu_mpps, sides[only].n), sides[only].pkts);
+		rc = 0;
+		goto out;
+	}
 	if (!writer_only) {
 		printf("  %-16s %8s %10s %10s  %-16s %s\n", "side", "Mpps", "Mpps/cpu-s", "ns/pkt cpu",
 		       "added cpu (wall)", "lost (ring full)");

@@ -8,6 +8,7 @@
  * fab_hash_pick(fab_hash()) (no memo). Links go down and come back up during the run.
  */
 #include <inttypes.h>
+#include <string.h>
 
 #include "lib/fabric/fab.h"
 #include "tests/unit/test_common.h"
@@ -164,11 +165,73 @@ test_route_same(void **state)
 	emu_pipeline_free(pl);
 }
 
+/* A fabric of @p links (JSON) among leaves with one port each (p0 on leaf0, ...) and spines. */
+static struct emu_pipeline *
+levels_pipeline(const char *switches, const char *links)
+{
+	static char json[2048];
+
+	snprintf(json, sizeof(json),
+		 "{\"ports\": [{\"name\": \"p0\"}, {\"name\": \"p1\"}, {\"name\": \"p2\"}],"
+		 " \"ingress\": [{\"type\": \"parse\"}, {\"type\": \"forward\"}],"
+		 " \"fabric\": {\"switches\": [%s], \"links\": [%s]}}", switches, links);
+	return test_pipeline(json);
+}
+
+/*
+ * The levels the runner processes a fabric by (fab_cfg.c fab_levels()): only the routes that
+ * packets take count, towards the leaves that have real ports. A leaf-spine is two levels (up,
+ * then down, the down links the last: their packets leave for their real port), whatever
+ * else its links could carry; a line of three leaves, where one link is fed both by a real
+ * port and by another link, is not processed level by level.
+ */
+static void
+test_levels(void **state)
+{
+	struct emu_pipeline *pl = test_pipeline(fab_json);
+	const struct fab_cfg *cfg = pl->fabric;
+	unsigned int l;
+
+	(void)state;
+	assert_true(cfg->levels_exact);
+	assert_int_equal(cfg->n_levels, 2);
+	for (l = 0; l < cfg->n_links; l++) {
+		const bool up = strncmp(cfg->sw[cfg->links[l].from].name, "leaf", 4) == 0;
+
+		assert_int_equal(cfg->level[l], up ? 0 : 1);
+	}
+	assert_false(cfg->level_last[0]);
+	assert_true(cfg->level_last[1]);
+	emu_pipeline_free(pl);
+
+	/* two leaves, links between them only: one level, the last */
+	pl = levels_pipeline("{\"name\": \"leaf0\", \"ports\": [\"p0\"]},"
+			     " {\"name\": \"leaf1\", \"ports\": [\"p1\", \"p2\"]}",
+			     "{\"from\": \"leaf0\", \"to\": \"leaf1\", \"count\": 3}");
+	cfg = pl->fabric;
+	assert_true(cfg->levels_exact);
+	assert_int_equal(cfg->n_levels, 1);
+	assert_true(cfg->level_last[0]);
+	emu_pipeline_free(pl);
+
+	/* leaf0 - leaf1 - leaf2 in a line: leaf1-leaf2 carries p1's packets (first hop) and
+	 * p0's (second hop) */
+	pl = levels_pipeline("{\"name\": \"leaf0\", \"ports\": [\"p0\"]},"
+			     " {\"name\": \"leaf1\", \"ports\": [\"p1\"]},"
+			     " {\"name\": \"leaf2\", \"ports\": [\"p2\"]}",
+			     "{\"from\": \"leaf0\", \"to\": \"leaf1\"},"
+			     " {\"from\": \"leaf1\", \"to\": \"leaf2\"}");
+	cfg = pl->fabric;
+	assert_false(cfg->levels_exact);
+	emu_pipeline_free(pl);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_route_same),
+		cmocka_unit_test(test_levels),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

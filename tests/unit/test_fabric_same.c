@@ -20,20 +20,38 @@ static const uint8_t fs_mac[FS_PORTS][6] = {
 	{ 2, 0, 0, 0, 0, 0xa }, { 2, 0, 0, 0, 0, 0xb }, { 2, 0, 0, 0, 0, 0xc }, { 2, 0, 0, 0, 0, 0xd },
 };
 
-/* The pipeline of @p mode: 0, ECN on the ports and links (its kmin binds first); 1, no ECN on
- * the ports and low XOFF thresholds on the links (PFC binds); 2, no ECN on the ports, a static
- * buffer. */
+/* The pipeline of @p mode: two leaves joined by four links; 0, ECN on the ports and links (its
+ * kmin binds first); 1, no ECN on the ports and low XOFF thresholds on the links (PFC binds);
+ * 2, no ECN on the ports, a static buffer; 3, as 1 in a leaf-spine (two spines, two links
+ * between each leaf and spine, one spine spraying at random): two levels. */
 static struct emu_pipeline *
 fs_pipeline(unsigned int mode)
 {
 	static char json[4096];
 	const char *ecn = mode == 0 ? ", \"ecn\": {\"kmin_kb\": 8, \"kmax_kb\": 40, \"pmax\": 0.5}" : "";
 	const char *buffer = mode == 2 ? "\"mode\": \"static\"" : "\"mode\": \"dynamic\", \"alpha\": 1";
-	char port[512];
+	static const char fs_spines[] = ", {\"name\": \"spine0\"}, {\"name\": \"spine1\","
+					" \"route\": \"random\"}";
+	char port[512], link[256], links[2048];
 	int n;
 
 	snprintf(port, sizeof(port), "\"rate_gbps\": 10, \"lossless\": [3], \"pfc\": {\"xoff_kb\": 24, "
 		 "\"xon_kb\": 12, \"quanta\": 200}%s%s", ecn, mode == 2 ? ", \"queue_kb\": 48" : "");
+	snprintf(link, sizeof(link), "\"rate_gbps\": 5, \"buffer_kb\": 96, \"lossless\": [3],"
+		 " \"pfc\": {\"xoff_kb\": %s, \"quanta\": 100},"
+		 " \"ecn\": {\"kmin_kb\": 6, \"kmax_kb\": 30, \"pmax\": 0.5}",
+		 mode == 1 || mode == 3 ? "6, \"xon_kb\": 3" : "20, \"xon_kb\": 10");
+	if (mode == 3) /* leaf-spine: two levels, up then down (the last) */
+		snprintf(links, sizeof(links),
+			 "{\"from\": \"leaf0\", \"to\": \"spine0\", \"delay_us\": 1, \"count\": 2, %s},"
+			 " {\"from\": \"leaf0\", \"to\": \"spine1\", \"delay_us\": 2, \"count\": 2, %s},"
+			 " {\"from\": \"leaf1\", \"to\": \"spine0\", \"delay_us\": 0.5, \"count\": 2, %s},"
+			 " {\"from\": \"leaf1\", \"to\": \"spine1\", \"delay_us\": 3, \"count\": 2, %s}",
+			 link, link, link, link);
+	else /* two leaves: one level */
+		snprintf(links, sizeof(links),
+			 "{\"from\": \"leaf0\", \"to\": \"leaf1\", \"delay_us\": 1, \"count\": 4, %s}",
+			 link);
 	n = snprintf(json, sizeof(json),
 		"{\"ports\": [{\"name\": \"a\"}, {\"name\": \"b\"}, {\"name\": \"c\"}, {\"name\": \"d\"}],"
 		" \"ingress\": [{\"type\": \"parse\"}, {\"type\": \"forward\", \"mode\": \"static\","
@@ -46,12 +64,9 @@ fs_pipeline(unsigned int mode)
 		"   {\"port\": \"a\", %s}, {\"port\": \"b\", %s},"
 		"   {\"port\": \"c\", %s}, {\"port\": \"d\", %s}]},"
 		" \"fabric\": {\"switches\": [{\"name\": \"leaf0\", \"ports\": [\"a\", \"b\"]},"
-		"   {\"name\": \"leaf1\", \"ports\": [\"c\", \"d\"], \"route\": \"round_robin\"}],"
-		"  \"links\": [{\"from\": \"leaf0\", \"to\": \"leaf1\", \"delay_us\": 1, \"count\": 4,"
-		"   \"rate_gbps\": 5, \"buffer_kb\": 96, \"lossless\": [3],"
-		"   \"pfc\": {\"xoff_kb\": %s, \"quanta\": 100},"
-		"   \"ecn\": {\"kmin_kb\": 6, \"kmax_kb\": 30, \"pmax\": 0.5}}]}}",
-		buffer, port, port, port, port, mode == 1 ? "6, \"xon_kb\": 3" : "20, \"xon_kb\": 10");
+		"   {\"name\": \"leaf1\", \"ports\": [\"c\", \"d\"], \"route\": \"round_robin\"}%s],"
+		"  \"links\": [%s]}}",
+		buffer, port, port, port, port, mode == 3 ? fs_spines : "", links);
 	assert_true(n > 0 && (size_t)n < sizeof(json));
 	return test_pipeline(json);
 }
@@ -197,7 +212,7 @@ fs_mode(unsigned int mode, uint64_t totals[EMU_TM_CTR_MAX], uint64_t *drops)
 	sa = json_dumps(ja, JSON_SORT_KEYS | JSON_COMPACT);
 	sb = json_dumps(jb, JSON_SORT_KEYS | JSON_COMPACT);
 	assert_string_equal(sa, sb);
-	for (p = 0; p < FS_PORTS + 8; p++) { /* the ports, then 4 links each way */
+	for (p = 0; p < FS_PORTS + (mode == 3 ? 16 : 8); p++) { /* the ports, then the links */
 		const uint64_t *x = emu_tm_port_ctrs(emu_switch_tm(a), (uint16_t)p);
 
 		assert_memory_equal(x, emu_tm_port_ctrs(emu_switch_tm(b), (uint16_t)p),
@@ -224,7 +239,7 @@ test_fabric_bulk_same(void **state)
 	unsigned int mode;
 
 	(void)state;
-	for (mode = 0; mode < 3; mode++)
+	for (mode = 0; mode < 4; mode++)
 		fs_mode(mode, totals, &drops);
 	print_message("fabric bulk: %" PRIu64 " drops, %" PRIu64 " ECN marks, %" PRIu64 " XOFF, %"
 		      PRIu64 " XON\n", drops, totals[EMU_TM_CTR_ECN_MARKED],
