@@ -6,7 +6,7 @@
 # verify its data, a crash), never on time. Run as root (DPDK EAL), ~1-2 minutes on 2 cores:
 #   bench_switch --quick      rocemu's switch vs io-forward on net_null (3 x 20 ms per size)
 #   bench_impair --quick      impair stage cost on the virtual clock (3 x 20000 packets)
-#   bench_fabric --quick      one fabric hop (ECMP) against the single link (3 x 20000 packets)
+#   bench_fabric --quick      one fabric hop (ECMP) and a leaf-spine against the single link (3 x 20000 packets)
 #   bench_reorder --quick     egress reorder stage cost on in-order traffic (3 x 20000 packets)
 #   bench_proto --quick       lib/proto parse/ICRC/CRC/qpmap loops (1/100 of the iterations)
 #   bench_testpmd.sh --quick  rocemu live vs dpdk-testpmd io (1 run x 3 s per size)
