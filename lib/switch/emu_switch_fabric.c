@@ -449,8 +449,9 @@ emu_fab_merge_last(struct emu_switch *sw, const uint16_t *lk, const uint16_t *po
 
 			meta->hop_in = fab_link_port(fc, l);
 			meta->flags |= EMU_META_HOP;
-			/* always so on a last level (its links end at the packets' leaves); a
-			 * packet that were not would take the general way, after those before it */
+			/* always so on a last level: its links end at their packets' leaves (fab.h
+			 * level_last); one that did not would go the general way, after those
+			 * before it */
 			if (unlikely(fc->links[l].to != fc->port_leaf[meta->out_port])) {
 				emu_fab_deliver(sw, out, cnt, sorted, pos, k);
 				memset(cnt, 0, sizeof(cnt[0]) * fc->n_ports);

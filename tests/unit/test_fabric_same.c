@@ -23,15 +23,18 @@ static const uint8_t fs_mac[FS_PORTS][6] = {
 /* The pipeline of @p mode: two leaves joined by four links; 0, ECN on the ports and links (its
  * kmin binds first); 1, no ECN on the ports and low XOFF thresholds on the links (PFC binds);
  * 2, no ECN on the ports, a static buffer; 3, as 1 in a leaf-spine (two spines, two links
- * between each leaf and spine, one spine spraying at random): two levels. */
+ * between each leaf and spine, spine1 spraying at random, its links to leaf1 losing 2 %): two
+ * levels; 4, as 3 with spine0 routing adaptively (by queue depth). */
 static struct emu_pipeline *
 fs_pipeline(unsigned int mode)
 {
 	static char json[4096];
 	const char *ecn = mode == 0 ? ", \"ecn\": {\"kmin_kb\": 8, \"kmax_kb\": 40, \"pmax\": 0.5}" : "";
 	const char *buffer = mode == 2 ? "\"mode\": \"static\"" : "\"mode\": \"dynamic\", \"alpha\": 1";
-	static const char fs_spines[] = ", {\"name\": \"spine0\"}, {\"name\": \"spine1\","
-					" \"route\": \"random\"}";
+	const char *spines = mode == 4 ?
+		", {\"name\": \"spine0\", \"route\": \"adaptive\"}, {\"name\": \"spine1\","
+		" \"route\": \"random\"}" :
+		", {\"name\": \"spine0\"}, {\"name\": \"spine1\", \"route\": \"random\"}";
 	char port[512], link[256], links[2048];
 	int n;
 
@@ -41,12 +44,13 @@ fs_pipeline(unsigned int mode)
 		 " \"pfc\": {\"xoff_kb\": %s, \"quanta\": 100},"
 		 " \"ecn\": {\"kmin_kb\": 6, \"kmax_kb\": 30, \"pmax\": 0.5}",
 		 mode == 1 || mode == 3 ? "6, \"xon_kb\": 3" : "20, \"xon_kb\": 10");
-	if (mode == 3) /* leaf-spine: two levels, up then down (the last) */
+	if (mode >= 3) /* leaf-spine: two levels, up then down (the last) */
 		snprintf(links, sizeof(links),
 			 "{\"from\": \"leaf0\", \"to\": \"spine0\", \"delay_us\": 1, \"count\": 2, %s},"
 			 " {\"from\": \"leaf0\", \"to\": \"spine1\", \"delay_us\": 2, \"count\": 2, %s},"
 			 " {\"from\": \"leaf1\", \"to\": \"spine0\", \"delay_us\": 0.5, \"count\": 2, %s},"
-			 " {\"from\": \"leaf1\", \"to\": \"spine1\", \"delay_us\": 3, \"count\": 2, %s}",
+			 " {\"from\": \"leaf1\", \"to\": \"spine1\", \"delay_us\": 3, \"count\": 2,"
+			 " \"loss\": 0.02, %s}",
 			 link, link, link, link);
 	else /* two leaves: one level */
 		snprintf(links, sizeof(links),
@@ -66,7 +70,7 @@ fs_pipeline(unsigned int mode)
 		" \"fabric\": {\"switches\": [{\"name\": \"leaf0\", \"ports\": [\"a\", \"b\"]},"
 		"   {\"name\": \"leaf1\", \"ports\": [\"c\", \"d\"], \"route\": \"round_robin\"}%s],"
 		"  \"links\": [%s]}}",
-		buffer, port, port, port, port, mode == 3 ? fs_spines : "", links);
+		buffer, port, port, port, port, mode >= 3 ? spines : "", links);
 	assert_true(n > 0 && (size_t)n < sizeof(json));
 	return test_pipeline(json);
 }
@@ -212,7 +216,7 @@ fs_mode(unsigned int mode, uint64_t totals[EMU_TM_CTR_MAX], uint64_t *drops)
 	sa = json_dumps(ja, JSON_SORT_KEYS | JSON_COMPACT);
 	sb = json_dumps(jb, JSON_SORT_KEYS | JSON_COMPACT);
 	assert_string_equal(sa, sb);
-	for (p = 0; p < FS_PORTS + (mode == 3 ? 16 : 8); p++) { /* the ports, then the links */
+	for (p = 0; p < FS_PORTS + (mode >= 3 ? 16 : 8); p++) { /* the ports, then the links */
 		const uint64_t *x = emu_tm_port_ctrs(emu_switch_tm(a), (uint16_t)p);
 
 		assert_memory_equal(x, emu_tm_port_ctrs(emu_switch_tm(b), (uint16_t)p),
@@ -239,7 +243,7 @@ test_fabric_bulk_same(void **state)
 	unsigned int mode;
 
 	(void)state;
-	for (mode = 0; mode < 4; mode++)
+	for (mode = 0; mode < 5; mode++)
 		fs_mode(mode, totals, &drops);
 	print_message("fabric bulk: %" PRIu64 " drops, %" PRIu64 " ECN marks, %" PRIu64 " XOFF, %"
 		      PRIu64 " XON\n", drops, totals[EMU_TM_CTR_ECN_MARKED],
