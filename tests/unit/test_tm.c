@@ -1379,11 +1379,44 @@ test_enqueue_grouped_same(void **state)
  * that leaves, every counter and PFC frame must be the same, and the traffic must have
  * reached drops, headroom, XOFF and ECN marks.
  */
+/* Now and then (1 in 64) the same PFC pause of priority 3 at @p t on a random port of both. */
+static void
+pair_pause_maybe(struct emu_tm *a, struct emu_rng *ra, struct emu_tm *b, struct emu_rng *rb,
+		 uint64_t t, uint64_t *rsp)
+{
+	static const uint16_t quanta[EMU_TM_N_PRIO] = { 0, 0, 0, 30, 0, 0, 0, 0 };
+	uint64_t rs = *rsp;
+
+	if (BURST_RND() % 64 == 0) {
+		uint16_t l = (uint16_t)(BURST_RND() % 5);
+
+		emu_tm_pause_rx(a, l, t, EMU_TM_MACCTL_OPCODE_PFC, 1u << 3, quanta, ra);
+		emu_tm_pause_rx(b, l, t, EMU_TM_MACCTL_OPCODE_PFC, 1u << 3, quanta, rb);
+	}
+	*rsp = rs;
+}
+
+/* The end of an arrive test: every frame accounted, and the traffic reached drops, headroom,
+ * ECN marks, XOFF and XON. */
+static void
+pair_report(const char *what, unsigned int sent, unsigned int left, uint64_t drops,
+	    const uint64_t totals[EMU_TM_CTR_MAX])
+{
+	print_message("%s: %u frames, %" PRIu64 " dropped, %" PRIu64 " into headroom, %" PRIu64
+		      " ECN marks, %" PRIu64 " XOFF, %" PRIu64 " XON sent: same\n", what, sent, drops,
+		      totals[EMU_TM_CTR_HEADROOM_PKTS], totals[EMU_TM_CTR_ECN_MARKED],
+		      totals[EMU_TM_CTR_PFC_TX_XOFF], totals[EMU_TM_CTR_PFC_TX_XON]);
+	assert_int_equal(left + drops, sent);
+	assert_true(drops > 0);
+	assert_true(totals[EMU_TM_CTR_HEADROOM_PKTS] > 0);
+	assert_true(totals[EMU_TM_CTR_ECN_MARKED] > 0);
+	assert_true(totals[EMU_TM_CTR_PFC_TX_XOFF] > 0 && totals[EMU_TM_CTR_PFC_TX_XON] > 0);
+}
+
 static void
 test_arrive_same(void **state)
 {
 	uint64_t rs = 0x853C49E6748FEA9BULL, t = 1000, totals[EMU_TM_CTR_MAX] = { 0 };
-	static const uint16_t quanta[EMU_TM_N_PRIO] = { 0, 0, 0, 30, 0, 0, 0, 0 };
 	struct emu_rng ra, rb;
 	unsigned int mode, it, sent = 0, left = 0;
 	uint64_t drops = 0;
@@ -1410,12 +1443,7 @@ test_arrive_same(void **state)
 			emu_tm_enqueue(a, port, ma, t, &ra);
 			emu_tm_arrive(b, port, mb, t, &rb);
 			pair_same(a, b, 5, t);
-			if (BURST_RND() % 64 == 0) {
-				uint16_t l = (uint16_t)(BURST_RND() % 5);
-
-				emu_tm_pause_rx(a, l, t, EMU_TM_MACCTL_OPCODE_PFC, 1u << 3, quanta, &ra);
-				emu_tm_pause_rx(b, l, t, EMU_TM_MACCTL_OPCODE_PFC, 1u << 3, quanta, &rb);
-			}
+			pair_pause_maybe(a, &ra, b, &rb, t, &rs);
 			/* tens of ns apart (queues build: 8 Gb/s ports), now and then a pause to drain */
 			t += BURST_RND() % 512 ? BURST_RND() % 80 : BURST_RND() % 200000;
 			if (BURST_RND() % 8 == 0)
@@ -1424,15 +1452,7 @@ test_arrive_same(void **state)
 		burst_take(a, &ra, b, &rb, UINT64_MAX / 2, &left, 5);
 		pair_end(a, b, 5, 0, totals, &drops);
 	}
-	print_message("arrive: %u frames, %" PRIu64 " dropped, %" PRIu64 " into headroom, %" PRIu64
-		      " ECN marks, %" PRIu64 " XOFF, %" PRIu64 " XON sent: same\n", sent, drops,
-		      totals[EMU_TM_CTR_HEADROOM_PKTS], totals[EMU_TM_CTR_ECN_MARKED],
-		      totals[EMU_TM_CTR_PFC_TX_XOFF], totals[EMU_TM_CTR_PFC_TX_XON]);
-	assert_int_equal(left + drops, sent);
-	assert_true(drops > 0);
-	assert_true(totals[EMU_TM_CTR_HEADROOM_PKTS] > 0);
-	assert_true(totals[EMU_TM_CTR_ECN_MARKED] > 0);
-	assert_true(totals[EMU_TM_CTR_PFC_TX_XOFF] > 0 && totals[EMU_TM_CTR_PFC_TX_XON] > 0);
+	pair_report("arrive", sent, left, drops, totals);
 }
 
 /*
@@ -1448,7 +1468,6 @@ static void
 test_arrive_run_same(void **state)
 {
 	uint64_t rs = 0x6A09E667F3BCC909ULL, t = 1000, totals[EMU_TM_CTR_MAX] = { 0 };
-	static const uint16_t quanta[EMU_TM_N_PRIO] = { 0, 0, 0, 30, 0, 0, 0, 0 };
 	struct emu_rng ra, rb;
 	unsigned int mode, it, i, sent = 0, left = 0;
 	uint64_t drops = 0;
@@ -1494,12 +1513,7 @@ test_arrive_run_same(void **state)
 			emu_tm_arrive_run(b, port, run, (uint16_t)n, &rb);
 			pair_same(a, b, 5, ti);
 			t = ti;
-			if (BURST_RND() % 64 == 0) {
-				uint16_t l = (uint16_t)(BURST_RND() % 5);
-
-				emu_tm_pause_rx(a, l, t, EMU_TM_MACCTL_OPCODE_PFC, 1u << 3, quanta, &ra);
-				emu_tm_pause_rx(b, l, t, EMU_TM_MACCTL_OPCODE_PFC, 1u << 3, quanta, &rb);
-			}
+			pair_pause_maybe(a, &ra, b, &rb, t, &rs);
 			/* now and then a long gap: the queues drain, the runs are calm again */
 			t += BURST_RND() % 4 ? BURST_RND() % 400 : BURST_RND() % 400000;
 			if (BURST_RND() % 4 == 0)
@@ -1508,15 +1522,7 @@ test_arrive_run_same(void **state)
 		burst_take(a, &ra, b, &rb, UINT64_MAX / 2, &left, 5);
 		pair_end(a, b, 5, 0, totals, &drops);
 	}
-	print_message("arrive runs: %u frames, %" PRIu64 " dropped, %" PRIu64 " into headroom, %"
-		      PRIu64 " ECN marks, %" PRIu64 " XOFF, %" PRIu64 " XON sent: same\n", sent,
-		      drops, totals[EMU_TM_CTR_HEADROOM_PKTS], totals[EMU_TM_CTR_ECN_MARKED],
-		      totals[EMU_TM_CTR_PFC_TX_XOFF], totals[EMU_TM_CTR_PFC_TX_XON]);
-	assert_int_equal(left + drops, sent);
-	assert_true(drops > 0);
-	assert_true(totals[EMU_TM_CTR_HEADROOM_PKTS] > 0);
-	assert_true(totals[EMU_TM_CTR_ECN_MARKED] > 0);
-	assert_true(totals[EMU_TM_CTR_PFC_TX_XOFF] > 0 && totals[EMU_TM_CTR_PFC_TX_XON] > 0);
+	pair_report("arrive runs", sent, left, drops, totals);
 }
 
 int
