@@ -4,7 +4,7 @@
  * one-queue advance take them where they apply): the common packet's steps with one compare
  * of its metadata word, few enough values live that the compiler keeps them all in
  * registers. Each gives the same result as the loop's general steps for the packets it takes
- * (test_tm.c compares the two with emu_tm_set_general_only()). Internal to lib/tm.
+ * (test_tm_same.c compares the two with emu_tm_set_general_only()). Internal to lib/tm.
  */
 #ifndef EMU_TM_SAME_H
 #define EMU_TM_SAME_H
