@@ -811,10 +811,25 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 #define TM_ADV_SAME(is_out) do { \
 		uint32_t n_ = tail - head, k_; \
 		struct emu_tm_link_at l_ = { .ns = link_ns, .ceil = link_ceil, .ps = link_ps }; \
-		if (in_hop > UINT16_MAX || n_ == 0 || memo_len == UINT32_MAX || memo_len == 0 || \
+		bool any_ = false; \
+		if (n_ == 0 || memo_len == UINT32_MAX || memo_len == 0 || \
 		    general_only || pause_ns >= link_ceil || ((is_out) && now_ns < delay_ns) || \
 		    (ecn_above != UINT64_MAX && qb - memo_len > ecn_above)) \
 			break; \
+		if (emu_meta_hop_in(emu_meta(f_slots[head & f_mask])) != in_hop) { \
+			/* another ingress than the last packet's (a fabric port's packets \
+			 * from several links): each gives its bytes back itself, while no \
+			 * ingress is in XOFF; the first packet of a call goes the general way \
+			 * (a run of one ingress then follows in the loop above) */ \
+			if (in_hop > UINT16_MAX || tm->hot.n_xoff != 0) \
+				break; \
+			if (in != NULL) \
+				in->ing_bytes[q] = ing - (in_qb - qb); \
+			in = NULL; \
+			in_hop = UINT32_MAX; \
+			qb_xon = INT64_MIN; \
+			any_ = true; \
+		} \
 		n_ = RTE_MIN(n_, f_mask + 1 - (head & f_mask)); \
 		if (qb_xon != INT64_MIN) \
 			n_ = (int64_t)qb < qb_xon ? 0 : \
@@ -825,12 +840,20 @@ emu_tm_advance_run(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q, uin
 		else \
 			n_ = RTE_MIN(RTE_MIN(n_, w_mask - (w_tail - w_head)), \
 				     w_mask + 1 - (w_tail & w_mask)); \
-		k_ = emu_tm_advance_same(&f_slots[head & f_mask], n_, (uint16_t)in_hop, memo_len, \
-					 memo_whole_ns, memo_rest_ps, &l_, \
-					 (is_out) ? now_ns - delay_ns : now_ns, delay_ns, is_out, \
-					 trace, \
-					 (is_out) ? o_pkts + o_n : &w_slots[w_tail & w_mask], \
-					 (is_out) && lens ? o_lens + o_n : NULL); \
+		if (any_) \
+			k_ = emu_tm_advance_same(&f_slots[head & f_mask], n_, 0, memo_len, \
+						 memo_whole_ns, memo_rest_ps, &l_, \
+						 (is_out) ? now_ns - delay_ns : now_ns, delay_ns, \
+						 is_out, trace, \
+						 (is_out) ? o_pkts + o_n : &w_slots[w_tail & w_mask], \
+						 (is_out) && lens ? o_lens + o_n : NULL, tm, q); \
+		else \
+			k_ = emu_tm_advance_same(&f_slots[head & f_mask], n_, (uint16_t)in_hop, \
+						 memo_len, memo_whole_ns, memo_rest_ps, &l_, \
+						 (is_out) ? now_ns - delay_ns : now_ns, delay_ns, \
+						 is_out, trace, \
+						 (is_out) ? o_pkts + o_n : &w_slots[w_tail & w_mask], \
+						 (is_out) && lens ? o_lens + o_n : NULL, NULL, 0); \
 		head += k_; \
 		qb -= (uint64_t)k_ * memo_len; \
 		link_ns = l_.ns; \

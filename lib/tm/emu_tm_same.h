@@ -19,6 +19,7 @@
 
 #include "lib/pkt/emu_pkt.h"
 #include "lib/tm/emu_tm.h"
+#include "lib/tm/emu_tm_int.h"
 
 /* out_port, prio and flags of @p meta as one word: out_port in the low 16 bits, prio in bits
  * 16-23, flags in 24-31 (one load where they lie next to each other). */
@@ -153,19 +154,26 @@ struct emu_tm_link_at {
  * (the dequeue's array or the line's slots) and the queue's slots do not wrap. For each: the
  * link's new state in *@p l, the trace's wait, the departure in ts_ns, the packet (and its
  * length) in @p dst. Returns the packets taken. Fewer values live than in TM_ADV_START() and
- * none of its branches for what changes.
+ * none of its branches for what changes. With @p any_in (the TM; then @p q the queue), the
+ * packets may come from any ingress (a fabric port's, from several links), and each gives
+ * its bytes back to its lossless ingress as it starts.
  */
 static inline __attribute__((always_inline)) uint32_t
 emu_tm_advance_same(struct rte_mbuf **sp, uint32_t n_max, uint16_t want, uint32_t memo_len,
 		    uint64_t memo_whole_ns, uint32_t memo_rest_ps, struct emu_tm_link_at *l,
 		    uint64_t limit_ns, uint64_t delay_ns, const bool out, const bool trace,
-		    struct rte_mbuf **dst, uint32_t *dst_lens)
+		    struct rte_mbuf **dst, uint32_t *dst_lens, struct emu_tm *any_in,
+		    unsigned int q)
 {
+	/* with any_in: packets of any ingress, each giving its bytes back to its own lossless
+	 * ingress (the caller has made sure no ingress is in XOFF, so none crosses XON) */
+	const bool any = any_in != NULL;
 	/* inside the fabric (the first packet a hop: so are the others) the ingress is hop_in */
-	const bool fab = n_max > 0 && (emu_meta(sp[0])->flags & EMU_META_HOP);
-	const uint64_t mask = (fab ? 0 : 0xFFFFu) |
+	const bool fab = !any && n_max > 0 && (emu_meta(sp[0])->flags & EMU_META_HOP);
+	const uint64_t mask = any ? (uint64_t)(EMU_META_SNAP | EMU_META_HEADROOM) << 40 :
+			      (fab ? 0 : 0xFFFFu) |
 			      (uint64_t)(EMU_META_SNAP | EMU_META_HOP | EMU_META_HEADROOM) << 40;
-	const uint64_t want_w = fab ? (uint64_t)EMU_META_HOP << 40 : want;
+	const uint64_t want_w = any ? 0 : fab ? (uint64_t)EMU_META_HOP << 40 : want;
 	uint64_t lns = l->ns, lceil = l->ceil;
 	uint32_t lps = l->ps, j;
 
@@ -197,6 +205,12 @@ emu_tm_advance_same(struct rte_mbuf **sp, uint32_t n_max, uint16_t want, uint32_
 		nl_ceil = nl_ns + (nl_ps != 0);
 		if (out && nl_ceil > limit_ns)
 			break;
+		if (any) {
+			const uint16_t hop = (w >> 40 & EMU_META_HOP) ? meta->hop_in : (uint16_t)w;
+
+			if (hop < any_in->n_ports && (any_in->lossless_of[hop] & (1u << q)))
+				any_in->ports[hop].ing_bytes[q] -= memo_len;
+		}
 		lns = nl_ns;
 		lps = nl_ps;
 		lceil = nl_ceil;
