@@ -26,7 +26,9 @@
  * port: the first advance starts what its backlog can start by now, the second the first
  * packet if the link is then free; after that the link is busy past now (a frame takes a
  * picosecond or more), paused, or the backlog waits, so every later advance at this instant
- * starts nothing, and the burst enqueue equals the one-by-one enqueues (emu_tm.h). The ECN
+ * starts nothing, and the burst enqueue of the third packet on equals the one-by-one
+ * enqueues (emu_tm.h). The first two go one by one, each an advance and an enqueue
+ * (emu_tm_arrive()). The ECN
  * draws at dequeue come only from the first advances: the second can start only the port's
  * first new packet, with nothing queued behind it, so it leaves no queue to mark on; and the
  * first advances keep their order (ports in order of their first packets), as one by one.
@@ -97,13 +99,14 @@ emu_tm_enqueue_grouped(struct emu_tm *tm, const uint16_t *ports, struct rte_mbuf
 	for (i = 0; i < n; i++)
 		sorted[pos[grp[i]]++] = pkts[i];
 	for (g = 0, k = 0; g < n_grp; k += cnt[g], g++) {
-		emu_tm_advance(tm, port_of[g], now_ns, rng);
-		emu_tm_enqueue(tm, port_of[g], sorted[k], now_ns, rng);
-		if (cnt[g] > 1) {
-			emu_tm_advance(tm, port_of[g], now_ns, rng);
-			emu_tm_enqueue_burst(tm, port_of[g], &sorted[k + 1], (uint16_t)(cnt[g] - 1),
+		/* advance + enqueue of the first two (emu_tm_arrive(): the second's advance
+		 * starts the first without the general advance's set-up), the rest at once */
+		emu_tm_arrive(tm, port_of[g], sorted[k], now_ns, rng);
+		if (cnt[g] > 1)
+			emu_tm_arrive(tm, port_of[g], sorted[k + 1], now_ns, rng);
+		if (cnt[g] > 2)
+			emu_tm_enqueue_burst(tm, port_of[g], &sorted[k + 2], (uint16_t)(cnt[g] - 2),
 					     now_ns, rng);
-		}
 	}
 	return true;
 }
