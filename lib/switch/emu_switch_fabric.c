@@ -408,7 +408,8 @@ emu_fab_deliver(struct emu_switch *sw, struct rte_mbuf **out, const uint16_t *cn
 		}
 	for (p = 0, at = 0; p < n_ports; at += cnt[p], p++)
 		if (cnt[p] > 0)
-			emu_tm_arrive_run(sw->tm, (uint16_t)p, &sorted[at], cnt[p], &sw->tm_rng);
+			emu_tm_arrive_run(sw->tm, (uint16_t)p, &sorted[at], cnt[p], true,
+					  &sw->tm_rng);
 }
 
 /*

@@ -275,10 +275,13 @@ bool emu_tm_arrive(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_
 /**
  * emu_tm_arrive(@p port, pkts[i], its ts_ns) for i = 0 .. @p n - 1 in order: packets that
  * arrive at one port each at a moment of its own, in time order (a fabric's last hop). The
- * same result as the calls one by one; the common case in one loop.
+ * same result as the calls one by one; the common case in one loop. @p calm_shown: the
+ * caller had emu_tm_arrivals_calm() say true for a sum that includes these packets, with
+ * @p port among its destinations and their ingress sides among its hops, and nothing else
+ * has arrived anywhere since (the loop then skips checking the limits, ECN and XOFF again).
  */
 void emu_tm_arrive_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
-		       struct emu_rng *rng);
+		       bool calm_shown, struct emu_rng *rng);
 
 /** What some delay lines hold that has left by a time (emu_tm_departed_sum()). */
 struct emu_tm_sum {

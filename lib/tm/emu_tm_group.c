@@ -191,13 +191,16 @@ emu_tm_arrive(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t now
  * room on its delay line for everything it could start; the limits take all of them without
  * headroom; no ECN can draw (none at enqueue; at dequeue the queue stays at or below kmin);
  * no hop's ingress bytes can reach XOFF (a start may still end an XOFF: emu_tm_unaccount()).
- * Then each arrival is an advance that starts the due heads as emu_tm_start_head() does,
- * without its ECN step, and an enqueue of an admitted frame. The room on the delay line
- * keeps its ring from being overrun (emu_tm_delay_fits() sizes it so that it does not fill).
+ * With @p shown, emu_tm_arrivals_calm() has said the last three for these packets and more
+ * (their bytes, their port, their hops) and nothing else has arrived since: only the priority,
+ * the scheduler and the delay line are left to check. Then each arrival is an advance that
+ * starts the due heads as emu_tm_start_head() does, without its ECN step, and an enqueue of
+ * an admitted frame. The room on the delay line keeps its ring from being overrun
+ * (emu_tm_delay_fits() sizes it so that it does not fill).
  */
 static bool
 emu_tm_run_calm(const struct emu_tm *tm, const struct emu_tm_port *p, unsigned int q,
-		struct rte_mbuf **pkts, uint16_t n)
+		struct rte_mbuf **pkts, uint16_t n, bool shown)
 {
 	const struct emu_tm_buffer_cfg *bc = &tm->buf;
 	uint64_t bytes = 0, cells;
@@ -213,8 +216,11 @@ emu_tm_run_calm(const struct emu_tm *tm, const struct emu_tm_port *p, unsigned i
 
 		if ((meta->flags & EMU_META_MACCTL) || (meta->prio & (EMU_TM_N_PRIO - 1)) != q)
 			return false;
-		bytes += emu_wire_len(pkts[i]);
+		if (!shown)
+			bytes += emu_wire_len(pkts[i]);
 	}
+	if (shown) /* the rest: emu_tm_arrivals_calm(), for more than these */
+		return true;
 	for (i = 0; i < n; i++) {
 		uint16_t hop = emu_meta_hop_in(emu_meta(pkts[i]));
 		const struct emu_tm_port *in;
@@ -240,14 +246,14 @@ emu_tm_run_calm(const struct emu_tm *tm, const struct emu_tm_port *p, unsigned i
 
 void
 emu_tm_arrive_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
-		  struct emu_rng *rng)
+		  bool calm_shown, struct emu_rng *rng)
 {
 	struct emu_tm_port *const p = &tm->ports[port];
 	const unsigned int q = n > 0 ? emu_meta(pkts[0])->prio & (EMU_TM_N_PRIO - 1) : 0;
 	const bool own = p->cfg.own_buffer;
 	uint16_t i;
 
-	if (!emu_tm_run_calm(tm, p, q, pkts, n)) {
+	if (!emu_tm_run_calm(tm, p, q, pkts, n, calm_shown)) {
 		for (i = 0; i < n; i++)
 			emu_tm_arrive_one(tm, port, pkts[i], emu_meta(pkts[i])->ts_ns, rng);
 		return;

@@ -548,7 +548,7 @@ test_arrive_run_same(void **state)
 				run[i] = mb;
 				ti += BURST_RND() % 61;
 			}
-			emu_tm_arrive_run(b, port, run, (uint16_t)n, &rb);
+			emu_tm_arrive_run(b, port, run, (uint16_t)n, false, &rb);
 			pair_same(a, b, 5, ti);
 			t = ti;
 			pair_pause_maybe(a, &ra, b, &rb, t, &rs);
