@@ -27,11 +27,11 @@
  * packet if the link is then free; after that the link is busy past now (a frame takes a
  * picosecond or more), paused, or the backlog waits, so every later advance at this instant
  * starts nothing, and the burst enqueue of the third packet on equals the one-by-one
- * enqueues (emu_tm.h). The first two go one by one, each an advance and an enqueue
- * (emu_tm_arrive()). The ECN
- * draws at dequeue come only from the first advances: the second can start only the port's
- * first new packet, with nothing queued behind it, so it leaves no queue to mark on; and the
- * first advances keep their order (ports in order of their first packets), as one by one.
+ * enqueues (emu_tm.h); the first two go one by one, each an advance and an enqueue
+ * (emu_tm_arrive()). The ECN draws at dequeue come only from the first advances: the second
+ * can start only the port's first new packet, with nothing queued behind it, so it leaves no
+ * queue to mark on; and the first advances keep their order (ports in order of their first
+ * packets), as one by one.
  */
 bool
 emu_tm_enqueue_grouped(struct emu_tm *tm, const uint16_t *ports, struct rte_mbuf **pkts,
