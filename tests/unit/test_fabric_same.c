@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The fabric's bulk paths against its packet-by-packet ones. Two switches from one leaf-spine
- * pipeline get the same frames at the same times: A with emu_switch_set_general_only() (every
+ * The fabric's bulk paths against its packet-by-packet ones. Two switches from one pipeline
+ * with a fabric (fs_pipeline(): two leaves or a leaf-spine) get the same frames at the same
+ * times: A with emu_switch_set_general_only() (every
  * packet onto its link and into its port's TM one at a time, the TM's general steps), B as it
  * runs (bursts onto the links, the last level's departures merged and delivered in bulk while
  * nothing they do can reach beyond their port). Every port must send the same frames, byte
