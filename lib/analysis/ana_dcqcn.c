@@ -107,13 +107,9 @@ ana_err_gaps(const struct ana_trace *t, const struct dcqcn_params *p)
 
 	dcqcn_rp_init(&rp, p, t->t0_ns);
 	for (k = 0; k < t->n; k++) {
-		uint64_t a = t->t0_ns + (uint64_t)k * t->bin_ns;
+		const uint64_t a = t->t0_ns + (uint64_t)k * t->bin_ns;
 
-		while (ci < t->n_cnp && t->cnp[ci] <= a) {
-			dcqcn_rp_on_cnp(&rp, p, t->cnp[ci]);
-			ci++;
-		}
-		dcqcn_rp_advance(&rp, p, a);
+		ana_model_to(t, p, &rp, &ci, a);
 		if (k >= t->k0 && t->gn[k] > 0 && !ana_idle_in(t, k, 1)) {
 			double m = t->gsum[k] / t->gn[k];
 

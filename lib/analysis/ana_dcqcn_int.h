@@ -51,6 +51,19 @@ ana_bin(const struct ana_trace *t, uint64_t t_ns)
 
 /* The trajectory error of @p p on @p t: on the inter-packet gaps when t->gn is set, else on
  * bytes per window (the prediction in @p pred, t->n bins). ana_dcqcn.c. */
+/* The model sender @p rp brought to @p a_ns: the trace's CNPs up to then (from *@p ci on)
+ * received, then its timers and rate advanced. */
+static inline void
+ana_model_to(const struct ana_trace *t, const struct dcqcn_params *p, struct dcqcn_rp *rp,
+	     uint32_t *ci, uint64_t a_ns)
+{
+	while (*ci < t->n_cnp && t->cnp[*ci] <= a_ns) {
+		dcqcn_rp_on_cnp(rp, p, t->cnp[*ci]);
+		(*ci)++;
+	}
+	dcqcn_rp_advance(rp, p, a_ns);
+}
+
 double ana_eval(const struct ana_trace *t, const struct dcqcn_params *p, double *pred);
 
 /* ana_fit.c: the fit of @p p (from --dcqcn's values) to @p t, its error in *best_err; the names

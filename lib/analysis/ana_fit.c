@@ -4,11 +4,9 @@
  * rpg_time_reset from the first increase after each cut, a Nelder-Mead search of the two
  * increase rates for each rpg_threshold, a coordinate polish) and, on a FAIL, the
  * one-parameter explanation (each parameter alone over a log grid, then a golden-section
- * search). Both work on ana_dcqcn.c's trajectory model and error measure (ana_eval()).
- *
- * Over 600 lines (about 630): the fit and the explanation share the table of fitted
- * parameters, their getters and setters in NVIDIA's units and the golden-section search;
- * split, the table would be shared through a header for two users.
+ * search). Both work on ana_dcqcn.c's trajectory model and error measure (ana_eval()), and
+ * share the table of fitted parameters, their getters and setters in NVIDIA's units and one
+ * golden-section search (ana_golden()).
  */
 #include <math.h>
 #include <stddef.h>
@@ -86,6 +84,53 @@ ana_fset(struct dcqcn_params *p, const struct ana_fitp *f, double v)
 		*(uint32_t *)(b + f->off) = (uint32_t)(v + 0.5);
 }
 
+/* Golden-section search of one parameter (log scale) within log(x) -/+ @p lspan on err();
+ * returns the better error, the parameter left at the best value, or @p cur and unchanged. */
+static double
+ana_golden(const struct ana_fitp *fp, struct dcqcn_params *p, double lspan,
+	   double (*err)(const struct ana_trace *, const struct dcqcn_params *, double *,
+			 double *), const struct ana_trace *t, double *b1, double *b2, double cur)
+{
+	double x0 = log(fmax(ana_fget(p, fp), fp->lo)), lo = x0 - lspan, hi = x0 + lspan;
+	const double gr = 0.6180339887498949;
+	double c, d, fc, fd, keep = ana_fget(p, fp);
+	unsigned int it;
+
+	if (lo < log(fp->lo))
+		lo = log(fp->lo);
+	if (hi > log(fp->hi))
+		hi = log(fp->hi);
+	c = hi - gr * (hi - lo);
+	d = lo + gr * (hi - lo);
+	ana_fset(p, fp, exp(c));
+	fc = err(t, p, b1, b2);
+	ana_fset(p, fp, exp(d));
+	fd = err(t, p, b1, b2);
+	for (it = 0; it < 40 && hi - lo > 1e-4; it++) {
+		if (fc < fd) {
+			hi = d;
+			d = c;
+			fd = fc;
+			c = hi - gr * (hi - lo);
+			ana_fset(p, fp, exp(c));
+			fc = err(t, p, b1, b2);
+		} else {
+			lo = c;
+			c = d;
+			fc = fd;
+			d = lo + gr * (hi - lo);
+			ana_fset(p, fp, exp(d));
+			fd = err(t, p, b1, b2);
+		}
+	}
+	if (fmin(fc, fd) < cur - 1e-12) {
+		ana_fset(p, fp, exp(fc < fd ? c : d));
+		return fmin(fc, fd);
+	}
+	ana_fset(p, fp, keep);
+	return cur;
+}
+
 /*
  * Coordinate search for one rpg_threshold F: each continuous parameter in turn, a
  * golden-section search of log(value) within a bracket around the current value (x/4 .. x*4
@@ -100,47 +145,8 @@ ana_fit_f(const struct ana_trace *t, struct dcqcn_params *p, double *pred)
 	for (round = 0; round < 12; round++) {
 		double start = best;
 
-		for (i = 0; i < ANA_NFIT; i++) {
-			const struct ana_fitp *fp = &ana_fitps[i];
-			double x0 = log(fmax(ana_fget(p, fp), fp->lo)), lo = x0 - span, hi = x0 + span;
-			const double gr = 0.6180339887498949;
-			double c, d, fc, fd, keep = ana_fget(p, fp);
-			unsigned int it;
-
-			if (lo < log(fp->lo))
-				lo = log(fp->lo);
-			if (hi > log(fp->hi))
-				hi = log(fp->hi);
-			c = hi - gr * (hi - lo);
-			d = lo + gr * (hi - lo);
-			ana_fset(p, fp, exp(c));
-			fc = ana_eval(t, p, pred);
-			ana_fset(p, fp, exp(d));
-			fd = ana_eval(t, p, pred);
-			for (it = 0; it < 40 && hi - lo > 1e-4; it++) {
-				if (fc < fd) {
-					hi = d;
-					d = c;
-					fd = fc;
-					c = hi - gr * (hi - lo);
-					ana_fset(p, fp, exp(c));
-					fc = ana_eval(t, p, pred);
-				} else {
-					lo = c;
-					c = d;
-					fc = fd;
-					d = lo + gr * (hi - lo);
-					ana_fset(p, fp, exp(d));
-					fd = ana_eval(t, p, pred);
-				}
-			}
-			if (fmin(fc, fd) < best - 1e-12) {
-				ana_fset(p, fp, exp(fc < fd ? c : d));
-				best = fmin(fc, fd);
-			} else {
-				ana_fset(p, fp, keep);
-			}
-		}
+		for (i = 0; i < ANA_NFIT; i++)
+			best = ana_golden(&ana_fitps[i], p, span, ana_eval_g, t, pred, NULL, best);
 		span = span * 0.7 > log(1.05) ? span * 0.7 : log(1.05);
 		if (start - best < 1e-5 && round >= 3)
 			break;
@@ -227,51 +233,6 @@ ana_cut_err(const struct ana_trace *t, const struct dcqcn_params *p, double *m, 
 	return n ? sqrt(e / n) : 1e9;
 }
 
-/* Golden-section search of one parameter (log scale) within x/span .. x*span on err(). */
-static double
-ana_golden(const struct ana_fitp *fp, struct dcqcn_params *p, double span,
-	   double (*err)(const struct ana_trace *, const struct dcqcn_params *, double *,
-			 double *), const struct ana_trace *t, double *b1, double *b2, double cur)
-{
-	double x0 = log(fmax(ana_fget(p, fp), fp->lo)), lo = x0 - log(span), hi = x0 + log(span);
-	const double gr = 0.6180339887498949;
-	double c, d, fc, fd, keep = ana_fget(p, fp);
-	unsigned int it;
-
-	if (lo < log(fp->lo))
-		lo = log(fp->lo);
-	if (hi > log(fp->hi))
-		hi = log(fp->hi);
-	c = hi - gr * (hi - lo);
-	d = lo + gr * (hi - lo);
-	ana_fset(p, fp, exp(c));
-	fc = err(t, p, b1, b2);
-	ana_fset(p, fp, exp(d));
-	fd = err(t, p, b1, b2);
-	for (it = 0; it < 40 && hi - lo > 1e-4; it++) {
-		if (fc < fd) {
-			hi = d;
-			d = c;
-			fd = fc;
-			c = hi - gr * (hi - lo);
-			ana_fset(p, fp, exp(c));
-			fc = err(t, p, b1, b2);
-		} else {
-			lo = c;
-			c = d;
-			fc = fd;
-			d = lo + gr * (hi - lo);
-			ana_fset(p, fp, exp(d));
-			fd = err(t, p, b1, b2);
-		}
-	}
-	if (fmin(fc, fd) < cur - 1e-12) {
-		ana_fset(p, fp, exp(fc < fd ? c : d));
-		return fmin(fc, fd);
-	}
-	ana_fset(p, fp, keep);
-	return cur;
-}
 
 /*
  * Nelder-Mead over log(rpg_ai_rate), log(rpg_hai_rate) (and log(rpg_time_reset) unless
@@ -394,13 +355,9 @@ ana_est_time_reset(const struct ana_trace *t, const struct dcqcn_params *p)
 		goto out;
 	dcqcn_rp_init(&rp, p, t->t0_ns);
 	for (k = 0; k < t->n; k++) {
-		uint64_t a = t->t0_ns + (uint64_t)k * t->bin_ns;
+		const uint64_t a = t->t0_ns + (uint64_t)k * t->bin_ns;
 
-		while (ci < t->n_cnp && t->cnp[ci] <= a) {
-			dcqcn_rp_on_cnp(&rp, p, t->cnp[ci]);
-			ci++;
-		}
-		dcqcn_rp_advance(&rp, p, a);
+		ana_model_to(t, p, &rp, &ci, a);
 		if (rp.decreases != dec && nc <= t->n_cnp)
 			cut[nc++] = rp.last_decrease_ns;
 		dec = rp.decreases;
@@ -471,8 +428,10 @@ ana_fit(const struct ana_trace *t, struct dcqcn_params *p, double *pred, double 
 			double cur = ana_cut_err(t, p, m, q), span = 8;
 
 			for (round = 0; round < 8; round++) {
-				cur = ana_golden(&ana_fitps[0], p, span, ana_cut_err, t, m, q, cur);
-				cur = ana_golden(&ana_fitps[1], p, span, ana_cut_err, t, m, q, cur);
+				cur = ana_golden(&ana_fitps[0], p, log(span), ana_cut_err, t, m, q,
+						 cur);
+				cur = ana_golden(&ana_fitps[1], p, log(span), ana_cut_err, t, m, q,
+						 cur);
 				span = span > 1.3 ? sqrt(span) : 1.1;
 			}
 		}
@@ -593,7 +552,7 @@ ana_explain(const struct ana_trace *t, const struct dcqcn_params *given, double 
 			}
 		}
 		ana_fset(&p, fp, exp(bx));
-		best = ana_golden(fp, &p, exp(step), ana_eval_g, t, pred, NULL, best);
+		best = ana_golden(fp, &p, step, ana_eval_g, t, pred, NULL, best);
 		errs[i] = best;
 		vals[i] = ana_fget_nv(&p, i);
 	}

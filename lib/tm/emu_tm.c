@@ -6,7 +6,7 @@
  * and storms: emu_tm_pfc.c; profile changes and reports: emu_tm_ctl.c; a fabric's hops:
  * emu_tm_group.c.
  *
- * Over 600 lines (about 1055): the burst enqueue and the one-queue advance loop are the general
+ * Over 600 lines (about 1080): the burst enqueue and the one-queue advance loop are the general
  * per-packet functions again with the port's state in locals, and fall back to them packet by
  * packet; kept next to them so that the two copies of each rule are read (and changed)
  * together, and so that they inline the static helpers (emu_tm_int.h: start time, ingress

@@ -283,7 +283,7 @@ bool emu_tm_arrive(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_
 void emu_tm_arrive_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
 		       bool calm_shown, struct emu_rng *rng);
 
-/** What some delay lines hold that has left by a time (emu_tm_departed_sum()). */
+/** What some delay lines hold that has already left (emu_tm_departed_sum()). */
 struct emu_tm_sum {
 	uint64_t pkts;
 	uint64_t bytes; /* on the wire */
