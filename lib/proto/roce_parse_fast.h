@@ -3,7 +3,8 @@
  * The parser's fast path for the commonest frame (untagged IPv4 without options, UDP to the
  * RoCE port, a BTH and its extension headers, every length consistent) as inline functions,
  * so that the parse stage's per-packet loop takes the class-only parse
- * (roce_parse_partial_min_inline()) without a call; roce_parse.c uses the same functions for
+ * (roce_parse_partial_min_inline()) and the datapath's (roce_parse_partial_dp_inline(), a
+ * fabric's) without a call; roce_parse.c uses the same functions for
  * every partial parse, so there is one copy of each check. Internal to lib/proto and
  * lib/stages/parse.c.
  */
@@ -168,6 +169,94 @@ roce_fast_fill_min(const struct roce_fast_hdr *h, struct roce_pkt *out)
 {
 	roce_fast_class_fields(h, out);
 	out->dp_only = 2;
+}
+
+/* Four frame bytes, big-endian, as they lie (memcpy: no alignment assumed, one load). */
+static inline uint32_t
+roce_fast_be32(const uint8_t *b)
+{
+	uint32_t v;
+
+	memcpy(&v, b, 4);
+	return __builtin_bswap32(v);
+}
+
+/* The fields both the full and the datapath fill store: roce_fast_class_fields()', the other
+ * offsets and lengths, TTL, UDP ports. */
+static inline __attribute__((always_inline)) void
+roce_fast_common_fields(const struct roce_fast_hdr *h, uint16_t roce_port, struct roce_pkt *out)
+{
+	uint8_t ttl = h->et == ROCE_ETHERTYPE_IPV4 ? h->ip[8] : h->ip[7];
+	uint16_t sport = roce_get_be16(h->udp);
+
+	roce_fast_class_fields(h, out);
+	out->l4_off = (uint16_t)h->l4;
+	out->bth_off = (uint16_t)h->bth;
+	out->payload_off = (uint16_t)(h->bth + ROCE_BTH_LEN + h->ext_len);
+	out->icrc_off = (uint16_t)(h->ip_end - ROCE_ICRC_LEN);
+	out->payload_len = (uint16_t)(h->room - h->padcnt);
+	out->ttl = ttl;
+	out->udp_sport = sport;
+	out->udp_dport = roce_port;
+}
+
+/* What names a packet within its QP, as the full parse leaves it: dst_ip (IPv4 in the first 4
+ * bytes, zeros after), opcode, transport, dest_qp and psn. Both the dp and the qp fills. */
+static inline __attribute__((always_inline)) void
+roce_fast_qp_fields(const struct roce_fast_hdr *h, struct roce_pkt *out)
+{
+	uint32_t w0 = roce_fast_be32(h->b), w1 = roce_fast_be32(h->b + 4), w2 = roce_fast_be32(h->b + 8);
+
+	if (h->et == ROCE_ETHERTYPE_IPV4) {
+		memcpy(out->dst_ip, h->ip + 16, 4);
+		memset(out->dst_ip + 4, 0, 12);
+	} else {
+		memcpy(out->dst_ip, h->ip + 24, 16);
+	}
+	out->opcode = (uint8_t)(w0 >> 24);
+	out->transport = (uint8_t)(w0 >> 29);
+	out->dest_qp = w1 & 0xFFFFFF;
+	out->psn = w2 & 0xFFFFFF;
+}
+
+/*
+ * A frame parse_fast_check() took, for roce_parse_partial_dp(): only the fields its header
+ * lists (those of parse_fast_fill() in the first 24 bytes, the addresses, the UDP ports,
+ * opcode, transport, DestQP and PSN), and dp_only = 1; nothing else of *out is written.
+ */
+static inline __attribute__((always_inline)) void
+roce_fast_fill_dp(const struct roce_fast_hdr *h, uint16_t roce_port, struct roce_pkt *out)
+{
+	roce_fast_common_fields(h, roce_port, out);
+	/* the source address as the full parse leaves it, as roce_fast_qp_fields() the destination */
+	if (h->et == ROCE_ETHERTYPE_IPV4) {
+		memcpy(out->src_ip, h->ip + 12, 4);
+		memset(out->src_ip + 4, 0, 12);
+	} else {
+		memcpy(out->src_ip, h->ip + 8, 16);
+	}
+	roce_fast_qp_fields(h, out);
+	out->dp_only = 1;
+}
+
+
+/**
+ * roce_parse_partial_dp() with its commonest frame inline, as roce_parse_partial_min_inline()
+ * below: the same result for every frame.
+ */
+static inline __attribute__((always_inline)) enum roce_class
+roce_parse_partial_dp_inline(const uint8_t *hdr, uint32_t avail, uint32_t frame_len,
+			     uint16_t roce_port, struct roce_pkt *out)
+{
+	struct roce_fast_hdr h;
+
+	if (__builtin_expect(frame_len <= UINT16_MAX && avail <= frame_len &&
+			     roce_fast_is_ipv4(hdr, avail) &&
+			     roce_fast_check_ipv4(hdr, avail, frame_len, roce_port, &h), 1)) {
+		roce_fast_fill_dp(&h, roce_port, out);
+		return ROCE_CLASS_ROCEV2;
+	}
+	return roce_parse_partial_dp(hdr, avail, frame_len, roce_port, out);
 }
 
 /**

@@ -259,7 +259,9 @@ parse_process_transparent(const struct parse_priv *pp, struct rte_mbuf **pkts, u
 	case EMU_PARSE_QP:
 		return parse_run(pp, pkts, n, ctx, roce_parse_partial_qp, pp->trust_dscp);
 	case EMU_PARSE_DP:
-		return parse_run(pp, pkts, n, ctx, roce_parse_partial_dp, pp->trust_dscp);
+		return pp->trust_dscp ?
+			       parse_run(pp, pkts, n, ctx, roce_parse_partial_dp_inline, true) :
+			       parse_run(pp, pkts, n, ctx, roce_parse_partial_dp_inline, false);
 	default:
 		return parse_run(pp, pkts, n, ctx, roce_parse_partial, pp->trust_dscp);
 	}

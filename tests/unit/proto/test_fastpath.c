@@ -5,9 +5,9 @@
  * headers, some with a frame length or the bytes at hand cut short. Whenever the fast path
  * takes a frame, its struct roce_pkt must equal, byte for byte, what the general parser
  * makes of the same bytes. The parser's source is included to reach its static functions.
- * And roce_parse_partial_dp(), _min(), _qp() and roce_parse_partial_min_inline() (the parse
- * stage's, roce_parse_fast.h) against roce_parse_partial(): the fields each lists equal, no
- * other byte written; and roce_opcode_ext_len_tab[] against roce_ext_len() of every opcode.
+ * And roce_parse_partial_dp(), _min(), _qp(), roce_parse_partial_min_inline() and
+ * roce_parse_partial_dp_inline() (the parse stage's, roce_parse_fast.h) against
+ * roce_parse_partial(): the fields each lists equal, no other byte written; and roce_opcode_ext_len_tab[] against roce_ext_len() of every opcode.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,9 +90,9 @@ random_frame(uint8_t *buf, size_t cap)
 
 /* The fields roce_parse_partial_qp() fills on the same fast path. */
 #define QP_FIELDS(_) MIN_FIELDS(_) _(dst_ip) _(opcode) _(transport) _(dest_qp) _(psn)
-/* X() over the fields of parse level `level` (1 dp, 2 min, 3 qp, 4 min inline) */
+/* X() over the fields of parse level `level` (1 dp, 2 min, 3 qp, 4 min inline, 5 dp inline) */
 #define LEVEL_FIELDS(X) do { \
-		if (level == 1) { DP_FIELDS(X) } \
+		if (level == 1 || level == 5) { DP_FIELDS(X) } \
 		else if (level == 2 || level == 4) { MIN_FIELDS(X) } \
 		else { QP_FIELDS(X) } \
 	} while (0)
@@ -102,7 +102,8 @@ typedef enum roce_class (*parse_fn)(const uint8_t *, uint32_t, uint32_t, uint16_
 
 /*
  * roce_parse_partial_dp() (@p level 1), roce_parse_partial_min() (2), _qp() (3) or
- * roce_parse_partial_min_inline() (4, whose dp_only is _min()'s: 2) against
+ * roce_parse_partial_min_inline() (4, whose dp_only is _min()'s: 2) or
+ * roce_parse_partial_dp_inline() (5, dp_only 1) against
  * roce_parse_partial() on the same bytes: on its fast path every field it lists equal
  * (dp_only aside, which must be the level) and every other byte of the result as it was
  * before the call; otherwise the whole result equal. Returns 0 when they agree.
@@ -111,10 +112,11 @@ static int
 check_level(const uint8_t *buf, uint32_t avail, uint32_t flen, unsigned int level,
 	    unsigned long *n_fast)
 {
-	static uint8_t written[5][sizeof(struct roce_pkt)];
+	static uint8_t written[6][sizeof(struct roce_pkt)];
 	const parse_fn fn = level == 1 ? roce_parse_partial_dp :
 			    level == 2 ? roce_parse_partial_min :
-			    level == 3 ? roce_parse_partial_qp : roce_parse_partial_min_inline;
+			    level == 3 ? roce_parse_partial_qp :
+			    level == 4 ? roce_parse_partial_min_inline : roce_parse_partial_dp_inline;
 	struct roce_pkt full, dp, before;
 	unsigned int i;
 	int cls;
@@ -134,7 +136,7 @@ check_level(const uint8_t *buf, uint32_t avail, uint32_t flen, unsigned int leve
 	if (!dp.dp_only)
 		return memcmp(&dp, &full, sizeof(dp)) != 0;
 	(*n_fast)++;
-	if (dp.dp_only != (level == 4 ? 2 : level) || full.dp_only != 0 || full.cls != ROCE_CLASS_ROCEV2)
+	if (dp.dp_only != (level == 4 ? 2 : level == 5 ? 1 : level) || full.dp_only != 0 || full.cls != ROCE_CLASS_ROCEV2)
 		return 1;
 #define DP_CMP(f) if (memcmp(&dp.f, &full.f, sizeof(dp.f)) != 0 && \
 		      offsetof(struct roce_pkt, f) != offsetof(struct roce_pkt, dp_only)) return 1;
@@ -152,6 +154,7 @@ main(void)
 	static uint8_t buf[9000];
 	unsigned long taken = 0, total = 0, bad = 0, n_dp = 0, bad_dp = 0, n_min = 0, bad_min = 0;
 	unsigned long n_qp = 0, bad_qp = 0, n_inl = 0, bad_inl = 0, bad_tab = 0;
+	unsigned long n_dpi = 0, bad_dpi = 0;
 	struct roce_pkt a, b;
 	uint32_t flen, avail;
 	int it, k, len;
@@ -182,6 +185,9 @@ main(void)
 		if (check_level(buf, avail, flen, 4, &n_inl) != 0 && ++bad_inl <= 5)
 			printf("frame %d (%u of %u bytes): roce_parse_partial_min_inline() differs\n",
 			       it, avail, flen);
+		if (check_level(buf, avail, flen, 5, &n_dpi) != 0 && ++bad_dpi <= 5)
+			printf("frame %d (%u of %u bytes): roce_parse_partial_dp_inline() differs\n",
+			       it, avail, flen);
 		if (check_level(buf, avail, flen, 3, &n_qp) != 0 && ++bad_qp <= 5)
 			printf("frame %d (%u of %u bytes): roce_parse_partial_qp() differs\n", it,
 			       avail, flen);
@@ -207,9 +213,11 @@ main(void)
 	printf("class-only parse inline: %lu of %lu frames on a fast path, %lu differ from the "
 	       "full parse; %lu opcodes' extension lengths differ\n", n_inl, total, bad_inl,
 	       bad_tab);
+	printf("datapath parse inline: %lu of %lu frames on a fast path, %lu differ from the full "
+	       "parse\n", n_dpi, total, bad_dpi);
 	/* most frames are valid RoCEv2: a fast path that takes none would test nothing */
 	/* and the datapath parse's fast path takes the same frames as parse_fast() */
 	return bad != 0 || taken < total / 4 || bad_dp != 0 || n_dp != taken || bad_min != 0 ||
 	       n_min != taken || bad_qp != 0 || n_qp != taken || bad_inl != 0 ||
-	       n_inl != taken || bad_tab != 0;
+	       n_inl != taken || bad_tab != 0 || bad_dpi != 0 || n_dpi != taken;
 }
