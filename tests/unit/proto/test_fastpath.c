@@ -7,7 +7,8 @@
  * makes of the same bytes. The parser's source is included to reach its static functions.
  * And roce_parse_partial_dp(), _min(), _qp(), roce_parse_partial_min_inline() and
  * roce_parse_partial_dp_inline() (the parse stage's, roce_parse_fast.h) against
- * roce_parse_partial(): the fields each lists equal, no other byte written; and roce_opcode_ext_len_tab[] against roce_ext_len() of every opcode.
+ * roce_parse_partial(): the fields each lists equal, no other byte written; and
+ * roce_opcode_ext_len_tab[] against roce_ext_len() of every opcode.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,7 +137,8 @@ check_level(const uint8_t *buf, uint32_t avail, uint32_t flen, unsigned int leve
 	if (!dp.dp_only)
 		return memcmp(&dp, &full, sizeof(dp)) != 0;
 	(*n_fast)++;
-	if (dp.dp_only != (level == 4 ? 2 : level == 5 ? 1 : level) || full.dp_only != 0 || full.cls != ROCE_CLASS_ROCEV2)
+	if (dp.dp_only != (level == 4 ? 2 : level == 5 ? 1 : level) || full.dp_only != 0 ||
+	    full.cls != ROCE_CLASS_ROCEV2)
 		return 1;
 #define DP_CMP(f) if (memcmp(&dp.f, &full.f, sizeof(dp.f)) != 0 && \
 		      offsetof(struct roce_pkt, f) != offsetof(struct roce_pkt, dp_only)) return 1;
