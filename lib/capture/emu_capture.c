@@ -30,11 +30,17 @@
  *
  * What a record costs the worker (tests/bench/README.md, bench_capture): the copy into memory
  * far beyond the cache (a ring that holds 10 ms of a busy port is tens of MB) and the
- * bookkeeping around it. The record is compact: a 16-byte header, when annotating the 48 bytes
- * of the packet's trace the writer formats into the comment (on the main lcore, never here),
- * then the frame's first bytes. The producer keeps its own copy of the consumer's index and
- * reads the shared one only when the ring looks full, and publishes its own once per burst:
- * no cache line goes back and forth per packet. Ordinary stores, not non-temporal ones: on
+ * bookkeeping around it. The record is compact: a 16-byte header, then the frame's first
+ * bytes. When annotating, the 48 bytes of the packet's trace that the writer formats into the
+ * comment (on the main lcore, never here) go to a second ring, and only for the frames that
+ * get a comment (every frame with "all"; else the dropped ones and those something happened
+ * to, emu_trace_eventful()): a frame nothing happened to costs what a header capture costs.
+ * The second ring needs no index of its own from the writer: it has as many entries as the
+ * first, each belongs to a record in order, so it can never hold more entries than the first
+ * holds records; the writer reads an entry before it hands back its record's slot. The
+ * producer keeps its own copy of the consumer's index and reads the shared one only when the
+ * ring looks full, and publishes its own once per burst: no cache line goes back and forth
+ * per packet. Ordinary stores, not non-temporal ones: on
  * the AMD EPYC this was measured on, streaming 192-byte records into a 192 MB ring cost
  * 40 cycles a record with movntdq against 25 with memcpy (the hardware prefetches the
  * store stream), 75 when records do not fill whole lines. In the pipeline itself
@@ -49,7 +55,7 @@ struct emu_cap_rec {
 	uint8_t info;      /* EMU_CAP_DIR_MASK: epb_flags direction; EMU_CAP_ANN: emu_cap_ann follows */
 };
 #define EMU_CAP_DIR_MASK 0x03
-#define EMU_CAP_ANN 0x80
+#define EMU_CAP_ANN 0x80 /* the record's emu_cap_ann is the next entry of the second ring */
 #define EMU_CAP_PREFETCH 4 /* slots the writer prefetches ahead */
 
 /* What emu_switch_annotate_meta() reads of a packet's metadata: its bytes 8-16 and its trace
@@ -71,16 +77,19 @@ struct emu_capture {
 	/* producer (worker) */
 	uint32_t tail __rte_cache_aligned; /* next slot the worker writes */
 	uint32_t head_seen;   /* the consumer's head as the worker last read it */
+	uint32_t ann_tail;    /* next entry of anns[] the worker writes */
 	uint64_t captured, ring_full, nombuf;
 	/* consumer (main lcore) */
 	uint32_t head __rte_cache_aligned; /* next slot the main lcore reads */
+	uint32_t ann_head;    /* next entry of anns[] it reads (its own: see the file's header) */
 	/* set up before the run, read by both */
 	uint8_t *slots __rte_cache_aligned; /* n_slots records of slot_size bytes */
 	uint32_t slot_size;
-	uint32_t data_off;    /* where the frame's bytes start in a slot */
+	struct emu_cap_ann *anns; /* annotating: n_slots entries, the second ring */
 	uint32_t mask;        /* n_slots - 1 */
 	uint32_t snaplen;
-	bool annotating;      /* the slots have room for emu_cap_ann, and the worker fills it */
+	bool annotating;      /* the worker fills anns[] for the frames that get a comment */
+	bool ann_all;         /* for every frame ("all") */
 	char *file;
 	struct emu_pcapw *w;
 	/* main-written */
@@ -107,41 +116,56 @@ struct emu_capture {
 	const char *const *if_names;
 };
 
-/* Bytes of a slot: header, the annotation when there is one, the frame's first bytes. */
+/* Bytes of a slot: the header, then the frame's first bytes. */
 static uint32_t
-emu_capture_slot_size(uint32_t snaplen, bool annotating)
+emu_capture_slot_size(uint32_t snaplen)
 {
-	return RTE_ALIGN_CEIL((uint32_t)sizeof(struct emu_cap_rec) +
-			      (annotating ? (uint32_t)sizeof(struct emu_cap_ann) : 0) + snaplen, 16);
+	return RTE_ALIGN_CEIL((uint32_t)sizeof(struct emu_cap_rec) + snaplen, 16);
 }
 
 uint64_t
 emu_capture_bytes(uint32_t snaplen, uint32_t max_frame, uint32_t ring_size)
 {
-	/* at most: the slots of an annotated capture */
+	/* at most: the slots and the second ring of an annotated capture */
 	return (uint64_t)rte_align32pow2(ring_size) *
-	       emu_capture_slot_size(RTE_MIN(snaplen, max_frame), true);
+	       (emu_capture_slot_size(RTE_MIN(snaplen, max_frame)) + sizeof(struct emu_cap_ann));
 }
 
-/* (Re)allocate the slots for the current layout; the ring must be empty. */
+/* Allocate @p bytes for a ring and touch every page now (without hugepages they would fault
+ * in on the worker). */
+static void *
+emu_capture_ring_alloc(const char *what, size_t bytes)
+{
+	void *r = rte_malloc_socket(what, bytes, RTE_CACHE_LINE_SIZE, (int)rte_socket_id());
+
+	if (r != NULL)
+		memset(r, 0, bytes);
+	return r;
+}
+
+/* Allocate the slots, and the second ring when annotating; the ring must be empty. */
 static int
 emu_capture_alloc(struct emu_capture *cap, struct emu_err *err)
 {
-	uint32_t size = emu_capture_slot_size(cap->snaplen, cap->annotating);
+	const size_t n = (size_t)cap->mask + 1;
 
-	rte_free(cap->slots);
-	cap->slot_size = size;
-	cap->data_off = (uint32_t)sizeof(struct emu_cap_rec) +
-			(cap->annotating ? (uint32_t)sizeof(struct emu_cap_ann) : 0);
-	cap->slots = rte_malloc_socket("emu_capture", (size_t)(cap->mask + 1) * size,
-				       RTE_CACHE_LINE_SIZE, (int)rte_socket_id());
-	if (cap->slots == NULL)
-		return emu_err_setrc(err, -ENOMEM,
-				     "capture ring of %u records of %u bytes: %s; lower snaplen or "
-				     "ring_size, or give EAL more memory", cap->mask + 1, size,
-				     rte_strerror(rte_errno));
-	/* touch every page now (without hugepages they would fault in on the worker) */
-	memset(cap->slots, 0, (size_t)(cap->mask + 1) * size);
+	if (cap->slots == NULL) {
+		cap->slot_size = emu_capture_slot_size(cap->snaplen);
+		cap->slots = emu_capture_ring_alloc("emu_capture", n * cap->slot_size);
+		if (cap->slots == NULL)
+			return emu_err_setrc(err, -ENOMEM,
+					     "capture ring of %zu records of %u bytes: %s; lower "
+					     "snaplen or ring_size, or give EAL more memory", n,
+					     cap->slot_size, rte_strerror(rte_errno));
+	}
+	if (cap->annotating && cap->anns == NULL) {
+		cap->anns = emu_capture_ring_alloc("emu_capture_ann", n * sizeof(*cap->anns));
+		if (cap->anns == NULL)
+			return emu_err_setrc(err, -ENOMEM,
+					     "capture ring of %zu annotations of %zu bytes: %s; "
+					     "lower ring_size, or give EAL more memory", n,
+					     sizeof(*cap->anns), rte_strerror(rte_errno));
+	}
 	return 0;
 }
 
@@ -229,33 +253,35 @@ _Static_assert(offsetof(struct emu_pkt_meta, in_port) == 8 &&
 	       offsetof(struct emu_pkt_meta, trace) == 24 && sizeof(struct emu_trace) == 40,
 	       "emu_cap_ann mirrors meta bytes 8-16 and 24-64");
 
-/* Write one record in @p slot (not yet published). */
+/* Write one record in @p slot (not yet published), and its annotation when it gets one. */
 static inline __attribute__((always_inline)) void
-emu_capture_put(const struct emu_capture *cap, uint8_t *slot, struct rte_mbuf *m,
+emu_capture_put(struct emu_capture *cap, uint8_t *slot, struct rte_mbuf *m,
 		uint64_t ts_ns, uint16_t ifidx, uint8_t epb_dir, int drop_reason)
 {
 	struct emu_cap_rec *r = (struct emu_cap_rec *)slot;
 	const struct emu_pkt_meta *meta = emu_meta(m);
 	const uint32_t pkt_len = rte_pktmbuf_pkt_len(m);
 	const uint32_t n = RTE_MIN(pkt_len, cap->snaplen);
-	uint8_t *data = slot + cap->data_off;
+	uint8_t *data = slot + sizeof(struct emu_cap_rec);
 	struct emu_cap_rec h = {
 		.ts_ns = ts_ns,
 		.origlen = (meta->flags & EMU_META_SNAP) ? meta->wire_len : pkt_len,
 		.caplen = (uint16_t)n,
 		.ifidx = (uint8_t)ifidx,
-		.info = (uint8_t)((epb_dir & EMU_CAP_DIR_MASK) | (cap->annotating ? EMU_CAP_ANN : 0)),
+		.info = (uint8_t)(epb_dir & EMU_CAP_DIR_MASK),
 	};
 
-	memcpy(r, &h, sizeof(h));
-	if (cap->annotating) {
-		struct emu_cap_ann *a = (struct emu_cap_ann *)(r + 1);
+	if (cap->annotating &&
+	    (cap->ann_all || drop_reason >= 0 || emu_trace_eventful(&meta->trace))) {
+		struct emu_cap_ann *a = &cap->anns[cap->ann_tail++ & cap->mask];
 		const uint8_t *mb = (const uint8_t *)meta;
 
 		memcpy(a, mb + 8, 8);
 		memcpy(&a->trace, mb + 24, sizeof(a->trace));
 		a->trace.drop_reason = (uint16_t)(drop_reason < 0 ? 0 : drop_reason + 1);
+		h.info |= EMU_CAP_ANN;
 	}
+	memcpy(r, &h, sizeof(h));
 	if (likely(rte_pktmbuf_data_len(m) >= n &&
 		   (uint32_t)m->buf_len - m->data_off >= RTE_ALIGN_CEIL(n, 16)))
 		emu_capture_copy16(data, rte_pktmbuf_mtod(m, const uint8_t *), n);
@@ -296,10 +322,21 @@ emu_capture_room(struct emu_capture *cap, uint32_t want)
 /*
  * Ask for the lines of the next @p n slots from @p from on, for writing: far from the cache in
  * a large ring, they arrive while the pipeline works on the next burst, not when it copies.
+ * With "all", the next @p n entries of the second ring too.
  */
 static inline void
 emu_capture_prefetch(const struct emu_capture *cap, const uint8_t *from, unsigned int n)
 {
+	if (cap->ann_all) {
+		const uint8_t *a = (const uint8_t *)&cap->anns[cap->ann_tail & cap->mask];
+		const uint8_t *a_end = (const uint8_t *)&cap->anns[cap->mask + 1];
+		const uint8_t *a_stop = a + (size_t)RTE_MIN(n, cap->mask + 1) * sizeof(*cap->anns);
+
+		for (a = RTE_PTR_ALIGN_FLOOR(a, RTE_CACHE_LINE_SIZE); a < a_stop && a < a_end;
+		     a += RTE_CACHE_LINE_SIZE)
+			__builtin_prefetch(a, 1, 3);
+	}
+
 	const uint8_t *end = cap->slots + (size_t)(cap->mask + 1) * cap->slot_size;
 	const uint8_t *p = RTE_PTR_ALIGN_FLOOR(from, RTE_CACHE_LINE_SIZE);
 	const uint8_t *stop = from + (size_t)RTE_MIN(n, cap->mask + 1) * cap->slot_size;
@@ -437,12 +474,10 @@ emu_capture_set_annotate(struct emu_capture *cap,
 	cap->annotate = fn;
 	cap->annotate_arg = arg;
 	cap->annotate_all = all;
+	cap->ann_all = fn != NULL && all;
 	cap->drop_filter = drop_filter;
-	if (cap->annotating != (fn != NULL)) {
-		cap->annotating = fn != NULL;
-		return emu_capture_alloc(cap, err);
-	}
-	return 0;
+	cap->annotating = fn != NULL;
+	return emu_capture_alloc(cap, err);
 }
 
 void
@@ -511,6 +546,7 @@ emu_capture_drain(struct emu_capture *cap, unsigned int max)
 		const struct emu_cap_rec *r = (const struct emu_cap_rec *)slot;
 		const uint8_t *ahead = cap->slots +
 			(size_t)((head + EMU_CAP_PREFETCH) & cap->mask) * cap->slot_size;
+		const struct emu_cap_ann *a = NULL;
 		char comment[512];
 		const char *com = NULL;
 		uint32_t l;
@@ -519,8 +555,11 @@ emu_capture_drain(struct emu_capture *cap, unsigned int max)
 		/* the worker wrote around the cache: the slots come from memory */
 		for (l = 0; l < cap->slot_size; l += RTE_CACHE_LINE_SIZE)
 			rte_prefetch0(ahead + l);
-		if ((r->info & EMU_CAP_ANN) && cap->annotate != NULL) {
-			const struct emu_cap_ann *a = (const struct emu_cap_ann *)(r + 1);
+		if (r->info & EMU_CAP_ANN) {
+			a = &cap->anns[cap->ann_head++ & cap->mask];
+			rte_prefetch0(&cap->anns[(cap->ann_head + EMU_CAP_PREFETCH) & cap->mask]);
+		}
+		if (a != NULL && cap->annotate != NULL) {
 			struct emu_pkt_meta mt;
 
 			memset(&mt, 0, offsetof(struct emu_pkt_meta, pkt));
@@ -544,7 +583,7 @@ emu_capture_drain(struct emu_capture *cap, unsigned int max)
 		    emu_pcapw_records(cap->w) > 0)
 			emu_capture_rotate(cap);
 		if (!cap->closed)
-			rc = emu_pcapw_write(cap->w, r->ifidx, r->ts_ns, slot + cap->data_off,
+			rc = emu_pcapw_write(cap->w, r->ifidx, r->ts_ns, (const uint8_t *)(r + 1),
 					     r->caplen, r->origlen, r->info & EMU_CAP_DIR_MASK, com);
 		if (rc == 0) {
 			cap->accepted++;
@@ -611,6 +650,7 @@ emu_capture_free(struct emu_capture *cap)
 	/* Not closed: the run never finished (refused, or failed): leave the old file alone. */
 	emu_pcapw_abort(cap->w);
 	rte_free(cap->slots);
+	rte_free(cap->anns);
 	free(cap->file);
 	rte_free(cap);
 }

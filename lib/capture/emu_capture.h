@@ -58,9 +58,11 @@ struct emu_capture *emu_capture_create_ng(const char *file, uint32_t snaplen, ui
  * pcapng: annotate each record with @p fn (the switch's trace, emu_switch_annotate()) on the
  * main lcore; @p all: every frame, else only those something happened to; dropped frames
  * whose reason is not in @p drop_filter (NULL-terminated names; NULL = every reason) are
- * not written. The worker copies the packet's trace (48 bytes) into the record; @p fn
- * formats it on the main lcore. Before the first frame (the ring's slots grow to hold the
- * trace): returns 0, or -ENOMEM / -EBUSY with @p err filled.
+ * not written. The worker copies the packet's trace (48 bytes) into a second ring for each
+ * record that is to get a comment (every one with @p all; else the dropped frames and those
+ * emu_trace_eventful() says something happened to); @p fn formats it on the main lcore.
+ * Before the first frame (the second ring is allocated here): returns 0, or -ENOMEM / -EBUSY
+ * with @p err filled.
  */
 int emu_capture_set_annotate(struct emu_capture *cap,
 			     size_t (*fn)(const void *arg, const struct emu_pkt_meta *meta,

@@ -60,6 +60,19 @@ struct emu_trace {
 	uint16_t drop_reason;  /**< a drop capture's copy: 1 + the reason id; 0 otherwise */
 };
 
+/**
+ * Whether something happened to a frame that went on (not dropped): marked, delayed,
+ * corrupted, rewritten, copied, created by the switch, or the target of an impair event.
+ * Those frames, and the dropped ones, are what an annotated capture comments on unless asked
+ * for all (emu_switch_annotate_meta()); the capture's worker side copies the trace of those
+ * alone (lib/capture/emu_capture.c).
+ */
+static inline bool
+emu_trace_eventful(const struct emu_trace *tr)
+{
+	return tr->marks != 0 || tr->created_by != 0 || tr->event_reason != 0;
+}
+
 struct emu_pkt_meta {
 	uint64_t ts_ns;    /**< arrival time; the departure time once the TM releases it */
 	uint16_t in_port;  /**< switch port index it arrived on */

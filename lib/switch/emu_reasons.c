@@ -274,8 +274,7 @@ emu_switch_annotate_meta(const struct emu_switch *sw, const struct emu_pkt_meta 
 	buf[0] = '\0';
 	if (drop_reason < 0 && tr->drop_reason != 0)
 		drop_reason = tr->drop_reason - 1; /* a drop capture's copy */
-	if (!all && drop_reason < 0 && tr->marks == 0 && tr->created_by == 0 &&
-	    tr->event_reason == 0)
+	if (!all && drop_reason < 0 && !emu_trace_eventful(tr))
 		return 0;
 	emu_ann_lit(&a, "rocemu:");
 	if (drop_reason >= 0) {

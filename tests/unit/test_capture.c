@@ -6,7 +6,11 @@
  * amounts so that it wraps and fills in the middle of bursts; frames are of every length
  * around the snaplen, some chained (the copy that goes through rte_pktmbuf_read), some header
  * captures (EMU_META_SNAP: the original length is the metadata's). With annotations on, the
- * writer's callback must see each packet's ports, priority and trace as the worker had them.
+ * writer's callback must see each packet's ports, priority and trace as the worker had them:
+ * every record's with "all"; with "events" (the default), exactly those of the dropped frames
+ * and the frames something happened to (emu_trace_eventful()), which alone the worker copies
+ * (into the capture's second ring, whose entries must stay paired with their records as both
+ * wrap).
  */
 
 #include <stdint.h>
@@ -32,11 +36,16 @@ struct cap_expect {
 	uint16_t in_port, out_port;
 	uint8_t prio;
 	struct emu_trace trace;
+	bool annotated; /* the writer must annotate it */
 };
+
+enum cap_mode { CAP_HEADERS, CAP_ANN_ALL, CAP_ANN_EVENTS };
 
 static struct rte_mempool *pool;
 static struct cap_expect *expect;
-static unsigned int n_expect, n_seen;
+static unsigned int n_expect, n_seen, n_annotated;
+static enum cap_mode mode;
+static unsigned int n_calls;
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 
 static uint32_t
@@ -93,6 +102,17 @@ cap_fill_meta(struct rte_mbuf *m, uint64_t ts)
 	meta->trace.marks = (uint8_t)cap_rand();
 	meta->trace.created_by = (uint8_t)cap_rand();
 	meta->trace.path = (uint8_t)cap_rand();
+	if (mode == CAP_ANN_EVENTS && cap_rand() % 3 != 0) {
+		/* most frames uneventful, the others with one of the three signs of an event */
+		unsigned int k = cap_rand() % 6;
+
+		if (k != 0)
+			meta->trace.marks = 0;
+		if (k != 1)
+			meta->trace.created_by = 0;
+		if (k != 2)
+			meta->trace.event_reason = 0;
+	}
 	if (cap_rand() % 8 == 0) {
 		/* a header capture replayed: the wire length is the metadata's */
 		meta->flags |= EMU_META_SNAP;
@@ -121,9 +141,13 @@ cap_expect_add(struct rte_mbuf *m, uint64_t ts, int drop_reason)
 	e->prio = meta->prio;
 	e->trace = meta->trace;
 	e->trace.drop_reason = (uint16_t)(drop_reason < 0 ? 0 : drop_reason + 1);
+	e->annotated = mode == CAP_ANN_ALL ||
+		       (mode == CAP_ANN_EVENTS && (drop_reason >= 0 || emu_trace_eventful(&e->trace)));
+	n_annotated += e->annotated;
 }
 
-/* The writer's annotation callback: the metadata it gets is the worker's, field by field. */
+/* The writer's annotation callback: the metadata it gets is the worker's, field by field, for
+ * the next record that must be annotated. */
 static size_t
 cap_annotate(const void *arg, const struct emu_pkt_meta *meta, int drop_reason, bool all,
 	     char *buf, size_t len)
@@ -132,9 +156,12 @@ cap_annotate(const void *arg, const struct emu_pkt_meta *meta, int drop_reason, 
 
 	(void)arg;
 	(void)drop_reason;
-	assert_true(all);
+	assert_int_equal(all, mode == CAP_ANN_ALL);
+	while (n_seen < n_expect && !expect[n_seen].annotated)
+		n_seen++;
 	assert_true(n_seen < n_expect);
 	e = &expect[n_seen++];
+	n_calls++;
 	assert_int_equal(meta->in_port, e->in_port);
 	assert_int_equal(meta->out_port, e->out_port);
 	assert_int_equal(meta->prio, e->prio);
@@ -156,7 +183,7 @@ cap_annotate(const void *arg, const struct emu_pkt_meta *meta, int drop_reason, 
  * random amount after each; the file must hold exactly the records the ring took.
  */
 static void
-cap_run(bool annotate)
+cap_run(enum cap_mode m)
 {
 	static const char *const ifs[] = { "p0", "p1", "p2", "drop" };
 	char file[] = "/tmp/rocemu_test_capture_XXXXXX.pcapng";
@@ -169,15 +196,17 @@ cap_run(bool annotate)
 	unsigned int round, i;
 	int fd, rc;
 
-	n_expect = n_seen = 0;
+	mode = m;
+	n_expect = n_seen = n_annotated = 0;
+	n_calls = 0;
 	fd = mkstemps(file, 7);
 	assert_true(fd >= 0);
 	close(fd);
 	cap = emu_capture_create_ng(file, CAP_SNAP, 9216, CAP_RING, 4, ifs, &err);
 	assert_non_null(cap);
-	if (annotate)
-		assert_int_equal(emu_capture_set_annotate(cap, cap_annotate, NULL, true, NULL,
-							  &err), 0);
+	if (mode != CAP_HEADERS)
+		assert_int_equal(emu_capture_set_annotate(cap, cap_annotate, NULL,
+							  mode == CAP_ANN_ALL, NULL, &err), 0);
 	for (round = 0; round < 600; round++) {
 		struct rte_mbuf *burst[32];
 		unsigned int n = 1 + cap_rand() % 32, offered, got, room, want = 0;
@@ -235,8 +264,12 @@ cap_run(bool annotate)
 	assert_int_equal(st.write_errors, 0);
 	assert_true(st.ring_full > 0);     /* the ring did fill in the middle of bursts */
 	assert_true(n_expect > 4 * CAP_RING); /* and wrapped many times */
-	if (annotate)
-		assert_int_equal(n_seen, n_expect);
+	/* the callback ran once for each record to annotate, and for no other */
+	assert_int_equal(n_calls, n_annotated);
+	if (mode == CAP_ANN_ALL)
+		assert_int_equal(n_annotated, n_expect);
+	if (mode == CAP_ANN_EVENTS) /* both kinds, many of each */
+		assert_true(n_annotated > n_expect / 8 && n_annotated < n_expect - n_expect / 8);
 	emu_capture_free(cap);
 
 	/* the file: every record the ring took, in order, its bytes and lengths exact */
@@ -259,14 +292,21 @@ static void
 test_ring_headers(void **state)
 {
 	(void)state;
-	cap_run(false);
+	cap_run(CAP_HEADERS);
 }
 
 static void
 test_ring_annotated(void **state)
 {
 	(void)state;
-	cap_run(true);
+	cap_run(CAP_ANN_ALL);
+}
+
+static void
+test_ring_annotated_events(void **state)
+{
+	(void)state;
+	cap_run(CAP_ANN_EVENTS);
 }
 
 int
@@ -275,6 +315,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ring_headers),
 		cmocka_unit_test(test_ring_annotated),
+		cmocka_unit_test(test_ring_annotated_events),
 	};
 
 	pool = test_eal_pool("test_capture", 512);
