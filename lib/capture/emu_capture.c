@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The capture ring, both of its sides: the worker's push (records written in place) and the
- * main lcore's drain into lib/capture's file writer, with rotation. About 640 lines, over the
+ * main lcore's drain into lib/capture's file writer, with rotation. About 710 lines, over the
  * ~600 of lib/: the two sides share the record layout and the ring's indices, which stay
  * private to this file (splitting it would put them in a header for two readers).
  */
@@ -253,10 +253,25 @@ _Static_assert(offsetof(struct emu_pkt_meta, in_port) == 8 &&
 	       offsetof(struct emu_pkt_meta, trace) == 24 && sizeof(struct emu_trace) == 40,
 	       "emu_cap_ann mirrors meta bytes 8-16 and 24-64");
 
-/* Write one record in @p slot (not yet published), and its annotation when it gets one. */
+/* Annotation modes, for emu_capture_put()'s callers to pass as a constant. */
+#define EMU_CAP_ANN_NONE 0
+#define EMU_CAP_ANN_EVENTS 1
+#define EMU_CAP_ANN_ALL 2
+
+static inline int
+emu_capture_ann_mode(const struct emu_capture *cap)
+{
+	return !cap->annotating ? EMU_CAP_ANN_NONE :
+	       cap->ann_all ? EMU_CAP_ANN_ALL : EMU_CAP_ANN_EVENTS;
+}
+
+/* Write one record in @p slot (not yet published), and its annotation when it gets one (@p ann,
+ * emu_capture_ann_mode()) at *@p ann_tail (the caller's copy of cap->ann_tail, kept in a
+ * register over a burst). */
 static inline __attribute__((always_inline)) void
-emu_capture_put(struct emu_capture *cap, uint8_t *slot, struct rte_mbuf *m,
-		uint64_t ts_ns, uint16_t ifidx, uint8_t epb_dir, int drop_reason)
+emu_capture_put(const struct emu_capture *cap, uint8_t *slot, struct rte_mbuf *m,
+		uint64_t ts_ns, uint16_t ifidx, uint8_t epb_dir, int drop_reason,
+		const int ann, uint32_t *ann_tail)
 {
 	struct emu_cap_rec *r = (struct emu_cap_rec *)slot;
 	const struct emu_pkt_meta *meta = emu_meta(m);
@@ -271,9 +286,9 @@ emu_capture_put(struct emu_capture *cap, uint8_t *slot, struct rte_mbuf *m,
 		.info = (uint8_t)(epb_dir & EMU_CAP_DIR_MASK),
 	};
 
-	if (cap->annotating &&
-	    (cap->ann_all || drop_reason >= 0 || emu_trace_eventful(&meta->trace))) {
-		struct emu_cap_ann *a = &cap->anns[cap->ann_tail++ & cap->mask];
+	if (ann == EMU_CAP_ANN_ALL || (ann == EMU_CAP_ANN_EVENTS &&
+				       (drop_reason >= 0 || emu_trace_eventful(&meta->trace)))) {
+		struct emu_cap_ann *a = &cap->anns[(*ann_tail)++ & cap->mask];
 		const uint8_t *mb = (const uint8_t *)meta;
 
 		memcpy(a, mb + 8, 8);
@@ -367,20 +382,20 @@ emu_capture_push_if(struct emu_capture *cap, struct rte_mbuf *m, uint64_t ts_ns,
 		return false;
 	}
 	emu_capture_put(cap, emu_capture_slot(cap, cap->tail), m, ts_ns, ifidx, epb_dir,
-			drop_reason);
+			drop_reason, emu_capture_ann_mode(cap), &cap->ann_tail);
 	emu_capture_publish(cap, cap->tail + 1);
 	cap->captured += 1;
 	return true;
 }
 
 /*
- * emu_capture_push_burst_ports() with the direction a constant: the per-packet loop is the
- * capture's whole cost on the worker besides the memory the records go to, so it walks the
- * slots by pointer and makes no call.
+ * emu_capture_push_burst_ports() with the direction and the annotation mode constants: the
+ * per-packet loop is the capture's whole cost on the worker besides the memory the records go
+ * to, so it walks the slots by pointer and makes no call.
  */
 static inline __attribute__((always_inline)) unsigned int
 emu_capture_push_run(struct emu_capture *cap, struct rte_mbuf **pkts, unsigned int n,
-		     const bool egress, uint32_t port_mask, unsigned int *offered)
+		     const bool egress, const int ann, uint32_t port_mask, unsigned int *offered)
 {
 	const uint32_t tail = cap->tail, room = emu_capture_room(cap, n);
 	const uint32_t slot_size = cap->slot_size;
@@ -388,6 +403,7 @@ emu_capture_push_run(struct emu_capture *cap, struct rte_mbuf **pkts, unsigned i
 	uint8_t *const end = first + (size_t)(cap->mask + 1) * slot_size;
 	uint8_t *slot = emu_capture_slot(cap, tail);
 	const uint8_t dir = egress ? EMU_PCAPW_OUTBOUND : EMU_PCAPW_INBOUND;
+	uint32_t ann_tail = cap->ann_tail;
 	unsigned int i, k = 0, want = 0;
 
 	for (i = 0; i < n; i++) {
@@ -399,12 +415,13 @@ emu_capture_push_run(struct emu_capture *cap, struct rte_mbuf **pkts, unsigned i
 		want++;
 		if (unlikely(k == room))
 			continue;
-		emu_capture_put(cap, slot, pkts[i], meta->ts_ns, port, dir, -1);
+		emu_capture_put(cap, slot, pkts[i], meta->ts_ns, port, dir, -1, ann, &ann_tail);
 		k++;
 		slot += slot_size;
 		if (unlikely(slot == end))
 			slot = first;
 	}
+	cap->ann_tail = ann_tail;
 	if (k != 0)
 		emu_capture_publish(cap, tail + k);
 	cap->captured += k;
@@ -418,9 +435,19 @@ unsigned int
 emu_capture_push_burst_ports(struct emu_capture *cap, struct rte_mbuf **pkts, unsigned int n,
 			     bool egress, uint32_t port_mask, unsigned int *offered)
 {
-	if (egress)
-		return emu_capture_push_run(cap, pkts, n, true, port_mask, offered);
-	return emu_capture_push_run(cap, pkts, n, false, port_mask, offered);
+#define EMU_CAP_RUN(eg, ann) emu_capture_push_run(cap, pkts, n, eg, ann, port_mask, offered)
+	switch (emu_capture_ann_mode(cap)) {
+	case EMU_CAP_ANN_NONE:
+		return egress ? EMU_CAP_RUN(true, EMU_CAP_ANN_NONE) :
+				EMU_CAP_RUN(false, EMU_CAP_ANN_NONE);
+	case EMU_CAP_ANN_EVENTS:
+		return egress ? EMU_CAP_RUN(true, EMU_CAP_ANN_EVENTS) :
+				EMU_CAP_RUN(false, EMU_CAP_ANN_EVENTS);
+	default:
+		return egress ? EMU_CAP_RUN(true, EMU_CAP_ANN_ALL) :
+				EMU_CAP_RUN(false, EMU_CAP_ANN_ALL);
+	}
+#undef EMU_CAP_RUN
 }
 
 unsigned int
