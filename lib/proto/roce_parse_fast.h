@@ -11,6 +11,7 @@
 #ifndef ROCE_PARSE_FAST_H
 #define ROCE_PARSE_FAST_H
 
+#include <stdbool.h>
 #include <string.h>
 
 #include "roce_proto.h"
@@ -239,6 +240,19 @@ roce_fast_fill_dp(const struct roce_fast_hdr *h, uint16_t roce_port, struct roce
 	out->dp_only = 1;
 }
 
+/*
+ * Whether the inline parses below take the frame: untagged IPv4 that passes every check. The
+ * partial parses they stand for clamp frame_len to 65535 and avail to frame_len first: frames
+ * that need neither are the same without; the others go to them.
+ */
+static inline __attribute__((always_inline)) bool
+roce_fast_inline_takes(const uint8_t *hdr, uint32_t avail, uint32_t frame_len,
+		       uint16_t roce_port, struct roce_fast_hdr *h)
+{
+	return __builtin_expect(frame_len <= UINT16_MAX && avail <= frame_len &&
+				roce_fast_is_ipv4(hdr, avail) &&
+				roce_fast_check_ipv4(hdr, avail, frame_len, roce_port, h), 1);
+}
 
 /**
  * roce_parse_partial_dp() with its commonest frame inline, as roce_parse_partial_min_inline()
@@ -250,9 +264,7 @@ roce_parse_partial_dp_inline(const uint8_t *hdr, uint32_t avail, uint32_t frame_
 {
 	struct roce_fast_hdr h;
 
-	if (__builtin_expect(frame_len <= UINT16_MAX && avail <= frame_len &&
-			     roce_fast_is_ipv4(hdr, avail) &&
-			     roce_fast_check_ipv4(hdr, avail, frame_len, roce_port, &h), 1)) {
+	if (roce_fast_inline_takes(hdr, avail, frame_len, roce_port, &h)) {
 		roce_fast_fill_dp(&h, roce_port, out);
 		return ROCE_CLASS_ROCEV2;
 	}
@@ -270,11 +282,7 @@ roce_parse_partial_min_inline(const uint8_t *hdr, uint32_t avail, uint32_t frame
 {
 	struct roce_fast_hdr h;
 
-	/* roce_parse_partial_min() clamps frame_len to 65535 and avail to frame_len: frames
-	 * that need neither are the same without */
-	if (__builtin_expect(frame_len <= UINT16_MAX && avail <= frame_len &&
-			     roce_fast_is_ipv4(hdr, avail) &&
-			     roce_fast_check_ipv4(hdr, avail, frame_len, roce_port, &h), 1)) {
+	if (roce_fast_inline_takes(hdr, avail, frame_len, roce_port, &h)) {
 		roce_fast_fill_min(&h, out);
 		return ROCE_CLASS_ROCEV2;
 	}
