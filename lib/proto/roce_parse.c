@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Over 600 lines (about 850): the general parser, its fast path (untagged or one VLAN,
+ * Over 600 lines (about 790): the general parser, its fast path (untagged or one VLAN,
  * IPv4/IPv6, UDP 4791, BTH) and the datapath's variant of that fast path
  * (roce_parse_partial_dp(): the same frames, checked with loads only, fewer fields stored;
  * untagged IPv4 with constant offsets apart; roce_parse_partial_min() and _qp(): the class
