@@ -3,8 +3,8 @@
  * Outputs: the text report (nccl-tests / ethtool -S style tables), the JSON document
  * (docs/rocestat.md names every field) and the CSV time series.
  *
- * Over 600 lines (1024): text, JSON and CSV of every section; one file per output format is the
- * natural split.
+ * Over 600 lines (about 1045): text, JSON and CSV of every section; one file per output
+ * format is the natural split.
  */
 #include <errno.h>
 #include <math.h>

@@ -64,20 +64,10 @@ pkt_done(struct roce_pkt *out, enum roce_class cls, enum roce_reason reason)
 	return cls;
 }
 
-/* Load 4 bytes as they lie (memcpy: no alignment assumed, one load). */
-static inline uint32_t
-load_be32(const uint8_t *b)
-{
-	uint32_t v;
-
-	memcpy(&v, b, 4);
-	return __builtin_bswap32(v);
-}
-
 static inline uint64_t
 load_be64(const uint8_t *b)
 {
-	return (uint64_t)load_be32(b) << 32 | load_be32(b + 4);
+	return (uint64_t)roce_fast_be32(b) << 32 | roce_fast_be32(b + 4);
 }
 
 /*
@@ -126,7 +116,7 @@ _Static_assert(offsetof(struct roce_pkt, aeth_kind) == offsetof(struct roce_pkt,
 static inline void
 bth_fields(const uint8_t *b, struct roce_pkt *out)
 {
-	uint32_t w0 = load_be32(b), w1 = load_be32(b + 4), w2 = load_be32(b + 8);
+	uint32_t w0 = roce_fast_be32(b), w1 = roce_fast_be32(b + 4), w2 = roce_fast_be32(b + 8);
 	uint8_t b4 = (uint8_t)(w1 >> 24);
 
 	out->opcode = (uint8_t)(w0 >> 24);
@@ -148,7 +138,7 @@ ext_fields(uint16_t ext, const uint8_t *e, struct roce_pkt *out)
 	if (ext & ROCE_EXT_RDETH)
 		e += ROCE_RDETH_LEN;
 	if (ext & ROCE_EXT_DETH) {
-		uint32_t qkey = load_be32(e), src_qp = load_be32(e + 4) & 0xFFFFFF;
+		uint32_t qkey = roce_fast_be32(e), src_qp = roce_fast_be32(e + 4) & 0xFFFFFF;
 
 		out->has_deth = 1;
 		out->deth_qkey = qkey;
@@ -157,7 +147,7 @@ ext_fields(uint16_t ext, const uint8_t *e, struct roce_pkt *out)
 	}
 	if (ext & ROCE_EXT_RETH) {
 		uint64_t va = load_be64(e);
-		uint32_t rkey = load_be32(e + 8), len = load_be32(e + 12);
+		uint32_t rkey = roce_fast_be32(e + 8), len = roce_fast_be32(e + 12);
 
 		out->has_reth = 1;
 		out->reth_va = va;
@@ -167,7 +157,7 @@ ext_fields(uint16_t ext, const uint8_t *e, struct roce_pkt *out)
 	}
 	if (ext & ROCE_EXT_ATOMICETH) {
 		uint64_t va = load_be64(e), swap_add = load_be64(e + 12), cmp = load_be64(e + 20);
-		uint32_t rkey = load_be32(e + 8);
+		uint32_t rkey = roce_fast_be32(e + 8);
 
 		out->has_atomiceth = 1;
 		out->atomic_va = va;
@@ -177,7 +167,7 @@ ext_fields(uint16_t ext, const uint8_t *e, struct roce_pkt *out)
 		e += ROCE_ATOMICETH_LEN;
 	}
 	if (ext & ROCE_EXT_AETH) {
-		uint32_t w = load_be32(e);
+		uint32_t w = roce_fast_be32(e);
 
 		memcpy(&out->has_aeth, aeth_syn_fields[w >> 24], 4);
 		out->msn = w & 0xFFFFFF;
@@ -186,14 +176,14 @@ ext_fields(uint16_t ext, const uint8_t *e, struct roce_pkt *out)
 	if (ext & ROCE_EXT_ATOMICACKETH)
 		e += ROCE_ATOMICACKETH_LEN;
 	if (ext & ROCE_EXT_IMMDT) {
-		uint32_t imm = load_be32(e);
+		uint32_t imm = roce_fast_be32(e);
 
 		out->has_imm = 1;
 		out->imm = imm;
 		e += ROCE_IMMDT_LEN;
 	}
 	if (ext & ROCE_EXT_IETH) {
-		uint32_t rkey = load_be32(e);
+		uint32_t rkey = roce_fast_be32(e);
 
 		out->has_ieth = 1;
 		out->imm = rkey;

@@ -172,7 +172,8 @@ roce_fast_fill_min(const struct roce_fast_hdr *h, struct roce_pkt *out)
 	out->dp_only = 2;
 }
 
-/* Four frame bytes, big-endian, as they lie (memcpy: no alignment assumed, one load). */
+/* Four frame bytes, big-endian, as they lie (memcpy: no alignment assumed, one load; the
+ * parser's, roce_parse.c, too). */
 static inline uint32_t
 roce_fast_be32(const uint8_t *b)
 {
