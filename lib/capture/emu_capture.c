@@ -89,7 +89,6 @@ struct emu_capture {
 	uint32_t mask;        /* n_slots - 1 */
 	uint32_t snaplen;
 	bool annotating;      /* the worker fills anns[] for the frames that get a comment */
-	bool ann_all;         /* for every frame ("all") */
 	char *file;
 	struct emu_pcapw *w;
 	/* main-written */
@@ -262,7 +261,7 @@ static inline int
 emu_capture_ann_mode(const struct emu_capture *cap)
 {
 	return !cap->annotating ? EMU_CAP_ANN_NONE :
-	       cap->ann_all ? EMU_CAP_ANN_ALL : EMU_CAP_ANN_EVENTS;
+	       cap->annotate_all ? EMU_CAP_ANN_ALL : EMU_CAP_ANN_EVENTS;
 }
 
 /* Write one record in @p slot (not yet published), and its annotation when it gets one (@p ann,
@@ -342,7 +341,7 @@ emu_capture_room(struct emu_capture *cap, uint32_t want)
 static inline void
 emu_capture_prefetch(const struct emu_capture *cap, const uint8_t *from, unsigned int n)
 {
-	if (cap->ann_all) {
+	if (emu_capture_ann_mode(cap) == EMU_CAP_ANN_ALL) {
 		const uint8_t *a = (const uint8_t *)&cap->anns[cap->ann_tail & cap->mask];
 		const uint8_t *a_end = (const uint8_t *)&cap->anns[cap->mask + 1];
 		const uint8_t *a_stop = a + (size_t)RTE_MIN(n, cap->mask + 1) * sizeof(*cap->anns);
@@ -501,7 +500,6 @@ emu_capture_set_annotate(struct emu_capture *cap,
 	cap->annotate = fn;
 	cap->annotate_arg = arg;
 	cap->annotate_all = all;
-	cap->ann_all = fn != NULL && all;
 	cap->drop_filter = drop_filter;
 	cap->annotating = fn != NULL;
 	return emu_capture_alloc(cap, err);
