@@ -153,7 +153,7 @@ struct fab_flowlet {
  * so a hit gives exactly what fab_hash() would. The key: source and destination address,
  * UDP ports, class and IP version, DestQP and the switch (with a bit that no zeroed entry has).
  */
-#define FAB_HASH_CACHE_SLOTS 1024
+#define FAB_HASH_CACHE_SLOTS 4096
 struct fab_hash_memo {
 	uint64_t key[6];
 	uint32_t hash;

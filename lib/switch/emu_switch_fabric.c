@@ -25,6 +25,10 @@
 
 #define EMU_FAB_RNG_STREAM 0x466162ULL /* "Fab" */
 
+/* a link's index is one bit of a word (links_up, fab_lossy, fab_dirty), and 1 + it a byte
+ * (the trace's path) */
+_Static_assert(FAB_MAX_LINKS <= 64, "links fit a 64-bit word");
+
 /* Which links are up (fab_route() reads it): after any change of a link, before routing. */
 static void
 emu_fab_links_up(struct emu_switch *sw)
@@ -73,6 +77,9 @@ emu_switch_fabric_init(struct emu_switch *sw, struct emu_err *err)
 			sw->fab_pfc = true;
 	for (l = 0; l < FAB_MAX_LINKS; l++)
 		sw->fab_ev[l] = UINT64_MAX;
+	for (l = 0; l < fc->n_links; l++)
+		if (fc->links[l].loss > 0)
+			sw->fab_lossy |= 1ULL << l;
 	emu_fab_links_up(sw);
 	return 0;
 }
@@ -162,7 +169,7 @@ emu_fab_enter_at(struct emu_switch *sw, struct rte_mbuf *m, unsigned int a, unsi
 	}
 	meta->hop_in = hop_in;
 	meta->flags |= EMU_META_HOP;
-	meta->trace.path = (uint8_t)RTE_MIN(l + 1u, 255u);
+	meta->trace.path = (uint8_t)(l + 1u);
 	emu_fab_hop(sw, l, m, now_ns);
 }
 
@@ -199,30 +206,55 @@ emu_switch_fabric_enter_run(struct emu_switch *sw, struct rte_mbuf **pkts, uint1
 	uint16_t ports[EMU_BURST];
 	uint16_t k;
 
+	struct fab_rt *rt = sw->fab_rt;
+	uint32_t pair = UINT32_MAX; /* the (in, out) ports the checks below were made for */
+	const uint8_t *up = NULL;    /* their leaves' next hops up, when the memo may be used */
+	unsigned int a = 0, b = 0, n_up = 0;
+
 	if (fc == NULL || sw->general_only)
 		return 0;
 	for (k = 0; k < n && k < EMU_BURST; k++) {
 		struct emu_pkt_meta *meta = emu_meta(pkts[k]);
-		unsigned int a, b;
 		uint16_t l;
 
 		/* what emu_switch_enqueue() hands to emu_switch_fabric_enter(), entering it */
 		if ((meta->flags & (EMU_META_PARSED | EMU_META_MACCTL)) != EMU_META_PARSED ||
-		    meta->pkt.cls == ROCE_CLASS_MAC_CONTROL || meta->in_port >= fc->n_ports ||
-		    meta->out_port >= fc->n_ports)
+		    meta->pkt.cls == ROCE_CLASS_MAC_CONTROL)
 			break;
-		a = fc->port_leaf[meta->in_port];
-		b = fc->port_leaf[meta->out_port];
-		if (a == FAB_NONE || b == FAB_NONE || a == b || fc->sw[a].mode != FAB_ROUTE_ECMP ||
-		    fc->sw[a].has_spray_match)
-			break;
+		if (((uint32_t)meta->in_port | (uint32_t)meta->out_port << 16) != pair) {
+			/* a burst's packets mostly share their ports: checked once per pair */
+			if (meta->in_port >= fc->n_ports || meta->out_port >= fc->n_ports)
+				break;
+			a = fc->port_leaf[meta->in_port];
+			b = fc->port_leaf[meta->out_port];
+			if (a == FAB_NONE || b == FAB_NONE || a == b ||
+			    fc->sw[a].mode != FAB_ROUTE_ECMP || fc->sw[a].has_spray_match)
+				break;
+			pair = (uint32_t)meta->in_port | (uint32_t)meta->out_port << 16;
+			/* fab_route()'s inline case, as of now (links_up does not change here) */
+			n_up = rt->n_up[a][b];
+			up = rt->up_of[a][b] == rt->links_up && n_up > 1 && rt->hash_memo != NULL ?
+			     rt->up[a][b] : NULL;
+		}
 		/* ECMP: a function of the packet alone, so routing them all first is exact */
-		l = fab_route(fc, sw->fab_rt, sw->tm, a, b, meta, now_ns, &sw->fab_rng);
-		if (l == FAB_NONE || fc->links[l].loss > 0)
+		l = FAB_NONE;
+		if (likely(up != NULL)) {
+			const struct fab_hash_memo *e;
+			uint64_t key[6];
+			bool hit;
+
+			fab_memo_key(&meta->pkt, a, key);
+			e = fab_memo_slot(rt, key, &hit);
+			if (likely(hit))
+				l = up[fab_hash_pick(e->hash, n_up)];
+		}
+		if (l == FAB_NONE)
+			l = fab_route_any(fc, rt, sw->tm, a, b, meta, now_ns, &sw->fab_rng);
+		if (l == FAB_NONE || (sw->fab_lossy >> l & 1))
 			break;
 		meta->hop_in = meta->in_port;
 		meta->flags |= EMU_META_HOP;
-		meta->trace.path = (uint8_t)RTE_MIN(l + 1u, 255u);
+		meta->trace.path = (uint8_t)(l + 1u);
 		ports[k] = fab_link_port(fc, l);
 	}
 	if (k == 0)

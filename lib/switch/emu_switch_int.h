@@ -112,6 +112,7 @@ struct emu_switch {
 	uint32_t fab_reason_base;
 	uint64_t fab_ev[FAB_MAX_LINKS]; /* each link's next event */
 	uint64_t fab_dirty;             /* links whose next event must be recomputed */
+	uint64_t fab_lossy;             /* links with a loss probability (bit l: link l) */
 	bool fab_pfc;                   /* some port or link is lossless: PFC between hops */
 	bool general_only;              /* emu_switch_set_general_only() (tests) */
 	uint64_t fab_link_ctr[FAB_MAX_LINKS][FAB_LINK_CTR_MAX];
