@@ -7,7 +7,7 @@
 # stage, and (when rocegen has it) the SRD-like transport over spraying. Prints a markdown
 # table: busbw, and the NAKs and retransmitted packets rocegen counted.
 #
-#   sudo scripts/study-fabric.sh [BUILD_DIR] [--size 16M]       (about 5 minutes)
+#   sudo scripts/study-fabric.sh [BUILD_DIR] [--size 16M]       (5-10 minutes)
 set -u
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$SRC/build

@@ -3,6 +3,7 @@
 #define ROCEMU_APP_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "lib/base/emu_err.h"
@@ -54,6 +55,9 @@ struct app_ctx {
 	bool live;
 	uint64_t poll_gaps_over_1ms;
 	uint64_t poll_gap_max_ns;
+	/* where the text summary goes: stdout, or stderr when an output is standard output
+	 * (set by app_prepare()) */
+	FILE *summary;
 };
 
 /** Default pipeline path: ./pipelines/bump-in-wire.json, else the source tree's. */
@@ -62,7 +66,8 @@ const char *app_default_pipeline(void);
 /**
  * Before any memory is taken or file opened: the pipeline's needs against the memory limit,
  * and every path of the run (@p refs: inputs, outputs, stats, plus the pipeline's capture
- * files) against each other. Prints the one-line refusal; returns 0 or -1.
+ * files) against each other. Prints the one-line refusal; returns 0 or -1. Sets
+ * @p ctx summary.
  */
 int app_prepare(struct app_ctx *ctx, const struct app_opts *o, const struct emu_file_ref *refs,
 		unsigned int n_refs, struct app_prep *prep);

@@ -118,11 +118,17 @@ app_prepare(struct app_ctx *ctx, const struct app_opts *o, const struct emu_file
 		all[n++] = (struct emu_file_ref){ "--timeline", o->timeline_file, false };
 	for (i = 0; i < prep->needs.n_files && n < RTE_DIM(all); i++)
 		all[n++] = (struct emu_file_ref){ prep->needs.file_roles[i], prep->needs.files[i],
-						  false };
+						  prep->needs.file_input[i],
+						  prep->needs.file_rotates[i] };
 	if (emu_files_check(all, n, &err) != 0) {
 		fprintf(stderr, "rocemu: %s\n", err.msg);
 		return -1;
 	}
+	/* an output on standard output keeps it to itself: the summary goes to stderr */
+	ctx->summary = stdout;
+	for (i = 0; i < n; i++)
+		if (!all[i].input && emu_out_names_stdout(all[i].path))
+			ctx->summary = stderr;
 	if (o->stats_file != NULL && emu_out_probe(o->stats_file, &err) != 0) {
 		fprintf(stderr, "rocemu: --stats %s\n", err.msg);
 		return -1;
@@ -313,9 +319,14 @@ app_common_opt(struct app_opts *o, int c, const char *arg)
 		o->timeline_file = arg;
 		return 1;
 	case APP_OPT_TIMELINE_US:
-		if (app_parse_seconds("--timeline-us", arg, &o->timeline_us) != 0 ||
-		    !(o->timeline_us >= 0.001))
+		errno = 0;
+		o->timeline_us = strtod(arg, &end);
+		if (errno != 0 || end == arg || *end != '\0' || !(o->timeline_us >= 0.001) ||
+		    o->timeline_us > 1e9) {
+			fprintf(stderr, "rocemu: --timeline-us: must be a number of microseconds "
+				"from 0.001 (1 ns) to 1e9, got \"%s\"\n", arg);
 			return -1;
+		}
 		return 1;
 	case APP_OPT_MAX_MEM:
 		errno = 0;

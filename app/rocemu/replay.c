@@ -234,6 +234,7 @@ app_replay_main(int argc, char **argv)
 	struct emu_snap *tl_snap = NULL;
 	uint64_t tl_res_ns = 10000, tl_last_ns = 0, tl_bucket = 0;
 	bool tl_any = false;
+	FILE *sum;
 	int c, rc = APP_EXIT_CONFIG;
 
 	memset(ins, 0, sizeof(ins));
@@ -476,18 +477,19 @@ app_replay_main(int argc, char **argv)
 		replay_write(outs, n_out, ctx.sw, ctx.pl->n_ports, now_ns, linear);
 	}
 	emu_switch_service(ctx.sw, true);
+	sum = ctx.summary != NULL ? ctx.summary : stdout;
 	if (app_stop_signal != 0)
-		printf("replay: stopped by signal %d (%s): input no longer read, the switch "
+		fprintf(sum, "replay: stopped by signal %d (%s): input no longer read, the switch "
 		       "emptied, files complete\n", app_stop_signal, strsignal(app_stop_signal));
-	emu_switch_print_summary(ctx.sw, stdout);
+	emu_switch_print_summary(ctx.sw, sum);
 	rc = APP_EXIT_OK;
 	for (i = 0; i < n_in; i++) {
-		printf("replay: in  %s -> %s: %" PRIu64 " frames", ins[i].file,
+		fprintf(sum, "replay: in  %s -> %s: %" PRIu64 " frames", ins[i].file,
 		       ctx.pl->port_names[ins[i].port], ins[i].frames);
 		if (ins[i].snapped > 0)
-			printf(" (%" PRIu64 " header captures, timed at their original length)",
+			fprintf(sum, " (%" PRIu64 " header captures, timed at their original length)",
 			       ins[i].snapped);
-		printf("%s\n", ins[i].bad ? " (stopped at an unreadable record)" : "");
+		fprintf(sum, "%s\n", ins[i].bad ? " (stopped at an unreadable record)" : "");
 		any_bad |= ins[i].bad;
 	}
 	for (i = 0; i < ctx.pl->n_ports; i++) {
@@ -500,7 +502,7 @@ app_replay_main(int argc, char **argv)
 		bool all = outs[i].port == REPLAY_ALL_PORTS;
 		uint64_t others = 0;
 
-		printf("replay: out %s -> %s: %" PRIu64 " frames\n",
+		fprintf(sum, "replay: out %s -> %s: %" PRIu64 " frames\n",
 		       all ? "every port" : ctx.pl->port_names[outs[i].port], outs[i].file,
 		       outs[i].frames);
 		if (emu_pcapw_close(outs[i].w, &err) != 0) {
@@ -524,7 +526,7 @@ app_replay_main(int argc, char **argv)
 			emu_timeline_sample(tl, ctx.sw, tl_snap, tl_last_ns);
 		emu_switch_snap_take(ctx.sw, tl_snap);
 		emu_timeline_sample(tl, ctx.sw, tl_snap, now_ns);
-		printf("replay: timeline -> %s: %" PRIu64 " rows\n", o.timeline_file,
+		fprintf(sum, "replay: timeline -> %s: %" PRIu64 " rows\n", o.timeline_file,
 		       emu_timeline_rows(tl));
 		if (emu_timeline_close(tl, &err) != 0) {
 			fprintf(stderr, "rocemu replay: --timeline %s\n", err.msg);
@@ -533,15 +535,21 @@ app_replay_main(int argc, char **argv)
 		tl = NULL;
 	}
 	if (drops.w != NULL) {
-		printf("replay: drops -> %s: %" PRIu64 " frames\n", drops_file, drops.frames);
+		fprintf(sum, "replay: drops -> %s: %" PRIu64 " frames\n", drops_file, drops.frames);
 		if (emu_pcapw_close(drops.w, &err) != 0) {
 			fprintf(stderr, "rocemu replay: --drops %s\n", err.msg);
 			rc = APP_EXIT_FAIL;
 		}
 		drops.w = NULL;
 	}
-	printf("replay: virtual clock ended at %" PRIu64 ".%09" PRIu64 " s\n",
+	fprintf(sum, "replay: virtual clock ended at %" PRIu64 ".%09" PRIu64 " s\n",
 	       now_ns / UINT64_C(1000000000), now_ns % UINT64_C(1000000000));
+	if (fflush(sum) != 0 || ferror(sum)) {
+		/* the conservation line is the run's verdict: not written is not silent */
+		fprintf(stderr, "rocemu replay: the summary could not be written to %s: %s\n",
+			sum == stdout ? "standard output" : "standard error", strerror(errno));
+		rc = APP_EXIT_FAIL;
+	}
 	if (emu_switch_report_failures(ctx.sw, stderr) > 0)
 		rc = APP_EXIT_FAIL;
 	if (any_bad && !lenient) {
@@ -656,6 +664,13 @@ app_check_main(int argc, char **argv)
 		emu_switch_route_warnings(ctx.sw, stderr);
 		printf("%s%s%s: OK (needs %.0f MB)\n", o.pipeline, o.profile ? " + " : "",
 		       o.profile ? o.profile : "", (double)prep.needs.total_bytes / 1e6);
+		if (fflush(stdout) != 0 || ferror(stdout)) {
+			fprintf(stderr, "rocemu check: the verdict could not be written to "
+				"standard output: %s\n", strerror(errno));
+			app_teardown(&ctx);
+			app_eal_cleanup();
+			return APP_EXIT_FAIL;
+		}
 	}
 	app_teardown(&ctx);
 	app_eal_cleanup();

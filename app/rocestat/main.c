@@ -8,9 +8,14 @@
  *   rocestat report [OPTIONS] CAPTURE DIR  report.txt, report.json, csv/, PNGs, index.html
  *
  * Exit status: 0 every check passed, 1 a check FAILED, 2 bad input or a failed write.
+ *
+ * Every output file is written under a temporary name and renamed over its target only when
+ * every byte got there (lib/base/emu_out); before anything is read, an output naming the
+ * same file as an input or another output is refused (emu_files_check).
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,23 +27,14 @@
 #include <jansson.h>
 #include <pcap/pcap.h>
 
+#include "app/rocestat/rocestat.h"
 #include "lib/analysis/ana.h"
+#include "lib/base/emu_out.h"
 
 #ifndef ROCESTAT_PLOT
 #define ROCESTAT_PLOT "scripts/plot.py"
 #endif
 
-struct rs_opts {
-	struct ana_opts ana;
-	const char *dcqcn;
-	const char *json_path;
-	const char *csv_dir;
-	const char *app_log;
-	const char *capture;
-	const char *report_dir;
-	unsigned int png_w, png_h;
-	bool quiet;
-};
 
 static void
 rs_usage(FILE *f)
@@ -46,7 +42,7 @@ rs_usage(FILE *f)
 	fprintf(f,
 		"usage: rocestat [OPTIONS] CAPTURE\n"
 		"       rocestat report [OPTIONS] CAPTURE DIR\n"
-		"  --json FILE|-                  the JSON report (docs/rocestat.md)\n"
+		"  --json FILE|-                  the JSON report (-: stdout, the text to stderr)\n"
 		"  --csv DIR                      time series as CSV files\n"
 		"  --quiet                        no text report\n"
 		"  --link-gbps G                  link rate (PFC quanta, DCQCN line rate) [100]\n"
@@ -426,31 +422,6 @@ rs_read(struct ana *a, const char *path)
 }
 
 static int
-rs_write_json(struct ana *a, const char *path)
-{
-	json_t *j = ana_json(a);
-	int rc;
-
-	if (j == NULL) {
-		fprintf(stderr, "rocestat: out of memory building the JSON report\n");
-		return -ENOMEM;
-	}
-	if (strcmp(path, "-") == 0) {
-		rc = json_dumpf(j, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
-		if (rc == 0 && (fputc('\n', stdout) == EOF || fflush(stdout) != 0))
-			rc = -1;
-	} else {
-		rc = json_dump_file(j, path, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
-	}
-	json_decref(j);
-	if (rc != 0) {
-		fprintf(stderr, "rocestat: --json %s: write failed\n", path);
-		return -EIO;
-	}
-	return 0;
-}
-
-static int
 rs_run(const char *const *argv)
 {
 	pid_t pid = fork();
@@ -472,10 +443,9 @@ rs_run(const char *const *argv)
 static int
 rs_report(struct ana *a, const struct rs_opts *o)
 {
-	char path[4096], csv[4096], js[4096], size[64], err[512];
+	char path[PATH_MAX], csv[PATH_MAX], js[PATH_MAX], size[64];
 	const char *plot = getenv("ROCESTAT_PLOT") ? getenv("ROCESTAT_PLOT") : ROCESTAT_PLOT;
 	const char *argv[12];
-	FILE *f;
 	int rc;
 
 	if (mkdir(o->report_dir, 0755) != 0 && errno != EEXIST) {
@@ -483,26 +453,17 @@ rs_report(struct ana *a, const struct rs_opts *o)
 		return -errno;
 	}
 	snprintf(path, sizeof(path), "%s/report.txt", o->report_dir);
-	f = fopen(path, "w");
-	if (f == NULL) {
-		fprintf(stderr, "rocestat: %s: %s\n", path, strerror(errno));
-		return -errno;
-	}
-	rc = ana_write_text(a, f);
-	if (fclose(f) != 0 || rc != 0) {
-		fprintf(stderr, "rocestat: %s: write failed\n", path);
-		return -EIO;
-	}
+	rc = rs_write_text(a, "report", path);
+	if (rc != 0)
+		return rc;
 	snprintf(js, sizeof(js), "%s/report.json", o->report_dir);
-	rc = rs_write_json(a, js);
+	rc = rs_write_json(a, "report", js);
 	if (rc != 0)
 		return rc;
 	snprintf(csv, sizeof(csv), "%s/csv", o->report_dir);
-	rc = ana_write_csv(a, csv, err, sizeof(err));
-	if (rc != 0) {
-		fprintf(stderr, "rocestat: %s\n", err);
+	rc = rs_write_csv(a, "report", csv);
+	if (rc != 0)
 		return rc;
-	}
 	snprintf(size, sizeof(size), "%ux%u", o->png_w, o->png_h);
 	argv[0] = "/usr/bin/python3";
 	argv[1] = plot;
@@ -536,6 +497,8 @@ main(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	if (rs_parse(argc, argv, &o) != 0)
 		return 2;
+	if (rs_check_files(&o) != 0)
+		return 2;
 	if (strcmp(o.dcqcn, "nvidia") == 0 || strcmp(o.dcqcn, "paper") == 0) {
 		dcqcn_params_by_name(&o.ana.dcqcn, o.dcqcn, o.ana.link_gbps * 1000);
 	} else {
@@ -566,17 +529,20 @@ main(int argc, char **argv)
 	if (o.report_dir != NULL) {
 		rc = rs_report(a, &o);
 	} else {
-		if (!o.quiet && (ana_write_text(a, stdout) != 0 || fflush(stdout) != 0)) {
-			fprintf(stderr, "rocestat: stdout: write failed\n");
+		/* standard output holds the JSON alone when it goes there: the text to stderr */
+		bool json_stdout = emu_out_names_stdout(o.json_path);
+		FILE *text = json_stdout ? stderr : stdout;
+
+		errno = 0;
+		if (!o.quiet && (ana_write_text(a, text) != 0 || fflush(text) != 0)) {
+			fprintf(stderr, "rocestat: %s: write failed: %s\n",
+				json_stdout ? "stderr" : "stdout", strerror(errno ? errno : EIO));
 			rc = -EIO;
 		}
 		if (rc == 0 && o.json_path != NULL)
-			rc = rs_write_json(a, o.json_path);
-		if (rc == 0 && o.csv_dir != NULL && ana_write_csv(a, o.csv_dir, err,
-								   sizeof(err)) != 0) {
-			fprintf(stderr, "rocestat: %s\n", err);
-			rc = -EIO;
-		}
+			rc = rs_write_json(a, "--json", o.json_path);
+		if (rc == 0 && o.csv_dir != NULL)
+			rc = rs_write_csv(a, "--csv", o.csv_dir);
 	}
 	fails = ana_failures(a);
 	ana_free(a);

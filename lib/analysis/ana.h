@@ -77,8 +77,14 @@ int ana_write_text(struct ana *a, FILE *f);
 /** The JSON report (docs/rocestat.md documents every field); NULL on allocation failure. */
 struct json_t *ana_json(struct ana *a);
 
-/** CSV time series into directory @p dir (created if missing). 0 or -errno, message in err. */
-int ana_write_csv(struct ana *a, const char *dir, char *err, size_t err_len);
+/** The CSV time series files, by name ("rate.csv", ...; docs/rocestat.md), NULL-terminated. */
+extern const char *const ana_csv_files[];
+
+/**
+ * CSV file @p name (one of ana_csv_files) into @p f; the caller opens and places the file.
+ * Returns 0, -EIO when @p f has an error, -EINVAL for an unknown name.
+ */
+int ana_write_csv_file(struct ana *a, const char *name, FILE *f);
 
 /** Overall verdict: number of FAILed checks (retransmission, CNP, DCQCN). */
 unsigned int ana_failures(const struct ana *a);

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <jansson.h>
 
@@ -912,50 +911,22 @@ ana_json(struct ana *a)
 
 /* ---- CSV ---- */
 
-static FILE *
-ana_csv_open(const char *dir, const char *name, const char *header, char *err, size_t err_len)
+/*
+ * The files are opened, checked and put in place by the caller (rocestat writes them through
+ * lib/base/emu_out: temporary name, rename); this only formats them, so the library keeps
+ * no file I/O of its own.
+ */
+const char *const ana_csv_files[] = {
+	"rate.csv", "cnp.csv", "events.csv", "pfc.csv", "ce.csv", "qdepth.csv", NULL,
+};
+
+/* rate.csv: measured (and predicted, where validated) rate per data flow and bin */
+static void
+ana_csv_rate(const struct ana *a, FILE *f)
 {
-	char path[4096];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	if (f == NULL) {
-		snprintf(err, err_len, "%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	fputs(header, f);
-	return f;
-}
-
-static int
-ana_csv_close(FILE *f, const char *dir, const char *name, char *err, size_t err_len)
-{
-	int bad = ferror(f);
-
-	if (fclose(f) != 0 || bad) {
-		snprintf(err, err_len, "%s/%s: write failed", dir, name);
-		return -EIO;
-	}
-	return 0;
-}
-
-int
-ana_write_csv(struct ana *a, const char *dir, char *err, size_t err_len)
-{
-	FILE *f;
 	uint32_t i, j, k;
-	int rc;
 
-	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-		snprintf(err, err_len, "--csv %s: %s", dir, strerror(errno));
-		return -errno;
-	}
-	/* rate.csv: measured (and predicted, where validated) rate per data flow and bin */
-	f = ana_csv_open(dir, "rate.csv", "flow,t_us,measured_mbps,predicted_mbps\n", err,
-			 err_len);
-	if (f == NULL)
-		return -EIO;
+	fputs("flow,t_us,measured_mbps,predicted_mbps\n", f);
 	for (i = 0; i < a->n_flows; i++) {
 		const struct ana_flow *fl = &a->flows[i];
 		const struct ana_series *s = &fl->rate;
@@ -975,23 +946,26 @@ ana_write_csv(struct ana *a, const char *dir, char *err, size_t err_len)
 				fprintf(f, "%u,%.3f,%.3f,\n", i, t_us, m);
 		}
 	}
-	rc = ana_csv_close(f, dir, "rate.csv", err, err_len);
-	if (rc != 0)
-		return rc;
-	f = ana_csv_open(dir, "cnp.csv", "flow,data_flow,t_us\n", err, err_len);
-	if (f == NULL)
-		return -EIO;
+}
+
+static void
+ana_csv_cnp(const struct ana *a, FILE *f)
+{
+	uint32_t i, k;
+
+	fputs("flow,data_flow,t_us\n", f);
 	for (i = 0; i < a->n_flows; i++)
 		for (k = 0; k < a->flows[i].n_cnp; k++)
 			fprintf(f, "%u,%d,%.3f\n", i, a->flows[i].peer,
 				(a->flows[i].cnp_t[k] - a->t_first_ns) / 1000.0);
-	rc = ana_csv_close(f, dir, "cnp.csv", err, err_len);
-	if (rc != 0)
-		return rc;
-	f = ana_csv_open(dir, "events.csv", "flow,type,packet,packet2,t_us,psn,psn2,value\n", err,
-			 err_len);
-	if (f == NULL)
-		return -EIO;
+}
+
+static void
+ana_csv_events(const struct ana *a, FILE *f)
+{
+	uint32_t i, k;
+
+	fputs("flow,type,packet,packet2,t_us,psn,psn2,value\n", f);
 	for (i = 0; i < a->n_flows; i++)
 		for (k = 0; k < a->flows[i].n_ev; k++) {
 			const struct ana_event *e = &a->flows[i].ev[k];
@@ -1000,12 +974,14 @@ ana_write_csv(struct ana *a, const char *dir, char *err, size_t err_len)
 				(unsigned long)e->pkt, (unsigned long)e->pkt2,
 				(e->t_ns - a->t_first_ns) / 1000.0, e->psn, e->psn2, (long)e->val);
 		}
-	rc = ana_csv_close(f, dir, "events.csv", err, err_len);
-	if (rc != 0)
-		return rc;
-	f = ana_csv_open(dir, "pfc.csv", "port,priority,start_us,end_us\n", err, err_len);
-	if (f == NULL)
-		return -EIO;
+}
+
+static void
+ana_csv_pfc(const struct ana *a, FILE *f)
+{
+	uint32_t i, j, k;
+
+	fputs("port,priority,start_us,end_us\n", f);
 	for (i = 0; i < a->n_pfc; i++)
 		for (j = 0; j < ANA_PRIOS; j++)
 			for (k = 0; k < a->pfc[i].prio[j].n_iv; k++) {
@@ -1017,12 +993,14 @@ ana_write_csv(struct ana *a, const char *dir, char *err, size_t err_len)
 					(v->start_ns - a->t_first_ns) / 1000.0,
 					(v->end_ns - a->t_first_ns) / 1000.0);
 			}
-	rc = ana_csv_close(f, dir, "pfc.csv", err, err_len);
-	if (rc != 0)
-		return rc;
-	f = ana_csv_open(dir, "ce.csv", "flow,t_us,ce_marks\n", err, err_len);
-	if (f == NULL)
-		return -EIO;
+}
+
+static void
+ana_csv_ce(const struct ana *a, FILE *f)
+{
+	uint32_t i, k;
+
+	fputs("flow,t_us,ce_marks\n", f);
 	for (i = 0; i < a->n_flows; i++) {
 		const struct ana_series *cs = &a->flows[i].ce_series;
 
@@ -1031,15 +1009,35 @@ ana_write_csv(struct ana *a, const char *dir, char *err, size_t err_len)
 				fprintf(f, "%u,%.3f,%.0f\n", i, (cs->t0_ns - a->t_first_ns +
 					(double)k * cs->bin_ns) / 1000.0, cs->v[k]);
 	}
-	rc = ana_csv_close(f, dir, "ce.csv", err, err_len);
-	if (rc != 0)
-		return rc;
-	f = ana_csv_open(dir, "qdepth.csv", "t_us,qdepth_max\n", err, err_len);
-	if (f == NULL)
-		return -EIO;
+}
+
+static void
+ana_csv_qdepth(const struct ana *a, FILE *f)
+{
+	uint32_t k;
+
+	fputs("t_us,qdepth_max\n", f);
 	for (k = 0; k < a->qdepth.n; k++)
 		if (a->qdepth.v[k] > 0)
 			fprintf(f, "%.3f,%.0f\n", (a->qdepth.t0_ns - a->t_first_ns +
 				(double)k * a->qdepth.bin_ns) / 1000.0, a->qdepth.v[k]);
-	return ana_csv_close(f, dir, "qdepth.csv", err, err_len);
+}
+
+int
+ana_write_csv_file(struct ana *a, const char *name, FILE *f)
+{
+	static void (*const fn[])(const struct ana *, FILE *) = {
+		ana_csv_rate, ana_csv_cnp, ana_csv_events, ana_csv_pfc, ana_csv_ce, ana_csv_qdepth,
+	};
+	unsigned int i;
+
+	_Static_assert(sizeof(fn) / sizeof(fn[0]) + 1 ==
+		       sizeof(ana_csv_files) / sizeof(ana_csv_files[0]),
+		       "one formatter per CSV file");
+	for (i = 0; ana_csv_files[i] != NULL; i++)
+		if (strcmp(name, ana_csv_files[i]) == 0) {
+			fn[i](a, f);
+			return ferror(f) ? -EIO : 0;
+		}
+	return -EINVAL;
 }

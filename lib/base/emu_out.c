@@ -11,10 +11,52 @@
 
 #include "lib/base/emu_out.h"
 
+static char *emu_out_dirname(const char *path);
+
+/* "-", or a name of this process's standard output: written to it as a stream (a name
+ * opened anew would start at offset 0, and a rename over it would replace the link) */
 static bool
 emu_out_is_stdout(const char *path)
 {
-	return strcmp(path, "-") == 0;
+	return strcmp(path, "-") == 0 || strcmp(path, "/dev/stdout") == 0 ||
+	       strcmp(path, "/dev/fd/1") == 0 || strcmp(path, "/proc/self/fd/1") == 0;
+}
+
+bool
+emu_out_names_stdout(const char *path)
+{
+	return path != NULL && emu_out_is_stdout(path);
+}
+
+/*
+ * The file a symbolic link @p path leads to, as a new string (NULL when @p path is not a link
+ * or on error): the temporary file goes beside it and is renamed over it, so the link stays
+ * a link (renamed over the link itself, it would become a regular file and its target keep
+ * the old data). A dangling link gives the name it points to.
+ */
+static char *
+emu_out_link_target(const char *path)
+{
+	char real[PATH_MAX], link[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+	char *dir, *t;
+
+	if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode))
+		return NULL;
+	if (realpath(path, real) != NULL)
+		return strdup(real);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return NULL;
+	link[n] = '\0';
+	if (link[0] == '/')
+		return strdup(link);
+	dir = emu_out_dirname(path);
+	if (dir == NULL || asprintf(&t, "%s/%s", dir, link) < 0)
+		t = NULL;
+	free(dir);
+	return t;
 }
 
 /* The directory part of @p path, as a new string ("." for a bare name). */
@@ -98,7 +140,8 @@ emu_out_open(struct emu_out *o, const char *path, struct emu_err *err)
 		o->stream = true;
 		return 0;
 	}
-	if (asprintf(&o->tmp, "%s.rocemu-XXXXXX", path) < 0) {
+	o->target = emu_out_link_target(path);
+	if (asprintf(&o->tmp, "%s.rocemu-XXXXXX", o->target != NULL ? o->target : path) < 0) {
 		o->tmp = NULL;
 		rc = emu_err_setrc(err, -ENOMEM, "%s: out of memory", path);
 		goto fail;
@@ -119,7 +162,9 @@ emu_out_open(struct emu_out *o, const char *path, struct emu_err *err)
 	}
 	return 0;
 fail:
+	free(o->target);
 	free(o->path);
+	o->target = NULL;
 	o->path = NULL;
 	return rc;
 }
@@ -224,13 +269,16 @@ emu_out_commit(struct emu_out *o, struct emu_err *err)
 			rc = emu_err_setrc(err, -o->error, "%s: write failed after %llu bytes: %s",
 					   o->path, (unsigned long long)o->bytes,
 					   strerror(o->error));
-	} else if (o->tmp != NULL && rename(o->tmp, o->path) != 0) {
+	} else if (o->tmp != NULL &&
+		   rename(o->tmp, o->target != NULL ? o->target : o->path) != 0) {
 		rc = emu_err_setrc(err, -errno, "%s: cannot rename %s over it: %s; the data is in %s",
 				   o->path, o->tmp, strerror(errno), o->tmp);
 	}
 	free(o->tmp);
+	free(o->target);
 	free(o->path);
 	o->tmp = NULL;
+	o->target = NULL;
 	o->path = NULL;
 	return rc;
 }
@@ -244,8 +292,10 @@ emu_out_abort(struct emu_out *o)
 	if (o->tmp != NULL)
 		unlink(o->tmp);
 	free(o->tmp);
+	free(o->target);
 	free(o->path);
 	o->tmp = NULL;
+	o->target = NULL;
 	o->path = NULL;
 }
 
@@ -296,6 +346,69 @@ emu_file_key_eq(const struct emu_file_key *a, const struct emu_file_key *b)
 	return strcmp(a->abs, b->abs) == 0;
 }
 
+void
+emu_out_rotated_name(const char *file, uint32_t idx, char *buf, size_t len)
+{
+	const char *dot = strrchr(file, '.'), *slash = strrchr(file, '/');
+
+	if (idx == 0)
+		snprintf(buf, len, "%s", file);
+	else if (dot != NULL && (slash == NULL || dot > slash))
+		snprintf(buf, len, "%.*s-%u%s", (int)(dot - file), file, idx, dot);
+	else
+		snprintf(buf, len, "%s-%u", file, idx);
+}
+
+/* The directory of @p path made absolute and its last component, in @p dir and *@p base
+ * (pointing into @p path); a symbolic link is followed first (into @p tmp). */
+static void
+emu_out_split(const char *path, char *tmp, size_t tmp_len, char *dir, size_t dir_len,
+	      const char **base)
+{
+	char real[PATH_MAX];
+	const char *slash;
+	char *d;
+
+	if (realpath(path, real) != NULL) {
+		snprintf(tmp, tmp_len, "%s", real);
+		path = tmp;
+	}
+	slash = strrchr(path, '/');
+	*base = slash != NULL ? slash + 1 : path;
+	d = emu_out_dirname(path);
+	if (d != NULL && realpath(d, real) != NULL)
+		snprintf(dir, dir_len, "%s", real);
+	else
+		snprintf(dir, dir_len, "%s", d != NULL ? d : ".");
+	free(d);
+}
+
+/* Whether @p path is one of the later names (1 .. @p rotates - 1) of rotating output @p file. */
+static bool
+emu_out_rotated_of(const char *file, uint32_t rotates, const char *path)
+{
+	char ft[PATH_MAX], pt[PATH_MAX], fd[PATH_MAX], pd[PATH_MAX];
+	const char *fb, *pb, *dot, *p;
+	size_t stem;
+	uint64_t idx = 0;
+
+	if (rotates == 0 || emu_out_is_stdout(file) || emu_out_is_stdout(path))
+		return false;
+	emu_out_split(file, ft, sizeof(ft), fd, sizeof(fd), &fb);
+	emu_out_split(path, pt, sizeof(pt), pd, sizeof(pd), &pb);
+	if (strcmp(fd, pd) != 0)
+		return false;
+	dot = strrchr(fb, '.');
+	stem = dot != NULL ? (size_t)(dot - fb) : strlen(fb);
+	if (strncmp(pb, fb, stem) != 0 || pb[stem] != '-' || pb[stem + 1] < '1' ||
+	    pb[stem + 1] > '9')
+		return false;
+	for (p = pb + stem + 1; *p >= '0' && *p <= '9' && idx < UINT32_MAX; p++)
+		idx = idx * 10 + (uint64_t)(*p - '0');
+	return strcmp(p, dot != NULL ? dot : "") == 0 &&
+	       (rotates == UINT32_MAX || idx < rotates);
+}
+
 int
 emu_files_check(const struct emu_file_ref *refs, unsigned int n, struct emu_err *err)
 {
@@ -316,6 +429,21 @@ emu_files_check(const struct emu_file_ref *refs, unsigned int n, struct emu_err 
 
 			if (refs[i].input && refs[j].input)
 				continue;
+			if (emu_out_rotated_of(refs[i].path, refs[i].rotates, refs[j].path) ||
+			    emu_out_rotated_of(refs[j].path, refs[j].rotates, refs[i].path)) {
+				bool ri = refs[i].rotates != 0 &&
+					  emu_out_rotated_of(refs[i].path, refs[i].rotates,
+							     refs[j].path);
+				const struct emu_file_ref *r = ri ? &refs[i] : &refs[j];
+				const struct emu_file_ref *x = ri ? &refs[j] : &refs[i];
+
+				rc = emu_err_setrc(err, -EEXIST,
+						   "%s %s: is one of the files %s %s rotates to (%s)",
+						   x->role, x->path, r->role, r->path,
+						   x->input ? "an output never overwrites an input" :
+						   "two outputs would overwrite each other");
+				continue;
+			}
 			if (!emu_file_key_eq(&keys[i], &keys[j]))
 				continue;
 			/* /dev/null and other devices may take any number of outputs */

@@ -10,8 +10,9 @@
  *   the same directory, "NAME.rocemu-XXXXXX", and renamed over NAME only by
  *   emu_out_commit() after every byte was written: a refused, failed or killed run leaves an
  *   existing NAME as it was. A killed run leaves its data in the temporary file.
- * - A character device, a FIFO or "-" (standard output) is written as a stream, never
- *   replaced.
+ * - A character device, a FIFO or "-" (standard output; also /dev/stdout, /dev/fd/1) is
+ *   written as a stream, never replaced. A symbolic link is followed: the temporary file is
+ *   made beside the file it leads to and renamed over that file, the link left a link.
  * - Every write is checked. The first error stops the output (later writes are refused), is
  *   kept with its errno, and is reported by emu_out_commit(), which then keeps the temporary
  *   file (readable up to the last complete record) instead of replacing NAME.
@@ -38,6 +39,7 @@
 struct emu_out {
 	char *path;       /**< as given */
 	char *tmp;        /**< temporary name while writing (regular files), else NULL */
+	char *target;     /**< path is a symbolic link: the file it leads to, renamed over */
 	int fd;
 	bool stream;      /**< device, FIFO or standard output: written in place */
 	int error;        /**< first errno of a failed write, 0 while all went well */
@@ -51,6 +53,10 @@ struct emu_out {
  * Returns 0 or -errno with a message naming the file.
  */
 int emu_out_open(struct emu_out *o, const char *path, struct emu_err *err);
+
+/** Whether @p path names standard output ("-", /dev/stdout, /dev/fd/1, /proc/self/fd/1):
+ * a program writing an output there prints its summary to standard error instead. */
+bool emu_out_names_stdout(const char *path);
 
 /** Check, without creating anything, that emu_out_open(@p path) would succeed. */
 int emu_out_probe(const char *path, struct emu_err *err);
@@ -86,11 +92,19 @@ struct emu_file_ref {
 	const char *role;
 	const char *path;
 	bool input; /**< inputs may repeat each other; nothing may repeat an output */
+	/** An output that rotates (a capture's "rotate_mb"): it also writes the names
+	 * emu_out_rotated_name() gives for 1 .. rotates - 1 (UINT32_MAX: without end); 0: none. */
+	uint32_t rotates;
 };
+
+/** The name of file @p idx of a rotation of @p file: @p file itself for 0, else "STEM-IDX.EXT"
+ * (or "FILE-IDX" without an extension), as tcpdump -C/-W numbers them. */
+void emu_out_rotated_name(const char *file, uint32_t idx, char *buf, size_t len);
 
 /**
  * Refuse two refs naming the same file where one of them is an output: "ROLE2 PATH2: is the
- * same file as ROLE1 PATH1 (...)". Standard output ("-") counts as one file.
+ * same file as ROLE1 PATH1 (...)". Standard output ("-") counts as one file. A rotating
+ * output's later names count as its own: no other path may be one of them.
  */
 int emu_files_check(const struct emu_file_ref *refs, unsigned int n, struct emu_err *err);
 

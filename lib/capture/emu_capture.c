@@ -18,6 +18,7 @@
 #include <rte_prefetch.h>
 #include <rte_vect.h>
 
+#include "lib/base/emu_out.h"
 #include "lib/pkt/emu_pkt.h"
 #include "lib/capture/emu_capture.h"
 #include "lib/capture/emu_pcapw.h"
@@ -515,14 +516,7 @@ emu_capture_set_no_comments(struct emu_capture *cap)
 static void
 emu_capture_name(const struct emu_capture *cap, uint32_t idx, char *buf, size_t len)
 {
-	const char *dot = strrchr(cap->file, '.'), *slash = strrchr(cap->file, '/');
-
-	if (idx == 0)
-		snprintf(buf, len, "%s", cap->file);
-	else if (dot != NULL && (slash == NULL || dot > slash))
-		snprintf(buf, len, "%.*s-%u%s", (int)(dot - cap->file), cap->file, idx, dot);
-	else
-		snprintf(buf, len, "%s-%u", cap->file, idx);
+	emu_out_rotated_name(cap->file, idx, buf, len);
 }
 
 /* Put the full file in place and go on in the next one of the rotation. */

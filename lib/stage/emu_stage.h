@@ -42,13 +42,16 @@ struct emu_burst_ctx {
  * What a stage will take when built, known from its configuration alone (no EAL), so a run
  * can be refused before any memory is taken and outputs checked before any file is opened.
  */
-#define EMU_STAGE_MAX_FILES 4
+#define EMU_STAGE_MAX_FILES 16 /* a delay stage's tables: one per rule */
 struct emu_stage_needs {
 	uint64_t mem_bytes;              /**< memory init() allocates (pools, rings, tables) */
 	char mem_key[64];                /**< the key that sizes it, e.g. "ring_size" */
 	unsigned int n_files;
-	const char *files[EMU_STAGE_MAX_FILES]; /**< files it writes (strings live in the cfg) */
+	const char *files[EMU_STAGE_MAX_FILES]; /**< files it writes or reads (strings live in
+						 * the cfg) */
 	char file_keys[EMU_STAGE_MAX_FILES][32]; /**< the key naming each, e.g. "file" */
+	bool file_input[EMU_STAGE_MAX_FILES];   /**< read, not written (a table) */
+	uint32_t file_rotates[EMU_STAGE_MAX_FILES]; /**< struct emu_file_ref's rotates */
 };
 
 /** What a stage's init() may ask about the switch it is part of. */

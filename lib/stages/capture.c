@@ -258,7 +258,19 @@ capture_needs(const json_t *cfg, const struct emu_stage_env *env, struct emu_sta
 	needs->files[0] = c.file;
 	snprintf(needs->file_keys[0], sizeof(needs->file_keys[0]), "file");
 	needs->n_files = 1;
-	return 0;
+	{
+		/* rotated names are outputs too: checked against every other file of the run */
+		double rotate_mb = 0;
+		int64_t rotate_files = 0;
+
+		rc = emu_key_num(cfg, env->path, T, "rotate_mb", &rotate_mb, err);
+		if (rc == 0)
+			rc = emu_key_int(cfg, env->path, T, "rotate_files", &rotate_files, err);
+		if (rc == 0 && rotate_mb > 0)
+			needs->file_rotates[0] = rotate_files > 0 ? (uint32_t)rotate_files :
+					         UINT32_MAX;
+	}
+	return rc;
 }
 
 static int

@@ -281,6 +281,24 @@ delay_needs(const json_t *cfg, const struct emu_stage_env *env, struct emu_stage
 	/* the heap (the packets it holds come from the switch's pool) */
 	needs->mem_bytes = (uint64_t)max_held * sizeof(struct emu_heldq_item);
 	snprintf(needs->mem_key, sizeof(needs->mem_key), "max_held_pkts");
+	/* the tables it reads: inputs, which no output of the run may overwrite */
+	{
+		const json_t *rules = json_object_get(cfg, "rules"), *r;
+		size_t i;
+
+		json_array_foreach(rules, i, r) {
+			const char *table = json_string_value(json_object_get(r, "table"));
+			unsigned int f = needs->n_files;
+
+			if (table == NULL || f == EMU_STAGE_MAX_FILES)
+				continue;
+			needs->files[f] = table;
+			snprintf(needs->file_keys[f], sizeof(needs->file_keys[f]), "rules[%u].table",
+				 (unsigned int)(i % DELAY_MAX_RULES));
+			needs->file_input[f] = true;
+			needs->n_files++;
+		}
+	}
 	return 0;
 }
 

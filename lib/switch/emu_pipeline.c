@@ -461,6 +461,8 @@ emu_pipeline_needs(const struct emu_pipeline *pl, struct emu_pipeline_needs *nd,
 			for (f = 0; f < sn.n_files && nd->n_files < EMU_PIPELINE_MAX_FILES; f++) {
 				emu_json_path(nd->file_roles[nd->n_files],
 					      sizeof(nd->file_roles[0]), path, sn.file_keys[f]);
+				nd->file_input[nd->n_files] = sn.file_input[f];
+				nd->file_rotates[nd->n_files] = sn.file_rotates[f];
 				nd->files[nd->n_files++] = sn.files[f];
 			}
 		}

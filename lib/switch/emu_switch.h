@@ -101,8 +101,10 @@ struct emu_pipeline_needs {
 	char biggest[EMU_JSON_PATH_LEN]; /**< JSON path of the key that costs most */
 	uint64_t biggest_bytes;
 	unsigned int n_files;
-	const char *files[EMU_PIPELINE_MAX_FILES];            /**< files stages write */
+	const char *files[EMU_PIPELINE_MAX_FILES];            /**< files stages write or read */
 	char file_roles[EMU_PIPELINE_MAX_FILES][EMU_JSON_PATH_LEN]; /**< their JSON paths */
+	bool file_input[EMU_PIPELINE_MAX_FILES];              /**< read (a table), not written */
+	uint32_t file_rotates[EMU_PIPELINE_MAX_FILES];        /**< struct emu_file_ref's */
 };
 
 /** Fill @p nd for @p pl (validating the keys it reads). */

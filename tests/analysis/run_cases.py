@@ -7,6 +7,7 @@ Each case states what the capture holds (see gen_captures.py) and checks rocesta
 exit status against it. Prints one line per case; exits 1 on the first mismatch."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -64,6 +65,135 @@ def gbn_common(case, d):
             q["udp_sport_rule"] != "linux":
         fail("%s: UDP source port rule: %r" % (case, q))
     return a, b
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def refused(args, roles, keep):
+    """One same-file run: exit 2, one line naming both roles, every file of keep unchanged."""
+    before = {p: read(p) for p in keep}
+    r = subprocess.run([ROCESTAT] + args, capture_output=True, text=True, timeout=60)
+    lines = r.stderr.strip().splitlines()
+    if r.returncode != 2 or len(lines) != 1 or "is the same file as" not in lines[0] or \
+            not all(x in lines[0] for x in roles):
+        fail("same file %r: exit %d, stderr %r" % (args, r.returncode, r.stderr))
+    for p, b in before.items():
+        if read(p) != b:
+            fail("same file %r: %s was changed" % (args, p))
+    if r.stdout:
+        fail("same file %r: it wrote a report to stdout" % args)
+
+
+def full_disk(tmp, capture):
+    """A full filesystem: each output fails with the file and ENOSPC named, and the existing
+    file (JSON, a CSV, the report's text) is left byte for byte, no temporary file beside it.
+    As root on a 256 KB tmpfs (as tests/robust does for rocemu); otherwise the directory is
+    made read-only, so that the temporary file cannot be created."""
+    mnt = os.path.join(tmp, "small")
+    os.makedirs(mnt)
+    olds = {os.path.join(mnt, "s.json"): b"the previous report\n",
+            os.path.join(mnt, "c", "rate.csv"): b"the previous rate.csv\n",
+            os.path.join(mnt, "r", "report.txt"): b"the previous report.txt\n"}
+    root = os.geteuid() == 0
+    if root:
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", mnt]).returncode:
+            fail("full disk: cannot mount a 256 KB tmpfs")
+    try:
+        os.makedirs(os.path.join(mnt, "c"))
+        os.makedirs(os.path.join(mnt, "r", "csv"))
+        for p, b in olds.items():
+            with open(p, "wb") as f:
+                f.write(b)
+        if root:
+            try:
+                with open(os.path.join(mnt, "fill"), "wb") as f:
+                    while True:
+                        f.write(bytes(4096))
+                        f.flush()
+            except OSError:
+                pass
+            why = "No space left on device"
+        else:
+            for d in ("", "c", "r"):
+                os.chmod(os.path.join(mnt, d), 0o555)
+            why = "Permission denied"
+        runs = [(["--quiet", "--json", os.path.join(mnt, "s.json")], "s.json"),
+                (["--quiet", "--csv", os.path.join(mnt, "c")], "rate.csv"),
+                (["report", capture, os.path.join(mnt, "r")], "report.txt")]
+        for args, name in runs:
+            if args[0] != "report":
+                args = args + [capture]
+            r = subprocess.run([ROCESTAT] + args, capture_output=True, text=True, timeout=300)
+            if r.returncode != 2 or name not in r.stderr or why not in r.stderr or \
+                    (root and ": write failed: " not in r.stderr):
+                fail("full disk %r: exit %d, stderr %r" % (args, r.returncode, r.stderr))
+        for p, b in olds.items():
+            if read(p) != b:
+                fail("full disk: %s was changed to %r" % (p, read(p)[:60]))
+        left = [os.path.join(d, f) for d, _, fs in os.walk(mnt) for f in fs if ".rocemu-" in f]
+        if left:
+            fail("full disk: temporary files left: %r" % left)
+    finally:
+        if root:
+            subprocess.run(["umount", mnt])
+        else:
+            for d in ("", "c", "r"):
+                os.chmod(os.path.join(mnt, d), 0o755)
+    return "tmpfs" if root else "read-only directory"
+
+
+def files(tmp, cap):
+    """Outputs never replace an input or each other, a failed write leaves the old file, and
+    standard output holds the JSON alone when --json - is asked (docs/rocestat.md)."""
+    src = os.path.join(cap, "drop_gbn.pcap")
+    d = os.path.join(tmp, "files")
+    os.makedirs(d)
+    same = os.path.join(d, "cx.pcap")
+    shutil.copy(src, same)
+    nic = os.path.join(d, "nic.txt")
+    with open(nic, "w") as f:
+        f.write("rpg_time_reset 300\n")
+    applog = os.path.join(d, "app.log")
+    shutil.copy(os.path.join(cap, "nccl-tests.log"), applog)
+    os.symlink("cx.pcap", os.path.join(d, "link.json"))
+    os.makedirs(os.path.join(d, "csvdir"))
+    os.link(same, os.path.join(d, "csvdir", "events.csv"))
+    os.makedirs(os.path.join(d, "rep"))
+    os.link(same, os.path.join(d, "rep", "report.json"))
+    keep = [same, nic, applog]
+    refused(["--quiet", "--json", same, same], ["--json", "CAPTURE"], keep)
+    refused(["--json", same, same], ["--json", "CAPTURE"], keep)
+    refused(["--dcqcn", nic, "--json", nic, same], ["--json", "--dcqcn"], keep)
+    refused(["--app-log", applog, "--quiet", "--json", applog, same], ["--json", "--app-log"],
+            keep)
+    refused(["--quiet", "--json", os.path.join(d, "link.json"), same], ["--json", "CAPTURE"],
+            keep)
+    refused(["--quiet", "--csv", os.path.join(d, "csvdir"), same], ["--csv", "CAPTURE"], keep)
+    refused(["report", same, os.path.join(d, "rep")], ["report", "CAPTURE"], keep)
+    refused(["report", "--dcqcn", os.path.join(d, "rep2", "index.html"), same,
+             os.path.join(d, "rep2")], ["report", "--dcqcn"], keep)
+    refused(["--quiet", "--json", os.path.join(d, "new", "rate.csv"), "--csv",
+             os.path.join(d, "new"), same], ["--json", "--csv"], keep)
+    if os.path.exists(os.path.join(d, "new")) or os.path.exists(os.path.join(d, "rep2")):
+        fail("same file: a refused run created its output directory")
+    # devices may take any number of outputs
+    r = subprocess.run([ROCESTAT, "--json", "/dev/null", same], capture_output=True,
+                       timeout=60)
+    if r.returncode not in (0, 1) or r.stderr:
+        fail("--json /dev/null: exit %d %r" % (r.returncode, r.stderr))
+    # --json - and the text report: the JSON alone on stdout, the text on stderr
+    r = subprocess.run([ROCESTAT, "--json", "-", same], capture_output=True, text=True,
+                       timeout=60)
+    try:
+        rep = json.loads(r.stdout)
+    except ValueError:
+        fail("--json - without --quiet: stdout is not JSON alone: %r" % r.stdout[:80])
+    if rep["capture"]["packets"] != 25 or not r.stderr.startswith("# rocestat: 25 packets"):
+        fail("--json -: the text report is not on stderr: %r" % r.stderr[:80])
+    return full_disk(tmp, same)
 
 
 def main():
@@ -315,6 +445,9 @@ def main():
                        shell=True, capture_output=True, text=True)
     if r.returncode != 2:
         fail("stdout /dev/full: exit %d" % r.returncode)
+    n += 1
+    print("files: same-file refusals, --json - alone on stdout, a failed write on a %s" %
+          files(tmp, cap))
     n += 1
     print("rocestat cases: %d groups passed" % n)
 

@@ -102,6 +102,23 @@ case("replay-capture-is-out", ["rocemu", "replay", "--pipeline", "cap.json"] + I
 case("replay-two-captures-same-file", ["rocemu", "replay", "--pipeline", "cap2.json"] + IN,
      {"cap2.json": "@pl_egress:{\"type\": \"capture\", \"name\": \"a\", \"file\": \"c.pcap\"},"
                    "{\"type\": \"capture\", \"name\": \"b\", \"file\": \"./c.pcap\"}"})
+# a rotating capture also writes c-1.pcap, c-2.pcap, ...: none of them may be another file
+ROT = "@pl_egress:{\"type\": \"capture\", \"file\": \"c.pcap\", \"rotate_mb\": 0.1%s}"
+case("replay-capture-rotated-is-in", ["rocemu", "replay", "--pipeline", "rot.json",
+                                      "--in", "c-1.pcap:p0"],
+     {"rot.json": ROT % "", "c-1.pcap": "@link:in.pcap"})
+case("replay-capture-rotated-is-out", ["rocemu", "replay", "--pipeline", "rot.json"] + IN +
+     ["--out", "c-2.pcap:p1"], {"rot.json": ROT % ", \"rotate_files\": 3"})
+case("replay-capture-rotated-symlink-is-in", ["rocemu", "replay", "--pipeline", "rot.json",
+                                              "--in", "x.pcap:p0"],
+     {"rot.json": ROT % "", "c-12.pcap": "@link:in.pcap", "x.pcap": "@symlink:c-12.pcap"})
+# a delay table is an input
+TAB = "@pl_egress:{\"type\": \"delay\", \"rules\": [{\"dist\": \"table\", \"table\": \"tab.txt\"}]}"
+case("replay-out-is-delay-table", ["rocemu", "replay", "--pipeline", "tab.json"] + IN +
+     ["--out", "tab.txt:p1"], {"tab.json": TAB, "tab.txt": "@raw:1 0.5\n2 1\n"})
+case("replay-stats-is-delay-table", ["rocemu", "replay", "--pipeline", "tab.json"] + IN +
+     ["--stats", "tab.txt"], {"tab.json": TAB, "tab.txt": "@raw:1 0.5\n2 1\n"})
+case("replay-timeline-us-zero", RP + IN + ["--timeline", "t.csv", "--timeline-us", "0"])
 case("replay-capture-missing-dir", ["rocemu", "replay", "--pipeline", "capd.json"] + IN,
      {"capd.json": "@pl_egress:{\"type\": \"capture\", \"file\": \"nodir/c.pcap\"}"})
 case("replay-seed-hex", RP + IN + ["--seed", "0x10"])

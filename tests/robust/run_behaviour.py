@@ -79,6 +79,57 @@ def t_dev_full():
           "--stats /dev/full: exit 1 (got %d: %s)" % (s.returncode, s.stderr.strip()[:200]))
 
 
+def pcap_records(path):
+    """The records of classic pcap @path, or [] when it is not one."""
+    try:
+        return pcapdump.read_pcap(path)[1]
+    except (OSError, ValueError):
+        return []
+
+
+def t_stdout_and_links():
+    """An output on standard output gets it alone (the summary goes to stderr); a summary that
+    cannot be written fails the run; an output through a symbolic link replaces the file the
+    link leads to and leaves the link a link."""
+    r = subprocess.run([ROCEMU, "replay", "--pipeline", "bump.json", "--in", "in.pcap:p0",
+                        "--out", "-:p1"], capture_output=True, timeout=120, cwd=TMP,
+                       stdin=subprocess.DEVNULL)
+    with open(os.path.join(TMP, "stdout.pcap"), "wb") as f:
+        f.write(r.stdout)
+    recs = pcap_records(os.path.join(TMP, "stdout.pcap"))
+    check(r.returncode == 0 and len(recs) == 20 and
+          b"conservation" in r.stderr and b"conservation" not in r.stdout,
+          "--out -: standard output holds the pcap alone, the summary on stderr "
+          "(exit %d, %d records)" % (r.returncode, len(recs)))
+    r = run(["replay", "--pipeline", "bump.json", "--in", "in.pcap:p0", "--stats", "-"])
+    try:
+        ok = json.loads(r.stdout)["ports"] is not None
+    except (ValueError, KeyError, TypeError):
+        ok = False
+    check(r.returncode == 0 and ok and "conservation" in r.stderr,
+          "--stats -: standard output is the stats JSON alone (exit %d)" % r.returncode)
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([ROCEMU, "replay", "--pipeline", "bump.json", "--in", "in.pcap:p0"],
+                           stdout=full, stderr=subprocess.PIPE, text=True, timeout=120,
+                           cwd=TMP, stdin=subprocess.DEVNULL)
+    check(r.returncode == 1 and "summary could not be written" in r.stderr,
+          "summary to /dev/full: exit 1, said on stderr (got %d: %s)" %
+          (r.returncode, r.stderr.strip()[-200:]))
+    os.makedirs(os.path.join(TMP, "real"), exist_ok=True)
+    with open(os.path.join(TMP, "real", "o.pcap"), "wb") as f:
+        f.write(b"old")
+    if os.path.lexists(os.path.join(TMP, "lnk.pcap")):
+        os.unlink(os.path.join(TMP, "lnk.pcap"))
+    os.symlink("real/o.pcap", os.path.join(TMP, "lnk.pcap"))
+    r = run(["replay", "--pipeline", "bump.json", "--in", "in.pcap:p0", "--out", "lnk.pcap:p1"])
+    recs = pcap_records(os.path.join(TMP, "real", "o.pcap"))
+    check(r.returncode == 0 and os.path.islink(os.path.join(TMP, "lnk.pcap")) and
+          len(recs) == 20 and not any(n.startswith("o.pcap.rocemu-")
+                                      for n in os.listdir(os.path.join(TMP, "real"))),
+          "--out through a symbolic link: the link stays, its file has the 20 frames "
+          "(exit %d, %d records)" % (r.returncode, len(recs)))
+
+
 def t_full_disk():
     """A small tmpfs fills up: the run says where the data is, the old file stays."""
     mnt = os.path.join(TMP, "small")
@@ -754,7 +805,7 @@ def main():
         shutil.copy(os.path.join(SRC, "pipelines", "impair-lab.json"),
                     os.path.join(TMP, "impair.json"))
         roceframes.write_pcap(os.path.join(TMP, "in.pcap"), roce_frames(), t0=10**9)
-        for t in (t_dev_full, t_full_disk, t_refused_runs_keep_files, t_signals, t_snap,
+        for t in (t_dev_full, t_stdout_and_links, t_full_disk, t_refused_runs_keep_files, t_signals, t_snap,
                   t_seconds_unsigned, t_out_every_port, t_profile_seed, t_live_drain_capture,
                   t_live_ring_overflow_annotated, t_capture_drop_list, t_live_discard,
                   t_live_telemetry, t_live_fabric_metrics, t_capture_filter,

@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rocestat's outputs (rocestat.h): every file is written under a temporary name and renamed
+ * over its target only when every byte got there (lib/base/emu_out, behind a stdio stream so
+ * the analysis library's formatters write to a FILE); on a failure the target stays as it
+ * was and the temporary file is removed.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "app/rocestat/rocestat.h"
+#include "lib/base/emu_out.h"
+
+/* ---- outputs: lib/base/emu_out behind a stdio stream ---- */
+
+/* The plot script's outputs in a report directory (scripts/plot.py --index). */
+static const char *const rs_plot_files[] = { "rate.png", "pfc.png", "qdepth.png", "index.html" };
+
+#define RS_MAX_FILES 32
+
+/* Every file of a run with its role, for emu_files_check(); the paths are owned. */
+struct rs_files {
+	struct emu_file_ref refs[RS_MAX_FILES];
+	char *own[RS_MAX_FILES];
+	unsigned int n;
+};
+
+static int
+rs_files_add(struct rs_files *fs, const char *role, const char *dir, const char *name,
+	     bool input)
+{
+	char *p;
+
+	if (fs->n == RS_MAX_FILES)
+		return -ENOSPC;
+	if (name != NULL ? asprintf(&p, "%s/%s", dir, name) < 0 : (p = strdup(dir)) == NULL)
+		return -ENOMEM;
+	fs->own[fs->n] = p;
+	fs->refs[fs->n] = (struct emu_file_ref){ role, p, input };
+	fs->n++;
+	return 0;
+}
+
+static void
+rs_files_free(struct rs_files *fs)
+{
+	unsigned int i;
+
+	for (i = 0; i < fs->n; i++)
+		free(fs->own[i]);
+	fs->n = 0;
+}
+
+/*
+ * Can the files of @p dir be created? An existing directory: by one of them; a new one: by
+ * the directory itself (its parent must be writable); anything else is not a directory.
+ */
+static int
+rs_probe_dir(const char *role, const char *dir, const char *name)
+{
+	struct emu_err err;
+	struct stat st;
+	char path[PATH_MAX];
+	bool exists = stat(dir, &st) == 0;
+
+	if (exists && !S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "rocestat: %s %s: not a directory\n", role, dir);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (emu_out_probe(exists ? path : dir, &err) != 0) {
+		fprintf(stderr, "rocestat: %s %s\n", role, err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Before anything is read: refuse an output that is the same file as an input or another
+ * output (rocestat --json cx.pcap cx.pcap replaced the capture with its own report), and an
+ * output that could not be created, rather than after a long analysis.
+ */
+int
+rs_check_files(const struct rs_opts *o)
+{
+	struct rs_files fs = { .n = 0 };
+	struct emu_err err;
+	unsigned int i;
+	int rc = 0;
+
+	rc |= rs_files_add(&fs, "CAPTURE", o->capture, NULL, true);
+	if (strcmp(o->dcqcn, "nvidia") != 0 && strcmp(o->dcqcn, "paper") != 0)
+		rc |= rs_files_add(&fs, "--dcqcn", o->dcqcn, NULL, true);
+	if (o->app_log != NULL)
+		rc |= rs_files_add(&fs, "--app-log", o->app_log, NULL, true);
+	if (o->report_dir != NULL) {
+		char csv[PATH_MAX];
+
+		snprintf(csv, sizeof(csv), "%s/csv", o->report_dir);
+		rc |= rs_files_add(&fs, "report", o->report_dir, "report.txt", false);
+		rc |= rs_files_add(&fs, "report", o->report_dir, "report.json", false);
+		for (i = 0; ana_csv_files[i] != NULL; i++)
+			rc |= rs_files_add(&fs, "report", csv, ana_csv_files[i], false);
+		for (i = 0; i < sizeof(rs_plot_files) / sizeof(rs_plot_files[0]); i++)
+			rc |= rs_files_add(&fs, "report", o->report_dir, rs_plot_files[i], false);
+	} else {
+		if (o->json_path != NULL)
+			rc |= rs_files_add(&fs, "--json", o->json_path, NULL, false);
+		for (i = 0; o->csv_dir != NULL && ana_csv_files[i] != NULL; i++)
+			rc |= rs_files_add(&fs, "--csv", o->csv_dir, ana_csv_files[i], false);
+	}
+	if (rc != 0) {
+		fprintf(stderr, "rocestat: out of memory\n");
+		rs_files_free(&fs);
+		return -1;
+	}
+	rc = emu_files_check(fs.refs, fs.n, &err);
+	rs_files_free(&fs);
+	if (rc != 0) {
+		fprintf(stderr, "rocestat: %s\n", err.msg);
+		return -1;
+	}
+	if (o->report_dir != NULL)
+		return rs_probe_dir("report", o->report_dir, "report.txt");
+	if (o->json_path != NULL && emu_out_probe(o->json_path, &err) != 0) {
+		fprintf(stderr, "rocestat: --json %s\n", err.msg);
+		return -1;
+	}
+	if (o->csv_dir != NULL)
+		return rs_probe_dir("--csv", o->csv_dir, ana_csv_files[0]);
+	return 0;
+}
+
+/* The stream's writes go to emu_out_write(), which keeps the first error and its errno. */
+static ssize_t
+rs_out_cookie_write(void *cookie, const char *buf, size_t len)
+{
+	int rc = emu_out_write(cookie, buf, len);
+
+	if (rc != 0) {
+		errno = -rc;
+		return 0; /* fopencookie: 0 is the error, never a negative value */
+	}
+	return (ssize_t)len;
+}
+
+static FILE *
+rs_out_open(struct emu_out *o, const char *role, const char *path)
+{
+	cookie_io_functions_t io = { .write = rs_out_cookie_write };
+	struct emu_err err;
+	FILE *f;
+
+	if (emu_out_open(o, path, &err) != 0) {
+		fprintf(stderr, "rocestat: %s %s\n", role, err.msg);
+		return NULL;
+	}
+	f = fopencookie(o, "w", io);
+	if (f == NULL) {
+		fprintf(stderr, "rocestat: %s: %s\n", path, strerror(errno));
+		emu_out_abort(o);
+	}
+	return f;
+}
+
+/*
+ * Flush and close @p f, then put the file in place. @p rc is the formatter's verdict. On any
+ * failure the target is left as it was and the temporary file removed: unlike a capture, a
+ * partial report is of no use, and on a full disk it would hold the space the next try needs.
+ */
+static int
+rs_out_close(struct emu_out *o, FILE *f, int rc)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+	struct emu_err err;
+	int e;
+
+	snprintf(path, sizeof(path), "%s", emu_out_names_stdout(o->path) ? "stdout" : o->path);
+	snprintf(tmp, sizeof(tmp), "%s", o->tmp != NULL ? o->tmp : "");
+	if (fclose(f) != 0 && rc == 0)
+		rc = -(errno ? errno : EIO);
+	if (rc == 0 && o->error == 0) {
+		rc = emu_out_commit(o, &err);
+		if (rc == 0)
+			return 0;
+		/* emu_out keeps the temporary file of a failed close or rename: not ours */
+		if (tmp[0] != '\0')
+			unlink(tmp);
+		if (o->error == 0) {
+			fprintf(stderr, "rocestat: %s: cannot rename %s over it: %s\n", path, tmp,
+				strerror(-rc));
+			return rc;
+		}
+	} else {
+		emu_out_abort(o);
+	}
+	e = o->error != 0 ? o->error : rc < 0 ? -rc : EIO;
+	fprintf(stderr, "rocestat: %s: write failed: %s\n", path, strerror(e));
+	return -e;
+}
+
+int
+rs_write_json(struct ana *a, const char *role, const char *path)
+{
+	json_t *j = ana_json(a);
+	struct emu_out o;
+	FILE *f;
+	int rc;
+
+	if (j == NULL) {
+		fprintf(stderr, "rocestat: out of memory building the JSON report\n");
+		return -ENOMEM;
+	}
+	f = rs_out_open(&o, role, path);
+	if (f == NULL) {
+		json_decref(j);
+		return -EIO;
+	}
+	rc = json_dumpf(j, f, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
+	if (rc == 0 && fputc('\n', f) == EOF)
+		rc = -EIO;
+	json_decref(j);
+	return rs_out_close(&o, f, rc != 0 ? -EIO : 0);
+}
+
+int
+rs_write_text(struct ana *a, const char *role, const char *path)
+{
+	struct emu_out o;
+	FILE *f = rs_out_open(&o, role, path);
+
+	if (f == NULL)
+		return -EIO;
+	return rs_out_close(&o, f, ana_write_text(a, f));
+}
+
+/* The CSV time series into @p dir (created if missing), each file through emu_out. */
+int
+rs_write_csv(struct ana *a, const char *role, const char *dir)
+{
+	char path[PATH_MAX];
+	unsigned int i;
+	int rc;
+
+	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+		fprintf(stderr, "rocestat: %s %s: %s\n", role, dir, strerror(errno));
+		return -EIO;
+	}
+	for (i = 0; ana_csv_files[i] != NULL; i++) {
+		struct emu_out o;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, ana_csv_files[i]);
+		f = rs_out_open(&o, role, path);
+		if (f == NULL)
+			return -EIO;
+		rc = rs_out_close(&o, f, ana_write_csv_file(a, ana_csv_files[i], f));
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
