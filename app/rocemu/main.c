@@ -259,6 +259,9 @@ app_write_stats(const struct app_ctx *ctx, const char *file, struct emu_err *err
 int
 main(int argc, char **argv)
 {
+	/* a closed pipe on an output is a write error like any other (EPIPE: named, exit 1,
+	 * the other files still written), not a silent death by SIGPIPE */
+	signal(SIGPIPE, SIG_IGN);
 	if (argc > 1 && strcmp(argv[1], "replay") == 0)
 		return app_replay_main(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "check") == 0)

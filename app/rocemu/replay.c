@@ -46,6 +46,7 @@ struct replay_in {
 	struct emu_pcap_rec rec;
 	uint64_t frames;    /* frames read */
 	uint64_t snapped;   /* of which header captures (caplen < orig_len) */
+	uint64_t late;      /* of which timed before the clock (its times went backwards) */
 };
 
 struct replay_out {
@@ -437,12 +438,15 @@ app_replay_main(int argc, char **argv)
 			uint64_t ts = first->rec.ts_ns;
 			uint32_t room = (uint32_t)emu_pipeline_data_room(ctx.pl) - RTE_PKTMBUF_HEADROOM;
 
+			const bool late = ts < now_ns; /* injected at now_ns: counted, and said */
+
 			now_ns = RTE_MAX(now_ns, ts);
 			drops.now_ns = now_ns;
 			while (first->has_next && first->rec.ts_ns == ts && n < EMU_BURST) {
 				struct rte_mbuf *m;
 				uint32_t len = first->rec.caplen;
 
+				first->late += late;
 				if (len < 14 || first->rec.origlen > room) {
 					bad_len++;
 				} else if ((m = rte_pktmbuf_alloc(ctx.pool)) == NULL) {
@@ -489,6 +493,9 @@ app_replay_main(int argc, char **argv)
 		if (ins[i].snapped > 0)
 			fprintf(sum, " (%" PRIu64 " header captures, timed at their original length)",
 			       ins[i].snapped);
+		if (ins[i].late > 0)
+			fprintf(sum, " (%" PRIu64 " timed before the frame ahead of them: the file's "
+				"times go backwards; they entered at the clock's time)", ins[i].late);
 		fprintf(sum, "%s\n", ins[i].bad ? " (stopped at an unreadable record)" : "");
 		any_bad |= ins[i].bad;
 	}
