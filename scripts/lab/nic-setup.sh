@@ -147,6 +147,12 @@ find_nics() {
 		[ -L "$dev/driver" ] && driver=$(basename "$(readlink "$dev/driver")")
 		ifc=""
 		[ -d "$dev/net" ] && ifc=$(ls "$dev/net" 2>/dev/null | head -n1)
+		# virtio-net puts it one level down, under the virtio device
+		if [ -z "$ifc" ]; then
+			for v in "$dev"/virtio*/net; do
+				[ -d "$v" ] && { ifc=$(ls "$v" 2>/dev/null | head -n1); break; }
+			done
+		fi
 		sel=1
 		if [ ${#named[@]} -gt 0 ]; then
 			sel=0

@@ -127,6 +127,20 @@ check "a named port that is not there" has "$T/o7" "FIX: 0000:99:00.0 (named) is
 (cd "$SRC" && SYSFS_ROOT=$T/nothing bash "$NS") >"$T/o8" 2>&1
 check "no pci tree: one FIX line" [ "$(grep -c "FIX: no $T/nothing/bus/pci/devices" "$T/o8")" = 1 ]
 
+# ---- 4b. a virtio management port (a VM): its netdev is under PCI/virtioN/net ----
+mktree "$T/r6" 1 512
+d6=$T/r6/bus/pci/devices/0000:00:03.0
+mkdir -p "$d6/virtio0/net/eth0" "$T/r6/class/net/eth0" "$T/r6/bus/pci/drivers/virtio-pci"
+echo 0x020000 >"$d6/class"; echo 0x1af4 >"$d6/vendor"; echo 0x1041 >"$d6/device"
+ln -s ../../../bus/pci/drivers/virtio-pci "$d6/driver"
+echo 1500 >"$T/r6/class/net/eth0/mtu"
+printf '#!/bin/sh\necho "default via 10.0.2.2 dev eth0 proto dhcp metric 100"\n' >"$T/bin/ip6"
+chmod +x "$T/bin/ip6"
+(cd "$SRC" && SYSFS_ROOT=$T/r6 IP=$T/bin/ip6 bash "$NS") >"$T/o9" 2>&1
+check "virtio: its interface found" has "$T/o9" "0000:00:03.0: other (0x1af4:0x1041), driver virtio-pci, interface eth0"
+check "virtio management port left alone" has "$T/o9" "carries the default route (eth0)"
+check "virtio management port not proposed to rocemu" hasnt "$T/o9" "-a 0000:00:03.0"
+
 # ---- 5. usage ----
 bash "$NS" --bogus >/dev/null 2>&1
 check "bad option: exit 2" rc_is $? 2
