@@ -217,6 +217,23 @@ fab_memo_slot(const struct fab_rt *rt, const uint64_t k[6], bool *hit)
 	return e;
 }
 
+/**
+ * An ECMP switch @p s's choice among its @p n next hops up @p up (rt->up[s][d], current) for
+ * packet @p p when the memo holds the flow, else FAB_NONE (then fab_route_any() decides).
+ */
+static inline uint16_t
+fab_memo_pick(const struct fab_rt *rt, const struct roce_pkt *p, unsigned int s,
+	      const uint8_t *up, unsigned int n)
+{
+	const struct fab_hash_memo *e;
+	uint64_t k[6];
+	bool hit;
+
+	fab_memo_key(p, s, k);
+	e = fab_memo_slot(rt, k, &hit);
+	return likely(hit) ? up[fab_hash_pick(e->hash, n)] : FAB_NONE;
+}
+
 /** fab_route_any(), with an ECMP switch's choice for a flow the memo holds taken inline. */
 static inline uint16_t
 fab_route(const struct fab_cfg *cfg, struct fab_rt *rt, const struct emu_tm *tm,
@@ -229,14 +246,10 @@ fab_route(const struct fab_cfg *cfg, struct fab_rt *rt, const struct emu_tm *tm,
 	if (likely(rt->up_of[s][d] == rt->links_up && n > 1 && sw->mode == FAB_ROUTE_ECMP &&
 		   !sw->has_spray_match && (meta->flags & EMU_META_PARSED) &&
 		   rt->hash_memo != NULL)) {
-		const struct fab_hash_memo *e;
-		uint64_t k[6];
-		bool hit;
+		uint16_t l = fab_memo_pick(rt, &meta->pkt, s, rt->up[s][d], n);
 
-		fab_memo_key(&meta->pkt, s, k);
-		e = fab_memo_slot(rt, k, &hit);
-		if (likely(hit))
-			return rt->up[s][d][fab_hash_pick(e->hash, n)];
+		if (likely(l != FAB_NONE))
+			return l;
 	}
 	return fab_route_any(cfg, rt, tm, s, d, meta, now_ns, rng);
 }

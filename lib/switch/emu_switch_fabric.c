@@ -237,17 +237,7 @@ emu_switch_fabric_enter_run(struct emu_switch *sw, struct rte_mbuf **pkts, uint1
 			     rt->up[a][b] : NULL;
 		}
 		/* ECMP: a function of the packet alone, so routing them all first is exact */
-		l = FAB_NONE;
-		if (likely(up != NULL)) {
-			const struct fab_hash_memo *e;
-			uint64_t key[6];
-			bool hit;
-
-			fab_memo_key(&meta->pkt, a, key);
-			e = fab_memo_slot(rt, key, &hit);
-			if (likely(hit))
-				l = up[fab_hash_pick(e->hash, n_up)];
-		}
+		l = likely(up != NULL) ? fab_memo_pick(rt, &meta->pkt, a, up, n_up) : FAB_NONE;
 		if (l == FAB_NONE)
 			l = fab_route_any(fc, rt, sw->tm, a, b, meta, now_ns, &sw->fab_rng);
 		if (l == FAB_NONE || (sw->fab_lossy >> l & 1))

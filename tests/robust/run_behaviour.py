@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Nothing lost, nothing silent: what rocemu does with files, write errors, signals, header
-captures and shutdown, each checked against what must be on disk afterwards.
+captures and shutdown, each checked against what must be on disk afterwards. About 840
+lines: one scenario a function, sharing the fixtures (the pipeline, the input, the helpers
+that read captures and telemetry) that one file keeps in one place.
 
 usage: run_behaviour.py ROCEMU SRC"""
 import json
