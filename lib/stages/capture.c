@@ -522,6 +522,14 @@ capture_summary(const void *priv, char *buf, size_t len)
 			snprintf(buf + u, len - u, " (%lu dropped frames handed to it)",
 				 (unsigned long)cp->drops_seen);
 	}
+	if (s.ring_full > 0) {
+		/* by design the datapath never waits for the writer; what that cost is said here */
+		size_t u = strlen(buf);
+
+		snprintf(buf + u, len - u, "; %lu frames NOT captured: the ring was full (the writer "
+			 "fell behind; a larger ring_size, a shorter snaplen or a filter)",
+			 (unsigned long)s.ring_full);
+	}
 }
 
 /* It copies bytes, the metadata and the trace; its filter reads the frame, not the parse. */

@@ -451,6 +451,8 @@ def t_live_ring_overflow_annotated():
           "overflow: the datapath forwarded every frame it did not drop (rx %d, dropped %d, "
           "tx %d)" % (rx, dropped, tx))
     lost = cap["not_captured_ring_full"]
+    check(("%d frames NOT captured: the ring was full" % lost) in r.stdout,
+          "overflow: the summary says how many frames were not captured (%d)" % lost)
     check(cap["drops_offered"] == dropped and
           tx + cap["drops_offered"] == cap["captured"] + lost and lost > 0 and
           cap["captured"] > 0,
