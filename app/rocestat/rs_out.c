@@ -68,15 +68,20 @@ rs_probe_dir(const char *role, const char *dir, const char *name)
 {
 	struct emu_err err;
 	struct stat st;
-	char path[PATH_MAX];
+	char path[PATH_MAX], bare[PATH_MAX];
 	bool exists = stat(dir, &st) == 0;
+	size_t n = strlen(dir);
 
 	if (exists && !S_ISDIR(st.st_mode)) {
 		fprintf(stderr, "rocestat: %s %s: not a directory\n", role, dir);
 		return -1;
 	}
+	/* a new directory is probed as a file of its parent: its name without a trailing / */
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	snprintf(bare, sizeof(bare), "%.*s", (int)n, dir);
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if (emu_out_probe(exists ? path : dir, &err) != 0) {
+	if (emu_out_probe(exists ? path : bare, &err) != 0) {
 		fprintf(stderr, "rocestat: %s %s\n", role, err.msg);
 		return -1;
 	}

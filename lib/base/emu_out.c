@@ -83,6 +83,10 @@ emu_out_probe(const char *path, struct emu_err *err)
 		return emu_err_setrc(err, -EINVAL, "empty file name");
 	if (emu_out_is_stdout(path))
 		return 0;
+	if (path[strlen(path) - 1] == '/')
+		/* a directory's name, existing or not: refused now, not after the run */
+		return emu_err_setrc(err, -EISDIR, "%s: is a directory name (ends in /), not a file",
+				     path);
 	if (stat(path, &st) == 0) {
 		if (S_ISDIR(st.st_mode))
 			return emu_err_setrc(err, -EISDIR, "%s: is a directory", path);
