@@ -55,6 +55,11 @@ struct live_state {
 	uint64_t last_poll_ns;
 };
 
+/* Where live mode's own lines go: stdout, or stderr when an output is standard output
+ * (app_prepare() decides; before it, stdout). */
+static FILE *live_out_f;
+#define live_out (live_out_f != NULL ? live_out_f : stdout)
+
 static volatile sig_atomic_t live_signals;
 static volatile sig_atomic_t live_reload;
 
@@ -203,7 +208,7 @@ live_port_pfc_report(uint16_t id, const char *pname, const struct rte_eth_dev_in
 	int rc;
 
 	if (live_is_software_pmd(info->driver_name)) {
-		printf("rocemu: port %s PFC: software port (%s): PAUSE/PFC frames are received and "
+		fprintf(live_out, "rocemu: port %s PFC: software port (%s): PAUSE/PFC frames are received and "
 		       "sent like any frame\n", pname, info->driver_name);
 		return;
 	}
@@ -215,13 +220,13 @@ live_port_pfc_report(uint16_t id, const char *pname, const struct rte_eth_dev_in
 		rc = rte_eth_dev_flow_ctrl_set(id, &fc);
 	}
 	if (rc == 0)
-		printf("rocemu: port %s PFC: NIC link flow control turned off and MAC control "
+		fprintf(live_out, "rocemu: port %s PFC: NIC link flow control turned off and MAC control "
 		       "forwarding on: received PAUSE/PFC frames should reach rocemu (pfc_rx counts "
 		       "them); whether the NIC transmits the PFC frames rocemu sends cannot be "
 		       "probed without a peer (check the peer's PFC counters)\n", pname);
 	else
-		printf("rocemu: port %s PFC: WARNING: the %s driver cannot turn off link flow control "
-		       "(%s): the NIC may consume PAUSE/PFC frames in hardware, so rocemu may never "
+		fprintf(live_out, "rocemu: port %s PFC: WARNING: the %s driver cannot turn off link "
+		       "flow control (%s): the NIC may consume PAUSE/PFC frames in hardware, so rocemu may never "
 		       "see them, and may not send the ones rocemu builds\n",
 		       pname, info->driver_name, rte_strerror(-rc));
 }
@@ -250,7 +255,7 @@ live_port_setup(struct live_state *st, unsigned int i)
 	}
 	memset(&conf, 0, sizeof(conf));
 	if (info.max_mtu != 0 && mtu > info.max_mtu) {
-		printf("rocemu: port %s (%s): MTU %u above the device's maximum %u, using %u\n",
+		fprintf(live_out, "rocemu: port %s (%s): MTU %u above the device's maximum %u, using %u\n",
 		       pp->name, name, mtu, info.max_mtu, info.max_mtu);
 		mtu = info.max_mtu;
 	}
@@ -264,7 +269,7 @@ live_port_setup(struct live_state *st, unsigned int i)
 		conf.rxmode.mtu = 0;
 		rc = rte_eth_dev_configure(id, 1, 1, &conf);
 		if (rc == 0)
-			printf("rocemu: port %s (%s): MTU %u not accepted, using the device default\n",
+			fprintf(live_out, "rocemu: port %s (%s): MTU %u not accepted, using the device default\n",
 			       pp->name, name, mtu);
 	}
 	if (rc != 0) {
@@ -298,7 +303,7 @@ live_port_setup(struct live_state *st, unsigned int i)
 	else
 		snprintf(link_s, sizeof(link_s), "link up %u Mb/s %s-duplex", link.link_speed,
 			 link.link_duplex == RTE_ETH_LINK_FULL_DUPLEX ? "full" : "half");
-	printf("rocemu: port %s = DPDK port %u (%s, driver %s): %s, MTU %u, promiscuous %s\n",
+	fprintf(live_out, "rocemu: port %s = DPDK port %u (%s, driver %s): %s, MTU %u, promiscuous %s\n",
 	       pp->name, id, name, info.driver_name, link_s, got_mtu,
 	       rc == 0 ? "on" : "NOT supported");
 	live_port_pfc_report(id, pp->name, &info);
@@ -358,10 +363,10 @@ live_print_gaps(const struct live_state *st)
 {
 	double max_ms = (double)st->ctx.poll_gap_max_ns / 1e6;
 
-	printf("rocemu: polling: %" PRIu64 " gaps over 1 ms between two polls, the longest %.3f ms\n",
-	       st->ctx.poll_gaps_over_1ms, max_ms);
+	fprintf(live_out, "rocemu: polling: %" PRIu64 " gaps over 1 ms between two polls, the "
+		"longest %.3f ms\n", st->ctx.poll_gaps_over_1ms, max_ms);
 	if (st->ctx.poll_gaps_over_1ms > 0)
-		printf("rocemu: polling: the %s did not poll for up to %.3f ms (%s): arrival times, "
+		fprintf(live_out, "rocemu: polling: the %s did not poll for up to %.3f ms (%s): arrival times, "
 		       "captures and the link's timing are late by up to that\n",
 		       st->inline_main ? "main lcore" : "worker lcore", max_ms,
 		       st->inline_main ? "its captures, telemetry and statistics between polls; "
@@ -405,11 +410,11 @@ live_reload_profile(struct live_state *st, const char *file, char *msg, size_t l
 
 	if (file == NULL || file[0] == '\0') {
 		snprintf(msg, len, "rocemu: SIGHUP: no --profile to reload");
-		printf("%s\n", msg);
+		fprintf(live_out, "%s\n", msg);
 		return -1;
 	}
 	if (emu_profile_load(file, st->ctx.sw, &np, &err) != 0) {
-		printf("rocemu: profile reload refused, the running profile stays: %s (in %s)\n",
+		fprintf(live_out, "rocemu: profile reload refused, the running profile stays: %s (in %s)\n",
 		       err.msg, file);
 		if (snprintf(msg, len, "rocemu: profile reload refused, the running profile stays: "
 			     "%s (in %s)", err.msg, file) >= (int)len)
@@ -428,7 +433,7 @@ live_reload_profile(struct live_state *st, const char *file, char *msg, size_t l
 			 * new profile is then owned by the switch until exit. */
 			snprintf(msg, len, "rocemu: profile reload from %s pending (worker busy)",
 				 file);
-			printf("%s\n", msg);
+			fprintf(live_out, "%s\n", msg);
 			return -1;
 		}
 	}
@@ -437,7 +442,7 @@ live_reload_profile(struct live_state *st, const char *file, char *msg, size_t l
 	st->ctx.prof = np;
 	snprintf(msg, len, "rocemu: profile reloaded from %s (%u changes, time zero now)", file,
 		 np->n_actions);
-	printf("%s\n", msg);
+	fprintf(live_out, "%s\n", msg);
 	return 0;
 }
 
@@ -806,6 +811,7 @@ app_live_main(int argc, char **argv)
 
 		if (app_prepare(&st->ctx, &o, NULL, 0, &prep) != 0)
 			goto out_cfg;
+		live_out_f = st->ctx.summary;
 	}
 	st->n_ports = st->ctx.pl->n_ports;
 	for (i = 0; i < st->n_ports; i++) {
@@ -827,7 +833,7 @@ app_live_main(int argc, char **argv)
 	for (i = 0; i < st->n_ports; i++)
 		if (live_port_setup(st, i) != 0)
 			goto out;
-	emu_switch_route_warnings(st->ctx.sw, stdout);
+	emu_switch_route_warnings(st->ctx.sw, live_out);
 	if (o.timeline_file != NULL) {
 		tl = emu_timeline_open(o.timeline_file, st->ctx.sw, &err);
 		tl_snap = emu_switch_snap_alloc(st->ctx.sw);
@@ -839,7 +845,7 @@ app_live_main(int argc, char **argv)
 	worker = rte_get_next_lcore(rte_lcore_id(), 1, 0);
 	st->inline_main = worker >= RTE_MAX_LCORE;
 	if (st->inline_main)
-		printf("rocemu: only one lcore: the main lcore runs the switch and the stats "
+		fprintf(live_out, "rocemu: only one lcore: the main lcore runs the switch and the stats "
 		       "(give -l 0-1 for a dedicated worker)\n");
 	signal(SIGINT, live_on_signal);
 	signal(SIGTERM, live_on_signal);
@@ -861,22 +867,22 @@ app_live_main(int argc, char **argv)
 
 		for (i = 0; i < RTE_DIM(cmds); i++)
 			if (rte_telemetry_register_cmd(cmds[i][0], live_tel_stats, cmds[i][1]) != 0)
-				printf("rocemu: telemetry command %s not registered\n", cmds[i][0]);
+				fprintf(live_out, "rocemu: telemetry command %s not registered\n", cmds[i][0]);
 	}
 	if (rte_telemetry_register_cmd("/rocemu/profile", live_tel_profile,
 				       "Switch to a profile file, validated first: "
 				       "/rocemu/profile,FILE. Without FILE: the running one") != 0)
-		printf("rocemu: telemetry command /rocemu/profile not registered: switch "
+		fprintf(live_out, "rocemu: telemetry command /rocemu/profile not registered: switch "
 		       "profiles with SIGHUP\n");
 	st->tsc_hz = rte_get_tsc_hz();
 	clock_gettime(CLOCK_REALTIME, &ts);
 	st->wall0_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	st->tsc0 = rte_rdtsc();
 	emu_switch_set_program(st->ctx.sw, emu_profile_prog(st->ctx.prof), st->wall0_ns);
-	printf("rocemu: running %s%s%s, seed %" PRIu64 "%s\n", st->ctx.pl->file,
+	fprintf(live_out, "rocemu: running %s%s%s, seed %" PRIu64 "%s\n", st->ctx.pl->file,
 	       o.profile ? " with profile " : "", o.profile ? o.profile : "", st->ctx.seed,
 	       st->inline_main ? "" : ", worker on lcore");
-	fflush(stdout);
+	fflush(live_out);
 	if (!st->inline_main)
 		rte_eal_remote_launch(live_worker, st, worker);
 	next_stats = o.stats_interval_s;
@@ -896,7 +902,7 @@ app_live_main(int argc, char **argv)
 			snprintf(path, sizeof(path), "%s", live_ctl.current);
 			pthread_mutex_unlock(&live_ctl.mu);
 			live_reload_profile(st, path, msg, sizeof(msg));
-			fflush(stdout);
+			fflush(live_out);
 		}
 		live_ctl_serve(st);
 		if (tl != NULL && emu_switch_snap_fetch(st->ctx.sw, st->inline_main, 100000,
@@ -905,8 +911,8 @@ app_live_main(int argc, char **argv)
 		t = live_elapsed_s(st);
 		if (o.stats_interval_s > 0 && t >= next_stats) {
 			if (o.stats_print)
-				emu_switch_print_interval(st->ctx.sw, stdout, t);
-			fflush(stdout);
+				emu_switch_print_interval(st->ctx.sw, live_out, t);
+			fflush(live_out);
 			if (o.prom_file != NULL && app_write_prom(&st->ctx, o.prom_file, &err) != 0) {
 				fprintf(stderr, "rocemu: --prometheus %s (stopping it)\n", err.msg);
 				o.prom_file = NULL;
@@ -932,14 +938,14 @@ app_live_main(int argc, char **argv)
 		/* counted as drop_discarded_at_exit, so the conservation line stays exact */
 		emu_switch_discard_held(st->ctx.sw);
 	emu_switch_service(st->ctx.sw, true);
-	printf("rocemu: stopped after %.3f s (%s)\n", live_elapsed_s(st),
+	fprintf(live_out, "rocemu: stopped after %.3f s (%s)\n", live_elapsed_s(st),
 	       live_signals > 0 ? "signal" : "duration");
 	live_print_gaps(st);
 	if (st->drain_left > 0)
-		printf("rocemu: %" PRIu64 " packets still held after the %.1f s drain, counted "
+		fprintf(live_out, "rocemu: %" PRIu64 " packets still held after the %.1f s drain, counted "
 		       "as drop_discarded_at_exit\n",
 		       st->drain_left, st->drain_s);
-	emu_switch_print_summary(st->ctx.sw, stdout);
+	emu_switch_print_summary(st->ctx.sw, live_out);
 	rc = APP_EXIT_OK;
 	if (emu_switch_report_failures(st->ctx.sw, stderr) > 0)
 		rc = APP_EXIT_FAIL;

@@ -430,14 +430,14 @@ emu_files_check(const struct emu_file_ref *refs, unsigned int n, struct emu_err 
 	for (i = 0; i < n && rc == 0; i++)
 		for (j = 0; j < i && rc == 0; j++) {
 			struct stat st;
+			bool ri;
 
 			if (refs[i].input && refs[j].input)
 				continue;
-			if (emu_out_rotated_of(refs[i].path, refs[i].rotates, refs[j].path) ||
-			    emu_out_rotated_of(refs[j].path, refs[j].rotates, refs[i].path)) {
-				bool ri = refs[i].rotates != 0 &&
-					  emu_out_rotated_of(refs[i].path, refs[i].rotates,
-							     refs[j].path);
+			ri = emu_out_rotated_of(refs[i].path, refs[i].rotates, refs[j].path);
+
+			if (ri || emu_out_rotated_of(refs[j].path, refs[j].rotates, refs[i].path)) {
+				/* r rotates, and x is one of the names it rotates to */
 				const struct emu_file_ref *r = ri ? &refs[i] : &refs[j];
 				const struct emu_file_ref *x = ri ? &refs[j] : &refs[i];
 

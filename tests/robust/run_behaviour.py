@@ -259,9 +259,20 @@ def big_input(n=400000):
     return "long.pcap"
 
 
+def growing(prefix):
+    """Whether a file of TMP whose name starts with @prefix holds more than 4 KB."""
+    for f in os.listdir(TMP):
+        try:
+            if f.startswith(prefix) and os.path.getsize(os.path.join(TMP, f)) > 4096:
+                return True
+        except OSError:
+            pass
+    return False
+
+
 def t_signals():
     """A replay that runs for minutes (a 100 Gb/s incast for 60 virtual seconds after the
-    input), stopped by a signal after a second, whatever the machine's speed."""
+    input), stopped by a signal once its output grows, whatever the machine's speed."""
     inp = big_input()
     shutil.copy(os.path.join(SRC, "pipelines", "dcqcn-lab.json"), os.path.join(TMP, "dl.json"))
     write_json("long-incast.json", {"phases": [{"at_s": 0, "duration_s": 60, "incast": {
@@ -272,7 +283,12 @@ def t_signals():
                               "long-incast.json", "--in", inp + ":p0",
                               "--out", out + ":p1", "--stats", st], cwd=TMP,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.0)
+        # signalled once it is replaying (its output growing), however long a loaded
+        # machine takes to start it
+        t_end = time.time() + 60
+        while time.time() < t_end and p.poll() is None and not growing(out + ".rocemu-"):
+            time.sleep(0.05)
+        time.sleep(0.5)
         p.send_signal(sig)
         so, se = p.communicate(timeout=120)
         check(p.returncode == 128 + sig, "%s during replay: exit %d (want %d)" %
@@ -555,6 +571,26 @@ def t_live_discard():
           "conservation OK (exit %d, %s)" % (r.returncode, r.stdout.strip()[-300:]))
 
 
+def t_live_stats_stdout():
+    """Live with --stats -: standard output holds the stats JSON alone, every line of the
+    run (ports, interval lines, the summary) on stderr."""
+    prefix = "rbs%d" % os.getpid()
+    r = subprocess.run([ROCEMU, "--no-huge", "-m", "512", "--no-pci", "-l", "0",
+                        "--file-prefix=" + prefix, "--log-level=lib.eal:error",
+                        "--vdev=net_pcap0,rx_pcap=%s" % os.path.join(TMP, "long.pcap"),
+                        "--vdev=net_null1,no-rx=1", "--", "--pipeline", "bump.json",
+                        "--duration", "1", "--stats-interval", "0.5", "--stats", "-"],
+                       capture_output=True, text=True, cwd=TMP, timeout=120)
+    try:
+        ok = json.loads(r.stdout)["conservation"]["ok"] is True
+    except (ValueError, KeyError, TypeError):
+        ok = False
+    check(r.returncode == 0 and ok and "conservation:" in r.stderr and
+          "rocemu: port p0" in r.stderr,
+          "live --stats -: standard output is the stats JSON alone, the run's lines on "
+          "stderr (exit %d, stdout %s)" % (r.returncode, r.stdout.strip()[:120]))
+
+
 def tel_once(prefix, cmds):
     """Answers of dpdk-telemetry.py (commands on its standard input, one JSON per line)."""
     r = subprocess.run(["dpdk-telemetry.py", "-f", prefix], input="\n".join(cmds) + "\n",
@@ -835,6 +871,7 @@ def main():
         for t in (t_dev_full, t_stdout_and_links, t_backwards, t_full_disk, t_refused_runs_keep_files, t_signals, t_snap,
                   t_seconds_unsigned, t_out_every_port, t_profile_seed, t_live_drain_capture,
                   t_live_ring_overflow_annotated, t_capture_drop_list, t_live_discard,
+                  t_live_stats_stdout,
                   t_live_telemetry, t_live_fabric_metrics, t_capture_filter,
                   t_capture_rotation):
             print("== " + t.__name__)
