@@ -5,6 +5,7 @@
 
 Each case states what the capture holds (see gen_captures.py) and checks rocestat's JSON and
 exit status against it. Prints one line per case; exits 1 on the first mismatch."""
+import atexit
 import json
 import os
 import shutil
@@ -198,6 +199,7 @@ def files(tmp, cap):
 
 def main():
     tmp = tempfile.mkdtemp(prefix="rocestat-cases-")
+    atexit.register(shutil.rmtree, tmp, True)  # on every exit, failed or not
     cap = os.path.join(tmp, "cap")
     subprocess.run([sys.executable, os.path.join(HERE, "gen_captures.py"), cap], check=True,
                    capture_output=True)

@@ -19,8 +19,10 @@ known parameters (TRUTH, in NVIDIA's names), one that ignores the CNPs.
   for another priority: FAIL, a stall;
 - one-packet messages at half the model's rate (--slow-msgs): FAIL, with nothing left out as
   idle (each gap follows a message's end, but is the sender's own spacing)."""
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -56,6 +58,7 @@ def params(path):
 
 
 tmp = tempfile.mkdtemp(prefix="rocestat-dcqcn-")
+atexit.register(shutil.rmtree, tmp, True)  # on every exit, failed or not
 cap, truth, wrong = (os.path.join(tmp, x) for x in ("d.pcap", "truth.txt", "wrong.txt"))
 ign = os.path.join(tmp, "ignore.pcap")
 subprocess.run([GEN, cap, truth, wrong], check=True, capture_output=True)

@@ -3,8 +3,10 @@
 each PNG exists, is non-empty and has the pixel size asked for (read from its IHDR).
 
     run_report.py ROCESTAT GEN_DCQCN"""
+import atexit
 import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -28,6 +30,7 @@ def png_size(path):
 
 
 tmp = tempfile.mkdtemp(prefix="rocestat-report-")
+atexit.register(shutil.rmtree, tmp, True)  # on every exit, failed or not
 cap = os.path.join(tmp, "cap")
 subprocess.run([sys.executable, os.path.join(HERE, "gen_captures.py"), cap], check=True,
                capture_output=True)

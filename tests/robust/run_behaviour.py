@@ -550,19 +550,24 @@ def t_capture_drop_list():
           (len(recs), sum(1 for i, _ in recs if i == "drop"), tx + d7, d7))
 
 
+def live_one_lcore(tag, args):
+    """rocemu live on one lcore, long.pcap into p0 (net_pcap), p1 a net_null sink."""
+    return subprocess.run([ROCEMU, "--no-huge", "-m", "512", "--no-pci", "-l", "0",
+                           "--file-prefix=%s%d" % (tag, os.getpid()),
+                           "--log-level=lib.eal:error",
+                           "--vdev=net_pcap0,rx_pcap=%s" % os.path.join(TMP, "long.pcap"),
+                           "--vdev=net_null1,no-rx=1", "--"] + args,
+                          capture_output=True, text=True, cwd=TMP, timeout=120)
+
+
 def t_live_discard():
     """Frames still held when the drain times out are counted, and the run says so."""
     d = pipeline("x", rate_gbps=0.001)  # 1 Mb/s: the queue cannot empty in time
     for p in d["ports"]:
         p["mtu"] = 1500
     write_json("slow.json", d)
-    prefix = "rbd%d" % os.getpid()
-    r = subprocess.run([ROCEMU, "--no-huge", "-m", "512", "--no-pci", "-l", "0",
-                        "--file-prefix=" + prefix, "--log-level=lib.eal:error",
-                        "--vdev=net_pcap0,rx_pcap=%s" % os.path.join(TMP, "long.pcap"),
-                        "--vdev=net_null1,no-rx=1", "--", "--pipeline", "slow.json",
-                        "--duration", "1", "--drain", "0", "--stats", "slow-stats.json"],
-                       capture_output=True, text=True, cwd=TMP, timeout=120)
+    r = live_one_lcore("rbd", ["--pipeline", "slow.json", "--duration", "1", "--drain", "0",
+                               "--stats", "slow-stats.json"])
     st = json.load(open(os.path.join(TMP, "slow-stats.json"))) if r.returncode == 0 else {}
     txt = json.dumps(st)
     check(r.returncode == 0 and "counted as drop_discarded_at_exit" in r.stdout and
@@ -574,13 +579,8 @@ def t_live_discard():
 def t_live_stats_stdout():
     """Live with --stats -: standard output holds the stats JSON alone, every line of the
     run (ports, interval lines, the summary) on stderr."""
-    prefix = "rbs%d" % os.getpid()
-    r = subprocess.run([ROCEMU, "--no-huge", "-m", "512", "--no-pci", "-l", "0",
-                        "--file-prefix=" + prefix, "--log-level=lib.eal:error",
-                        "--vdev=net_pcap0,rx_pcap=%s" % os.path.join(TMP, "long.pcap"),
-                        "--vdev=net_null1,no-rx=1", "--", "--pipeline", "bump.json",
-                        "--duration", "1", "--stats-interval", "0.5", "--stats", "-"],
-                       capture_output=True, text=True, cwd=TMP, timeout=120)
+    r = live_one_lcore("rbs", ["--pipeline", "bump.json", "--duration", "1",
+                               "--stats-interval", "0.5", "--stats", "-"])
     try:
         ok = json.loads(r.stdout)["conservation"]["ok"] is True
     except (ValueError, KeyError, TypeError):
