@@ -437,7 +437,6 @@ app_replay_main(int argc, char **argv)
 			uint16_t n = 0;
 			uint64_t ts = first->rec.ts_ns;
 			uint32_t room = (uint32_t)emu_pipeline_data_room(ctx.pl) - RTE_PKTMBUF_HEADROOM;
-
 			const bool late = ts < now_ns; /* injected at now_ns: counted, and said */
 
 			now_ns = RTE_MAX(now_ns, ts);

@@ -253,6 +253,10 @@ _Static_assert(offsetof(struct emu_pkt_meta, in_port) == 8 &&
 	       offsetof(struct emu_pkt_meta, trace) == 24 && sizeof(struct emu_trace) == 40,
 	       "emu_cap_ann mirrors meta bytes 8-16 and 24-64");
 
+/* The snaplen push loops are also compiled for, as a constant: the header capture
+ * pipelines/capture-annotated.json uses and bench_capture measures. */
+#define EMU_CAP_SNAP_FIXED 128
+
 /* Annotation modes, for emu_capture_put()'s callers to pass as a constant. */
 #define EMU_CAP_ANN_NONE 0
 #define EMU_CAP_ANN_EVENTS 1
@@ -442,7 +446,6 @@ unsigned int
 emu_capture_push_burst_ports(struct emu_capture *cap, struct rte_mbuf **pkts, unsigned int n,
 			     bool egress, uint32_t port_mask, unsigned int *offered)
 {
-#define EMU_CAP_SNAP_FIXED 128 /* the header capture the issue measures and pipelines ship */
 #define EMU_CAP_RUN(eg, ann) (cap->snaplen == EMU_CAP_SNAP_FIXED ? \
 	emu_capture_push_run(cap, pkts, n, eg, ann, EMU_CAP_SNAP_FIXED, port_mask, offered) : \
 	emu_capture_push_run(cap, pkts, n, eg, ann, 0, port_mask, offered))
