@@ -61,6 +61,7 @@ static FILE *live_out_f;
 #define live_out (live_out_f != NULL ? live_out_f : stdout)
 
 static volatile sig_atomic_t live_signals;
+static volatile sig_atomic_t live_first_signal;
 static volatile sig_atomic_t live_reload;
 
 /*
@@ -91,8 +92,8 @@ live_on_sighup(int sig)
 static void
 live_on_signal(int sig)
 {
-	(void)sig;
-	live_signals++;
+	if (live_signals++ == 0)
+		live_first_signal = sig;
 	if (live_signals > 1) {
 		static const char msg[] = "rocemu: second signal, exiting at once\n";
 
@@ -752,6 +753,11 @@ app_live_main(int argc, char **argv)
 		live_usage(stdout);
 		return APP_EXIT_OK;
 	}
+	/* From here on a signal is a flag the run reads: a stop while the ports and files are
+	 * set up leaves no temporary file and no EAL directory behind. */
+	signal(SIGINT, live_on_signal);
+	signal(SIGTERM, live_on_signal);
+	signal(SIGHUP, live_on_sighup);
 	ret = rte_eal_init(argc, argv);
 	if (ret < 0) {
 		fprintf(stderr, "rocemu: EAL initialisation failed: %s (see rocemu --help)\n",
@@ -847,9 +853,13 @@ app_live_main(int argc, char **argv)
 	if (st->inline_main)
 		fprintf(live_out, "rocemu: only one lcore: the main lcore runs the switch and the stats "
 		       "(give -l 0-1 for a dedicated worker)\n");
-	signal(SIGINT, live_on_signal);
-	signal(SIGTERM, live_on_signal);
-	signal(SIGHUP, live_on_sighup);
+	if (live_signals > 0) {
+		/* stopped while setting up: nothing forwarded, so the old files stay as they were */
+		fprintf(stderr, "rocemu: stopped by signal %d (%s) before forwarding: nothing "
+			"written\n", live_first_signal, strsignal(live_first_signal));
+		rc = APP_EXIT_SIGNAL + live_first_signal;
+		goto out;
+	}
 	snprintf(live_ctl.current, sizeof(live_ctl.current), "%s", o.profile ? o.profile : "");
 	live_tel_state = st;
 	{

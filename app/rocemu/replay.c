@@ -296,6 +296,9 @@ app_replay_main(int argc, char **argv)
 		fprintf(stderr, "rocemu replay: give at least one --in FILE.pcap[:PORT]\n");
 		return APP_EXIT_CONFIG;
 	}
+	/* From here on a signal is a flag the run reads: a stop during the set-up (EAL, pools,
+	 * the outputs' temporary files) leaves no temporary file and no EAL directory behind. */
+	app_install_stop_signals();
 	if (app_load_pipeline(&ctx, &o) != 0)
 		return APP_EXIT_CONFIG;
 	/* Every path first, then the memory: nothing is opened before both are known good. */
@@ -393,7 +396,13 @@ app_replay_main(int argc, char **argv)
 		emu_switch_add_drop_hook(ctx.sw, replay_on_drop, &drops);
 	}
 	emu_switch_route_warnings(ctx.sw, stderr);
-	app_install_stop_signals();
+	if (app_stop_signal != 0) {
+		/* stopped while setting up: no frame read, so the old files stay as they were */
+		fprintf(stderr, "rocemu replay: stopped by signal %d (%s) before the first frame: "
+			"nothing written\n", app_stop_signal, strsignal(app_stop_signal));
+		rc = APP_EXIT_SIGNAL + app_stop_signal;
+		goto out;
+	}
 	for (i = 0; i < n_in; i++)
 		replay_in_next(&ins[i]);
 

@@ -312,6 +312,61 @@ def t_signals():
               "%s: no temporary file left" % name)
 
 
+def t_signal_setup():
+    """A signal while the replay is still setting up (a 2 GB pool being filled): the run
+    stops before its first frame, says so, and leaves the old output byte for byte, no
+    temporary file and no EAL directory (before, SIGINT killed it there)."""
+    d = pipeline("big-pool")
+    d["mbufs"] = 100000
+    write_json("big-pool.json", d)
+    old = os.path.join(TMP, "setup-old.pcap")
+    with open(old, "wb") as f:
+        f.write(b"an older capture the stopped run must not replace\n")
+    before = md5(old)
+    p = subprocess.Popen([ROCEMU, "replay", "--pipeline", "big-pool.json", "--max-mem", "8192",
+                          "--in", "in.pcap:p0", "--out", "setup-old.pcap:p1"],
+                         cwd=TMP, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    rundir = "/var/run/dpdk/rocemu_offline_%d" % p.pid
+    t_end = time.time() + 60
+    # the EAL's directory appears first; filling the pool takes much longer than the 20 ms
+    while time.time() < t_end and p.poll() is None and not os.path.exists(rundir):
+        time.sleep(0.002)
+    time.sleep(0.02)
+    p.send_signal(signal.SIGINT)
+    so, se = p.communicate(timeout=120)
+    check(p.returncode == 128 + signal.SIGINT and "before the first frame" in se,
+          "SIGINT while setting up: exit %d (want %d), %s" % (p.returncode,
+                                                             128 + signal.SIGINT,
+                                                             se.strip()[-160:]))
+    check(md5(old) == before, "SIGINT while setting up: the old output untouched")
+    check(not [f for f in os.listdir(TMP) if ".rocemu-" in f] and not os.path.exists(rundir),
+          "SIGINT while setting up: no temporary file, no EAL directory left")
+    # live: the same pool, a capture stage whose file exists
+    d["egress"] = [{"type": "capture", "file": "setup-old.pcap", "ports": ["p1"]}]
+    write_json("big-pool-live.json", d)
+    prefix = "rbs%d" % os.getpid()
+    p = subprocess.Popen([ROCEMU, "--no-huge", "-m", "2048", "--no-pci", "-l", "0",
+                          "--file-prefix=" + prefix, "--log-level=lib.eal:error",
+                          "--vdev=net_pcap0,rx_pcap=%s" % os.path.join(TMP, "in.pcap"),
+                          "--vdev=net_null1,no-rx=1", "--", "--pipeline",
+                          "big-pool-live.json", "--duration", "30"],
+                         cwd=TMP, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    rundir = "/var/run/dpdk/" + prefix
+    t_end = time.time() + 60
+    while time.time() < t_end and p.poll() is None and not os.path.exists(rundir):
+        time.sleep(0.002)
+    time.sleep(0.02)
+    p.send_signal(signal.SIGINT)
+    so, se = p.communicate(timeout=120)
+    check(p.returncode == 128 + signal.SIGINT and "before forwarding" in se,
+          "live, SIGINT while setting up: exit %d (want %d), %s" %
+          (p.returncode, 128 + signal.SIGINT, se.strip()[-160:]))
+    check(md5(old) == before and not os.path.exists(rundir) and
+          not [f for f in os.listdir(TMP) if ".rocemu-" in f],
+          "live, SIGINT while setting up: the old capture untouched, no temporary file, no "
+          "EAL directory left")
+
+
 def t_snap():
     """Header captures (caplen 64 of 1000-byte frames) leave at the spacing of 1000 bytes."""
     fr = roce_frames(1)[0][1]
@@ -868,7 +923,8 @@ def main():
         shutil.copy(os.path.join(SRC, "pipelines", "impair-lab.json"),
                     os.path.join(TMP, "impair.json"))
         roceframes.write_pcap(os.path.join(TMP, "in.pcap"), roce_frames(), t0=10**9)
-        for t in (t_dev_full, t_stdout_and_links, t_backwards, t_full_disk, t_refused_runs_keep_files, t_signals, t_snap,
+        for t in (t_dev_full, t_stdout_and_links, t_backwards, t_full_disk, t_refused_runs_keep_files, t_signals, t_signal_setup,
+                  t_snap,
                   t_seconds_unsigned, t_out_every_port, t_profile_seed, t_live_drain_capture,
                   t_live_ring_overflow_annotated, t_capture_drop_list, t_live_discard,
                   t_live_stats_stdout,
