@@ -79,8 +79,10 @@ replay_usage(FILE *f)
 		"the exit status 1 (--lenient: 0). SIGINT/SIGTERM stop reading, let the switch\n"
 		"empty, finish the files and exit 128 + signal. Exit status: see README.\n"
 		"pcapng outputs carry a comment on each frame something happened to (--annotate\n"
-		"events, the default; all: every frame; none): \"rocemu: in=p0 out=p1 t_in=NS prio=3\n"
-		"qdepth=B wait=NSns ce=red delayed=NSns event=STAGE.COUNTER created=STAGE\".\n"
+		"events, the default; all: every frame; none; given with no pcapng --out: refused):\n"
+		"\"rocemu: in=p0 out=p1 t_in=NS prio=3 qdepth=B wait=NSns ce=red delayed=NSns\n"
+		"event=STAGE.COUNTER created=STAGE\". --in - reads standard input, --out -\n"
+		"writes standard output (the summary then goes to standard error).\n"
 		"--drops writes every dropped frame, at the time it was dropped, with\n"
 		"\"drop=REASON\" (the names of the summary's drops by reason).\n");
 }
@@ -229,7 +231,7 @@ app_replay_main(int argc, char **argv)
 	uint8_t *linear = NULL;
 	uint64_t now_ns = 0, nombuf = 0, bad_len = 0, t_in, t_ev, port_tx[EMU_MAX_PORTS];
 	bool started = false, lenient = false, eal = false, any_bad = false;
-	const char *drops_file = NULL;
+	const char *drops_file = NULL, *annotate_given = NULL;
 	struct replay_drops drops = { 0 };
 	struct emu_timeline *tl = NULL;
 	struct emu_snap *tl_snap = NULL;
@@ -265,6 +267,7 @@ app_replay_main(int argc, char **argv)
 			lenient = true;
 			break;
 		case 'A':
+			annotate_given = optarg;
 			if (strcmp(optarg, "none") == 0)
 				replay_annotate = REPLAY_ANN_NONE;
 			else if (strcmp(optarg, "events") == 0)
@@ -319,6 +322,20 @@ app_replay_main(int argc, char **argv)
 				goto out;
 			}
 		refs[n_refs++] = (struct emu_file_ref){ "--out", outs[i].file, false };
+	}
+	if (annotate_given != NULL && replay_annotate != REPLAY_ANN_NONE) {
+		/* like a capture stage's "annotate" on a .pcap file: an option with no effect */
+		bool any_pcapng = false;
+
+		for (i = 0; i < n_out; i++)
+			any_pcapng |= outs[i].port == REPLAY_ALL_PORTS ||
+				      emu_pcapw_fmt_for(outs[i].file) == EMU_PCAPW_PCAPNG;
+		if (!any_pcapng) {
+			fprintf(stderr, "rocemu replay: --annotate %s: no --out is pcapng, so no frame "
+				"could carry a comment (name a FILE.pcapng, or give --out FILE alone "
+				"for every port)\n", annotate_given);
+			goto out;
+		}
 	}
 	if (drops_file != NULL)
 		refs[n_refs++] = (struct emu_file_ref){ "--drops", drops_file, false };

@@ -310,17 +310,25 @@ struct emu_file_key {
 	char abs[PATH_MAX * 2];
 };
 
-/* Identify @p path: device and inode when it exists, else its absolute path. */
+/* Identify @p path: device and inode when it exists, else its absolute path. "-" is standard
+ * input for an input and standard output for an output: a regular file behind it is that
+ * file (so --in f --out - >>f is refused), anything else (a pipe, a terminal) the stream. */
 static void
-emu_file_key(const char *path, struct emu_file_key *k)
+emu_file_key(const char *path, bool input, struct emu_file_key *k)
 {
 	struct stat st;
 	char *dir, *copy, *base;
 	char real[PATH_MAX];
 
 	memset(k, 0, sizeof(*k));
-	if (emu_out_is_stdout(path)) {
-		snprintf(k->abs, sizeof(k->abs), "-");
+	if (input ? strcmp(path, "-") == 0 : emu_out_is_stdout(path)) {
+		if (fstat(input ? STDIN_FILENO : STDOUT_FILENO, &st) == 0 && S_ISREG(st.st_mode)) {
+			k->exists = true;
+			k->dev = st.st_dev;
+			k->ino = st.st_ino;
+		} else {
+			snprintf(k->abs, sizeof(k->abs), "%s", input ? "<stdin>" : "-");
+		}
 		return;
 	}
 	if (stat(path, &st) == 0) {
@@ -426,7 +434,7 @@ emu_files_check(const struct emu_file_ref *refs, unsigned int n, struct emu_err 
 	if (keys == NULL)
 		return emu_err_setrc(err, -ENOMEM, "out of memory");
 	for (i = 0; i < n; i++)
-		emu_file_key(refs[i].path, &keys[i]);
+		emu_file_key(refs[i].path, refs[i].input, &keys[i]);
 	for (i = 0; i < n && rc == 0; i++)
 		for (j = 0; j < i && rc == 0; j++) {
 			struct stat st;

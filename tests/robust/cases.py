@@ -92,6 +92,7 @@ case("replay-stats-is-in", RP + IN + ["--stats", "in.pcap"])
 case("replay-stats-is-out", RP + IN + ["--out", "o.pcap:p1", "--stats", "o.pcap"])
 case("replay-stats-missing-dir", RP + IN + ["--stats", "nodir/s.json"])
 case("replay-stats-dir-name", RP + IN + ["--stats", "news/"])
+case("replay-annotate-no-pcapng", RP + IN + ["--out", "o.pcap:p1", "--annotate", "all"])
 case("replay-out-is-pipeline", RP + IN + ["--out", "bump.json:p1"])
 case("replay-out-is-profile", RP + IN + ["--profile", "prof.json", "--out", "prof.json:p1"],
      {"prof.json": {"phases": [{"at_s": 0, "tm": {"p1": {"rate_gbps": 10}}}]}})

@@ -103,6 +103,29 @@ def t_stdout_and_links():
           b"conservation" in r.stderr and b"conservation" not in r.stdout,
           "--out -: standard output holds the pcap alone, the summary on stderr "
           "(exit %d, %d records)" % (r.returncode, len(recs)))
+    # standard input to standard output: a filter (they were refused as "the same file")
+    with open(os.path.join(TMP, "in.pcap"), "rb") as f:
+        r = subprocess.run([ROCEMU, "replay", "--pipeline", "bump.json", "--in", "-:p0",
+                            "--out", "-:p1"], input=f.read(), capture_output=True,
+                           timeout=120, cwd=TMP)
+    with open(os.path.join(TMP, "filter.pcap"), "wb") as f:
+        f.write(r.stdout)
+    recs = pcap_records(os.path.join(TMP, "filter.pcap"))
+    check(r.returncode == 0 and len(recs) == 20,
+          "--in - --out - through pipes: 20 records out (exit %d, %s)" %
+          (r.returncode, r.stderr.decode(errors="replace").strip()[-160:]))
+    # standard output appending to the input file is the input file
+    shutil.copy(os.path.join(TMP, "in.pcap"), os.path.join(TMP, "self.pcap"))
+    before = md5(os.path.join(TMP, "self.pcap"))
+    with open(os.path.join(TMP, "self.pcap"), "ab") as f:
+        r = subprocess.run([ROCEMU, "replay", "--pipeline", "bump.json", "--in",
+                            "self.pcap:p0", "--out", "-:p1"], stdout=f,
+                           stderr=subprocess.PIPE, text=True, timeout=120, cwd=TMP,
+                           stdin=subprocess.DEVNULL)
+    check(r.returncode == 2 and "same file" in r.stderr and
+          md5(os.path.join(TMP, "self.pcap")) == before,
+          "--out - >>INPUT: refused, the input untouched (exit %d: %s)" %
+          (r.returncode, r.stderr.strip()[-160:]))
     r = run(["replay", "--pipeline", "bump.json", "--in", "in.pcap:p0", "--stats", "-"])
     try:
         ok = json.loads(r.stdout)["ports"] is not None
