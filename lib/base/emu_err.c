@@ -6,12 +6,23 @@
 
 #include "lib/base/emu_err.h"
 
+/* A message cut at the buffer's end says so with "..." */
+static void
+emu_err_mark_cut(struct emu_err *err, size_t wanted)
+{
+	if (wanted >= sizeof(err->msg))
+		memcpy(err->msg + sizeof(err->msg) - 4, "...", 4);
+}
+
 static void
 emu_err_vset(struct emu_err *err, const char *fmt, va_list ap)
 {
+	int n;
+
 	if (err == NULL)
 		return;
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	n = vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	emu_err_mark_cut(err, n < 0 ? 0 : (size_t)n);
 }
 
 int
@@ -40,15 +51,11 @@ void
 emu_err_prefix(struct emu_err *err, const char *prefix)
 {
 	char tmp[EMU_ERR_LEN];
-	size_t n;
+	int n;
 
 	if (err == NULL)
 		return;
-	n = strnlen(prefix, EMU_ERR_LEN - 3);
-	memcpy(tmp, prefix, n);
-	memcpy(tmp + n, ": ", 2);
-	n += 2;
-	memcpy(tmp + n, err->msg, EMU_ERR_LEN - n - 1);
-	tmp[EMU_ERR_LEN - 1] = '\0';
+	n = snprintf(tmp, sizeof(tmp), "%s: %s", prefix, err->msg);
 	memcpy(err->msg, tmp, sizeof(tmp));
+	emu_err_mark_cut(err, n < 0 ? 0 : (size_t)n);
 }

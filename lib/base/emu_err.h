@@ -11,7 +11,9 @@
 
 #include <stddef.h>
 
-#define EMU_ERR_LEN 512
+/* room for two file names of some length and the JSON path; a message longer than this ends
+ * in "..." (emu_err.c), never cut silently */
+#define EMU_ERR_LEN 4096
 
 struct emu_err {
 	char msg[EMU_ERR_LEN];

@@ -3,8 +3,10 @@
  * lib/base/emu_keys: the readers give emu_json's messages with ranges and defaults from the
  * table (and the _def/_req variants override them), enums and unknown keys are worded as the
  * loaders always worded them, and the schema writer turns a table into the JSON Schema
- * keywords an editor needs (and refuses a names list out of step with the table).
+ * keywords an editor needs (and refuses a names list out of step with the table); emu_err
+ * marks a message it had to cut.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -132,12 +134,40 @@ test_schema(void **state)
 	assert_non_null(strstr(err.msg, "names list"));
 }
 
+/* lib/base/emu_err: a message too long for the buffer (two long file names) ends in "...",
+ * also after a prefix; one that fits is kept whole. */
+static void
+test_err_cut(void **state)
+{
+	char name[3000];
+	struct emu_err err;
+	size_t n;
+
+	(void)state;
+	memset(name, 'a', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	assert_int_equal(emu_err_set(&err, "--out %s: is the same file as --in %s", name, name),
+			 -EINVAL);
+	n = strlen(err.msg);
+	assert_int_equal(n, EMU_ERR_LEN - 1);
+	assert_string_equal(err.msg + n - 3, "...");
+	assert_int_equal(emu_err_setrc(&err, -ENOENT, "x.json: %s", "short"), -ENOENT);
+	emu_err_prefix(&err, name);
+	assert_int_equal(strlen(err.msg), strlen(name) + strlen(": x.json: short"));
+	assert_string_equal(err.msg + strlen(name), ": x.json: short");
+	emu_err_prefix(&err, name);
+	assert_int_equal(strlen(err.msg), EMU_ERR_LEN - 1);
+	assert_string_equal(err.msg + EMU_ERR_LEN - 4, "...");
+	assert_memory_equal(err.msg, name, 100);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_readers),
 		cmocka_unit_test(test_schema),
+		cmocka_unit_test(test_err_cut),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
