@@ -7,7 +7,8 @@ Writes OUT/rate.png (measured rate per data flow over a sliding window, the rate
 predicts where the flow was validated, CNP ticks, retransmission markers), OUT/pfc.png (pause
 timeline per port and priority), OUT/qdepth.png (queue depth from rocemu's annotations) and,
 with --index, OUT/index.html linking them with the text, JSON and CSV files. Every PNG is
-WxH pixels (default 1000x500). Exits 1 with one message line on bad input."""
+WxH pixels (default 1000x500). Each file is written beside its target and renamed over it
+when complete. Exits 1 with one message line on bad input or a failed write."""
 import argparse
 import csv
 import html
@@ -55,11 +56,27 @@ def fig(size):
     return plt.figure(figsize=(w / DPI, h / DPI), dpi=DPI)
 
 
-def save(f, path):
+def replace_atomically(path, write):
+    """write(file) into a temporary file beside @path, then rename it over @path: a failed
+    write leaves the old file as it was and no temporary file (as rocemu's outputs do)."""
+    d, base = os.path.split(os.path.abspath(path))
+    tmp = os.path.join(d, ".%s.plot-%d" % (base, os.getpid()))
     try:
-        f.savefig(path, dpi=DPI)
-    except OSError as e:
-        die("%s: %s" % (path, e.strerror))
+        with open(tmp, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except (OSError, ValueError) as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        die("%s: %s" % (path, getattr(e, "strerror", None) or e))
+
+
+def save(f, path):
+    replace_atomically(path, lambda out: f.savefig(out, dpi=DPI, format="png"))
     plt.close(f)
 
 
@@ -160,12 +177,8 @@ def write_index(out, rep):
                                                            html.escape(v["why"])))
     for png in ("rate.png", "pfc.png", "qdepth.png"):
         parts.append("<h2>%s</h2><img src=%s>" % (png, png))
-    path = os.path.join(out, "index.html")
-    try:
-        with open(path, "w") as f:
-            f.write("\n".join(parts) + "\n")
-    except OSError as e:
-        die("%s: %s" % (path, e.strerror))
+    replace_atomically(os.path.join(out, "index.html"),
+                       lambda f: f.write(("\n".join(parts) + "\n").encode()))
 
 
 def main():

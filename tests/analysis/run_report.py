@@ -81,4 +81,28 @@ r = subprocess.run([ROCESTAT, "report", "--png", "10x10", d, os.path.join(tmp, "
                    capture_output=True, text=True)
 if r.returncode != 2 or "--png" not in r.stderr:
     fail("--png 10x10: exit %d %r" % (r.returncode, r.stderr))
+# plot.py replaces each file whole: a full disk leaves the old PNG and no temporary file
+if [f for f in os.listdir(os.path.join(tmp, "pfc.pcap.report")) if ".plot-" in f]:
+    fail("a temporary file of plot.py left in the report directory")
+mnt = os.path.join(tmp, "small")
+os.makedirs(mnt)
+if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mnt]).returncode != 0:
+    fail("cannot mount a 64 KB tmpfs (needs root)")
+try:
+    with open(os.path.join(mnt, "rate.png"), "wb") as f:
+        f.write(b"the previous plot")
+    src = os.path.join(tmp, "pfc.pcap.report")
+    r = subprocess.run([os.path.join(HERE, "..", "..", "scripts", "plot.py"), "--csv",
+                        os.path.join(src, "csv"), "--json", os.path.join(src, "report.json"),
+                        "--out", mnt, "--size", "4000x3000"],
+                       capture_output=True, text=True, timeout=300)
+    with open(os.path.join(mnt, "rate.png"), "rb") as f:
+        kept = f.read() == b"the previous plot"
+    left = [f for f in os.listdir(mnt) if ".plot-" in f]
+    if r.returncode != 1 or "No space left" not in r.stderr or not kept or left:
+        fail("plot.py on a full disk: exit %d, %r, old rate.png kept: %s, temporary files %s" %
+             (r.returncode, r.stderr.strip()[-200:], kept, left))
+    print("plot.py on a full disk: exit 1, %s; the old rate.png kept" % r.stderr.strip())
+finally:
+    subprocess.run(["umount", mnt])
 print("report: ok")
