@@ -446,22 +446,28 @@ rs_report(struct ana *a, const struct rs_opts *o)
 	char path[PATH_MAX], csv[PATH_MAX], js[PATH_MAX], size[64];
 	const char *plot = getenv("ROCESTAT_PLOT") ? getenv("ROCESTAT_PLOT") : ROCESTAT_PLOT;
 	const char *argv[12];
+	struct rs_batch b = { .n = 0 };
 	int rc;
 
 	if (mkdir(o->report_dir, 0755) != 0 && errno != EEXIST) {
 		fprintf(stderr, "rocestat: report %s: %s\n", o->report_dir, strerror(errno));
 		return -errno;
 	}
+	/* the text, JSON and CSV files of one run are replaced together or not at all; the
+	 * plot script then replaces each PNG whole */
 	snprintf(path, sizeof(path), "%s/report.txt", o->report_dir);
-	rc = rs_write_text(a, "report", path);
-	if (rc != 0)
-		return rc;
 	snprintf(js, sizeof(js), "%s/report.json", o->report_dir);
-	rc = rs_write_json(a, "report", js);
-	if (rc != 0)
-		return rc;
 	snprintf(csv, sizeof(csv), "%s/csv", o->report_dir);
-	rc = rs_write_csv(a, "report", csv);
+	rc = rs_write_text(&b, a, "report", path);
+	if (rc == 0)
+		rc = rs_write_json(&b, a, "report", js);
+	if (rc == 0)
+		rc = rs_write_csv(&b, a, "report", csv);
+	if (rc != 0) {
+		rs_batch_abort(&b);
+		return rc;
+	}
+	rc = rs_batch_commit(&b);
 	if (rc != 0)
 		return rc;
 	snprintf(size, sizeof(size), "%ux%u", o->png_w, o->png_h);
@@ -489,6 +495,7 @@ int
 main(int argc, char **argv)
 {
 	struct rs_opts o;
+	struct rs_batch b = { .n = 0 };
 	char err[1024];
 	struct ana *a;
 	unsigned int fails;
@@ -540,9 +547,13 @@ main(int argc, char **argv)
 			rc = -EIO;
 		}
 		if (rc == 0 && o.json_path != NULL)
-			rc = rs_write_json(a, "--json", o.json_path);
+			rc = rs_write_json(&b, a, "--json", o.json_path);
 		if (rc == 0 && o.csv_dir != NULL)
-			rc = rs_write_csv(a, "--csv", o.csv_dir);
+			rc = rs_write_csv(&b, a, "--csv", o.csv_dir);
+		if (rc == 0)
+			rc = rs_batch_commit(&b);
+		else
+			rs_batch_abort(&b);
 	}
 	fails = ana_failures(a);
 	ana_free(a);

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 
 #include "lib/analysis/ana.h"
+#include "lib/base/emu_out.h"
 
 struct rs_opts {
 	struct ana_opts ana;
@@ -31,13 +32,31 @@ struct rs_opts {
  */
 int rs_check_files(const struct rs_opts *o);
 
-/** The JSON report into @p path ("-": standard output); @p role names it in messages. */
-int rs_write_json(struct ana *a, const char *role, const char *path);
+/* The output files of one run: written first, then all put in place together. */
+#define RS_BATCH_MAX 16
+struct rs_batch {
+	struct emu_out o[RS_BATCH_MAX];
+	unsigned int n;
+};
 
-/** The text report into @p path. */
-int rs_write_text(struct ana *a, const char *role, const char *path);
+/**
+ * The JSON report into @p path ("-": standard output), added to @p b; @p role names it in
+ * messages. Each writer returns 0, or -errno after one line on stderr (@p b then holds the
+ * files written before, for rs_batch_abort()).
+ */
+int rs_write_json(struct rs_batch *b, struct ana *a, const char *role, const char *path);
 
-/** The CSV time series into directory @p dir (created if missing). */
-int rs_write_csv(struct ana *a, const char *role, const char *dir);
+/** The text report into @p path, added to @p b. */
+int rs_write_text(struct rs_batch *b, struct ana *a, const char *role, const char *path);
+
+/** The CSV time series into directory @p dir (created if missing), added to @p b. */
+int rs_write_csv(struct rs_batch *b, struct ana *a, const char *role, const char *dir);
+
+/** Rename every file of @p b over its target: 0, or -errno after one line on stderr (the
+ *  files not yet renamed are removed). */
+int rs_batch_commit(struct rs_batch *b);
+
+/** Remove the temporary files of @p b: the targets stay as they were. */
+void rs_batch_abort(struct rs_batch *b);
 
 #endif

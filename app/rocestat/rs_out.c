@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * rocestat's outputs (rocestat.h): every file is written under a temporary name and renamed
- * over its target only when every byte got there (lib/base/emu_out, behind a stdio stream so
- * the analysis library's formatters write to a FILE); on a failure the target stays as it
- * was and the temporary file is removed.
+ * rocestat's outputs (rocestat.h): every file is written under a temporary name (lib/base/
+ * emu_out, behind a stdio stream so the analysis library's formatters write to a FILE), and
+ * the files of one run are renamed over their targets together once every byte of every one
+ * got there (struct rs_batch); on a failure the targets stay as they were and the temporary
+ * files are removed.
  */
 #include <errno.h>
 #include <limits.h>
@@ -177,54 +178,103 @@ rs_out_open(struct emu_out *o, const char *role, const char *path)
 }
 
 /*
- * Flush and close @p f, then put the file in place. @p rc is the formatter's verdict. On any
- * failure the target is left as it was and the temporary file removed: unlike a capture, a
- * partial report is of no use, and on a full disk it would hold the space the next try needs.
+ * Flush and close @p f; the file waits in @p b until rs_batch_commit(). @p rc is the
+ * formatter's verdict. On a failure this file's temporary is removed and the message printed.
  */
 static int
-rs_out_close(struct emu_out *o, FILE *f, int rc)
+rs_out_close(struct rs_batch *b, struct emu_out *o, FILE *f, int rc)
 {
-	char path[PATH_MAX], tmp[PATH_MAX];
-	struct emu_err err;
 	int e;
 
-	snprintf(path, sizeof(path), "%s", emu_out_names_stdout(o->path) ? "stdout" : o->path);
-	snprintf(tmp, sizeof(tmp), "%s", o->tmp != NULL ? o->tmp : "");
 	if (fclose(f) != 0 && rc == 0)
 		rc = -(errno ? errno : EIO);
 	if (rc == 0 && o->error == 0) {
-		rc = emu_out_commit(o, &err);
-		if (rc == 0)
-			return 0;
-		/* emu_out keeps the temporary file of a failed close or rename: not ours */
-		if (tmp[0] != '\0')
-			unlink(tmp);
-		if (o->error == 0) {
-			fprintf(stderr, "rocestat: %s: cannot rename %s over it: %s\n", path, tmp,
-				strerror(-rc));
-			return rc;
-		}
-	} else {
-		emu_out_abort(o);
+		b->n++;
+		return 0;
 	}
 	e = o->error != 0 ? o->error : rc < 0 ? -rc : EIO;
-	fprintf(stderr, "rocestat: %s: write failed: %s\n", path, strerror(e));
+	fprintf(stderr, "rocestat: %s: write failed: %s\n",
+		emu_out_names_stdout(o->path) ? "stdout" : o->path, strerror(e));
+	emu_out_abort(o);
 	return -e;
 }
 
-int
-rs_write_json(struct ana *a, const char *role, const char *path)
+void
+rs_batch_abort(struct rs_batch *b)
 {
-	json_t *j = ana_json(a);
-	struct emu_out o;
+	unsigned int i;
+
+	for (i = 0; i < b->n; i++)
+		emu_out_abort(&b->o[i]);
+	b->n = 0;
+}
+
+/*
+ * Put every file of @p b in place, in the order written. Unlike a capture, a partial report
+ * is of no use and on a full disk would hold the space the next try needs: a file that cannot
+ * be put in place loses its temporary file, and so do the ones not yet renamed.
+ */
+int
+rs_batch_commit(struct rs_batch *b)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+	struct emu_err err;
+	unsigned int i;
+	int rc;
+
+	for (i = 0; i < b->n; i++) {
+		struct emu_out *o = &b->o[i];
+
+		snprintf(path, sizeof(path), "%s",
+			 emu_out_names_stdout(o->path) ? "stdout" : o->path);
+		snprintf(tmp, sizeof(tmp), "%s", o->tmp != NULL ? o->tmp : "");
+		rc = emu_out_commit(o, &err);
+		if (rc == 0)
+			continue;
+		/* emu_out keeps the temporary file of a failed close or rename: not ours */
+		if (tmp[0] != '\0')
+			unlink(tmp);
+		if (o->error == 0)
+			fprintf(stderr, "rocestat: %s: cannot rename %s over it: %s\n", path, tmp,
+				strerror(-rc));
+		else
+			fprintf(stderr, "rocestat: %s: write failed: %s\n", path,
+				strerror(o->error));
+		for (i++; i < b->n; i++)
+			emu_out_abort(&b->o[i]);
+		b->n = 0;
+		return rc;
+	}
+	b->n = 0;
+	return 0;
+}
+
+static struct emu_out *
+rs_batch_next(struct rs_batch *b)
+{
+	if (b->n == RS_BATCH_MAX) {
+		fprintf(stderr, "rocestat: too many output files\n");
+		return NULL;
+	}
+	return &b->o[b->n];
+}
+
+int
+rs_write_json(struct rs_batch *b, struct ana *a, const char *role, const char *path)
+{
+	struct emu_out *o = rs_batch_next(b);
+	json_t *j;
 	FILE *f;
 	int rc;
 
+	if (o == NULL)
+		return -ENOSPC;
+	j = ana_json(a);
 	if (j == NULL) {
 		fprintf(stderr, "rocestat: out of memory building the JSON report\n");
 		return -ENOMEM;
 	}
-	f = rs_out_open(&o, role, path);
+	f = rs_out_open(o, role, path);
 	if (f == NULL) {
 		json_decref(j);
 		return -EIO;
@@ -233,23 +283,26 @@ rs_write_json(struct ana *a, const char *role, const char *path)
 	if (rc == 0 && fputc('\n', f) == EOF)
 		rc = -EIO;
 	json_decref(j);
-	return rs_out_close(&o, f, rc != 0 ? -EIO : 0);
+	return rs_out_close(b, o, f, rc != 0 ? -EIO : 0);
 }
 
 int
-rs_write_text(struct ana *a, const char *role, const char *path)
+rs_write_text(struct rs_batch *b, struct ana *a, const char *role, const char *path)
 {
-	struct emu_out o;
-	FILE *f = rs_out_open(&o, role, path);
+	struct emu_out *o = rs_batch_next(b);
+	FILE *f;
 
+	if (o == NULL)
+		return -ENOSPC;
+	f = rs_out_open(o, role, path);
 	if (f == NULL)
 		return -EIO;
-	return rs_out_close(&o, f, ana_write_text(a, f));
+	return rs_out_close(b, o, f, ana_write_text(a, f));
 }
 
 /* The CSV time series into @p dir (created if missing), each file through emu_out. */
 int
-rs_write_csv(struct ana *a, const char *role, const char *dir)
+rs_write_csv(struct rs_batch *b, struct ana *a, const char *role, const char *dir)
 {
 	char path[PATH_MAX];
 	unsigned int i;
@@ -260,17 +313,18 @@ rs_write_csv(struct ana *a, const char *role, const char *dir)
 		return -EIO;
 	}
 	for (i = 0; ana_csv_files[i] != NULL; i++) {
-		struct emu_out o;
+		struct emu_out *o = rs_batch_next(b);
 		FILE *f;
 
+		if (o == NULL)
+			return -ENOSPC;
 		snprintf(path, sizeof(path), "%s/%s", dir, ana_csv_files[i]);
-		f = rs_out_open(&o, role, path);
+		f = rs_out_open(o, role, path);
 		if (f == NULL)
 			return -EIO;
-		rc = rs_out_close(&o, f, ana_write_csv_file(a, ana_csv_files[i], f));
+		rc = rs_out_close(b, o, f, ana_write_csv_file(a, ana_csv_files[i], f));
 		if (rc != 0)
 			return rc;
 	}
 	return 0;
 }
-

@@ -81,6 +81,22 @@ r = subprocess.run([ROCESTAT, "report", "--png", "10x10", d, os.path.join(tmp, "
                    capture_output=True, text=True)
 if r.returncode != 2 or "--png" not in r.stderr:
     fail("--png 10x10: exit %d %r" % (r.returncode, r.stderr))
+# the text, JSON and CSV files of a run are replaced together: csv/ cannot be written (a file
+# where the directory goes), so report.txt and report.json stay the previous run's
+half = os.path.join(tmp, "half")
+os.makedirs(half)
+for name, text in (("report.txt", "previous text\n"), ("report.json", "{}\n"),
+                   ("csv", "a file, not a directory\n")):
+    with open(os.path.join(half, name), "w") as f:
+        f.write(text)
+r = subprocess.run([ROCESTAT, "report", d, half], capture_output=True, text=True, timeout=300)
+with open(os.path.join(half, "report.txt")) as f1, open(os.path.join(half, "report.json")) as f2:
+    kept = f1.read() == "previous text\n" and f2.read() == "{}\n"
+if r.returncode != 2 or "csv" not in r.stderr or not kept or \
+        [f for f in os.listdir(half) if ".rocemu-" in f]:
+    fail("csv/ unwritable: exit %d, %r, report.txt and report.json kept: %s" %
+         (r.returncode, r.stderr.strip()[-200:], kept))
+print("csv/ unwritable: exit 2, %s; report.txt and report.json kept" % r.stderr.strip())
 # plot.py replaces each file whole: a full disk leaves the old PNG and no temporary file
 if [f for f in os.listdir(os.path.join(tmp, "pfc.pcap.report")) if ".plot-" in f]:
     fail("a temporary file of plot.py left in the report directory")
