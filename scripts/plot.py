@@ -57,21 +57,25 @@ def fig(size):
 
 
 def replace_atomically(path, write):
-    """write(file) into a temporary file beside @path, then rename it over @path: a failed
-    write leaves the old file as it was and no temporary file (as rocemu's outputs do)."""
-    d, base = os.path.split(os.path.abspath(path))
+    """write(file) into a temporary file beside @path, then rename it over @path (over the
+    file a symbolic link leads to, so the link stays a link): a failed write leaves the old
+    file as it was and no temporary file, as rocemu's outputs do."""
+    target = os.path.realpath(path) if os.path.islink(path) else path
+    d, base = os.path.split(os.path.abspath(target))
     tmp = os.path.join(d, ".%s.plot-%d" % (base, os.getpid()))
     try:
         with open(tmp, "wb") as f:
             write(f)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except (OSError, ValueError) as e:
+        os.replace(tmp, target)
+    except BaseException as e:  # an interrupt too: no temporary file left behind
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if not isinstance(e, (OSError, ValueError)):
+            raise
         die("%s: %s" % (path, getattr(e, "strerror", None) or e))
 
 

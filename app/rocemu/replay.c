@@ -79,7 +79,7 @@ replay_usage(FILE *f)
 		"the exit status 1 (--lenient: 0). SIGINT/SIGTERM stop reading, let the switch\n"
 		"empty, finish the files and exit 128 + signal. Exit status: see README.\n"
 		"pcapng outputs carry a comment on each frame something happened to (--annotate\n"
-		"events, the default; all: every frame; none; given with no pcapng --out: refused):\n"
+		"events, the default; all: every frame, refused with no pcapng --out; none):\n"
 		"\"rocemu: in=p0 out=p1 t_in=NS prio=3 qdepth=B wait=NSns ce=red delayed=NSns\n"
 		"event=STAGE.COUNTER created=STAGE\". --in - reads standard input, --out -\n"
 		"writes standard output (the summary then goes to standard error).\n"
@@ -130,6 +130,8 @@ replay_in_next(struct replay_in *in)
 	if (!in->has_next)
 		return;
 	rc = emu_pcapr_next(&in->r, &in->rec, &err);
+	if (rc < 0 && app_stop_signal != 0)
+		rc = 0; /* a read from a pipe cut by the stop (EINTR): the input ends there */
 	if (rc < 0) {
 		fprintf(stderr, "rocemu replay: %s; the frames before it were replayed\n", err.msg);
 		in->bad = true;
@@ -230,7 +232,7 @@ app_replay_main(int argc, char **argv)
 	struct emu_err err;
 	uint8_t *linear = NULL;
 	uint64_t now_ns = 0, nombuf = 0, bad_len = 0, t_in, t_ev, port_tx[EMU_MAX_PORTS];
-	bool started = false, lenient = false, eal = false, any_bad = false;
+	bool started = false, lenient = false, eal = false, any_bad = false, running = false;
 	const char *drops_file = NULL, *annotate_given = NULL;
 	struct replay_drops drops = { 0 };
 	struct emu_timeline *tl = NULL;
@@ -323,8 +325,9 @@ app_replay_main(int argc, char **argv)
 			}
 		refs[n_refs++] = (struct emu_file_ref){ "--out", outs[i].file, false };
 	}
-	if (annotate_given != NULL && replay_annotate != REPLAY_ANN_NONE) {
-		/* like a capture stage's "annotate" on a .pcap file: an option with no effect */
+	if (annotate_given != NULL && replay_annotate == REPLAY_ANN_ALL) {
+		/* like a capture stage's "annotate" on a .pcap file: an option with no effect
+		 * ("events", the default, may be given whatever the outputs) */
 		bool any_pcapng = false;
 
 		for (i = 0; i < n_out; i++)
@@ -343,7 +346,8 @@ app_replay_main(int argc, char **argv)
 		goto out;
 	for (i = 0; i < n_in; i++) {
 		if (emu_pcapr_open(&ins[i].r, ins[i].file, NULL, &err) != 0) {
-			fprintf(stderr, "rocemu replay: --in %s\n", err.msg);
+			if (app_stop_signal == 0) /* else a pipe's read cut by the stop: said at out */
+				fprintf(stderr, "rocemu replay: --in %s\n", err.msg);
 			goto out;
 		}
 		ins[i].has_next = true;
@@ -413,13 +417,9 @@ app_replay_main(int argc, char **argv)
 		emu_switch_add_drop_hook(ctx.sw, replay_on_drop, &drops);
 	}
 	emu_switch_route_warnings(ctx.sw, stderr);
-	if (app_stop_signal != 0) {
-		/* stopped while setting up: no frame read, so the old files stay as they were */
-		fprintf(stderr, "rocemu replay: stopped by signal %d (%s) before the first frame: "
-			"nothing written\n", app_stop_signal, strsignal(app_stop_signal));
-		rc = APP_EXIT_SIGNAL + app_stop_signal;
-		goto out;
-	}
+	if (app_stop_signal != 0)
+		goto out; /* stopped while setting up (said at out) */
+	running = true;
 	for (i = 0; i < n_in; i++)
 		replay_in_next(&ins[i]);
 
@@ -616,6 +616,13 @@ app_replay_main(int argc, char **argv)
 	if (app_stop_signal != 0)
 		rc = APP_EXIT_SIGNAL + app_stop_signal;
 out:
+	if (!running && app_stop_signal != 0) {
+		/* stopped while setting up (an input on a pipe may have failed with EINTR): no
+		 * frame was replayed, so the old files stay as they were */
+		fprintf(stderr, "rocemu replay: stopped by signal %d (%s) before the first frame: "
+			"nothing written\n", app_stop_signal, strsignal(app_stop_signal));
+		rc = APP_EXIT_SIGNAL + app_stop_signal;
+	}
 	/* outputs still open here belong to a refused or failed run: the old files stay */
 	for (i = 0; i < REPLAY_MAX_FILES; i++) {
 		emu_pcapw_abort(outs[i].w);

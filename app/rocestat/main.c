@@ -546,10 +546,12 @@ main(int argc, char **argv)
 				json_stdout ? "stderr" : "stdout", strerror(errno ? errno : EIO));
 			rc = -EIO;
 		}
-		if (rc == 0 && o.json_path != NULL)
-			rc = rs_write_json(&b, a, "--json", o.json_path);
+		/* the CSVs first: a JSON on standard output is written in place, so it comes
+		 * only once everything else is ready to be put in place */
 		if (rc == 0 && o.csv_dir != NULL)
 			rc = rs_write_csv(&b, a, "--csv", o.csv_dir);
+		if (rc == 0 && o.json_path != NULL)
+			rc = rs_write_json(&b, a, "--json", o.json_path);
 		if (rc == 0)
 			rc = rs_batch_commit(&b);
 		else

@@ -178,8 +178,10 @@ rs_out_open(struct emu_out *o, const char *role, const char *path)
 }
 
 /*
- * Flush and close @p f; the file waits in @p b until rs_batch_commit(). @p rc is the
- * formatter's verdict. On a failure this file's temporary is removed and the message printed.
+ * Flush and close @p f and its file (whose reserved blocks go back now, not at the commit:
+ * the files of a run would otherwise hold theirs all at once); the file waits under its
+ * temporary name in @p b until rs_batch_commit(). @p rc is the formatter's verdict. On a
+ * failure this file's temporary is removed and the message printed.
  */
 static int
 rs_out_close(struct rs_batch *b, struct emu_out *o, FILE *f, int rc)
@@ -188,7 +190,7 @@ rs_out_close(struct rs_batch *b, struct emu_out *o, FILE *f, int rc)
 
 	if (fclose(f) != 0 && rc == 0)
 		rc = -(errno ? errno : EIO);
-	if (rc == 0 && o->error == 0) {
+	if (emu_out_finish(o) == 0 && rc == 0) {
 		b->n++;
 		return 0;
 	}
@@ -210,43 +212,46 @@ rs_batch_abort(struct rs_batch *b)
 }
 
 /*
- * Put every file of @p b in place, in the order written. Unlike a capture, a partial report
- * is of no use and on a full disk would hold the space the next try needs: a file that cannot
- * be put in place loses its temporary file, and so do the ones not yet renamed.
+ * Put every file of @p b in place, in the order written. Every file is already written and
+ * closed (rs_out_close()), so only renames are left, which fail only when the directory
+ * itself changed under the run. Unlike a capture, a partial report is of no use and on a full
+ * disk would hold the space the next try needs: a file that cannot be put in place loses its
+ * temporary file, and so do the ones not yet renamed; the message names those already in
+ * place.
  */
 int
 rs_batch_commit(struct rs_batch *b)
 {
-	char path[PATH_MAX], tmp[PATH_MAX];
+	char tmp[PATH_MAX], *done[RS_BATCH_MAX];
 	struct emu_err err;
-	unsigned int i;
-	int rc;
+	unsigned int i, j;
+	int rc = 0;
 
-	for (i = 0; i < b->n; i++) {
+	for (i = 0; i < b->n && rc == 0; i++) {
 		struct emu_out *o = &b->o[i];
 
-		snprintf(path, sizeof(path), "%s",
-			 emu_out_names_stdout(o->path) ? "stdout" : o->path);
+		done[i] = strdup(o->path); /* for the message, if a later one fails */
 		snprintf(tmp, sizeof(tmp), "%s", o->tmp != NULL ? o->tmp : "");
 		rc = emu_out_commit(o, &err);
 		if (rc == 0)
 			continue;
-		/* emu_out keeps the temporary file of a failed close or rename: not ours */
+		/* emu_out keeps the temporary file of a failed rename: not ours */
 		if (tmp[0] != '\0')
 			unlink(tmp);
-		if (o->error == 0)
-			fprintf(stderr, "rocestat: %s: cannot rename %s over it: %s\n", path, tmp,
-				strerror(-rc));
-		else
-			fprintf(stderr, "rocestat: %s: write failed: %s\n", path,
-				strerror(o->error));
-		for (i++; i < b->n; i++)
-			emu_out_abort(&b->o[i]);
-		b->n = 0;
-		return rc;
+		fprintf(stderr, "rocestat: %s; removed, with the files after it", err.msg);
+		for (j = 0; j < i; j++)
+			fprintf(stderr, "%s %s", j == 0 ? "; already replaced:" : ",",
+				done[j] != NULL ? done[j] : "(out of memory)");
+		fputc('\n', stderr);
+		for (j = i + 1; j < b->n; j++)
+			emu_out_abort(&b->o[j]);
+		i++;
+		break;
 	}
+	for (j = 0; j < i; j++)
+		free(done[j]);
 	b->n = 0;
-	return 0;
+	return rc;
 }
 
 static struct emu_out *

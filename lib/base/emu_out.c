@@ -246,22 +246,31 @@ emu_out_truncate(struct emu_out *o, uint64_t size)
 }
 
 int
-emu_out_commit(struct emu_out *o, struct emu_err *err)
+emu_out_finish(struct emu_out *o)
 {
-	int rc = 0;
-
-	if (o->path == NULL)
-		return 0;
-	if (o->fd >= 0) {
+	if (o->path == NULL || o->fd < 0)
+		return -o->error;
+	{
 		/* the reserved blocks past the end go back, the output complete or not */
 		int e = emu_out_unreserve(o);
 
 		if (o->error == 0)
 			o->error = e;
 	}
-	if (o->fd >= 0 && o->fd != STDOUT_FILENO && close(o->fd) != 0 && o->error == 0)
+	if (o->fd != STDOUT_FILENO && close(o->fd) != 0 && o->error == 0)
 		o->error = errno;
 	o->fd = -1;
+	return -o->error;
+}
+
+int
+emu_out_commit(struct emu_out *o, struct emu_err *err)
+{
+	int rc = 0;
+
+	if (o->path == NULL)
+		return 0;
+	emu_out_finish(o);
 	if (o->error != 0) {
 		if (o->tmp != NULL)
 			rc = emu_err_setrc(err, -o->error,

@@ -71,7 +71,17 @@ int emu_out_write(struct emu_out *o, const void *buf, size_t len);
 void emu_out_truncate(struct emu_out *o, uint64_t size);
 
 /**
- * Finish: close, and rename the temporary file over the path when everything was written.
+ * The first half of emu_out_commit(): give back the blocks reserved past the end and close
+ * (a regular file's close can still fail: a quota, NFS). The output keeps its temporary name
+ * until emu_out_commit() or emu_out_abort(). Returns 0, or -errno of the first failure of any
+ * write or of the close. For the files of a run that are put in place together: finish all,
+ * then commit all (only renames are left).
+ */
+int emu_out_finish(struct emu_out *o);
+
+/**
+ * Finish (emu_out_finish(), when not done) and rename the temporary file over the path when
+ * everything was written.
  * When a write failed, NAME is left as it was and the temporary file kept; the message says
  * where the data is. Returns 0 or -errno with the message.
  */

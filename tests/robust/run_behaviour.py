@@ -364,6 +364,39 @@ def t_signal_setup():
     check(md5(old) == before, "SIGINT while setting up: the old output untouched")
     check(not [f for f in os.listdir(TMP) if ".rocemu-" in f] and not os.path.exists(rundir),
           "SIGINT while setting up: no temporary file, no EAL directory left")
+    # --in - on a pipe that stays silent: the stop cuts the read of the file header
+    p = subprocess.Popen([ROCEMU, "replay", "--pipeline", "bump.json", "--in", "-:p0", "--out",
+                          "setup-old.pcap:p1"], cwd=TMP, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(1)
+    p.send_signal(signal.SIGINT)
+    so, se = p.communicate(timeout=120)
+    se = se.decode(errors="replace")
+    check(p.returncode == 128 + signal.SIGINT and "before the first frame" in se and
+          "Interrupted" not in se.replace("(Interrupt)", "") and md5(old) == before,
+          "SIGINT while --in - waits for its header: exit %d (want %d), the old output "
+          "untouched, %s" % (p.returncode, 128 + signal.SIGINT, se.strip()[-160:]))
+    # --in - on a pipe that gave 20 frames and stays open: the stop ends that input
+    p = subprocess.Popen([ROCEMU, "replay", "--pipeline", "bump.json", "--in", "-:p0", "--out",
+                          "pipe-out.pcap:p1"], cwd=TMP, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    with open(os.path.join(TMP, "in.pcap"), "rb") as f:
+        p.stdin.write(f.read())
+    p.stdin.flush()
+    t_end = time.time() + 60
+    while time.time() < t_end and p.poll() is None and \
+            not [f for f in os.listdir(TMP) if f.startswith("pipe-out.pcap.rocemu-")]:
+        time.sleep(0.01)
+    time.sleep(0.5)
+    p.send_signal(signal.SIGINT)
+    so, se = p.communicate(timeout=120)
+    so, se = so.decode(errors="replace"), se.decode(errors="replace")
+    recs = pcap_records(os.path.join(TMP, "pipe-out.pcap")) \
+        if os.path.exists(os.path.join(TMP, "pipe-out.pcap")) else []
+    check(p.returncode == 128 + signal.SIGINT and "files complete" in so and
+          "unreadable" not in so + se and len(recs) == 20,
+          "SIGINT while --in - waits for more frames: exit %d, the 20 frames written, no "
+          "unreadable record (%s)" % (p.returncode, (so + se).strip()[-200:]))
     # live: the same pool, a capture stage whose file exists
     d["egress"] = [{"type": "capture", "file": "setup-old.pcap", "ports": ["p1"]}]
     write_json("big-pool-live.json", d)
