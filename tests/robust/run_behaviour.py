@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Nothing lost, nothing silent: what rocemu does with files, write errors, signals, header
-captures and shutdown, each checked against what must be on disk afterwards. About 840
-lines: one scenario a function, sharing the fixtures (the pipeline, the input, the helpers
-that read captures and telemetry) that one file keeps in one place.
+"""Nothing lost, nothing silent: what rocemu does with files, write errors, header captures,
+telemetry and shutdown, each checked against what must be on disk afterwards (signals:
+run_signals.py, which shares these fixtures). About 880 lines: one scenario a function,
+sharing the fixtures (the pipeline, the input, the helpers that read captures and telemetry)
+that one file keeps in one place.
 
 usage: run_behaviour.py ROCEMU SRC"""
 import json
@@ -291,136 +292,6 @@ def growing(prefix):
         except OSError:
             pass
     return False
-
-
-def t_signals():
-    """A replay that runs for minutes (a 100 Gb/s incast for 60 virtual seconds after the
-    input), stopped by a signal once its output grows, whatever the machine's speed."""
-    inp = big_input()
-    shutil.copy(os.path.join(SRC, "pipelines", "dcqcn-lab.json"), os.path.join(TMP, "dl.json"))
-    write_json("long-incast.json", {"phases": [{"at_s": 0, "duration_s": 60, "incast": {
-        "incast8": {"enabled": True}}}]})
-    for sig, name in ((signal.SIGINT, "SIGINT"), (signal.SIGTERM, "SIGTERM")):
-        out, st = "sig-%s.pcap" % name, "sig-%s.json" % name
-        p = subprocess.Popen([ROCEMU, "replay", "--pipeline", "dl.json", "--profile",
-                              "long-incast.json", "--in", inp + ":p0",
-                              "--out", out + ":p1", "--stats", st], cwd=TMP,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        # signalled once it is replaying (its output growing), however long a loaded
-        # machine takes to start it
-        t_end = time.time() + 60
-        while time.time() < t_end and p.poll() is None and not growing(out + ".rocemu-"):
-            time.sleep(0.05)
-        time.sleep(0.5)
-        p.send_signal(sig)
-        so, se = p.communicate(timeout=120)
-        check(p.returncode == 128 + sig, "%s during replay: exit %d (want %d)" %
-              (name, p.returncode, 128 + sig))
-        check("stopped by signal" in so and "conservation:" in so and ": OK" in so,
-              "%s: summary printed with the conservation line OK" % name)
-        n = tshark_ok(os.path.join(TMP, out))
-        frames_out = -1
-        for line in so.splitlines():
-            if line.startswith("replay: out"):
-                frames_out = int(line.split(":")[-1].split()[0])
-        check(n > 0 and n == frames_out and p.returncode == 128 + sig,
-              "%s: the output is complete and readable (%d frames in the file, %d said)" %
-              (name, n, frames_out))
-        check(os.path.exists(os.path.join(TMP, st)) and
-              json.load(open(os.path.join(TMP, st))).get("pipeline") is not None,
-              "%s: stats written" % name)
-        check(not os.path.exists("/var/run/dpdk/rocemu_offline_%d" % p.pid),
-              "%s: runtime directory removed" % name)
-        check(not [f for f in os.listdir(TMP) if ".rocemu-" in f],
-              "%s: no temporary file left" % name)
-
-
-def t_signal_setup():
-    """A signal while the replay is still setting up (a 2 GB pool being filled): the run
-    stops before its first frame, says so, and leaves the old output byte for byte, no
-    temporary file and no EAL directory (before, SIGINT killed it there)."""
-    d = pipeline("big-pool")
-    d["mbufs"] = 100000
-    write_json("big-pool.json", d)
-    old = os.path.join(TMP, "setup-old.pcap")
-    with open(old, "wb") as f:
-        f.write(b"an older capture the stopped run must not replace\n")
-    before = md5(old)
-    p = subprocess.Popen([ROCEMU, "replay", "--pipeline", "big-pool.json", "--max-mem", "8192",
-                          "--in", "in.pcap:p0", "--out", "setup-old.pcap:p1"],
-                         cwd=TMP, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    rundir = "/var/run/dpdk/rocemu_offline_%d" % p.pid
-    t_end = time.time() + 60
-    # the EAL's directory appears first; filling the pool takes much longer than the 20 ms
-    while time.time() < t_end and p.poll() is None and not os.path.exists(rundir):
-        time.sleep(0.002)
-    time.sleep(0.02)
-    p.send_signal(signal.SIGINT)
-    so, se = p.communicate(timeout=120)
-    check(p.returncode == 128 + signal.SIGINT and "before the first frame" in se,
-          "SIGINT while setting up: exit %d (want %d), %s" % (p.returncode,
-                                                             128 + signal.SIGINT,
-                                                             se.strip()[-160:]))
-    check(md5(old) == before, "SIGINT while setting up: the old output untouched")
-    check(not [f for f in os.listdir(TMP) if ".rocemu-" in f] and not os.path.exists(rundir),
-          "SIGINT while setting up: no temporary file, no EAL directory left")
-    # --in - on a pipe that stays silent: the stop cuts the read of the file header
-    p = subprocess.Popen([ROCEMU, "replay", "--pipeline", "bump.json", "--in", "-:p0", "--out",
-                          "setup-old.pcap:p1"], cwd=TMP, stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    time.sleep(1)
-    p.send_signal(signal.SIGINT)
-    so, se = p.communicate(timeout=120)
-    se = se.decode(errors="replace")
-    check(p.returncode == 128 + signal.SIGINT and "before the first frame" in se and
-          "Interrupted" not in se.replace("(Interrupt)", "") and md5(old) == before,
-          "SIGINT while --in - waits for its header: exit %d (want %d), the old output "
-          "untouched, %s" % (p.returncode, 128 + signal.SIGINT, se.strip()[-160:]))
-    # --in - on a pipe that gave 20 frames and stays open: the stop ends that input
-    p = subprocess.Popen([ROCEMU, "replay", "--pipeline", "bump.json", "--in", "-:p0", "--out",
-                          "pipe-out.pcap:p1"], cwd=TMP, stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    with open(os.path.join(TMP, "in.pcap"), "rb") as f:
-        p.stdin.write(f.read())
-    p.stdin.flush()
-    t_end = time.time() + 60
-    while time.time() < t_end and p.poll() is None and \
-            not [f for f in os.listdir(TMP) if f.startswith("pipe-out.pcap.rocemu-")]:
-        time.sleep(0.01)
-    time.sleep(0.5)
-    p.send_signal(signal.SIGINT)
-    so, se = p.communicate(timeout=120)
-    so, se = so.decode(errors="replace"), se.decode(errors="replace")
-    recs = pcap_records(os.path.join(TMP, "pipe-out.pcap")) \
-        if os.path.exists(os.path.join(TMP, "pipe-out.pcap")) else []
-    check(p.returncode == 128 + signal.SIGINT and "files complete" in so and
-          "unreadable" not in so + se and len(recs) == 20,
-          "SIGINT while --in - waits for more frames: exit %d, the 20 frames written, no "
-          "unreadable record (%s)" % (p.returncode, (so + se).strip()[-200:]))
-    # live: the same pool, a capture stage whose file exists
-    d["egress"] = [{"type": "capture", "file": "setup-old.pcap", "ports": ["p1"]}]
-    write_json("big-pool-live.json", d)
-    prefix = "rbs%d" % os.getpid()
-    p = subprocess.Popen([ROCEMU, "--no-huge", "-m", "2048", "--no-pci", "-l", "0",
-                          "--file-prefix=" + prefix, "--log-level=lib.eal:error",
-                          "--vdev=net_pcap0,rx_pcap=%s" % os.path.join(TMP, "in.pcap"),
-                          "--vdev=net_null1,no-rx=1", "--", "--pipeline",
-                          "big-pool-live.json", "--duration", "30"],
-                         cwd=TMP, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    rundir = "/var/run/dpdk/" + prefix
-    t_end = time.time() + 60
-    while time.time() < t_end and p.poll() is None and not os.path.exists(rundir):
-        time.sleep(0.002)
-    time.sleep(0.02)
-    p.send_signal(signal.SIGINT)
-    so, se = p.communicate(timeout=120)
-    check(p.returncode == 128 + signal.SIGINT and "before forwarding" in se,
-          "live, SIGINT while setting up: exit %d (want %d), %s" %
-          (p.returncode, 128 + signal.SIGINT, se.strip()[-160:]))
-    check(md5(old) == before and not os.path.exists(rundir) and
-          not [f for f in os.listdir(TMP) if ".rocemu-" in f],
-          "live, SIGINT while setting up: the old capture untouched, no temporary file, no "
-          "EAL directory left")
 
 
 def t_snap():
@@ -979,8 +850,9 @@ def main():
         shutil.copy(os.path.join(SRC, "pipelines", "impair-lab.json"),
                     os.path.join(TMP, "impair.json"))
         roceframes.write_pcap(os.path.join(TMP, "in.pcap"), roce_frames(), t0=10**9)
-        for t in (t_dev_full, t_stdout_and_links, t_backwards, t_full_disk, t_refused_runs_keep_files, t_signals, t_signal_setup,
-                  t_snap,
+        big_input()  # long.pcap, the live runs' input
+        for t in (t_dev_full, t_stdout_and_links, t_backwards, t_full_disk,
+                  t_refused_runs_keep_files, t_snap,
                   t_seconds_unsigned, t_out_every_port, t_profile_seed, t_live_drain_capture,
                   t_live_ring_overflow_annotated, t_capture_drop_list, t_live_discard,
                   t_live_stats_stdout,
