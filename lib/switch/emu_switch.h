@@ -349,7 +349,8 @@ size_t emu_switch_annotate_meta(const struct emu_switch *sw, const struct emu_pk
 /** The counter behind reason @p id. */
 uint64_t emu_switch_reason_count(const struct emu_switch *sw, uint32_t id);
 
-/** Stop every incast source (replay: the input and the profile are exhausted). */
+/** Stop every incast source and PFC storm, the sources that never run dry (replay: the
+ *  input and the profile are exhausted, or a stop signal). */
 void emu_switch_incast_stop(struct emu_switch *sw);
 
 #endif

@@ -84,6 +84,12 @@ emu_switch_compile(const struct emu_switch *sw, enum emu_target t, int index, co
 {
 	const struct emu_stage_inst *st;
 
+	if (t == EMU_TARGET_TM && sw->fab != NULL && index >= (int)sw->fab->n_ports &&
+	    strcmp(key, "pfc_storm") == 0)
+		/* a storm is frames sent to a NIC; between hops a pause is the link's own state */
+		return emu_err_set(err, "%s: only a real port can send a PFC storm (towards its "
+				   "NIC); a fabric link pauses without frames (pipelines/README.md, "
+				   "fabric)", path);
 	if (t == EMU_TARGET_TM)
 		return emu_tm_compile(sw->tm, (uint16_t)index, key, val, out, path, err);
 	if (t == EMU_TARGET_INCAST)
@@ -175,6 +181,7 @@ emu_switch_incast_stop(struct emu_switch *sw)
 {
 	unsigned int i;
 
+	emu_tm_storms_stop(sw->tm);
 	for (i = 0; i < sw->n_incast; i++) {
 		sw->incast[i].s.cfg.enabled = false;
 		sw->incast[i].s.next_ns = UINT64_MAX;

@@ -512,4 +512,7 @@ emu_tm_wire_ps(uint32_t len, uint64_t rate_bps)
 	return (bytes * 8ULL * 1000000000000ULL + rate_bps / 2) / rate_bps;
 }
 
+/** Stop every PFC storm (the pauses already sent run out as usual). */
+void emu_tm_storms_stop(struct emu_tm *tm);
+
 #endif

@@ -292,3 +292,15 @@ emu_tm_pop_departed(struct emu_tm *tm, uint16_t port, uint64_t now_ns, struct em
 		emu_tm_port_advance(tm, p, now_ns, rng);
 	return m;
 }
+
+void
+emu_tm_storms_stop(struct emu_tm *tm)
+{
+	unsigned int i;
+
+	for (i = 0; i < tm->n_ports; i++)
+		if (tm->ports[i].storm_on) {
+			tm->ports[i].storm_on = false;
+			tm->hot.n_storm -= 1;
+		}
+}

@@ -2,11 +2,13 @@
 """Nothing lost, nothing silent, when a run is stopped: SIGINT/SIGTERM during a replay (the
 files completed, the summary and stats written, exit 128 + N), while replay or live is still
 setting up (nothing written, the old files kept, no temporary file, no EAL directory), and
-while --in - waits on a pipe. The fixtures are run_behaviour.py's.
+while --in - waits on a pipe; and a PFC storm with no end, which ends with the input. The
+fixtures are run_behaviour.py's.
 
 usage: run_signals.py ROCEMU SRC"""
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -153,6 +155,30 @@ def t_signal_stdin():
               (tag, p.returncode, 128 + signal.SIGINT, (so + se).strip()[-200:]))
 
 
+def t_endless_storm():
+    """A PFC storm with no end ends in replay with the input, as incast sources do (it used to
+    keep the virtual clock going for ever: a 2.4 GB capture in 10 s): every storm frame due
+    by the last input frame is sent, none after; the storm runs from time zero at 100 000
+    frames/s and the input spans 19 us, so two (at 0 and 10 us)."""
+    shutil.copy(os.path.join(SRC, "pipelines", "dcqcn-lab.json"), os.path.join(TMP, "dl.json"))
+    write_json("storm.json", {"phases": [{"at_s": 0, "tm": {"p0": {"pfc_storm": {
+        "priorities": [3], "rate_pps": 100000}}}}]})
+    try:
+        r = subprocess.run([ROCEMU, "replay", "--pipeline", "dl.json", "--profile", "storm.json",
+                            "--in", "in.pcap:p0", "--stats", "storm-stats.json"],
+                           capture_output=True, text=True, timeout=120, cwd=TMP,
+                           stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        check(False, "endless PFC storm: the replay ends with its input (still running after "
+              "120 s)")
+        return
+    m = re.search(r"p0 .*pfc_storm_tx=(\d+)", r.stdout)
+    check(r.returncode == 0 and m is not None and int(m.group(1)) == 2 and
+          ": OK" in r.stdout,
+          "endless PFC storm: the replay ends with its input, 2 storm frames sent (exit %d, "
+          "%s)" % (r.returncode, m.group(0) if m else r.stderr.strip()[-200:]))
+
+
 def main():
     global ROCEMU, SRC, TMP
     ROCEMU, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
@@ -162,7 +188,7 @@ def main():
         shutil.copy(os.path.join(SRC, "pipelines", "bump-in-wire.json"),
                     os.path.join(TMP, "bump.json"))
         rb.roceframes.write_pcap(os.path.join(TMP, "in.pcap"), rb.roce_frames(), t0=10**9)
-        for t in (t_signals, t_signal_setup, t_signal_stdin):
+        for t in (t_signals, t_signal_setup, t_signal_stdin, t_endless_storm):
             print("== " + t.__name__)
             t()
     finally:

@@ -2,7 +2,8 @@
 """Every invalid/<case>/input.json must be refused by `rocemu check` with exit code 2 and the
 first line of stderr equal to invalid/<case>/error ({file} stands for the input's path; the
 " (in FILE)" suffix rocemu adds is ignored). A case with a `kind` file saying "profile" is a
-profile checked against invalid/base-pipeline.json; otherwise it is a pipeline.
+profile checked against invalid/base-pipeline.json (or against the shipped pipeline its
+`pipeline` file names); otherwise it is a pipeline.
 Also: every shipped pipeline, and every shipped profile against the default pipeline (or the one
 PROFILE_PIPELINES names; dcqcn-lab.json for profiles with incast phases), is valid."""
 import glob
@@ -41,8 +42,12 @@ def main():
         if os.path.exists(os.path.join(d, "kind")):
             kind = open(os.path.join(d, "kind")).read().strip()
         if kind == "profile":
-            r = check(rocemu, ["--pipeline", os.path.join(here, "base-pipeline.json"),
-                               "--profile", inp])
+            # against invalid/base-pipeline.json, or the shipped pipeline a "pipeline" file names
+            base = os.path.join(here, "base-pipeline.json")
+            if os.path.exists(os.path.join(d, "pipeline")):
+                with open(os.path.join(d, "pipeline")) as f:
+                    base = os.path.join(src, "pipelines", f.read().strip())
+            r = check(rocemu, ["--pipeline", base, "--profile", inp])
         else:
             r = check(rocemu, ["--pipeline", inp])
         lines = r.stderr.splitlines()

@@ -40,6 +40,8 @@ SCHEMA_CANNOT = {
     # a number rounded to whole nanoseconds must not round to 0
     "reorder-timeout-sub-ns",
     "profile-impair-unknown-event", "profile-impair-p-no-model",
+    # what a pipeline's port is (a real port or a fabric link)
+    "profile-storm-fabric-link",
     # names that must be unique across array items
     "impair-event-name-dup", "incast-name-dup", "port-name-dup", "stage-name-dup",
     "tm-port-twice", "forward-pair-self", "match-direction-same-port",
