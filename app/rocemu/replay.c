@@ -441,11 +441,12 @@ app_replay_main(int argc, char **argv)
 			emu_switch_set_program(ctx.sw, emu_profile_prog(ctx.prof), now_ns);
 			started = true;
 		}
-		/* Incast sources never run dry: they stop with the last input and profile phase. */
+		/* Incast sources and PFC storms never run dry: they stop with the last input and
+		 * profile phase. */
 		if (t_in == UINT64_MAX &&
 		    (ctx.prof == NULL || emu_profile_next_ns(ctx.prof) == UINT64_MAX ||
 		     app_stop_signal != 0))
-			emu_switch_incast_stop(ctx.sw);
+			emu_switch_sources_stop(ctx.sw);
 		t_ev = emu_switch_next_event_ns(ctx.sw);
 		if (t_in == UINT64_MAX && t_ev == UINT64_MAX)
 			break;

@@ -227,7 +227,7 @@ rs_batch_commit(struct rs_batch *b)
 	unsigned int i, j;
 	int rc = 0;
 
-	for (i = 0; i < b->n && rc == 0; i++) {
+	for (i = 0; i < b->n; i++) {
 		struct emu_out *o = &b->o[i];
 
 		done[i] = strdup(o->path); /* for the message, if a later one fails */

@@ -248,15 +248,14 @@ emu_out_truncate(struct emu_out *o, uint64_t size)
 int
 emu_out_finish(struct emu_out *o)
 {
+	int e;
+
 	if (o->path == NULL || o->fd < 0)
 		return -o->error;
-	{
-		/* the reserved blocks past the end go back, the output complete or not */
-		int e = emu_out_unreserve(o);
-
-		if (o->error == 0)
-			o->error = e;
-	}
+	/* the reserved blocks past the end go back, the output complete or not */
+	e = emu_out_unreserve(o);
+	if (o->error == 0)
+		o->error = e;
 	if (o->fd != STDOUT_FILENO && close(o->fd) != 0 && o->error == 0)
 		o->error = errno;
 	o->fd = -1;

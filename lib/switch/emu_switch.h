@@ -351,6 +351,6 @@ uint64_t emu_switch_reason_count(const struct emu_switch *sw, uint32_t id);
 
 /** Stop every incast source and PFC storm, the sources that never run dry (replay: the
  *  input and the profile are exhausted, or a stop signal). */
-void emu_switch_incast_stop(struct emu_switch *sw);
+void emu_switch_sources_stop(struct emu_switch *sw);
 
 #endif

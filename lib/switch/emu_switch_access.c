@@ -177,7 +177,7 @@ emu_switch_incast_next_ns(const struct emu_switch *sw, const char *name)
 }
 
 void
-emu_switch_incast_stop(struct emu_switch *sw)
+emu_switch_sources_stop(struct emu_switch *sw)
 {
 	unsigned int i;
 
