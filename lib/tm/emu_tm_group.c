@@ -15,9 +15,10 @@
 #define EMU_TM_GROUP_MAX 64
 
 /*
- * Why the guards below make the grouped order exact. One by one, packet i is
- * advance(P_i) + enqueue(P_i); grouped, each port P in order of its first packet gets
- * advance, its first packet, advance, the rest as one burst. Ports share three things: the
+ * Why the guards below make this exact. One by one, packet i is advance(P_i) + enqueue(P_i);
+ * here, in the same packet order, each port P's first two packets are each an advance and an
+ * enqueue, and its later ones are appended to its queue, the queue's and the port's counts
+ * brought up to date once at the end. Ports share three things: the
  * TM's random stream (ECN draws), the lossless ingress accounting (XOFF, XON, headroom) and the
  * drop path. The guards: all packets of one priority from one ingress; every port a single
  * FIFO (only that priority queued) with a buffer of its own and room for all its packets (no
@@ -26,8 +27,10 @@
  * port: the first advance starts what its backlog can start by now, the second the first
  * packet if the link is then free; after that the link is busy past now (a frame takes a
  * picosecond or more), paused, or the backlog waits, so every later advance at this instant
- * starts nothing, and the burst enqueue of the third packet on equals the one-by-one
- * enqueues (emu_tm.h); the first two go one by one, each an advance and an enqueue
+ * starts nothing, and appending the third packet on equals the one-by-one enqueues (every
+ * limit admits them: the running counts are read by nobody meanwhile, other ports' arrivals
+ * apart, which touch only their own port and the ingress's bytes, whose order does not
+ * matter below XOFF); the first two go one by one, each an advance and an enqueue
  * (emu_tm_arrive()). The ECN draws at dequeue come only from the first advances: the second
  * can start only the port's first new packet, with nothing queued behind it, so it leaves no
  * queue to mark on; and the first advances keep their order (ports in order of their first
@@ -38,12 +41,14 @@ emu_tm_enqueue_grouped(struct emu_tm *tm, const uint16_t *ports, struct rte_mbuf
 		       uint16_t n, uint64_t now_ns, struct emu_rng *rng)
 {
 	uint8_t gi[EMU_TM_MAX_PORTS]; /* the group of a port, 0xff: none yet */
-	uint16_t port_of[EMU_TM_GROUP_MAX], cnt[EMU_TM_GROUP_MAX], pos[EMU_TM_GROUP_MAX];
+	uint16_t port_of[EMU_TM_GROUP_MAX], cnt[EMU_TM_GROUP_MAX];
 	uint64_t bytes[EMU_TM_GROUP_MAX], cells[EMU_TM_GROUP_MAX], all_bytes = 0;
-	uint8_t grp[EMU_TM_GROUP_MAX];
-	struct rte_mbuf *sorted[EMU_TM_GROUP_MAX];
+	uint8_t grp[EMU_TM_GROUP_MAX], seen[EMU_TM_GROUP_MAX];
+	/* each port's queue of the priority, while its later packets are appended */
+	struct rte_mbuf **slot_of[EMU_TM_GROUP_MAX];
+	uint32_t tail[EMU_TM_GROUP_MAX], mask_of[EMU_TM_GROUP_MAX];
 	const struct emu_pkt_meta *m0;
-	unsigned int n_grp = 0, i, g, k, q;
+	unsigned int n_grp = 0, i, g, q;
 	uint16_t hop;
 
 	if (n > EMU_TM_GROUP_MAX || n == 0)
@@ -66,7 +71,10 @@ emu_tm_enqueue_grouped(struct emu_tm *tm, const uint16_t *ports, struct rte_mbuf
 			g = gi[port] = (uint8_t)n_grp++;
 			port_of[g] = port;
 			cnt[g] = 0;
+			seen[g] = 0;
 			bytes[g] = cells[g] = 0;
+			slot_of[g] = tm->ports[port].q[q].slots;
+			mask_of[g] = tm->ports[port].q[q].mask;
 		}
 		cnt[g]++;
 		bytes[g] += len;
@@ -91,23 +99,63 @@ emu_tm_enqueue_grouped(struct emu_tm *tm, const uint16_t *ports, struct rte_mbuf
 		    (ip->xoff[q] || ip->ing_bytes[q] + all_bytes > ip->cfg.pfc.xoff_bytes))
 			return false;
 	}
-	/* each port's packets together, in their order, the ports in order of their first */
-	for (g = 0, k = 0; g < n_grp; g++) {
-		pos[g] = (uint16_t)k;
-		k += cnt[g];
+	/* in packet order (as one by one): a port's first two packets each an advance and an
+	 * enqueue (emu_tm_arrive()), its later ones appended to its queue, whose running counts
+	 * are brought up to date once at the end; meanwhile only other ports' arrivals happen */
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *const m = pkts[i];
+		struct emu_pkt_meta *const meta = emu_meta(m);
+		const uint32_t len = emu_wire_len(m);
+
+		g = grp[i];
+		if (seen[g] < 2) {
+			emu_tm_arrive(tm, port_of[g], m, now_ns, rng);
+			if (++seen[g] == 2) {
+				const struct emu_tm_port *p = &tm->ports[port_of[g]];
+
+				tail[g] = p->q[q].tail;
+				bytes[g] = cells[g] = 0;
+			}
+			continue;
+		}
+		/* emu_tm_enqueue() of a frame the guards admit: its steps but the running counts */
+		meta->flags &= (uint8_t)~EMU_META_HEADROOM;
+		meta->ts_ns = now_ns;
+		if (tm->trace) {
+			meta->trace.t_enq_ns = now_ns;
+			meta->trace.qdepth_bytes = (uint32_t)RTE_MIN(tm->ports[port_of[g]].q_bytes[q] +
+								     bytes[g], (uint64_t)UINT32_MAX);
+		}
+		slot_of[g][tail[g]++ & mask_of[g]] = m;
+		bytes[g] += len;
+		cells[g] += emu_tm_cells(&tm->buf, len);
 	}
-	for (i = 0; i < n; i++)
-		sorted[pos[grp[i]]++] = pkts[i];
-	for (g = 0, k = 0; g < n_grp; k += cnt[g], g++) {
-		/* advance + enqueue of the first two (emu_tm_arrive(): the second's advance
-		 * starts the first without the general advance's set-up), the rest at once */
-		emu_tm_arrive(tm, port_of[g], sorted[k], now_ns, rng);
-		if (cnt[g] > 1)
-			emu_tm_arrive(tm, port_of[g], sorted[k + 1], now_ns, rng);
-		if (cnt[g] > 2)
-			emu_tm_enqueue_burst(tm, port_of[g], &sorted[k + 2], (uint16_t)(cnt[g] - 2),
-					     now_ns, rng);
+	all_bytes = 0;
+	for (g = 0; g < n_grp; g++) {
+		struct emu_tm_port *p = &tm->ports[port_of[g]];
+		const uint32_t added = cnt[g] > 2 ? cnt[g] - 2u : 0;
+
+		if (added == 0)
+			continue;
+		p->q[q].tail = tail[g];
+		p->nonempty |= 1u << q;
+		p->q_bytes[q] += bytes[g];
+		p->all_q_bytes += bytes[g];
+		p->q_cells[q] += cells[g];
+		p->port_cells += cells[g];
+		p->port_pkts += added;
+		p->ctr[EMU_TM_CTR_ENQ_PKTS] += added;
+		p->ctr[EMU_TM_CTR_ENQ_BYTES] += bytes[g];
+		/* the queue only grew since the second arrival: its length now is its maximum */
+		if (p->q_bytes[q] > p->max_q_bytes[q])
+			p->max_q_bytes[q] = p->q_bytes[q];
+		if (p->all_q_bytes > p->ctr[EMU_TM_CTR_MAX_QUEUE_BYTES])
+			p->ctr[EMU_TM_CTR_MAX_QUEUE_BYTES] = p->all_q_bytes;
+		all_bytes += bytes[g];
 	}
+	/* the lossless ingress's bytes (no XOFF: checked above) */
+	if (hop < tm->n_ports && (tm->lossless_of[hop] & (1u << q)))
+		tm->ports[hop].ing_bytes[q] += all_bytes;
 	return true;
 }
 
@@ -244,6 +292,150 @@ emu_tm_run_calm(const struct emu_tm *tm, const struct emu_tm_port *p, unsigned i
 				       bc->alpha * (double)(bc->total_bytes - tm->used_cells - cells));
 }
 
+/*
+ * emu_tm_arrive_run()'s calm loop with the port's running state in locals: the stores into
+ * each packet's metadata may alias the port as far as the compiler knows, so it would load
+ * every field again after each. The same steps in the same order as the arrivals one by one
+ * (for each packet: the heads that start by its arrival, as emu_tm_start() and
+ * emu_tm_start_head() start them, then its enqueue as emu_tm_fifo_join()), written back once.
+ * Only while no (port, priority) is in XOFF, so that no start ends one (emu_tm_unaccount()'s
+ * XON test has nothing to do); only queue @p q holds packets (emu_tm_run_calm()), so the port's
+ * nonempty bits are that queue's. @p own and @p trace are constants in each copy.
+ */
+static inline __attribute__((always_inline)) void
+emu_tm_arrive_calm(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q,
+		   struct rte_mbuf **pkts, uint16_t n, const bool own, const bool trace)
+{
+	struct emu_tm_fifo *const f = &p->q[q];
+	struct rte_mbuf **const slots = f->slots, **const wslots = p->wire.slots;
+	const uint32_t mask = f->mask, wmask = p->wire.mask, tail0 = f->tail, wtail0 = p->wire.tail;
+	const uint64_t pause = p->pause_until_ns[q], delay = p->cfg.delay_ns;
+	const uint64_t rate = p->cfg.rate_bps, cb_round = tm->buf.cell_bytes - 1u;
+	const bool pow2 = (tm->buf.cell_bytes & cb_round) == 0;
+	const unsigned int n_ports = tm->n_ports;
+	uint32_t head = f->head, tail = tail0, wtail = wtail0;
+	uint64_t free_ns = p->link_free_ns, busy = p->busy_ps;
+	uint32_t free_ps = p->link_free_ps;
+	uint64_t qb = p->q_bytes[q], allq = p->all_q_bytes, enq_bytes = 0;
+	uint64_t qmax = p->max_q_bytes[q], allmax = p->ctr[EMU_TM_CTR_MAX_QUEUE_BYTES];
+	uint64_t q_cells = p->q_cells[q], port_cells = p->port_cells, used = tm->used_cells;
+	uint32_t port_pkts = p->port_pkts;
+	/* emu_tm_link_take()'s memo, valid for this rate only (UINT32_MAX: no length) */
+	uint32_t memo_len = p->memo_rate_bps == rate ? p->memo_len : UINT32_MAX;
+	uint64_t memo_ps = p->memo_wire_ps;
+	uint16_t i;
+
+#define TM_CALM_CELLS(len) (pow2 ? ((uint64_t)(len) + cb_round) & ~cb_round : \
+			    ((uint64_t)(len) + cb_round) / (cb_round + 1) * (cb_round + 1))
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *const m = pkts[i];
+		struct emu_pkt_meta *const meta = emu_meta(m);
+		const uint64_t t = meta->ts_ns;
+		const uint32_t len = emu_wire_len(m);
+		const uint16_t hop = emu_meta_hop_in(meta);
+		const uint64_t cells = TM_CALM_CELLS(len);
+
+		/* the advance to t: what starts by then, in order */
+		while (head != tail) {
+			struct rte_mbuf *const h = slots[head & mask];
+			struct emu_pkt_meta *const hm = emu_meta(h);
+			const uint64_t arrived = hm->ts_ns;
+			uint64_t a = pause > arrived ? pause : arrived, start_ns, sum_ps, hcells;
+			uint32_t start_ps, hlen;
+			uint16_t hh;
+
+			if (a > free_ns || (a == free_ns && free_ps == 0)) {
+				start_ns = a;
+				start_ps = 0;
+			} else {
+				start_ns = free_ns;
+				start_ps = free_ps;
+			}
+			if (start_ns > t || (start_ns == t && start_ps > 0))
+				break;
+			head++;
+			hlen = emu_wire_len(h);
+			if (hlen != memo_len) {
+				memo_len = hlen;
+				memo_ps = emu_tm_wire_ps(hlen, rate);
+			}
+			sum_ps = start_ps + memo_ps;
+			free_ns = start_ns + sum_ps / 1000;
+			free_ps = (uint32_t)(sum_ps % 1000);
+			qb -= hlen;
+			allq -= hlen;
+			/* emu_tm_unaccount() */
+			hcells = TM_CALM_CELLS(hlen);
+			hh = emu_meta_hop_in(hm);
+			if (hm->flags & EMU_META_HEADROOM) {
+				tm->ports[hh].hr_cells[q] -= hcells;
+			} else {
+				if (!own)
+					used -= hcells;
+				q_cells -= hcells;
+				port_cells -= hcells;
+			}
+			port_pkts -= 1;
+			if (hh < n_ports && (tm->lossless_of[hh] & (1u << q)))
+				tm->ports[hh].ing_bytes[q] -= hlen;
+			/* emu_tm_wire_push() */
+			busy += memo_ps;
+			if (trace)
+				hm->trace.wait_ns = start_ns > arrived ?
+					(uint32_t)RTE_MIN(start_ns - arrived, (uint64_t)UINT32_MAX) : 0;
+			hm->ts_ns = free_ns + (free_ps != 0) + delay;
+			wslots[wtail++ & wmask] = h;
+		}
+		/* the enqueue of an admitted frame (emu_tm_enqueue()'s steps) */
+		meta->flags &= (uint8_t)~EMU_META_HEADROOM;
+		if (!own)
+			used += cells;
+		q_cells += cells;
+		port_cells += cells;
+		port_pkts += 1;
+		if (hop < n_ports && (tm->lossless_of[hop] & (1u << q)))
+			tm->ports[hop].ing_bytes[q] += len;
+		if (trace) {
+			meta->trace.t_enq_ns = t;
+			meta->trace.qdepth_bytes = (uint32_t)RTE_MIN(qb, (uint64_t)UINT32_MAX);
+		}
+		slots[tail++ & mask] = m;
+		qb += len;
+		allq += len;
+		enq_bytes += len;
+		if (qb > qmax)
+			qmax = qb;
+		if (allq > allmax)
+			allmax = allq;
+	}
+#undef TM_CALM_CELLS
+	f->head = head;
+	f->tail = tail;
+	p->nonempty = head != tail ? 1u << q : 0;
+	p->wire.tail = wtail;
+	if (wtail != wtail0) {
+		p->link_free_ns = free_ns;
+		p->link_free_ps = free_ps;
+		p->busy_ps = busy;
+		p->ctr[EMU_TM_CTR_BUSY_NS] = busy / 1000;
+	}
+	if (memo_len != UINT32_MAX) {
+		p->memo_len = memo_len;
+		p->memo_rate_bps = rate;
+		p->memo_wire_ps = memo_ps;
+	}
+	p->q_bytes[q] = qb;
+	p->all_q_bytes = allq;
+	p->max_q_bytes[q] = qmax;
+	p->ctr[EMU_TM_CTR_MAX_QUEUE_BYTES] = allmax;
+	p->q_cells[q] = q_cells;
+	p->port_cells = port_cells;
+	tm->used_cells = used;
+	p->port_pkts = port_pkts;
+	p->ctr[EMU_TM_CTR_ENQ_PKTS] += tail - tail0;
+	p->ctr[EMU_TM_CTR_ENQ_BYTES] += enq_bytes;
+}
+
 void
 emu_tm_arrive_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
 		  bool calm_shown, struct emu_rng *rng)
@@ -256,6 +448,15 @@ emu_tm_arrive_run(struct emu_tm *tm, uint16_t port, struct rte_mbuf **pkts, uint
 	if (!emu_tm_run_calm(tm, p, q, pkts, n, calm_shown)) {
 		for (i = 0; i < n; i++)
 			emu_tm_arrive_one(tm, port, pkts[i], emu_meta(pkts[i])->ts_ns, rng);
+		return;
+	}
+	if (tm->hot.n_xoff == 0) {
+		if (own)
+			emu_tm_arrive_calm(tm, p, q, pkts, n, true, tm->trace);
+		else if (tm->trace)
+			emu_tm_arrive_calm(tm, p, q, pkts, n, false, true);
+		else
+			emu_tm_arrive_calm(tm, p, q, pkts, n, false, false);
 		return;
 	}
 	for (i = 0; i < n; i++) {
