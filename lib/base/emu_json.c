@@ -3,10 +3,100 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "lib/base/emu_json.h"
+
+/*
+ * The JSON path of the key that ends before byte @p pos of @p text: jansson refuses a
+ * duplicate key with its line and column only (it keeps no path). A scanner of JSON's
+ * structure (strings, brackets, commas), enough for text that parsed up to there: each open
+ * object keeps its current key, each open array its index. Deeper than 32 levels, or keys
+ * longer than 127 bytes, give a shorter path.
+ */
+static void
+emu_json_path_at(const char *text, size_t pos, char *out, size_t len)
+{
+	struct {
+		bool obj, want_key;
+		size_t idx;
+		char key[128];
+	} st[32];
+	int d = -1;
+	size_t i, at = 0;
+
+	out[0] = '\0';
+	for (i = 0; i < pos; i++) {
+		const char c = text[i];
+
+		if (c == '"') {
+			size_t j, k = 0;
+			char buf[128];
+
+			for (j = i + 1; j < pos && text[j] != '"'; j++) {
+				if (text[j] == '\\' && j + 1 < pos)
+					j++; /* the escaped character, as itself */
+				if (k < sizeof(buf) - 1)
+					buf[k++] = text[j];
+			}
+			buf[k] = '\0';
+			if (d >= 0 && d < 32 && st[d].obj && st[d].want_key) {
+				memcpy(st[d].key, buf, k + 1);
+				st[d].want_key = false;
+			}
+			i = j;
+		} else if (c == '{' || c == '[') {
+			if (++d < 32) {
+				st[d].obj = c == '{';
+				st[d].want_key = st[d].obj;
+				st[d].idx = 0;
+				st[d].key[0] = '\0';
+			}
+		} else if (c == '}' || c == ']') {
+			d--;
+		} else if (c == ',' && d >= 0 && d < 32) {
+			if (st[d].obj)
+				st[d].want_key = true;
+			else
+				st[d].idx++;
+		}
+	}
+	for (i = 0; (int)i <= d && i < 32 && at < len; i++) {
+		int w;
+
+		if (!st[i].obj)
+			w = snprintf(out + at, len - at, "[%zu]", st[i].idx);
+		else if (st[i].key[0] != '\0')
+			w = snprintf(out + at, len - at, "%s%s", at > 0 ? "." : "", st[i].key);
+		else
+			w = 0;
+		at += w > 0 ? (size_t)w : 0;
+	}
+}
+
+/* A duplicate key in @p file, found at byte @p pos: its JSON path, or "" when unreadable. */
+static void
+emu_json_dup_path(const char *file, int pos, char *out, size_t len)
+{
+	FILE *f = fopen(file, "rb");
+	char *text;
+	size_t got;
+
+	out[0] = '\0';
+	if (f == NULL || pos <= 0)
+		goto done;
+	text = malloc((size_t)pos);
+	if (text != NULL) {
+		got = fread(text, 1, (size_t)pos, f);
+		emu_json_path_at(text, got, out, len);
+		free(text);
+	}
+done:
+	if (f != NULL)
+		fclose(f);
+}
 
 int
 emu_json_load_file(const char *file, json_t **out, struct emu_err *err)
@@ -24,8 +114,16 @@ emu_json_load_file(const char *file, json_t **out, struct emu_err *err)
 				   S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
 	root = json_load_file(file, JSON_REJECT_DUPLICATES, &jerr);
 	if (root == NULL) {
+		char path[EMU_JSON_PATH_LEN];
+
 		if (jerr.line < 0)
 			return emu_err_set(err, "%s: %s", file, jerr.text);
+		if (strncmp(jerr.text, "duplicate object key", 20) == 0) {
+			emu_json_dup_path(file, jerr.position, path, sizeof(path));
+			if (path[0] != '\0')
+				return emu_err_set(err, "%s: given twice, at line %d column %d", path,
+						   jerr.line, jerr.column);
+		}
 		return emu_err_set(err, "%s:%d:%d: %s", file, jerr.line, jerr.column, jerr.text);
 	}
 	*out = root;

@@ -20,7 +20,8 @@
 
 #define EMU_JSON_PATH_LEN 256
 
-/** Load @p file; on error the message is "FILE:LINE:COL: jansson's text". */
+/** Load @p file; on error the message is "FILE:LINE:COL: jansson's text", or for a key given
+ * twice in one object "PATH: given twice, at line L column C" (its JSON path). */
 int emu_json_load_file(const char *file, json_t **out, struct emu_err *err);
 
 /** Write "path.key" (or "key" when @p path is empty) into @p buf. */
