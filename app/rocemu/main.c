@@ -163,11 +163,12 @@ app_eal_init_portless(const char *prog, uint64_t mem_mb, struct emu_err *err)
 static void
 app_err_in(struct emu_err *err, const char *file)
 {
-	size_t used = strlen(err->msg);
+	char in[EMU_ERR_LEN];
 
 	if (strncmp(err->msg, file, strlen(file)) == 0)
 		return; /* a syntax error already starts with the file */
-	snprintf(err->msg + used, sizeof(err->msg) - used, " (in %s)", file);
+	snprintf(in, sizeof(in), " (in %s)", file);
+	emu_err_suffix(err, in);
 }
 
 int

@@ -59,3 +59,24 @@ emu_err_prefix(struct emu_err *err, const char *prefix)
 	memcpy(err->msg, tmp, sizeof(tmp));
 	emu_err_mark_cut(err, n < 0 ? 0 : (size_t)n);
 }
+
+void
+emu_err_suffix(struct emu_err *err, const char *suffix)
+{
+	size_t used, add;
+
+	if (err == NULL)
+		return;
+	used = strlen(err->msg);
+	add = strlen(suffix);
+	if (add + 4 > sizeof(err->msg))
+		add = sizeof(err->msg) - 4; /* a suffix longer than any message: its start */
+	if (used + add >= sizeof(err->msg)) {
+		/* the message cut short, said with "...", and the suffix whole */
+		used = sizeof(err->msg) - 1 - add - 3;
+		memcpy(err->msg + used, "...", 3);
+		used += 3;
+	}
+	memcpy(err->msg + used, suffix, add);
+	err->msg[used + add] = '\0';
+}

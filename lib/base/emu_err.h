@@ -29,4 +29,8 @@ int emu_err_setrc(struct emu_err *err, int rc, const char *fmt, ...)
 /** Prepend "prefix: " to the message already in @p err. */
 void emu_err_prefix(struct emu_err *err, const char *prefix);
 
+/** Append @p suffix to @p err's message; when both do not fit, the message is cut (ending in
+ * "...") so that the suffix (a file name, say) is kept whole. */
+void emu_err_suffix(struct emu_err *err, const char *suffix);
+
 #endif

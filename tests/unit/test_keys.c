@@ -159,6 +159,16 @@ test_err_cut(void **state)
 	assert_int_equal(strlen(err.msg), EMU_ERR_LEN - 1);
 	assert_string_equal(err.msg + EMU_ERR_LEN - 4, "...");
 	assert_memory_equal(err.msg, name, 100);
+	/* a suffix is kept whole: the message before it is cut, with "..." */
+	emu_err_set(&err, "tm.ports[0]: %s", name);
+	emu_err_suffix(&err, " (in x.json)");
+	n = strlen(err.msg);
+	assert_int_equal(n, strlen("tm.ports[0]: ") + strlen(name) + strlen(" (in x.json)"));
+	emu_err_prefix(&err, name); /* now nearly full */
+	emu_err_suffix(&err, " (in x.json)");
+	n = strlen(err.msg);
+	assert_int_equal(n, EMU_ERR_LEN - 1);
+	assert_string_equal(err.msg + n - strlen("... (in x.json)"), "... (in x.json)");
 }
 
 int
