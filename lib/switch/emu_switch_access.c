@@ -84,12 +84,6 @@ emu_switch_compile(const struct emu_switch *sw, enum emu_target t, int index, co
 {
 	const struct emu_stage_inst *st;
 
-	if (t == EMU_TARGET_TM && sw->fab != NULL && index >= (int)sw->fab->n_ports &&
-	    strcmp(key, "pfc_storm") == 0)
-		/* a storm is frames sent to a NIC; between hops a pause is the link's own state */
-		return emu_err_set(err, "%s: only a real port can send a PFC storm (towards its "
-				   "NIC); a fabric link pauses without frames (pipelines/README.md, "
-				   "fabric)", path);
 	if (t == EMU_TARGET_TM)
 		return emu_tm_compile(sw->tm, (uint16_t)index, key, val, out, path, err);
 	if (t == EMU_TARGET_INCAST)

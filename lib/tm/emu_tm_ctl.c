@@ -165,8 +165,6 @@ emu_tm_compile(const struct emu_tm *tm, uint16_t port, const char *key, const js
 	int64_t i;
 	int rc;
 
-	RTE_SET_USED(tm);
-	RTE_SET_USED(port);
 	memset(out, 0, sizeof(*out));
 	if (strcmp(key, "rate_gbps") == 0) {
 		out->key = EMU_TM_SET_RATE;
@@ -200,6 +198,12 @@ emu_tm_compile(const struct emu_tm *tm, uint16_t port, const char *key, const js
 	}
 	if (strcmp(key, "pfc_storm") == 0) {
 		out->key = EMU_TM_SET_STORM;
+		if (port < tm->n_ports && tm->ports[port].cfg.own_buffer)
+			/* a storm is frames sent to a NIC; between hops a pause is the link's
+			 * own state (it would pause the link itself, for ever in replay) */
+			return emu_err_set(err, "%s: only a real port can send a PFC storm (towards "
+					   "its NIC); a fabric link pauses without frames "
+					   "(pipelines/README.md, fabric)", path);
 		return emu_tm_storm_compile(val, out, path, err);
 	}
 	return emu_keys_unknown(path, t, err);
