@@ -132,6 +132,9 @@ fab_switch_parse(struct fab_cfg *c, const json_t *o, const char *path, unsigned 
 	emu_json_path(p, sizeof(p), path, "ports");
 	if (ports != NULL && (rc = emu_json_expect_array(ports, p, err)) != 0)
 		return rc;
+	if (ports != NULL && json_array_size(ports) == 0)
+		return emu_err_set(err, "%s: must name at least one port; omit it for a switch "
+				   "without real ports (a spine)", p);
 	json_array_foreach(ports, i, e) {
 		emu_json_path_idx(pe, sizeof(pe), p, i);
 		if (!json_is_string(e))
@@ -346,7 +349,7 @@ fab_cfg_parse(const json_t *o, unsigned int n_ports, const char *const *names,
 	const json_t *arr, *e;
 	struct fab_cfg *c;
 	uint32_t mtu = 0;
-	unsigned int i, j;
+	unsigned int i, j, k;
 	size_t idx;
 	int rc;
 
@@ -407,6 +410,29 @@ fab_cfg_parse(const json_t *o, unsigned int n_ports, const char *const *names,
 					 c->sw[b].name, names[j]);
 			goto fail;
 		}
+	/* a switch no link touches, or fewer than two leaves: no frame would cross the fabric */
+	for (i = 0; i < c->n_switches; i++) {
+		for (j = 0; j < c->n_links; j++)
+			if (c->links[j].from == i || c->links[j].to == i)
+				break;
+		if (j == c->n_links) {
+			rc = emu_err_set(err, "fabric.switches[%u]: switch \"%s\" has no link in "
+					 "fabric.links", i, c->sw[i].name);
+			goto fail;
+		}
+	}
+	for (i = 0, j = 0; i < c->n_switches; i++)
+		for (k = 0; k < n_ports; k++)
+			if (c->port_leaf[k] == i) {
+				j++;
+				break;
+			}
+	if (j < 2) {
+		rc = emu_err_set(err, "fabric.switches: must have at least two leaves (switches with "
+				 "\"ports\"), got %u: frames cross the fabric only from leaf to leaf",
+				 j);
+		goto fail;
+	}
 	*out = c;
 	return 0;
 fail:

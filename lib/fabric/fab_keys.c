@@ -18,8 +18,8 @@ static const struct emu_key fab_switch_entries[] = {
 	{ .name = "name", .type = EMU_KEY_STR, .required = true,
 	  .schema = "{\"maxLength\": 39}",
 	  .desc = "the switch's name, unique among ports, switches and links" },
-	EMU_K_ARR("ports", EMU_KEY_STR, NULL, "{\"uniqueItems\": true}",
-		  "real ports attached to this switch (a leaf)"),
+	EMU_K_ARR("ports", EMU_KEY_STR, NULL, "{\"minItems\": 1, \"uniqueItems\": true}",
+		  "real ports attached to this switch (a leaf); none for a spine"),
 	EMU_K_ENUM("route", "ecmp", fab_route_vals,
 		   "how the switch picks among equal-cost next hops: ecmp (hash), round_robin, "
 		   "random, adaptive (least queued), flowlet, static (the first)"),

@@ -33,8 +33,8 @@ SCHEMA_CANNOT = {
     "fabric-port-twice",
     # a key against the TM section of another port (lossless priorities, PFC on)
     "incast-pfc-not-lossless", "incast-attach-no-fabric",
-    # the fabric's graph: every pair of leaves connected
-    "fabric-no-path",
+    # the fabric's graph: every pair of leaves connected, every switch on a link, two leaves
+    "fabric-no-path", "fabric-switch-no-links", "fabric-no-leaves",
     # where a stage may be placed (ingress or egress list)
     "reorder-on-ingress",
     # a number rounded to whole nanoseconds must not round to 0
