@@ -370,7 +370,9 @@ fab_cfg_parse(const json_t *o, unsigned int n_ports, const char *const *names,
 	for (i = 0; i < n_ports; i++)
 		mtu = mtus[i] > mtu ? mtus[i] : mtu;
 	arr = json_object_get(o, "switches");
-	if (arr == NULL || !json_is_array(arr) || json_array_size(arr) < 2) {
+	if (arr != NULL && (rc = emu_json_expect_array(arr, "fabric.switches", err)) != 0)
+		goto fail;
+	if (arr == NULL || json_array_size(arr) < 2) {
 		rc = emu_err_set(err, "fabric.switches: must list at least two switches");
 		goto fail;
 	}
@@ -386,7 +388,9 @@ fab_cfg_parse(const json_t *o, unsigned int n_ports, const char *const *names,
 			goto fail;
 	}
 	arr = json_object_get(o, "links");
-	if (arr == NULL || !json_is_array(arr) || json_array_size(arr) == 0) {
+	if (arr != NULL && (rc = emu_json_expect_array(arr, "fabric.links", err)) != 0)
+		goto fail;
+	if (arr == NULL || json_array_size(arr) == 0) {
 		rc = emu_err_set(err, "fabric.links: must list at least one link");
 		goto fail;
 	}

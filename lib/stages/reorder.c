@@ -603,10 +603,12 @@ reorder_cfg_read(const json_t *cfg, const char *path, struct reorder_cfg *c, str
 		return rc;
 	emu_json_path(p1, sizeof(p1), path, "start");
 	c->start = -1; /* "first" */
-	if (v != NULL && !json_is_integer(v) &&
-	    !(json_is_string(v) && strcmp(json_string_value(v), "first") == 0))
+	if (json_is_string(v) && strcmp(json_string_value(v), "first") != 0)
+		return emu_err_set(err, "%s: must be \"first\" or a PSN 0-16777215, got \"%s\"",
+				   p1, json_string_value(v));
+	if (v != NULL && !json_is_integer(v) && !json_is_string(v))
 		return emu_err_set(err, "%s: must be \"first\" or a PSN 0-16777215, got %s", p1,
-				   json_is_string(v) ? "another string" : emu_json_type_name(v));
+				   emu_json_type_name(v));
 	if (json_is_integer(v) &&
 	    (rc = emu_json_int_value(v, p1, 0, REORDER_PSN_MASK, &c->start, err)) != 0)
 		return rc;
