@@ -96,6 +96,8 @@ fab_switch_parse(struct fab_cfg *c, const json_t *o, const char *path, unsigned 
 		return emu_err_set(err, "%s.route: must be \"ecmp\", \"round_robin\", \"random\", "
 				   "\"adaptive\", \"flowlet\" or \"static\", got \"%s\"", path, mode);
 	s->mode = (enum fab_route_mode)m;
+	if (json_object_get(o, "flowlet_us") != NULL && s->mode != FAB_ROUTE_FLOWLET)
+		return emu_err_set(err, "%s.flowlet_us: only with \"route\": \"flowlet\"", path);
 	s->flowlet_gap_ns = (uint64_t)(gap_us * 1e3 + 0.5);
 	if (s->mode == FAB_ROUTE_FLOWLET)
 		c->needs_flow_table = true;

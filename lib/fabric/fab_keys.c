@@ -43,6 +43,8 @@ static const struct emu_key_rule fab_switch_rules[] = {
 	{ "route", EMU_KEY_LIST("round_robin", "random", "adaptive", "flowlet", "static"), NULL,
 	  EMU_KEY_LIST("hash") },
 	{ "route", EMU_KEY_LIST("ecmp", "static"), NULL, EMU_KEY_LIST("spray_match") },
+	{ "route", EMU_KEY_LIST("ecmp", "round_robin", "random", "adaptive", "static"), NULL,
+	  EMU_KEY_LIST("flowlet_us") },
 };
 const struct emu_key_table fab_switch_table = {
 	.title = "fabric.switches[]", .desc = "a switch of the fabric",
