@@ -220,6 +220,10 @@ fab_link_parse(struct fab_cfg *c, const json_t *o, const char *path, unsigned in
 			else
 				snprintf(nm, sizeof(nm), "%s", base);
 			emu_json_path(p, sizeof(p), path, name != NULL ? "name" : "to");
+			if (name == NULL && strlen(nm) >= FAB_NAME_LEN)
+				return emu_err_set(err, "%s: the link's name \"%s\" would be longer "
+						   "than %d characters; shorten the switch names",
+						   p, nm, FAB_NAME_LEN - 1);
 			rc = fab_name_free(c, n_ports, names, nm, p, err);
 			if (rc != 0)
 				return rc;

@@ -49,8 +49,9 @@ SCHEMA_CANNOT = {
     "delay-jitter-over-delay", "impair-loss-4state-sum", "impair-loss-4state-sum3",
     "match-until-before-from", "tm-ecn-kmax", "tm-pfc-xon-above", "profile-order",
     "profile-repeat-inner-late", "match-psn-half",
-    # values derived from other keys (MTU, rates, delay lines, the port count)
+    # values derived from other keys (MTU, rates, delay lines, the port count, link names)
     "incast-frame-mtu", "incast-period-short", "incast-loop-senders", "forward-pairs-3ports",
+    "fabric-link-default-name-long",
     "profile-delay-line-rate-restore", "profile-delay-line-rate-up",
     "profile-delay-line-small", "profile-incast-burst-rate",
     "profile-duration-overlap", "profile-duration-overlap-repeat",
