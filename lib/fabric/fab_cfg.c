@@ -96,6 +96,8 @@ fab_switch_parse(struct fab_cfg *c, const json_t *o, const char *path, unsigned 
 		return emu_err_set(err, "%s.route: must be \"ecmp\", \"round_robin\", \"random\", "
 				   "\"adaptive\", \"flowlet\" or \"static\", got \"%s\"", path, mode);
 	s->mode = (enum fab_route_mode)m;
+	if (json_object_get(o, "flowlet_us") != NULL && s->mode != FAB_ROUTE_FLOWLET)
+		return emu_err_set(err, "%s.flowlet_us: only with \"route\": \"flowlet\"", path);
 	s->flowlet_gap_ns = (uint64_t)(gap_us * 1e3 + 0.5);
 	if (s->mode == FAB_ROUTE_FLOWLET)
 		c->needs_flow_table = true;
@@ -132,6 +134,9 @@ fab_switch_parse(struct fab_cfg *c, const json_t *o, const char *path, unsigned 
 	emu_json_path(p, sizeof(p), path, "ports");
 	if (ports != NULL && (rc = emu_json_expect_array(ports, p, err)) != 0)
 		return rc;
+	if (ports != NULL && json_array_size(ports) == 0)
+		return emu_err_set(err, "%s: must name at least one port; omit it for a switch "
+				   "without real ports (a spine)", p);
 	json_array_foreach(ports, i, e) {
 		emu_json_path_idx(pe, sizeof(pe), p, i);
 		if (!json_is_string(e))
@@ -215,6 +220,10 @@ fab_link_parse(struct fab_cfg *c, const json_t *o, const char *path, unsigned in
 			else
 				snprintf(nm, sizeof(nm), "%s", base);
 			emu_json_path(p, sizeof(p), path, name != NULL ? "name" : "to");
+			if (name == NULL && strlen(nm) >= FAB_NAME_LEN)
+				return emu_err_set(err, "%s: the link's name \"%s\" would be longer "
+						   "than %d characters; shorten the switch names",
+						   p, nm, FAB_NAME_LEN - 1);
 			rc = fab_name_free(c, n_ports, names, nm, p, err);
 			if (rc != 0)
 				return rc;
@@ -346,7 +355,7 @@ fab_cfg_parse(const json_t *o, unsigned int n_ports, const char *const *names,
 	const json_t *arr, *e;
 	struct fab_cfg *c;
 	uint32_t mtu = 0;
-	unsigned int i, j;
+	unsigned int i, j, k;
 	size_t idx;
 	int rc;
 
@@ -367,7 +376,9 @@ fab_cfg_parse(const json_t *o, unsigned int n_ports, const char *const *names,
 	for (i = 0; i < n_ports; i++)
 		mtu = mtus[i] > mtu ? mtus[i] : mtu;
 	arr = json_object_get(o, "switches");
-	if (arr == NULL || !json_is_array(arr) || json_array_size(arr) < 2) {
+	if (arr != NULL && (rc = emu_json_expect_array(arr, "fabric.switches", err)) != 0)
+		goto fail;
+	if (arr == NULL || json_array_size(arr) < 2) {
 		rc = emu_err_set(err, "fabric.switches: must list at least two switches");
 		goto fail;
 	}
@@ -383,7 +394,9 @@ fab_cfg_parse(const json_t *o, unsigned int n_ports, const char *const *names,
 			goto fail;
 	}
 	arr = json_object_get(o, "links");
-	if (arr == NULL || !json_is_array(arr) || json_array_size(arr) == 0) {
+	if (arr != NULL && (rc = emu_json_expect_array(arr, "fabric.links", err)) != 0)
+		goto fail;
+	if (arr == NULL || json_array_size(arr) == 0) {
 		rc = emu_err_set(err, "fabric.links: must list at least one link");
 		goto fail;
 	}
@@ -407,6 +420,29 @@ fab_cfg_parse(const json_t *o, unsigned int n_ports, const char *const *names,
 					 c->sw[b].name, names[j]);
 			goto fail;
 		}
+	/* a switch no link touches, or fewer than two leaves: no frame would cross the fabric */
+	for (i = 0; i < c->n_switches; i++) {
+		for (j = 0; j < c->n_links; j++)
+			if (c->links[j].from == i || c->links[j].to == i)
+				break;
+		if (j == c->n_links) {
+			rc = emu_err_set(err, "fabric.switches[%u]: switch \"%s\" has no link in "
+					 "fabric.links", i, c->sw[i].name);
+			goto fail;
+		}
+	}
+	for (i = 0, j = 0; i < c->n_switches; i++)
+		for (k = 0; k < n_ports; k++)
+			if (c->port_leaf[k] == i) {
+				j++;
+				break;
+			}
+	if (j < 2) {
+		rc = emu_err_set(err, "fabric.switches: must have at least two leaves (switches with "
+				 "\"ports\"), got %u: frames cross the fabric only from leaf to leaf",
+				 j);
+		goto fail;
+	}
 	*out = c;
 	return 0;
 fail:

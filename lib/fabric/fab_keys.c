@@ -18,31 +18,38 @@ static const struct emu_key fab_switch_entries[] = {
 	{ .name = "name", .type = EMU_KEY_STR, .required = true,
 	  .schema = "{\"maxLength\": 39}",
 	  .desc = "the switch's name, unique among ports, switches and links" },
-	EMU_K_ARR("ports", EMU_KEY_STR, NULL, "{\"uniqueItems\": true}",
-		  "real ports attached to this switch (a leaf)"),
+	EMU_K_ARR("ports", EMU_KEY_STR, NULL, "{\"minItems\": 1, \"uniqueItems\": true}",
+		  "real ports attached to this switch (a leaf); none for a spine"),
 	EMU_K_ENUM("route", "ecmp", fab_route_vals,
 		   "how the switch picks among equal-cost next hops: ecmp (hash), round_robin, "
 		   "random, adaptive (least queued), flowlet, static (the first)"),
+	/* bit_offset below the function's width (fab_hash_width()): 32 bits for toeplitz and
+	 * murmur3, 16 for the others and the default, crc16_ccitt */
 	EMU_K_ANY("hash", "{\"type\": \"object\", \"properties\": {\"function\": {\"enum\": "
 		  "[\"crc16_ccitt\", \"crc32_lo\", \"crc32_hi\", \"xor\", \"toeplitz\", "
 		  "\"murmur3\"]}, \"fields\": {\"type\": \"array\", \"items\": {\"enum\": "
 		  "[\"src_ip\", \"dst_ip\", \"src_port\", \"dst_port\", \"dest_qp\", "
-		  "\"protocol\"]}}, \"seed\": {\"type\": \"integer\", \"minimum\": 0}, "
-		  "\"bit_offset\": {\"type\": \"integer\", \"minimum\": 0}}, "
-		  "\"additionalProperties\": false}",
+		  "\"protocol\"]}}, \"seed\": {\"type\": \"integer\", \"minimum\": 0, "
+		  "\"maximum\": 4294967295}, \"bit_offset\": {\"type\": \"integer\", "
+		  "\"minimum\": 0, \"maximum\": 31}}, \"additionalProperties\": false, "
+		  "\"if\": {\"required\": [\"function\"], \"properties\": {\"function\": "
+		  "{\"enum\": [\"toeplitz\", \"murmur3\"]}}}, \"else\": {\"properties\": "
+		  "{\"bit_offset\": {\"maximum\": 15}}}}",
 		  "ECMP hash (only with route ecmp): function, fields, seed, bit_offset "
 		  "(docs/ecmp-hash.md); default CRC16-CCITT of the 5-tuple, seed 0"),
 	EMU_K_NUM("flowlet_us", 10.0, 0.0, true, 1e6, "flowlet gap (us), route flowlet"),
-	EMU_K_ANY("spray_match",
-		  "{\"type\": \"object\", \"not\": {\"required\": [\"iteration\"]}}",
-		  "spray only the packets this match selects (the stages' match keys, no "
+	{ .name = "spray_match", .type = EMU_KEY_OBJ, .sub = &emu_match_table,
+	  .schema = "{\"not\": {\"required\": [\"iteration\"]}}",
+	  .desc = "spray only the packets this match selects (the stages' match keys, no "
 		  "iteration); the rest are ECMP-hashed (CRC16-CCITT of the 5-tuple, seed 0); "
-		  "with a spraying route only"),
+		  "with a spraying route only" },
 };
 static const struct emu_key_rule fab_switch_rules[] = {
 	{ "route", EMU_KEY_LIST("round_robin", "random", "adaptive", "flowlet", "static"), NULL,
 	  EMU_KEY_LIST("hash") },
 	{ "route", EMU_KEY_LIST("ecmp", "static"), NULL, EMU_KEY_LIST("spray_match") },
+	{ "route", EMU_KEY_LIST("ecmp", "round_robin", "random", "adaptive", "static"), NULL,
+	  EMU_KEY_LIST("flowlet_us") },
 };
 const struct emu_key_table fab_switch_table = {
 	.title = "fabric.switches[]", .desc = "a switch of the fabric",
@@ -53,7 +60,8 @@ const struct emu_key_table fab_switch_table = {
 static const struct emu_key fab_link_own[] = {
 	EMU_K_STR_REQ("from", "the switch the link leaves"),
 	EMU_K_STR_REQ("to", "the switch it reaches"),
-	EMU_K_STR("name", NULL, "its name (one one-way link only); default FROM-TO[.K]"),
+	{ .name = "name", .type = EMU_KEY_STR, .schema = "{\"maxLength\": 39}",
+	  .desc = "its name (one one-way link only); default FROM-TO[.K]" },
 	EMU_K_BOOL("both_ways", 1, "also the link back, with the same settings"),
 	EMU_K_INT("count", 1, 1, FAB_MAX_NEXT, "parallel links"),
 	EMU_K_NUM("loss", 0.0, 0.0, false, 1.0, "probability a packet is lost on the link"),

@@ -86,9 +86,11 @@ static const char *const reorder_keys[] = { "ports", "match", "timeout_us", "max
 static const char *const reorder_policy_vals[] = { "flush", "drop", NULL };
 
 static const struct emu_key reorder_key_entries[] = {
-	EMU_K_ARR("ports", EMU_KEY_STR, NULL, NULL,
+	EMU_K_ARR("ports", EMU_KEY_STR, NULL, "{\"minItems\": 1}",
 		  "egress ports whose packets are sorted; default: every port"),
-	EMU_K_OBJ("match", &emu_match_table, "only packets this matches are sorted"),
+	{ .name = "match", .type = EMU_KEY_OBJ, .sub = &emu_match_table,
+	  .schema = "{\"not\": {\"required\": [\"iteration\"]}}",
+	  .desc = "only packets this matches are sorted (no iteration)" },
 	EMU_K_NUM("timeout_us", 100.0, 0.0, true, 10e6,
 		  "a hole is given up after this (us): what is held goes out, the NIC sees the gap"),
 	EMU_K_INT("max_held_pkts", 16384, 1, 4194304, "packets held at once at most"),
@@ -603,10 +605,12 @@ reorder_cfg_read(const json_t *cfg, const char *path, struct reorder_cfg *c, str
 		return rc;
 	emu_json_path(p1, sizeof(p1), path, "start");
 	c->start = -1; /* "first" */
-	if (v != NULL && !json_is_integer(v) &&
-	    !(json_is_string(v) && strcmp(json_string_value(v), "first") == 0))
+	if (json_is_string(v) && strcmp(json_string_value(v), "first") != 0)
+		return emu_err_set(err, "%s: must be \"first\" or a PSN 0-16777215, got \"%s\"",
+				   p1, json_string_value(v));
+	if (v != NULL && !json_is_integer(v) && !json_is_string(v))
 		return emu_err_set(err, "%s: must be \"first\" or a PSN 0-16777215, got %s", p1,
-				   json_is_string(v) ? "another string" : emu_json_type_name(v));
+				   emu_json_type_name(v));
 	if (json_is_integer(v) &&
 	    (rc = emu_json_int_value(v, p1, 0, REORDER_PSN_MASK, &c->start, err)) != 0)
 		return rc;
@@ -634,8 +638,14 @@ reorder_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 	if (rc == 0 && match != NULL)
 		rc = emu_match_parse(match, p1, env->port_names, env->n_ports,
 				     env->out_port_known, &rp->match, err);
+	if (rc == 0 && match != NULL && (rp->match.flags & EMU_MATCH_ITERATION))
+		rc = emu_err_set(err, "%s.iteration: not in a reorder stage (no iteration tracker "
+				 "there)", p1);
 	if (rc == 0)
 		rc = emu_stage_port_mask(cfg, env, "ports", &rp->port_mask, err);
+	if (rc == 0 && rp->port_mask == 0) /* "ports": [] would sort nothing */
+		rc = emu_err_set(err, "%s.ports: must name at least one port; omit it for all "
+				 "ports", env->path);
 	if (rc != 0 || env->check_only)
 		return rc;
 	rp->has_match = match != NULL;

@@ -180,6 +180,40 @@ emu_pipeline_fabric(struct emu_pipeline *pl, const uint32_t *mtus, struct emu_er
 	return 0;
 }
 
+/*
+ * A fabric switch that hashes flows (ecmp), tells them apart (flowlet) or matches them
+ * (spray_match) reads fields only a parse stage in ingress fills: without one every flow looks
+ * alike and takes one path. Refused where such a switch has a choice of next hops to a leaf.
+ */
+static int
+emu_pipeline_fabric_parsed(const struct emu_pipeline *pl, struct emu_err *err)
+{
+	const struct fab_cfg *fc = pl->fabric;
+	const json_t *o;
+	unsigned int s, k;
+	size_t idx;
+
+	if (fc == NULL)
+		return 0;
+	json_array_foreach(json_object_get(pl->root, "ingress"), idx, o)
+		if (strcmp(json_string_value(json_object_get(o, "type")), "parse") == 0)
+			return 0;
+	for (s = 0; s < fc->n_switches; s++) {
+		const struct fab_switch_cfg *sc = &fc->sw[s];
+
+		if (sc->mode != FAB_ROUTE_ECMP && sc->mode != FAB_ROUTE_FLOWLET &&
+		    !sc->has_spray_match)
+			continue;
+		for (k = 0; k < pl->n_ports; k++)
+			if (fc->port_leaf[k] != FAB_NONE && fc->n_next[s][fc->port_leaf[k]] > 1)
+				return emu_err_set(err, "fabric.switches[%u].%s: needs a \"parse\" "
+						   "stage in ingress (unparsed, every flow looks alike "
+						   "and takes one path)", s,
+						   sc->has_spray_match ? "spray_match" : "route");
+	}
+	return 0;
+}
+
 /* Incast sources "attach"ed to a fabric leaf: the leaf's index, which must hold real ports. */
 static int
 emu_pipeline_incast_attach(struct emu_pipeline *pl, struct emu_err *err)
@@ -264,6 +298,8 @@ emu_pipeline_from_json(json_t *root, const char *file, struct emu_pipeline **out
 	}
 	if (rc == 0)
 		rc = emu_pipeline_fabric(pl, mtus, err);
+	if (rc == 0)
+		rc = emu_pipeline_fabric_parsed(pl, err);
 	if (rc == 0)
 		rc = emu_incast_parse(json_object_get(root, "incast"), pl->n_ports, pl->port_names,
 				      mtus, pl->incast, &pl->n_incast, err);

@@ -33,10 +33,10 @@ SCHEMA_CANNOT = {
     "fabric-port-twice",
     # a key against the TM section of another port (lossless priorities, PFC on)
     "incast-pfc-not-lossless", "incast-attach-no-fabric",
-    # the fabric's graph: every pair of leaves connected
-    "fabric-no-path",
-    # where a stage may be placed (ingress or egress list)
-    "reorder-on-ingress",
+    # the fabric's graph: every pair of leaves connected, every switch on a link, two leaves
+    "fabric-no-path", "fabric-switch-no-links", "fabric-no-leaves",
+    # where a stage may be placed (ingress or egress list), or a stage the fabric needs
+    "reorder-on-ingress", "fabric-no-parse",
     # a number rounded to whole nanoseconds must not round to 0
     "reorder-timeout-sub-ns",
     "profile-impair-unknown-event", "profile-impair-p-no-model",
@@ -49,8 +49,9 @@ SCHEMA_CANNOT = {
     "delay-jitter-over-delay", "impair-loss-4state-sum", "impair-loss-4state-sum3",
     "match-until-before-from", "tm-ecn-kmax", "tm-pfc-xon-above", "profile-order",
     "profile-repeat-inner-late", "match-psn-half",
-    # values derived from other keys (MTU, rates, delay lines, the port count)
+    # values derived from other keys (MTU, rates, delay lines, the port count, link names)
     "incast-frame-mtu", "incast-period-short", "incast-loop-senders", "forward-pairs-3ports",
+    "fabric-link-default-name-long",
     "profile-delay-line-rate-restore", "profile-delay-line-rate-up",
     "profile-delay-line-small", "profile-incast-burst-rate",
     "profile-duration-overlap", "profile-duration-overlap-repeat",

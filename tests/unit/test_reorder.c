@@ -626,10 +626,14 @@ test_config(void **state)
 		{ "{\"policy\": \"wait\"}",
 		  "egress[0].policy: must be \"flush\" or \"drop\", got \"wait\"" },
 		{ "{\"start\": \"last\"}",
-		  "egress[0].start: must be \"first\" or a PSN 0-16777215, got another string" },
+		  "egress[0].start: must be \"first\" or a PSN 0-16777215, got \"last\"" },
 		{ "{\"start\": 16777216}",
 		  "egress[0].start: must be in [0, 16777215], got 16777216" },
 		{ "{\"max_qps\": 4}", "egress[0].max_qps: must be in [8, 1048576], got 4" },
+		{ "{\"ports\": []}",
+		  "egress[0].ports: must name at least one port; omit it for all ports" },
+		{ "{\"match\": {\"iteration\": 1}}",
+		  "egress[0].match.iteration: not in a reorder stage (no iteration tracker there)" },
 	};
 	struct emu_err err;
 	struct rstage s;
