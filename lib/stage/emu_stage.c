@@ -22,6 +22,9 @@ emu_stage_port_mask(const json_t *cfg, const struct emu_stage_env *env, const ch
 	emu_json_path(path, sizeof(path), env->path, key);
 	if (emu_json_expect_array(ports, path, err) != 0)
 		return -EINVAL;
+	if (json_array_size(ports) == 0) /* a stage for no port: a mistake */
+		return emu_err_set(err, "%s: must name at least one port; omit it for all ports",
+				   path);
 	*mask = 0;
 	json_array_foreach(ports, i, v) {
 		emu_json_path_idx(p2, sizeof(p2), path, i);

@@ -90,7 +90,7 @@ int emu_stage_env_port(const struct emu_stage_env *env, const char *name);
 
 /**
  * Read @p key of @p cfg, an optional array of port names, into a bit mask of port indexes
- * (every port when the key is absent).
+ * (every port when the key is absent; an empty array is refused).
  */
 int emu_stage_port_mask(const json_t *cfg, const struct emu_stage_env *env, const char *key,
 			uint32_t *mask, struct emu_err *err);

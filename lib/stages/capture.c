@@ -55,7 +55,7 @@ static const struct emu_key capture_key_entries[] = {
 		      "names resolve against the pipeline's directory"),
 	EMU_K_INT("snaplen", 65535, 64, 65535, "bytes kept of each frame"),
 	EMU_K_INT("ring_size", 4096, 64, 1 << 26, "frames the ring to the writer holds"),
-	EMU_K_ARR("ports", EMU_KEY_STR, NULL, NULL,
+	EMU_K_ARR("ports", EMU_KEY_STR, NULL, "{\"minItems\": 1}",
 		  "port names whose packets are captured; default: every port"),
 	EMU_K_BOOL("enabled", true, "capture from the start (a profile can change it)"),
 	EMU_K_ENUM("annotate", "events", capture_annotate_vals,

@@ -65,7 +65,9 @@ static const char *const delay_rule_keys[] = { "match", "dist", "delay_us", "jit
 #define DELAY_MAX_HELD_MAX 4194304
 
 static const struct emu_key delay_rule_entries[] = {
-	EMU_K_OBJ("match", &emu_match_table, "which packets the rule delays; default: all"),
+	{ .name = "match", .type = EMU_KEY_OBJ, .sub = &emu_match_table,
+	  .schema = "{\"not\": {\"required\": [\"iteration\"]}}",
+	  .desc = "which packets the rule delays (no iteration); default: all" },
 	{ .name = "dist", .type = EMU_KEY_STR, .has_def = true, .sdef = "constant",
 	  .schema = "{\"enum\": [\"constant\", \"uniform\", \"normal\", \"pareto\", "
 		    "\"table\"]}",
@@ -155,6 +157,9 @@ delay_rule_parse(struct delay_rule *r, const json_t *o, const char *path,
 	if (v != NULL) {
 		rc = emu_match_parse(v, p1, env->port_names, env->n_ports, env->out_port_known,
 				     &r->match, err);
+		if (rc == 0 && (r->match.flags & EMU_MATCH_ITERATION))
+			rc = emu_err_set(err, "%s.iteration: not in a delay stage (only impair "
+					 "tracks iterations)", p1);
 	} else {
 		json_t *empty = json_object();
 

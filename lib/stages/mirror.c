@@ -32,7 +32,7 @@ static const char *const mirror_keys[] = { "to", "ports", "snaplen", NULL };
 
 static const struct emu_key mirror_key_entries[] = {
 	EMU_K_STR_REQ("to", "the port (a ports[] name) the copies are sent out of"),
-	EMU_K_ARR("ports", EMU_KEY_STR, NULL, NULL,
+	EMU_K_ARR("ports", EMU_KEY_STR, NULL, "{\"minItems\": 1}",
 		  "port names whose packets are mirrored; default: every port"),
 	EMU_K_INT("snaplen", 0, 0, 65535, "truncate the copies to this many bytes; 0: whole"),
 };

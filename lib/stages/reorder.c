@@ -643,9 +643,6 @@ reorder_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 				 "there)", p1);
 	if (rc == 0)
 		rc = emu_stage_port_mask(cfg, env, "ports", &rp->port_mask, err);
-	if (rc == 0 && rp->port_mask == 0) /* "ports": [] would sort nothing */
-		rc = emu_err_set(err, "%s.ports: must name at least one port; omit it for all "
-				 "ports", env->path);
 	if (rc != 0 || env->check_only)
 		return rc;
 	rp->has_match = match != NULL;
