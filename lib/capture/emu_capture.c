@@ -154,17 +154,17 @@ emu_capture_alloc(struct emu_capture *cap, struct emu_err *err)
 		cap->slots = emu_capture_ring_alloc("emu_capture", n * cap->slot_size);
 		if (cap->slots == NULL)
 			return emu_err_setrc(err, -ENOMEM,
-					     "capture ring of %zu records of %u bytes: %s; lower "
-					     "snaplen or ring_size, or give EAL more memory", n,
-					     cap->slot_size, rte_strerror(rte_errno));
+					     "capture ring of %zu records of %u bytes: out of memory; "
+					     "lower snaplen or ring_size, or give EAL more memory", n,
+					     cap->slot_size);
 	}
 	if (cap->annotating && cap->anns == NULL) {
 		cap->anns = emu_capture_ring_alloc("emu_capture_ann", n * sizeof(*cap->anns));
 		if (cap->anns == NULL)
 			return emu_err_setrc(err, -ENOMEM,
-					     "capture ring of %zu annotations of %zu bytes: %s; "
-					     "lower ring_size, or give EAL more memory", n,
-					     sizeof(*cap->anns), rte_strerror(rte_errno));
+					     "capture ring of %zu annotations of %zu bytes: out of "
+					     "memory; lower ring_size, or give EAL more memory", n,
+					     sizeof(*cap->anns));
 	}
 	return 0;
 }
