@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The README's worked study ("Multipath: what ECMP, spraying and a reorder buffer do to an RC
-# all-reduce"): rocegen's ring all-reduce between two software RoCE endpoints in the netns lab,
-# through rocemu's emulated leaf-spine (pipelines/ecmp-4x25.json, spray-4x25.json, scaled by
+# all-reduce"): rocegen's ring all-reduce between two software RoCE endpoints (two processes, two
+# ranks each: 4 ranks) in the netns lab, through rocemu's emulated leaf-spine
+# (pipelines/ecmp-4x25.json, spray-4x25.json, scaled by
 # profiles/fabric-25m.json to 4 x 25 Mb/s so a software endpoint can fill it), for RC over
 # ECMP with 1, 2, 4 and 8 QPs per connection, RC over spraying with and without the reorder
 # stage, and (when rocegen has it) the SRD-like transport over spraying. Prints a markdown
 # table: busbw, and the NAKs and retransmitted packets rocegen counted.
 #
-#   sudo scripts/study-fabric.sh [BUILD_DIR] [--size 16M]       (5-10 minutes)
+#   sudo scripts/study-fabric.sh [BUILD_DIR] [--size 16M]       (about 5 minutes)
 set -u
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$SRC/build
@@ -70,7 +71,7 @@ print("| %s | %s | %.4f | %s | %d | %d | %d | %d |" % (name, qps, bus, up,
       tot("timeouts", True)))
 PY
 }
-# with several QPs, each message split over them (NCCL_IB_SPLIT_DATA_ON_QPS=1): a 2-rank ring
+# with several QPs, each message split over them (NCCL_IB_SPLIT_DATA_ON_QPS=1): the 4-rank ring
 # has one message in flight per step, which round robin (0) would put on one QP at a time
 for q in 1 2 4 8; do
 	run "RC / ECMP" "$WORK/ecmp.json" $q --split-data-on-qps 1
