@@ -46,7 +46,7 @@ int
 emu_switch_fabric_init(struct emu_switch *sw, struct emu_err *err)
 {
 	const struct fab_cfg *fc = sw->pl->fabric;
-	unsigned int l;
+	unsigned int l, lev, k;
 
 	sw->fab = fc;
 	sw->fab_reason_base = sw->n_reasons;
@@ -80,6 +80,19 @@ emu_switch_fabric_init(struct emu_switch *sw, struct emu_err *err)
 	for (l = 0; l < fc->n_links; l++)
 		if (fc->links[l].loss > 0)
 			sw->fab_lossy |= 1ULL << l;
+	/* each level's links in their order, and the ports the last level delivers to */
+	for (lev = 0, k = 0; lev < fc->n_levels; lev++) {
+		sw->fab_lvl_at[lev] = (uint8_t)k;
+		for (l = 0; l < fc->n_links; l++)
+			if (fc->level[l] == lev) {
+				sw->fab_lvl_lk[k] = (uint16_t)l;
+				sw->fab_lvl_port[k++] = fab_link_port(fc, l);
+			}
+	}
+	sw->fab_lvl_at[fc->n_levels] = (uint8_t)k;
+	for (l = 0; l < fc->n_ports && l < EMU_MAX_PORTS; l++)
+		if (fc->port_leaf[l] != FAB_NONE)
+			sw->fab_dests[sw->fab_n_dests++] = (uint16_t)l;
 	emu_fab_links_up(sw);
 	return 0;
 }
@@ -450,18 +463,15 @@ emu_fab_merge_last(struct emu_switch *sw, const uint16_t *lk, const uint16_t *po
 	const struct fab_cfg *fc = sw->fab;
 	struct rte_mbuf *out[EMU_BURST * 2], *sorted[EMU_BURST * 2];
 	uint8_t from[EMU_BURST * 2];
-	uint16_t dests[EMU_MAX_PORTS], cnt[EMU_MAX_PORTS], pos[EMU_MAX_PORTS];
+	uint16_t cnt[EMU_MAX_PORTS], pos[EMU_MAX_PORTS];
 	struct emu_tm_sum sum = { 0, 0, 0 };
-	unsigned int i, k, got, n_dests = 0;
+	unsigned int k, got;
 
 	if (sw->general_only || !emu_tm_departed_sum(sw->tm, ports, n, now_ns, &sum))
 		return false;
 	if (sum.pkts == 0)
 		return true;
-	for (i = 0; i < fc->n_ports && i < EMU_MAX_PORTS; i++)
-		if (fc->port_leaf[i] != FAB_NONE)
-			dests[n_dests++] = (uint16_t)i;
-	if (!emu_tm_arrivals_calm(sw->tm, dests, n_dests, ports, n, &sum))
+	if (!emu_tm_arrivals_calm(sw->tm, sw->fab_dests, sw->fab_n_dests, ports, n, &sum))
 		return false;
 	while ((got = emu_tm_merge_departed(sw->tm, ports, n, now_ns, out, from,
 					    RTE_DIM(out))) > 0) {
@@ -505,19 +515,14 @@ static void
 emu_fab_advance_levels(struct emu_switch *sw, uint64_t now_ns)
 {
 	const struct fab_cfg *fc = sw->fab;
-	uint16_t ports[FAB_MAX_LINKS], lk[FAB_MAX_LINKS];
-	unsigned int lev, l, n;
+	unsigned int lev, i;
 
 	for (lev = 0; lev < fc->n_levels; lev++) {
-		n = 0;
-		for (l = 0; l < fc->n_links; l++) {
-			if (fc->level[l] != lev)
-				continue;
-			ports[n] = fab_link_port(fc, l);
-			lk[n] = (uint16_t)l;
-			emu_tm_advance(sw->tm, ports[n], now_ns, &sw->tm_rng);
-			n++;
-		}
+		const unsigned int at = sw->fab_lvl_at[lev], n = sw->fab_lvl_at[lev + 1] - at;
+		const uint16_t *lk = &sw->fab_lvl_lk[at], *ports = &sw->fab_lvl_port[at];
+
+		for (i = 0; i < n; i++)
+			emu_tm_advance(sw->tm, ports[i], now_ns, &sw->tm_rng);
 		if (!fc->level_last[lev] || !emu_fab_merge_last(sw, lk, ports, n, now_ns))
 			emu_fab_merge(sw, lk, ports, n, now_ns);
 	}
@@ -531,7 +536,7 @@ emu_switch_fabric_advance(struct emu_switch *sw, uint64_t now_ns)
 {
 	if (sw->fab == NULL)
 		return;
-	emu_fab_links_up(sw); /* whatever changed a link between bursts */
+	/* links_up is current: a link changes only by a profile (emu_switch_fabric_touch()) */
 	if (sw->fab->levels_exact)
 		emu_fab_advance_levels(sw, now_ns);
 	else

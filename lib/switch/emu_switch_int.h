@@ -114,6 +114,12 @@ struct emu_switch {
 	uint64_t fab_dirty;             /* links whose next event must be recomputed */
 	uint64_t fab_lossy;             /* links with a loss probability (bit l: link l) */
 	bool fab_pfc;                   /* some port or link is lossless: PFC between hops */
+	/* the links level by level (levels_exact): level k's are fab_lvl_lk[fab_lvl_at[k] ..
+	 * fab_lvl_at[k + 1] - 1], their TM ports beside them; and the real ports on a leaf */
+	uint16_t fab_lvl_lk[FAB_MAX_LINKS], fab_lvl_port[FAB_MAX_LINKS];
+	uint8_t fab_lvl_at[FAB_MAX_LINKS + 1];
+	uint16_t fab_dests[EMU_MAX_PORTS];
+	unsigned int fab_n_dests;
 	bool general_only;              /* emu_switch_set_general_only() (tests) */
 	uint64_t fab_link_ctr[FAB_MAX_LINKS][FAB_LINK_CTR_MAX];
 	uint64_t fab_sw_ctr[FAB_MAX_SWITCHES][FAB_SW_CTR_MAX];
