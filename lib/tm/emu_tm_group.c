@@ -341,6 +341,7 @@ emu_tm_arrive_calm(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q,
 			struct emu_pkt_meta *const hm = emu_meta(h);
 			const uint64_t arrived = hm->ts_ns;
 			uint64_t a = pause > arrived ? pause : arrived, start_ns, sum_ps, hcells;
+			struct emu_tm_port *in;
 			uint32_t start_ps, hlen;
 			uint16_t hh;
 
@@ -367,8 +368,10 @@ emu_tm_arrive_calm(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q,
 			/* emu_tm_unaccount() */
 			hcells = TM_CALM_CELLS(hlen);
 			hh = emu_meta_hop_in(hm);
-			if (hm->flags & EMU_META_HEADROOM) {
-				tm->ports[hh].hr_cells[q] -= hcells;
+			in = hh < n_ports && (tm->lossless_of[hh] & (1u << q)) ? &tm->ports[hh] : NULL;
+			/* headroom is only ever a lossless ingress's (emu_tm_enqueue()) */
+			if (unlikely(hm->flags & EMU_META_HEADROOM) && in != NULL) {
+				in->hr_cells[q] -= hcells;
 			} else {
 				if (!own)
 					used -= hcells;
@@ -376,8 +379,8 @@ emu_tm_arrive_calm(struct emu_tm *tm, struct emu_tm_port *p, unsigned int q,
 				port_cells -= hcells;
 			}
 			port_pkts -= 1;
-			if (hh < n_ports && (tm->lossless_of[hh] & (1u << q)))
-				tm->ports[hh].ing_bytes[q] -= hlen;
+			if (in != NULL)
+				in->ing_bytes[q] -= hlen;
 			/* emu_tm_wire_push() */
 			busy += memo_ps;
 			if (trace)
