@@ -415,10 +415,14 @@ live_reload_profile(struct live_state *st, const char *file, char *msg, size_t l
 		return -1;
 	}
 	if (emu_profile_load(file, st->ctx.sw, &np, &err) != 0) {
-		fprintf(live_out, "rocemu: profile reload refused, the running profile stays: %s (in %s)\n",
-		       err.msg, file);
+		/* a syntax error names the file itself */
+		const char *in = err.names_file ? "" : " (in ", *end = err.names_file ? "" : ")";
+		const char *name = err.names_file ? "" : file;
+
+		fprintf(live_out, "rocemu: profile reload refused, the running profile stays: %s%s%s%s\n",
+			err.msg, in, name, end);
 		if (snprintf(msg, len, "rocemu: profile reload refused, the running profile stays: "
-			     "%s (in %s)", err.msg, file) >= (int)len)
+			     "%s%s%s%s", err.msg, in, name, end) >= (int)len)
 			msg[len - 2] = '.';	/* cut: the whole line is on stdout */
 		return -1;
 	}

@@ -165,7 +165,7 @@ app_err_in(struct emu_err *err, const char *file)
 {
 	char in[EMU_ERR_LEN];
 
-	if (strncmp(err->msg, file, strlen(file)) == 0)
+	if (err->names_file)
 		return; /* a syntax error already starts with the file */
 	snprintf(in, sizeof(in), " (in %s)", file);
 	emu_err_suffix(err, in);
@@ -355,7 +355,7 @@ app_load_pipeline(struct app_ctx *ctx, struct app_opts *o)
 	if (o->pipeline == NULL)
 		o->pipeline = app_default_pipeline();
 	if (emu_pipeline_load(o->pipeline, &ctx->pl, &err) != 0) {
-		if (strncmp(err.msg, o->pipeline, strlen(o->pipeline)) == 0)
+		if (err.names_file)
 			fprintf(stderr, "%s\n", err.msg); /* a JSON syntax error names the file */
 		else
 			fprintf(stderr, "%s (in %s)\n", err.msg, o->pipeline);

@@ -21,6 +21,7 @@ emu_err_vset(struct emu_err *err, const char *fmt, va_list ap)
 
 	if (err == NULL)
 		return;
+	err->names_file = false;
 	n = vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 	emu_err_mark_cut(err, n < 0 ? 0 : (size_t)n);
 }
@@ -34,6 +35,19 @@ emu_err_set(struct emu_err *err, const char *fmt, ...)
 	emu_err_vset(err, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
+}
+
+int
+emu_err_file(struct emu_err *err, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	emu_err_vset(err, fmt, ap);
+	va_end(ap);
+	if (err != NULL)
+		err->names_file = true;
+	return rc;
 }
 
 int
@@ -57,6 +71,7 @@ emu_err_prefix(struct emu_err *err, const char *prefix)
 		return;
 	n = snprintf(tmp, sizeof(tmp), "%s: %s", prefix, err->msg);
 	memcpy(err->msg, tmp, sizeof(tmp));
+	err->names_file = false; /* it starts with the prefix now */
 	emu_err_mark_cut(err, n < 0 ? 0 : (size_t)n);
 }
 

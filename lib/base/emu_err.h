@@ -13,14 +13,22 @@
 
 /* room for two file names of some length and the JSON path; a message longer than this ends
  * in "..." (emu_err.c), never cut silently */
+#include <stdbool.h>
+
 #define EMU_ERR_LEN 4096
 
 struct emu_err {
 	char msg[EMU_ERR_LEN];
+	bool names_file; /* the message starts with the file it is about (emu_err_file()) */
 };
 
 /** Fill @p err (may be NULL) with a printf-style message; returns -EINVAL for `return emu_err_set(...)`. */
 int emu_err_set(struct emu_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/** Like emu_err_setrc(), for a message that starts with the name of the file it is about:
+ * sets names_file, so that callers do not name the file again. */
+int emu_err_file(struct emu_err *err, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /** Like emu_err_set() but returns @p rc (a negative errno) instead of -EINVAL. */
 int emu_err_setrc(struct emu_err *err, int rc, const char *fmt, ...)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,13 +11,14 @@
 #include "lib/base/emu_json.h"
 
 /*
- * The JSON path of the key that ends before byte @p pos of @p text: jansson refuses a
- * duplicate key with its line and column only (it keeps no path). A scanner of JSON's
- * structure (strings, brackets, commas), enough for text that parsed up to there: each open
- * object keeps its current key, each open array its index. Deeper than 32 levels, or keys
- * longer than 127 bytes, give a shorter path.
+ * The JSON path of the key that ends before byte @p pos of @p text (text that parsed up to
+ * there): jansson refuses a duplicate key with its line and column only (it keeps no path). A
+ * scanner of JSON's structure (strings, brackets, commas): each open object keeps its current
+ * key, each open array its index. Returns false (no path) for what it cannot name exactly: an
+ * empty key, a key with an escape or longer than 127 bytes, nesting deeper than 32, text that
+ * does not nest; the caller then gives jansson's own message.
  */
-static void
+static bool
 emu_json_path_at(const char *text, size_t pos, char *out, size_t len)
 {
 	struct {
@@ -33,98 +35,131 @@ emu_json_path_at(const char *text, size_t pos, char *out, size_t len)
 
 		if (c == '"') {
 			size_t j, k = 0;
+			bool plain = true; /* no escape, not too long */
 			char buf[128];
 
 			for (j = i + 1; j < pos && text[j] != '"'; j++) {
-				if (text[j] == '\\' && j + 1 < pos)
-					j++; /* the escaped character, as itself */
-				if (k < sizeof(buf) - 1)
+				if (text[j] == '\\') {
+					plain = false;
+					j++; /* the escaped character: never the string's end */
+				} else if (k < sizeof(buf) - 1) {
 					buf[k++] = text[j];
+				} else {
+					plain = false;
+				}
 			}
 			buf[k] = '\0';
-			if (d >= 0 && d < 32 && st[d].obj && st[d].want_key) {
+			if (d >= 0 && st[d].obj && st[d].want_key) {
+				if (!plain || k == 0)
+					return false;
 				memcpy(st[d].key, buf, k + 1);
 				st[d].want_key = false;
 			}
 			i = j;
 		} else if (c == '{' || c == '[') {
-			if (++d < 32) {
-				st[d].obj = c == '{';
-				st[d].want_key = st[d].obj;
-				st[d].idx = 0;
-				st[d].key[0] = '\0';
-			}
+			if (++d >= 32)
+				return false;
+			st[d].obj = c == '{';
+			st[d].want_key = st[d].obj;
+			st[d].idx = 0;
+			st[d].key[0] = '\0';
 		} else if (c == '}' || c == ']') {
+			if (d < 0)
+				return false;
 			d--;
-		} else if (c == ',' && d >= 0 && d < 32) {
+		} else if (c == ',' && d >= 0) {
 			if (st[d].obj)
 				st[d].want_key = true;
 			else
 				st[d].idx++;
 		}
 	}
-	for (i = 0; (int)i <= d && i < 32 && at < len; i++) {
+	/* the duplicate is the innermost object's current key */
+	if (d < 0 || !st[d].obj || st[d].key[0] == '\0')
+		return false;
+	for (i = 0; (int)i <= d; i++) {
 		int w;
 
 		if (!st[i].obj)
 			w = snprintf(out + at, len - at, "[%zu]", st[i].idx);
-		else if (st[i].key[0] != '\0')
-			w = snprintf(out + at, len - at, "%s%s", at > 0 ? "." : "", st[i].key);
 		else
-			w = 0;
-		at += w > 0 ? (size_t)w : 0;
+			w = snprintf(out + at, len - at, "%s%s", at > 0 ? "." : "", st[i].key);
+		if (w < 0 || (size_t)w >= len - at)
+			return false;
+		at += (size_t)w;
 	}
+	return true;
 }
 
-/* A duplicate key in @p file, found at byte @p pos: its JSON path, or "" when unreadable. */
-static void
-emu_json_dup_path(const char *file, int pos, char *out, size_t len)
+/* The whole of regular file @p f (its size @p size when opened) in a buffer of its own. */
+static char *
+emu_json_read(FILE *f, off_t size, size_t *len)
 {
-	FILE *f = fopen(file, "rb");
-	char *text;
-	size_t got;
+	size_t cap = size > 0 ? (size_t)size + 1 : 4096, n = 0, got;
+	char *buf = malloc(cap), *nb;
 
-	out[0] = '\0';
-	if (f == NULL || pos <= 0)
-		goto done;
-	text = malloc((size_t)pos);
-	if (text != NULL) {
-		got = fread(text, 1, (size_t)pos, f);
-		emu_json_path_at(text, got, out, len);
-		free(text);
+	while (buf != NULL && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+		n += got;
+		if (n == cap) { /* it grew since: read on */
+			nb = realloc(buf, cap * 2);
+			if (nb == NULL) {
+				free(buf);
+				return NULL;
+			}
+			buf = nb;
+			cap *= 2;
+		}
 	}
-done:
-	if (f != NULL)
-		fclose(f);
+	if (buf != NULL && ferror(f)) {
+		free(buf);
+		return NULL;
+	}
+	*len = n;
+	return buf;
 }
 
 int
 emu_json_load_file(const char *file, json_t **out, struct emu_err *err)
 {
+	char path[EMU_JSON_PATH_LEN];
 	json_error_t jerr;
 	struct stat st;
 	json_t *root;
+	size_t len = 0;
+	char *text;
+	FILE *f;
+	int rc;
 
 	if (file[0] == '\0')
-		return emu_err_set(err, "empty file name");
+		return emu_err_file(err, -EINVAL, "empty file name");
 	if (stat(file, &st) != 0)
-		return emu_err_setrc(err, -errno, "%s: %s", file, strerror(errno));
+		return emu_err_file(err, -errno, "%s: %s", file, strerror(errno));
 	if (!S_ISREG(st.st_mode))
-		return emu_err_set(err, "%s: %s, not a JSON file", file,
-				   S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
-	root = json_load_file(file, JSON_REJECT_DUPLICATES, &jerr);
+		return emu_err_file(err, -EINVAL, "%s: %s, not a JSON file", file,
+				    S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
+	/* read once: a duplicate key's path is found in the very text jansson parsed */
+	f = fopen(file, "rb");
+	if (f == NULL)
+		return emu_err_file(err, -errno, "%s: %s", file, strerror(errno));
+	text = emu_json_read(f, st.st_size, &len);
+	rc = errno;
+	fclose(f);
+	if (text == NULL)
+		return emu_err_file(err, -rc, "%s: cannot read it: %s", file, strerror(rc));
+	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (root == NULL && json_error_code(&jerr) == json_error_duplicate_key && jerr.position > 0 &&
+	    (size_t)jerr.position <= len &&
+	    emu_json_path_at(text, (size_t)jerr.position, path, sizeof(path))) {
+		free(text);
+		return emu_err_set(err, "%s: given twice, at line %d column %d", path, jerr.line,
+				   jerr.column);
+	}
+	free(text);
 	if (root == NULL) {
-		char path[EMU_JSON_PATH_LEN];
-
 		if (jerr.line < 0)
-			return emu_err_set(err, "%s: %s", file, jerr.text);
-		if (strncmp(jerr.text, "duplicate object key", 20) == 0) {
-			emu_json_dup_path(file, jerr.position, path, sizeof(path));
-			if (path[0] != '\0')
-				return emu_err_set(err, "%s: given twice, at line %d column %d", path,
-						   jerr.line, jerr.column);
-		}
-		return emu_err_set(err, "%s:%d:%d: %s", file, jerr.line, jerr.column, jerr.text);
+			return emu_err_file(err, -EINVAL, "%s: %s", file, jerr.text);
+		return emu_err_file(err, -EINVAL, "%s:%d:%d: %s", file, jerr.line, jerr.column,
+				    jerr.text);
 	}
 	*out = root;
 	return 0;

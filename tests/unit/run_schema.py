@@ -63,7 +63,8 @@ SCHEMA_CANNOT = {
     # the meaning of a string: addresses, prefixes, pcap filter expressions
     "match-dst-ip-prefix", "match-src-ip-bad", "capture-filter-bad",
     # not JSON a schema sees: a syntax error, a duplicate key (Python keeps the last one)
-    "syntax-error", "duplicate-key", "duplicate-key-nested", "profile-duplicate-key",
+    "syntax-error", "duplicate-key", "duplicate-key-nested",
+    "profile-duplicate-key",
 }
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
