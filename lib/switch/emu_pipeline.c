@@ -200,16 +200,26 @@ emu_pipeline_fabric_parsed(const struct emu_pipeline *pl, struct emu_err *err)
 			return 0;
 	for (s = 0; s < fc->n_switches; s++) {
 		const struct fab_switch_cfg *sc = &fc->sw[s];
+		const json_t *o = json_array_get(json_object_get(json_object_get(pl->root,
+							"fabric"), "switches"), s);
 
 		if (sc->mode != FAB_ROUTE_ECMP && sc->mode != FAB_ROUTE_FLOWLET &&
 		    !sc->has_spray_match)
 			continue;
-		for (k = 0; k < pl->n_ports; k++)
-			if (fc->port_leaf[k] != FAB_NONE && fc->n_next[s][fc->port_leaf[k]] > 1)
-				return emu_err_set(err, "fabric.switches[%u].%s: needs a \"parse\" "
-						   "stage in ingress (unparsed, every flow looks alike "
-						   "and takes one path)", s,
-						   sc->has_spray_match ? "spray_match" : "route");
+		for (k = 0; k < pl->n_ports; k++) {
+			if (fc->port_leaf[k] == FAB_NONE || fc->n_next[s][fc->port_leaf[k]] <= 1)
+				continue;
+			if (sc->has_spray_match)
+				return emu_err_set(err, "fabric.switches[%u].spray_match: needs a "
+						   "\"parse\" stage in ingress (unparsed, it would read "
+						   "fields no stage filled)", s);
+			return emu_err_set(err, "fabric.switches[%u]%s: route \"%s\"%s needs a "
+					   "\"parse\" stage in ingress (unparsed, every flow looks "
+					   "alike and takes one path)", s,
+					   json_object_get(o, "route") != NULL ? ".route" : "",
+					   sc->mode == FAB_ROUTE_ECMP ? "ecmp" : "flowlet",
+					   json_object_get(o, "route") != NULL ? "" : " (the default)");
+		}
 	}
 	return 0;
 }

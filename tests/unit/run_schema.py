@@ -36,7 +36,7 @@ SCHEMA_CANNOT = {
     # the fabric's graph: every pair of leaves connected, every switch on a link, two leaves
     "fabric-no-path", "fabric-switch-no-links", "fabric-no-leaves",
     # where a stage may be placed (ingress or egress list), or a stage the fabric needs
-    "reorder-on-ingress", "fabric-no-parse",
+    "reorder-on-ingress", "fabric-no-parse", "fabric-no-parse-spray-match",
     # a number rounded to whole nanoseconds must not round to 0
     "reorder-timeout-sub-ns",
     "profile-impair-unknown-event", "profile-impair-p-no-model",

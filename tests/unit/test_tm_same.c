@@ -308,7 +308,8 @@ grouped_cfg(struct emu_tm_cfg *cfg)
 	cfg->buffer.total_bytes = 64 * 1024;
 	cfg->buffer.dynamic = burst_mode == 0;
 	cfg->buffer.alpha = 1;
-	cfg->buffer.cell_bytes = 256;
+	/* mode 2 (test_arrive_run_same()): cells that are not a power of two */
+	cfg->buffer.cell_bytes = burst_mode == 2 ? 200 : 256;
 	for (i = 0; i < 5; i++) {
 		cfg->ports[i].queue_pkts = 64;
 		cfg->ports[i].limit_bytes = 24 * 1024;
@@ -511,7 +512,7 @@ test_arrive_run_same(void **state)
 	uint64_t drops = 0;
 
 	(void)state;
-	for (mode = 0; mode < 2; mode++) {
+	for (mode = 0; mode < 3; mode++) {
 		struct emu_tm *a, *b;
 
 		burst_mode = mode;
