@@ -267,7 +267,7 @@ bool emu_tm_enqueue_grouped(struct emu_tm *tm, const uint16_t *ports, struct rte
 /**
  * emu_tm_advance(@p port, @p now_ns) and then emu_tm_enqueue(@p port, @p m, @p now_ns), in
  * one call: the same result, the common case (one data priority queued, nothing the advance
- * or the buffer must decide) without the general functions' set-up (emu_tm_group.c).
+ * or the buffer must decide) without the general functions' set-up (emu_tm_arrive.c).
  */
 bool emu_tm_arrive(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t now_ns,
 		   struct emu_rng *rng);

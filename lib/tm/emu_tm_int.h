@@ -7,8 +7,8 @@
  * ECN, the scheduler and the link: the per-packet path), emu_tm_config.c (the pipeline's
  * "tm" section), emu_tm_pfc.c (PFC/PAUSE received and sent, watchdog, storms), emu_tm_ctl.c
  * (profile changes, counters and state for reports), emu_tm_group.c (packets a fabric's hops
- * hand over: a burst spread over links, one arrival at its own time). Not for use outside
- * lib/tm.
+ * hand over: a burst spread over links, a level's departures merged), emu_tm_arrive.c (one
+ * arrival at its own time, a port's time-ordered run). Not for use outside lib/tm.
  */
 
 #include <jansson.h>
