@@ -6,7 +6,9 @@
  * once; a hole is given up exactly timeout_us after its oldest packet was held; PSNs wrap at
  * 2^24; the held-packet and QP-table limits act as their policy says; every packet is out,
  * held or dropped with its reason, and the pool is full again at the end. Then through the
- * switch: conservation with packets held, and their discard at exit.
+ * switch: conservation with packets held, and their discard at exit. Over 600 lines (about
+ * 720): the stage's cases and its run through the switch share the frame builders and the
+ * checks of order and accounting.
  */
 #include "test_common.h"
 #include "lib/stages/stages.h"
