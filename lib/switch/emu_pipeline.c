@@ -181,6 +181,34 @@ emu_pipeline_fabric(struct emu_pipeline *pl, const uint32_t *mtus, struct emu_er
 }
 
 /*
+ * A reorder or cnp stage acts on RoCE fields only a parse stage in ingress fills: without one
+ * it would pass every frame through untouched (reorder: no QP, no PSN; cnp: no CE-marked
+ * data). Refused, naming the stage.
+ */
+static int
+emu_pipeline_stages_parsed(const struct emu_pipeline *pl, struct emu_err *err)
+{
+	static const char *const lists[] = { "ingress", "egress" };
+	const json_t *o;
+	unsigned int l;
+	size_t idx;
+
+	json_array_foreach(json_object_get(pl->root, "ingress"), idx, o)
+		if (strcmp(json_string_value(json_object_get(o, "type")), "parse") == 0)
+			return 0;
+	for (l = 0; l < RTE_DIM(lists); l++)
+		json_array_foreach(json_object_get(pl->root, lists[l]), idx, o) {
+			const char *type = json_string_value(json_object_get(o, "type"));
+
+			if (strcmp(type, "reorder") == 0 || strcmp(type, "cnp") == 0)
+				return emu_err_set(err, "%s[%zu]: a %s stage needs a \"parse\" stage in "
+						   "ingress (unparsed, it would pass every frame "
+						   "through untouched)", lists[l], idx, type);
+		}
+	return 0;
+}
+
+/*
  * A fabric switch that hashes flows (ecmp), tells them apart (flowlet) or matches them
  * (spray_match) reads fields only a parse stage in ingress fills: without one every flow looks
  * alike and takes one path. Refused where such a switch has a choice of next hops to a leaf.
@@ -310,6 +338,8 @@ emu_pipeline_from_json(json_t *root, const char *file, struct emu_pipeline **out
 		rc = emu_pipeline_fabric(pl, mtus, err);
 	if (rc == 0)
 		rc = emu_pipeline_fabric_parsed(pl, err);
+	if (rc == 0)
+		rc = emu_pipeline_stages_parsed(pl, err);
 	if (rc == 0)
 		rc = emu_incast_parse(json_object_get(root, "incast"), pl->n_ports, pl->port_names,
 				      mtus, pl->incast, &pl->n_incast, err);

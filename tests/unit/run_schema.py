@@ -28,7 +28,8 @@ SCHEMA_CANNOT = {
     # names that must exist elsewhere in the document (or in the pipeline, for profiles)
     "delay-rule-match-bad", "forward-pair-unknown-port", "incast-port-unknown",
     "incast-sink-unknown", "match-out-ports-unknown", "match-port-unknown",
-    "mirror-unknown-port", "tm-unknown-port", "profile-unknown-port", "profile-incast-unknown",
+    "mirror-unknown-port", "tm-unknown-port", "profile-unknown-port", "profile-link-underscore",
+    "profile-link-switch", "profile-incast-unknown",
     "reorder-ports-unknown", "fabric-link-unknown-switch", "fabric-name-clash",
     "fabric-port-twice",
     # a key against the TM section of another port (lossless priorities, PFC on)
@@ -36,7 +37,8 @@ SCHEMA_CANNOT = {
     # the fabric's graph: every pair of leaves connected, every switch on a link, two leaves
     "fabric-no-path", "fabric-switch-no-links", "fabric-no-leaves",
     # where a stage may be placed (ingress or egress list), or a stage the fabric needs
-    "reorder-on-ingress", "fabric-no-parse", "fabric-no-parse-spray-match",
+    "reorder-on-ingress", "fabric-no-parse", "fabric-no-parse-spray-match", "reorder-no-parse",
+    "cnp-no-parse",
     # a number rounded to whole nanoseconds must not round to 0
     "reorder-timeout-sub-ns",
     "profile-impair-unknown-event", "profile-impair-p-no-model",
