@@ -125,9 +125,10 @@ emu_switch_print_summary(const struct emu_switch *sw, FILE *f)
 
 		if (i == sw->n_ports)
 			fprintf(f, "fabric links (TM ports of their own):\n");
-		fprintf(f, "  %-8s %.3f Gb/s delay %" PRIu64 " ns held %" PRIu64 ":",
-			sw->pl->tm_port_names[i], (double)pc->rate_bps / 1e9, pc->delay_ns,
-			emu_tm_port_held(sw->tm, i));
+		fprintf(f, "  %-8s %s%.3f Gb/s delay %" PRIu64 " ns held %" PRIu64 ":",
+			sw->pl->tm_port_names[i],
+			emu_tm_link_up(sw->tm, (uint16_t)i) ? "" : "LINK DOWN ",
+			(double)pc->rate_bps / 1e9, pc->delay_ns, emu_tm_port_held(sw->tm, i));
 		if (i >= sw->n_ports)
 			for (k = 0; k < FAB_LINK_CTR_MAX; k++)
 				fprintf(f, " %s=%" PRIu64, fab_link_ctr_names[k],
@@ -296,6 +297,7 @@ emu_switch_snap_take(const struct emu_switch *sw, struct emu_snap *sn)
 	memcpy(sn->fab_sw_ctr, sw->fab_sw_ctr, sizeof(sn->fab_sw_ctr));
 	for (i = 0; i < sw->pl->tm.n_ports; i++) {
 		sn->tm_held[i] = emu_tm_port_held(sw->tm, i);
+		sn->tm_link_up[i] = emu_tm_link_up(sw->tm, (uint16_t)i);
 		memcpy(sn->tm_ctr[i], emu_tm_port_ctrs(sw->tm, i), sizeof(sn->tm_ctr[i]));
 		for (k = 0; k < EMU_TM_N_PRIO; k++)
 			emu_tm_prio_stats(sw->tm, i, k, sw->last_now_ns, &sn->prio[i][k]);
@@ -385,8 +387,9 @@ emu_switch_snap_json(const struct emu_switch *sw, const struct emu_snap *sn)
 						(json_int_t)ps->tx_bytes));
 	}
 	for (i = 0; i < sw->pl->tm.n_ports; i++)
-		json_array_append_new(tm, json_pack("{s:s, s:I, s:o, s:o}", "port",
-						    sw->pl->tm_port_names[i], "held",
+		json_array_append_new(tm, json_pack("{s:s, s:b, s:I, s:o, s:o}", "port",
+						    sw->pl->tm_port_names[i], "link_up",
+						    (int)sn->tm_link_up[i], "held",
 						    (json_int_t)sn->tm_held[i], "counters",
 						    emu_ctr_object(emu_tm_ctr_names, sn->tm_ctr[i],
 								   EMU_TM_CTR_MAX),

@@ -142,6 +142,7 @@ emu_switch_drop(struct emu_switch *sw, struct rte_mbuf *m, unsigned int c)
 struct emu_snap {
 	struct emu_port_stats ports[EMU_MAX_PORTS];
 	uint64_t tm_held[EMU_TM_MAX_PORTS]; /* real ports, then fabric links */
+	bool tm_link_up[EMU_TM_MAX_PORTS]; /* a profile's "link": "down" */
 	uint64_t tm_ctr[EMU_TM_MAX_PORTS][EMU_TM_CTR_MAX];
 	struct emu_tm_prio_stats prio[EMU_TM_MAX_PORTS][EMU_TM_N_PRIO];
 	uint64_t fab_link_ctr[FAB_MAX_LINKS][FAB_LINK_CTR_MAX];

@@ -330,6 +330,10 @@ def scenario_link_down(rocemu, tmp, base):
     path1 = [i + 1 for i, l in enumerate(st["fabric"]["links"]) if l["name"] == "leaf0-spine1"][0]
     after = [r for r in rows if r[0] - T0 > t_down + 20_000 and r[4] == path1]
     check(not after, "D: %d frames crossed leaf0-spine1 after it went down" % len(after))
+    # the stats say which link is down (still, at the end), and only that one
+    down = [p["port"] for p in st["tm"] if not p["link_up"]]
+    check(down == ["leaf0-spine1"] and all(p["link_up"] for p in st0["tm"]),
+          "D: --stats tm[].link_up false for leaf0-spine1 only (down: %s)" % down)
     before = links(st0)["leaf0-spine1"]["routed"]
     moved = links(st)["leaf0-spine1"]["routed"]
     check(before > moved, "D: leaf0-spine1 carried %d frames with the link up all the time, "
