@@ -233,6 +233,9 @@ app_replay_main(int argc, char **argv)
 	struct emu_err err;
 	uint8_t *linear = NULL;
 	uint64_t now_ns = 0, nombuf = 0, bad_len = 0, t_in, t_ev, port_tx[EMU_MAX_PORTS];
+	/* the last input frame's time and the profile changes made by then (UINT64_MAX: the
+	 * input has not ended) */
+	uint64_t t_last_in = 0, changes_in = UINT64_MAX;
 	bool started = false, lenient = false, eal = false, any_bad = false, running = false;
 	const char *drops_file = NULL, *annotate_given = NULL;
 	struct replay_drops drops = { 0 };
@@ -435,6 +438,10 @@ app_replay_main(int argc, char **argv)
 			if (ins[i].has_next && (first == NULL || ins[i].rec.ts_ns < first->rec.ts_ns))
 				first = &ins[i];
 		t_in = first != NULL ? first->rec.ts_ns : UINT64_MAX;
+		if (first != NULL)
+			t_last_in = t_in;
+		else if (started && changes_in == UINT64_MAX)
+			changes_in = emu_switch_profile_changes(ctx.sw);
 		if (!started) {
 			if (first == NULL)
 				break;
@@ -578,6 +585,13 @@ app_replay_main(int argc, char **argv)
 	}
 	fprintf(sum, "replay: virtual clock ended at %" PRIu64 ".%09" PRIu64 " s\n",
 	       now_ns / UINT64_C(1000000000), now_ns % UINT64_C(1000000000));
+	if (changes_in != UINT64_MAX && emu_switch_profile_changes(ctx.sw) > changes_in)
+		/* a profile longer than the capture: say that its later phases met no input */
+		fprintf(sum, "replay: profile: %" PRIu64 " of its %" PRIu64 " changes came after the "
+			"last input frame (at %" PRIu64 ".%09" PRIu64 " s): no input frame met them\n",
+			emu_switch_profile_changes(ctx.sw) - changes_in,
+			emu_switch_profile_changes(ctx.sw), t_last_in / UINT64_C(1000000000),
+			t_last_in % UINT64_C(1000000000));
 	if (fflush(sum) != 0 || ferror(sum)) {
 		/* the conservation line is the run's verdict: not written is not silent */
 		fprintf(stderr, "rocemu replay: the summary could not be written to %s: %s\n",

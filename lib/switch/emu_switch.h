@@ -353,4 +353,7 @@ uint64_t emu_switch_reason_count(const struct emu_switch *sw, uint32_t id);
  *  input and the profile are exhausted, or a stop signal). */
 void emu_switch_sources_stop(struct emu_switch *sw);
 
+/** Profile changes applied so far (the runner's profile_changes counter). */
+uint64_t emu_switch_profile_changes(const struct emu_switch *sw);
+
 #endif

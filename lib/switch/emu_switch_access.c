@@ -170,6 +170,12 @@ emu_switch_incast_next_ns(const struct emu_switch *sw, const char *name)
 	return idx < 0 ? UINT64_MAX : sw->incast[idx].s.next_ns;
 }
 
+uint64_t
+emu_switch_profile_changes(const struct emu_switch *sw)
+{
+	return sw->ctr[EMU_RUN_CTR_PROFILE_CHANGES];
+}
+
 void
 emu_switch_sources_stop(struct emu_switch *sw)
 {

@@ -84,6 +84,9 @@ def line_rate(frames_by_flow, gbps):
     return out
 
 
+LAST_SUMMARY = [""]  # the last replay's summary (its standard output)
+
+
 def replay(rocemu, tmp, tag, pipeline, frames, profile=None):
     pl = os.path.join(tmp, tag + ".json")
     with open(pl, "w") as f:
@@ -103,6 +106,7 @@ def replay(rocemu, tmp, tag, pipeline, frames, profile=None):
     if r.returncode != 0:
         raise SystemExit("FAIL: %s: rocemu replay exited %d\n%s%s" % (tag, r.returncode,
                                                                      r.stdout, r.stderr))
+    LAST_SUMMARY[0] = r.stdout
     with open(stats) as f:
         st = json.load(f)
     t = subprocess.run(["tshark", "-r", out1, "-T", "fields", "-e", "frame.time_epoch",
@@ -330,10 +334,18 @@ def scenario_link_down(rocemu, tmp, base):
     path1 = [i + 1 for i, l in enumerate(st["fabric"]["links"]) if l["name"] == "leaf0-spine1"][0]
     after = [r for r in rows if r[0] - T0 > t_down + 20_000 and r[4] == path1]
     check(not after, "D: %d frames crossed leaf0-spine1 after it went down" % len(after))
+    check("replay: profile:" not in LAST_SUMMARY[0], "D: no profile change after the input")
     # the stats say which link is down (still, at the end), and only that one
     down = [p["port"] for p in st["tm"] if not p["link_up"]]
     check(down == ["leaf0-spine1"] and all(p["link_up"] for p in st0["tm"]),
           "D: --stats tm[].link_up false for leaf0-spine1 only (down: %s)" % down)
+    # a phase after the last frame: the summary says no input frame met it
+    late = copy.deepcopy(prof)
+    late["phases"].append({"at_s": (frames[-1][0] + 1_000_000) / 1e9,
+                           "tm": {"leaf0-spine2": {"rate_gbps": 10}}})
+    replay(rocemu, tmp, "down-late", pl, frames, late)
+    check("replay: profile: 1 of its 2 changes came after the last input frame" in
+          LAST_SUMMARY[0], "D: the summary names the change after the input:\n" + LAST_SUMMARY[0])
     before = links(st0)["leaf0-spine1"]["routed"]
     moved = links(st)["leaf0-spine1"]["routed"]
     check(before > moved, "D: leaf0-spine1 carried %d frames with the link up all the time, "
