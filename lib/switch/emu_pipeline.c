@@ -180,6 +180,19 @@ emu_pipeline_fabric(struct emu_pipeline *pl, const uint32_t *mtus, struct emu_er
 	return 0;
 }
 
+/* Whether ingress has a parse stage (the stage list was checked: every entry has a type). */
+static bool
+emu_pipeline_has_parse(const struct emu_pipeline *pl)
+{
+	const json_t *o;
+	size_t idx;
+
+	json_array_foreach(json_object_get(pl->root, "ingress"), idx, o)
+		if (strcmp(json_string_value(json_object_get(o, "type")), "parse") == 0)
+			return true;
+	return false;
+}
+
 /*
  * A reorder or cnp stage acts on RoCE fields only a parse stage in ingress fills: without one
  * it would pass every frame through untouched (reorder: no QP, no PSN; cnp: no CE-marked
@@ -193,9 +206,8 @@ emu_pipeline_stages_parsed(const struct emu_pipeline *pl, struct emu_err *err)
 	unsigned int l;
 	size_t idx;
 
-	json_array_foreach(json_object_get(pl->root, "ingress"), idx, o)
-		if (strcmp(json_string_value(json_object_get(o, "type")), "parse") == 0)
-			return 0;
+	if (emu_pipeline_has_parse(pl))
+		return 0;
 	for (l = 0; l < RTE_DIM(lists); l++)
 		json_array_foreach(json_object_get(pl->root, lists[l]), idx, o) {
 			const char *type = json_string_value(json_object_get(o, "type"));
@@ -217,15 +229,10 @@ static int
 emu_pipeline_fabric_parsed(const struct emu_pipeline *pl, struct emu_err *err)
 {
 	const struct fab_cfg *fc = pl->fabric;
-	const json_t *o;
 	unsigned int s, k;
-	size_t idx;
 
-	if (fc == NULL)
+	if (fc == NULL || emu_pipeline_has_parse(pl))
 		return 0;
-	json_array_foreach(json_object_get(pl->root, "ingress"), idx, o)
-		if (strcmp(json_string_value(json_object_get(o, "type")), "parse") == 0)
-			return 0;
 	for (s = 0; s < fc->n_switches; s++) {
 		const struct fab_switch_cfg *sc = &fc->sw[s];
 		const json_t *o = json_array_get(json_object_get(json_object_get(pl->root,
