@@ -874,7 +874,7 @@ app_live_main(int argc, char **argv)
 					"queues per priority" },
 			{ "/rocemu/drops", "Drops by reason" },
 			{ "/rocemu/fabric", "Per fabric link and switch: routed, drop_link_loss, "
-					    "drop_no_path" },
+					    "drop_no_path, buckets_moved" },
 			{ "/rocemu/capture", "Capture stages: captured, not captured, filtered" },
 			{ "/rocemu/conservation", "rx + created = tx + drops + held + consumed" },
 		};

@@ -65,7 +65,8 @@ extern const char *const fab_link_ctr_names[FAB_LINK_CTR_MAX];
 
 /* Per-switch counters (reasons "fabric.SWITCH.NAME") */
 #define FAB_SW_FOREACH_CTR(_) \
-	_(DROP_NO_PATH, "drop_no_path")
+	_(DROP_NO_PATH, "drop_no_path") \
+	_(BUCKETS_MOVED, "buckets_moved")
 
 enum fab_sw_ctr {
 #define FAB_SW_CTR_ENUM(e, s) FAB_SW_CTR_##e,
@@ -179,7 +180,35 @@ struct fab_rt {
 	uint64_t up_of[FAB_MAX_SWITCHES][FAB_MAX_SWITCHES];
 	uint8_t n_up[FAB_MAX_SWITCHES][FAB_MAX_SWITCHES];
 	uint8_t up[FAB_MAX_SWITCHES][FAB_MAX_SWITCHES][FAB_MAX_NEXT];
+	/**
+	 * Resilient hashing (fab_res.c): switch s with hash.res_buckets B has a table of B
+	 * buckets towards each switch d at res[res_at[s] + d * B], each holding a link. It is
+	 * brought up to date with the pair's list of next hops up (fab_route_up()), moving only
+	 * the buckets it must; the moves are counted in sw_ctr[s][FAB_SW_CTR_BUCKETS_MOVED]
+	 * when sw_ctr is set (the runner's counters).
+	 */
+	uint8_t *res;
+	uint32_t res_at[FAB_MAX_SWITCHES];
+	uint64_t (*sw_ctr)[FAB_SW_CTR_MAX];
 };
+
+/** The bytes of the resilient tables of @p cfg's switches (0: none has one). */
+size_t fab_res_bytes(const struct fab_cfg *cfg);
+
+/**
+ * Give @p rt the resilient tables in @p block (fab_res_bytes(), zeroed or not) and fill them
+ * as with every link up: bucket i towards d holds next hop i mod n of cfg->next[s][d].
+ */
+void fab_res_init(const struct fab_cfg *cfg, struct fab_rt *rt, uint8_t *block);
+
+/**
+ * Bring switch @p s's table towards @p d up to date with rt->up[s][d] (its next hops up,
+ * just rebuilt): the buckets of a link that is down go to the links up, and then the fewest
+ * buckets move so that no two links up differ by more than one bucket. Returns how many
+ * buckets moved.
+ */
+unsigned int fab_res_update(const struct fab_cfg *cfg, struct fab_rt *rt, unsigned int s,
+			    unsigned int d);
 
 /** Start @p rt (zeroed): no list of links up built yet. */
 void fab_rt_init(struct fab_rt *rt);
@@ -244,7 +273,8 @@ fab_route(const struct fab_cfg *cfg, struct fab_rt *rt, const struct emu_tm *tm,
 	unsigned int n = rt->n_up[s][d];
 
 	if (likely(rt->up_of[s][d] == rt->links_up && n > 1 && sw->mode == FAB_ROUTE_ECMP &&
-		   !sw->has_spray_match && (meta->flags & EMU_META_PARSED) &&
+		   !sw->has_spray_match && sw->hash.res_buckets == 0 &&
+		   (meta->flags & EMU_META_PARSED) &&
 		   rt->hash_memo != NULL)) {
 		uint16_t l = fab_memo_pick(rt, &meta->pkt, s, rt->up[s][d], n);
 

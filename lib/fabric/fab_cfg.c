@@ -408,6 +408,16 @@ fab_cfg_parse(const json_t *o, unsigned int n_ports, const char *const *names,
 	}
 	fab_routes(c);
 	fab_levels(c);
+	/* a resilient table needs a bucket for every next hop */
+	for (i = 0; i < c->n_switches; i++)
+		for (j = 0; j < c->n_switches && c->sw[i].hash.res_buckets != 0; j++)
+			if (c->n_next[i][j] > c->sw[i].hash.res_buckets) {
+				rc = emu_err_set(err, "fabric.switches[%u].hash.resilient_buckets: "
+						 "%u buckets for %u next hops towards \"%s\": "
+						 "give at least %u", i, c->sw[i].hash.res_buckets,
+						 c->n_next[i][j], c->sw[j].name, c->n_next[i][j]);
+				goto fail;
+			}
 	/* every leaf reaches every other leaf */
 	for (i = 0; i < n_ports; i++)
 		for (j = 0; j < n_ports; j++) {

@@ -54,6 +54,7 @@ enum fab_hash_fn {
  * for the 10th, the DestQP/protocol word.
  */
 #define FAB_HASH_TOEPLITZ_KEY_LEN 44
+#define FAB_HASH_MAX_BUCKETS 4096 /**< a resilient table's buckets at most */
 
 /** A flow's header fields, network values in host integers, addresses as bytes. */
 struct fab_tuple {
@@ -72,6 +73,9 @@ struct fab_hash_cfg {
 	uint32_t fields;	/**< FAB_HASH_F_* */
 	uint32_t seed;
 	uint8_t bit_offset;	/**< rotate the result right by this, within fab_hash_width() */
+	/** resilient hashing: a table of this many buckets picks the next hop (0: hash mod the
+	 * next hops up; lib/fabric fab_res.c) */
+	uint16_t res_buckets;
 	/** Toeplitz key from the seed (Microsoft's key when 0), as rte_softrss() takes it */
 	uint8_t toeplitz_key[FAB_HASH_TOEPLITZ_KEY_LEN] __attribute__((aligned(4)));
 	/** the same converted by rte_convert_rss_key(), for rte_softrss_be() */
@@ -86,9 +90,9 @@ int fab_hash_cfg_init(struct fab_hash_cfg *cfg, enum fab_hash_fn fn, uint32_t fi
 		uint32_t seed);
 
 /**
- * Read a hash object {"function": NAME, "fields": [NAME, ...], "seed": N, "bit_offset": N}
- * at JSON path @p path into @p out. Every key is optional: crc16_ccitt, the 5-tuple, seed 0,
- * offset 0. Unknown keys, functions and fields, repeated fields, a seed outside
+ * Read a hash object {"function": NAME, "fields": [NAME, ...], "seed": N, "bit_offset": N,
+ * "resilient_buckets": N} at JSON path @p path into @p out. Every key is optional:
+ * crc16_ccitt, the 5-tuple, seed 0, offset 0, no resilient table. Unknown keys, functions and fields, repeated fields, a seed outside
  * 0..4294967295 and an offset outside 0..width-1 fail with a message that starts with the
  * path of the offending value. Returns 0 or -EINVAL.
  */

@@ -66,11 +66,12 @@ int
 fab_hash_parse(const json_t *obj, const char *path, struct fab_hash_cfg *out,
 	struct emu_err *err)
 {
-	static const char *const keys[] = { "function", "fields", "seed", "bit_offset", NULL };
+	static const char *const keys[] = { "function", "fields", "seed", "bit_offset",
+					    "resilient_buckets", NULL };
 	char p[EMU_JSON_PATH_LEN], known[128];
 	const char *name = NULL;
 	uint32_t fields = FAB_HASH_F_5TUPLE;
-	int64_t seed, off;
+	int64_t seed, off, buckets;
 	const json_t *v;
 	int fn = FAB_HASH_CRC16_CCITT;
 
@@ -92,10 +93,13 @@ fab_hash_parse(const json_t *obj, const char *path, struct fab_hash_cfg *out,
 	}
 	if (emu_json_get_int(obj, path, "seed", false, 0, 0, UINT32_MAX, &seed, err) != 0 ||
 			emu_json_get_int(obj, path, "bit_offset", false, 0, 0,
-				fab_hash_width((enum fab_hash_fn)fn) - 1, &off, err) != 0)
+				fab_hash_width((enum fab_hash_fn)fn) - 1, &off, err) != 0 ||
+			emu_json_get_int(obj, path, "resilient_buckets", false, 0, 1,
+				FAB_HASH_MAX_BUCKETS, &buckets, err) != 0)
 		return -EINVAL;
 	if (fab_hash_cfg_init(out, (enum fab_hash_fn)fn, fields, (uint32_t)seed) != 0)
 		return emu_err_set(err, "%s: bad hash configuration", path);
 	out->bit_offset = (uint8_t)off;
+	out->res_buckets = (uint16_t)buckets;
 	return 0;
 }

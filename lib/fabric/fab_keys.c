@@ -31,12 +31,15 @@ static const struct emu_key fab_switch_entries[] = {
 		  "[\"src_ip\", \"dst_ip\", \"src_port\", \"dst_port\", \"dest_qp\", "
 		  "\"protocol\"]}}, \"seed\": {\"type\": \"integer\", \"minimum\": 0, "
 		  "\"maximum\": 4294967295}, \"bit_offset\": {\"type\": \"integer\", "
-		  "\"minimum\": 0, \"maximum\": 31}}, \"additionalProperties\": false, "
+		  "\"minimum\": 0, \"maximum\": 31}, \"resilient_buckets\": {\"type\": "
+		  "\"integer\", \"minimum\": 1, \"maximum\": 4096}}, "
+		  "\"additionalProperties\": false, "
 		  "\"if\": {\"required\": [\"function\"], \"properties\": {\"function\": "
 		  "{\"enum\": [\"toeplitz\", \"murmur3\"]}}}, \"else\": {\"properties\": "
 		  "{\"bit_offset\": {\"maximum\": 15}}}}",
-		  "ECMP hash (only with route ecmp): function, fields, seed, bit_offset "
-		  "(docs/ecmp-hash.md); default CRC16-CCITT of the 5-tuple, seed 0"),
+		  "ECMP hash (only with route ecmp): function, fields, seed, bit_offset, "
+		  "resilient_buckets (docs/ecmp-hash.md); default CRC16-CCITT of the 5-tuple, "
+		  "seed 0, hash mod the next hops up"),
 	EMU_K_NUM("flowlet_us", 10.0, 0.0, true, 1e6, "flowlet gap (us), route flowlet"),
 	{ .name = "spray_match", .type = EMU_KEY_OBJ, .sub = &emu_match_table,
 	  .schema = "{\"not\": {\"required\": [\"iteration\"]}}",

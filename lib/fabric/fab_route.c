@@ -67,6 +67,25 @@ fab_route_up(const struct fab_cfg *cfg, struct fab_rt *rt, unsigned int s, unsig
 			rt->up[s][d][n++] = next[i];
 	rt->n_up[s][d] = (uint8_t)n;
 	rt->up_of[s][d] = links_up;
+	if (cfg->sw[s].hash.res_buckets != 0) {
+		unsigned int moved = fab_res_update(cfg, rt, s, d);
+
+		if (rt->sw_ctr != NULL)
+			rt->sw_ctr[s][FAB_SW_CTR_BUCKETS_MOVED] += moved;
+	}
+}
+
+/* An ECMP switch's choice by hash @p h: its resilient table's bucket, or hash mod the @p n
+ * next hops up @p up. */
+static inline uint16_t
+fab_ecmp_pick(const struct fab_cfg *cfg, const struct fab_rt *rt, unsigned int s, unsigned int d,
+	      uint32_t h, const uint8_t *up, unsigned int n)
+{
+	const unsigned int b = cfg->sw[s].hash.res_buckets;
+
+	if (b != 0)
+		return rt->res[rt->res_at[s] + (size_t)d * b + fab_hash_pick(h, b)];
+	return up[fab_hash_pick(h, n)];
 }
 
 /* fab_route() past the common case: every mode, spray_match, unparsed packets. */
@@ -90,8 +109,10 @@ fab_route_mode(const struct fab_cfg *cfg, struct fab_rt *rt, const struct emu_tm
 	ecmp:
 		if (!(meta->flags & EMU_META_PARSED))
 			return up[0];
-		/* over the links that are up: a link down rehashes every flow over the rest */
-		return up[fab_hash_pick(fab_ecmp_hash(rt, s, &sw->hash, &meta->pkt), n)];
+		/* over the links that are up: a link down rehashes every flow over the rest
+		 * (resilient: only its own) */
+		return fab_ecmp_pick(cfg, rt, s, d, fab_ecmp_hash(rt, s, &sw->hash, &meta->pkt),
+				     up, n);
 	case FAB_ROUTE_RR:
 		return up[rt->rr[s][d]++ % n];
 	case FAB_ROUTE_RANDOM:
@@ -151,6 +172,7 @@ fab_route_any(const struct fab_cfg *cfg, struct fab_rt *rt, const struct emu_tm 
 	/* the common case: ECMP of a parsed packet, everything sent through */
 	if (likely(sw->mode == FAB_ROUTE_ECMP && !sw->has_spray_match &&
 		   (meta->flags & EMU_META_PARSED)))
-		return up[fab_hash_pick(fab_ecmp_hash(rt, s, &sw->hash, &meta->pkt), n)];
+		return fab_ecmp_pick(cfg, rt, s, d, fab_ecmp_hash(rt, s, &sw->hash, &meta->pkt),
+				     up, n);
 	return fab_route_mode(cfg, rt, tm, s, d, meta, now_ns, rng, up, n);
 }

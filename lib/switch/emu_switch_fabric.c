@@ -70,6 +70,15 @@ emu_switch_fabric_init(struct emu_switch *sw, struct emu_err *err)
 					    FAB_HASH_CACHE_SLOTS, RTE_CACHE_LINE_SIZE);
 	if (sw->fab_rt->hash_memo == NULL)
 		return emu_err_setrc(err, -ENOMEM, "fabric: out of memory (ECMP hash memo)");
+	if (fab_res_bytes(fc) > 0) {
+		uint8_t *res = rte_malloc("emu_fab_res", fab_res_bytes(fc), RTE_CACHE_LINE_SIZE);
+
+		if (res == NULL)
+			return emu_err_setrc(err, -ENOMEM, "fabric: out of memory (resilient "
+					     "hashing tables)");
+		fab_res_init(fc, sw->fab_rt, res);
+	}
+	sw->fab_rt->sw_ctr = sw->fab_sw_ctr;
 	emu_rng_seed(&sw->fab_rng, sw->seed, EMU_FAB_RNG_STREAM);
 	/* PFC between hops only when a link or port has a lossless priority with PFC */
 	for (l = 0; l < sw->pl->tm.n_ports; l++)
@@ -103,6 +112,7 @@ emu_switch_fabric_free(struct emu_switch *sw)
 	if (sw->fab_rt != NULL) {
 		rte_free(sw->fab_rt->flowlets);
 		rte_free(sw->fab_rt->hash_memo);
+		rte_free(sw->fab_rt->res);
 	}
 	rte_free(sw->fab_rt);
 	sw->fab_rt = NULL;
@@ -241,7 +251,8 @@ emu_switch_fabric_enter_run(struct emu_switch *sw, struct rte_mbuf **pkts, uint1
 			a = fc->port_leaf[meta->in_port];
 			b = fc->port_leaf[meta->out_port];
 			if (a == FAB_NONE || b == FAB_NONE || a == b ||
-			    fc->sw[a].mode != FAB_ROUTE_ECMP || fc->sw[a].has_spray_match)
+			    fc->sw[a].mode != FAB_ROUTE_ECMP || fc->sw[a].has_spray_match ||
+			    fc->sw[a].hash.res_buckets != 0)
 				break;
 			pair = (uint32_t)meta->in_port | (uint32_t)meta->out_port << 16;
 			/* fab_route()'s inline case, as of now (links_up does not change here) */

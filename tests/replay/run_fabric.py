@@ -354,6 +354,58 @@ def scenario_link_down(rocemu, tmp, base):
           "rehashed over the 3 spines left" % (moved, before))
 
 
+def scenario_resilient(rocemu, tmp, base):
+    """R: resilient hashing at leaf0 (128 buckets) against plain ECMP, leaf0-spine1 down from
+    a third of the run to two thirds: with the table only spine1's flows move, and back up it
+    takes a quarter of the buckets from the others (only flows moving onto spine1); plain ECMP
+    (hash mod 3, then mod 4) moves flows spine1 never carried."""
+    sports = [0xC000 + 4099 * i % 0x3FFF for i in range(1, 33)]
+    flows = [[frame(sp, i) for i in range(30)] for sp in sports]
+    frames = [(t * 20, b) for t, b in line_rate(flows, 100)]  # 5 Gb/s: no queues
+    t_down, t_up = frames[len(frames) // 3][0], frames[2 * len(frames) // 3][0]
+    prof = {"phases": [{"at_s": t_down / 1e9, "tm": {"leaf0-spine1": {"link": "down"}}},
+                       {"at_s": t_up / 1e9, "tm": {"leaf0-spine1": {"link": "up"}}}]}
+    res = copy.deepcopy(base)
+    leaf0 = [x for x in res["fabric"]["switches"] if x["name"] == "leaf0"][0]
+    leaf0["hash"]["resilient_buckets"] = 128
+    moved = {}
+    for tag, pl in (("plain", base), ("resilient", res)):
+        st, rows, _ = replay(rocemu, tmp, "res-" + tag, pl, frames, prof)
+        check(st["conservation"]["ok"] and len(rows) == len(frames),
+              "R: %s: conservation, %d of %d frames delivered" % (tag, len(rows), len(frames)))
+        path1 = [i + 1 for i, l in enumerate(st["fabric"]["links"])
+                 if l["name"] == "leaf0-spine1"][0]
+        span = {}  # flow -> [paths before, while down, after]
+        for t, sp, _, _, path in rows:
+            t -= T0
+            k = 0 if t < t_down else 1 if t_down + 20_000 < t < t_up else \
+                2 if t > t_up + 20_000 else None
+            if k is not None:
+                span.setdefault(sp, [set(), set(), set()])[k].add(path)
+        stay = [sp for sp in sports if span[sp][0] and span[sp][0] != {path1}]
+        moved[tag] = sum(1 for sp in stay if span[sp][1] != span[sp][0])
+        back = [sp for sp in sports if span[sp][2] != span[sp][1]]
+        sw = {x["name"]: x["counters"] for x in st["fabric"]["switches"]}
+        if tag == "resilient":
+            check(moved[tag] == 0, "R: resilient: %d flows spine1 did not carry moved when it "
+                  "went down" % moved[tag])
+            check(all(span[sp][1] and path1 not in span[sp][1] for sp in sports),
+                  "R: resilient: no flow on leaf0-spine1 while it is down")
+            check(all(span[sp][2] == {path1} for sp in back) and 0 < len(back) < 16,
+                  "R: resilient: back up, the flows that move go onto spine1 (%d of 32)"
+                  % len(back))
+            check(sw["leaf0"]["buckets_moved"] == 64 and sw["leaf1"]["buckets_moved"] == 0,
+                  "R: resilient: leaf0 buckets_moved %d (32 down, 32 back), leaf1 %d"
+                  % (sw["leaf0"]["buckets_moved"], sw["leaf1"]["buckets_moved"]))
+            print("R: resilient hashing: link down moved none of the %d flows spine1 did not "
+                  "carry (plain ECMP moved %d); back up, %d of 32 flows moved onto it; "
+                  "leaf0.buckets_moved %d" % (len(stay), moved["plain"], len(back),
+                                              sw["leaf0"]["buckets_moved"]))
+        else:
+            check(moved[tag] > 0, "R: plain ECMP moves flows spine1 did not carry")
+            check(sw["leaf0"]["buckets_moved"] == 0, "R: plain ECMP moves no bucket")
+
+
 def bottleneck(prio_dscp_lossless):
     lossless = [3] if prio_dscp_lossless else []
     link = {"rate_gbps": 25, "buffer_kb": 1024, "lossless": lossless,
@@ -430,6 +482,7 @@ def main():
         scenario_spray_reorder(rocemu, src, tmp)
         scenario_polarization(rocemu, tmp)
         scenario_link_down(rocemu, tmp, base)
+        scenario_resilient(rocemu, tmp, base)
         scenario_lossless(rocemu, tmp)
         scenario_drops(rocemu, tmp)
     for f in fails:

@@ -36,6 +36,8 @@ SCHEMA_CANNOT = {
     "incast-pfc-not-lossless", "incast-attach-no-fabric",
     # the fabric's graph: every pair of leaves connected, every switch on a link, two leaves
     "fabric-no-path", "fabric-switch-no-links", "fabric-no-leaves",
+    # a resilient table against the next hops the graph gives a switch
+    "fabric-resilient-few",
     # where a stage may be placed (ingress or egress list), or a stage the fabric needs
     "reorder-on-ingress", "fabric-no-parse", "fabric-no-parse-spray-match", "reorder-no-parse",
     "cnp-no-parse",

@@ -6,6 +6,7 @@
  * on a second, identical runtime state, and at every ECMP switch against the definition:
  * the next hops on a shortest path whose link is up, in configuration order, picked by
  * fab_hash_pick(fab_hash()) (no memo). Links go down and come back up during the run.
+ * Resilient hashing (fab_res.c) against plain ECMP: test_resilient().
  */
 #include <inttypes.h>
 #include <string.h>
@@ -226,12 +227,218 @@ test_levels(void **state)
 	emu_pipeline_free(pl);
 }
 
+/* Two leaves joined by four parallel links (and four back); leaf0 hashes (CRC16-CCITT of the
+ * 5-tuple), with a resilient table of @p buckets when not 0. */
+static struct emu_pipeline *
+res_pipeline(unsigned int buckets)
+{
+	char sw[256], hash[64] = "";
+
+	if (buckets != 0)
+		snprintf(hash, sizeof(hash), ", \"hash\": {\"resilient_buckets\": %u}", buckets);
+	snprintf(sw, sizeof(sw), "{\"name\": \"leaf0\", \"ports\": [\"p0\"]%s},"
+		 " {\"name\": \"leaf1\", \"ports\": [\"p1\"]}", hash);
+	return levels_pipeline(sw, "{\"from\": \"leaf0\", \"to\": \"leaf1\", \"count\": 4}");
+}
+
+#define RES_FLOWS 10000
+
+/* Where each of RES_FLOWS random RoCEv2 flows (seeded, the same every call) goes from leaf0. */
+static void
+res_route_all(const struct fab_cfg *cfg, struct fab_rt *rt, uint16_t *link)
+{
+	uint64_t saved = rs;
+	struct emu_rng rng;
+	unsigned int f, i;
+
+	rs = 0x1234567887654321ULL;
+	emu_rng_seed(&rng, 1, 1);
+	for (f = 0; f < RES_FLOWS; f++) {
+		struct emu_pkt_meta meta;
+		struct roce_pkt *p = &meta.pkt;
+
+		memset(&meta, 0, sizeof(meta));
+		meta.flags = EMU_META_PARSED;
+		p->cls = ROCE_CLASS_ROCEV2;
+		p->ip_version = 4;
+		for (i = 0; i < 4; i++) {
+			p->src_ip[i] = (uint8_t)rnd();
+			p->dst_ip[i] = (uint8_t)rnd();
+		}
+		p->udp_sport = (uint16_t)rnd();
+		p->udp_dport = 4791;
+		p->dest_qp = rnd() & 0xffffff;
+		link[f] = fab_route(cfg, rt, NULL, 0, 1, &meta, 0, &rng);
+	}
+	rs = saved;
+}
+
+/* Buckets of leaf0's table towards leaf1 holding link @p l. */
+static unsigned int
+res_count(const struct fab_rt *rt, unsigned int buckets, uint16_t l)
+{
+	const uint8_t *tbl = rt->res + rt->res_at[0] + buckets;
+	unsigned int i, n = 0;
+
+	for (i = 0; i < buckets; i++)
+		n += tbl[i] == l;
+	return n;
+}
+
+/*
+ * Resilient hashing (fab_res.c) against plain ECMP on 10^4 random flows over four links:
+ * a link going down moves only the flows it carried (plain ECMP, hash mod 3 instead of mod 4,
+ * moves most of the others too), and coming back it takes a quarter of the buckets, from the
+ * others only; then random sequences of links going down and up (all of them at times): every
+ * bucket on a link up, the links within one bucket of each other, no link both giving and
+ * taking buckets in one change, and the counter equal to the buckets that changed.
+ */
+static void
+test_resilient(void **state)
+{
+	static uint16_t before[RES_FLOWS], after[RES_FLOWS], again[RES_FLOWS];
+	const unsigned int B = 64;
+	struct emu_pipeline *pl = res_pipeline(B), *plain = res_pipeline(0);
+	const struct fab_cfg *cfg = pl->fabric;
+	struct fab_rt *rt = route_rt(), *rp = route_rt();
+	uint64_t ctr[FAB_MAX_SWITCHES][FAB_SW_CTR_MAX];
+	unsigned int f, k, it, kept_plain = 0, others = 0, moved_back = 0, lo, hi;
+	uint64_t all = 0, total = 0;
+	uint8_t *block;
+	uint16_t l1;
+
+	(void)state;
+	assert_int_equal(cfg->n_next[0][1], 4);
+	assert_int_equal(plain->fabric->sw[0].hash.res_buckets, 0);
+	block = malloc(fab_res_bytes(cfg));
+	assert_non_null(block);
+	assert_int_equal(fab_res_bytes(cfg), (size_t)B * cfg->n_switches);
+	fab_res_init(cfg, rt, block);
+	memset(ctr, 0, sizeof(ctr));
+	rt->sw_ctr = ctr;
+	for (k = 0; k < cfg->n_links; k++)
+		all |= 1ULL << k;
+	rt->links_up = rp->links_up = all;
+	res_route_all(cfg, rt, before);
+	for (k = 0; k < 4; k++)
+		assert_int_equal(res_count(rt, B, cfg->next[0][1][k]), B / 4);
+	assert_int_equal(ctr[0][FAB_SW_CTR_BUCKETS_MOVED], 0);
+
+	/* the second link goes down */
+	l1 = cfg->next[0][1][1];
+	rt->links_up = rp->links_up = all & ~(1ULL << l1);
+	res_route_all(cfg, rt, after);
+	for (f = 0; f < RES_FLOWS; f++) {
+		assert_true(after[f] != l1);
+		if (before[f] != l1)
+			assert_int_equal(after[f], before[f]); /* the others stay */
+	}
+	assert_int_equal(ctr[0][FAB_SW_CTR_BUCKETS_MOVED], B / 4);
+	for (k = 0; k < 4; k++)
+		if (cfg->next[0][1][k] != l1)
+			assert_true(res_count(rt, B, cfg->next[0][1][k]) == B / 3 ||
+				    res_count(rt, B, cfg->next[0][1][k]) == B / 3 + 1);
+	/* plain ECMP: the flows the link did not carry move too */
+	{
+		static uint16_t pb[RES_FLOWS], pa[RES_FLOWS];
+
+		rp->links_up = all;
+		res_route_all(plain->fabric, rp, pb);
+		rp->links_up = all & ~(1ULL << l1);
+		res_route_all(plain->fabric, rp, pa);
+		for (f = 0; f < RES_FLOWS; f++)
+			if (pb[f] != l1) {
+				others++;
+				kept_plain += pa[f] == pb[f];
+			}
+		assert_true(kept_plain < others * 6 / 10);
+	}
+
+	/* it comes back: a quarter of the buckets, taken from the others */
+	rt->links_up = all;
+	res_route_all(cfg, rt, again);
+	for (f = 0; f < RES_FLOWS; f++)
+		if (again[f] != after[f]) {
+			assert_int_equal(again[f], l1);
+			moved_back++;
+		}
+	assert_true(moved_back > RES_FLOWS * 18 / 100 && moved_back < RES_FLOWS * 32 / 100);
+	assert_int_equal(ctr[0][FAB_SW_CTR_BUCKETS_MOVED], B / 4 + B / 4);
+	for (k = 0; k < 4; k++)
+		assert_int_equal(res_count(rt, B, cfg->next[0][1][k]), B / 4);
+	print_message("resilient, 64 buckets, 4 links, %u flows: link down moves only its own "
+		      "(plain ECMP keeps %u of the other %u), link back moves %u flows\n",
+		      RES_FLOWS, kept_plain, others, moved_back);
+
+	/* random changes; the table checked after each */
+	for (it = 0; it < 2000; it++) {
+		const uint8_t *tbl = rt->res + rt->res_at[0] + B;
+		uint8_t old[64];
+		unsigned int gave[FAB_MAX_LINKS] = { 0 }, took[FAB_MAX_LINKS] = { 0 }, changed = 0;
+		uint64_t was = ctr[0][FAB_SW_CTR_BUCKETS_MOVED];
+		struct emu_pkt_meta meta;
+		struct emu_rng rng;
+		uint16_t l;
+
+		memcpy(old, tbl, B);
+		rt->links_up ^= 1ULL << cfg->next[0][1][rnd() % 4];
+		if (rnd() % 7 == 0)
+			rt->links_up = all;
+		memset(&meta, 0, sizeof(meta));
+		meta.flags = EMU_META_PARSED;
+		meta.pkt.cls = ROCE_CLASS_ROCEV2;
+		meta.pkt.ip_version = 4;
+		meta.pkt.udp_sport = (uint16_t)rnd();
+		emu_rng_seed(&rng, 1, 1);
+		l = fab_route(cfg, rt, NULL, 0, 1, &meta, 0, &rng);
+		if (rt->n_up[0][1] == 0) {
+			assert_int_equal(l, FAB_NONE);
+			continue;
+		}
+		assert_true((rt->links_up >> l) & 1);
+		lo = B;
+		hi = 0;
+		for (k = 0; k < 4; k++) {
+			uint16_t lk = cfg->next[0][1][k];
+			unsigned int c = res_count(rt, B, lk);
+
+			if (!((rt->links_up >> lk) & 1)) {
+				assert_int_equal(c, 0);
+				continue;
+			}
+			lo = c < lo ? c : lo;
+			hi = c > hi ? c : hi;
+		}
+		assert_true(hi - lo <= 1);
+		for (k = 0; k < B; k++)
+			if (tbl[k] != old[k]) {
+				changed++;
+				gave[old[k]]++;
+				took[tbl[k]]++;
+			}
+		for (k = 0; k < FAB_MAX_LINKS; k++)
+			assert_false(gave[k] > 0 && took[k] > 0); /* no move in a circle */
+		assert_int_equal(ctr[0][FAB_SW_CTR_BUCKETS_MOVED] - was, changed);
+		total += changed;
+	}
+	print_message("resilient: 2000 random changes of the links up, %" PRIu64 " buckets "
+		      "moved, each change the fewest\n", total);
+	free(block);
+	free(rt->hash_memo);
+	free(rp->hash_memo);
+	free(rt);
+	free(rp);
+	emu_pipeline_free(pl);
+	emu_pipeline_free(plain);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_route_same),
 		cmocka_unit_test(test_levels),
+		cmocka_unit_test(test_resilient),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
