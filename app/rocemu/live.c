@@ -844,6 +844,7 @@ app_live_main(int argc, char **argv)
 		if (live_port_setup(st, i) != 0)
 			goto out;
 	emu_switch_route_warnings(st->ctx.sw, live_out);
+	emu_profile_path_warnings(st->ctx.prof, st->ctx.sw, live_out);
 	if (o.timeline_file != NULL) {
 		tl = emu_timeline_open(o.timeline_file, st->ctx.sw, &err);
 		tl_snap = emu_switch_snap_alloc(st->ctx.sw);

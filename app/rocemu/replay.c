@@ -421,6 +421,7 @@ app_replay_main(int argc, char **argv)
 		emu_switch_add_drop_hook(ctx.sw, replay_on_drop, &drops);
 	}
 	emu_switch_route_warnings(ctx.sw, stderr);
+	emu_profile_path_warnings(ctx.prof, ctx.sw, stderr);
 	if (app_stop_signal != 0)
 		goto out; /* stopped while setting up (said at out) */
 	running = true;
@@ -717,6 +718,7 @@ app_check_main(int argc, char **argv)
 		fprintf(stderr, "%s\n", err.msg);
 	if (rc == 0) {
 		emu_switch_route_warnings(ctx.sw, stderr);
+		emu_profile_path_warnings(ctx.prof, ctx.sw, stderr);
 		printf("%s%s%s: OK (needs %.0f MB)\n", o.pipeline, o.profile ? " + " : "",
 		       o.profile ? o.profile : "", (double)prep.needs.total_bytes / 1e6);
 		if (fflush(stdout) != 0 || ferror(stdout)) {

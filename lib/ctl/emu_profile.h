@@ -26,6 +26,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <jansson.h>
 
@@ -83,6 +84,16 @@ emu_profile_prog(struct emu_profile *prof)
 {
 	return prof != NULL ? &prof->prog : NULL;
 }
+
+/**
+ * Write to @p f a WARNING line for each time the profile's link changes leave a leaf of
+ * @p sw's fabric with no path to another leaf, or with some of its paths ending at a switch
+ * that has no link up towards that leaf (its flows hashed there are dropped: the fabric has
+ * no routing protocol to withdraw the route), with the times it holds (emu_profile_paths.c).
+ * Returns how many it found (at most a few are written, the rest summed up in one line).
+ */
+unsigned int emu_profile_path_warnings(const struct emu_profile *prof,
+				       const struct emu_switch *sw, FILE *f);
 
 /** The profile's key tables (emu_profile_schema.c): top level, a phase, a repeat block. */
 extern const struct emu_key_table emu_profile_table, emu_phase_table, emu_repeat_table;

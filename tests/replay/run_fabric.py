@@ -406,6 +406,60 @@ def scenario_resilient(rocemu, tmp, base):
             check(sw["leaf0"]["buckets_moved"] == 0, "R: plain ECMP moves no bucket")
 
 
+def scenario_path_warnings(rocemu, src, tmp, base):
+    """W: what `rocemu check` (and replay) warn about a profile's links: spine-down.json (all of
+    spine1's links) none; one downlink of spine1 down, a black hole for the flows leaf0 hashes
+    there (the fabric withdraws no route), which a replay confirms (some frames dropped as
+    fabric.spine1.drop_no_path, the rest delivered); all of leaf0's uplinks, no path; many
+    cycles, a few lines and the rest summed up."""
+    pipe = os.path.join(src, "pipelines", "ecmp-4x25.json")
+
+    def warnings(prof, tag):
+        pp = os.path.join(tmp, "warn-%s.json" % tag)
+        with open(pp, "w") as f:
+            json.dump(prof, f)
+        r = subprocess.run([rocemu, "check", "--pipeline", pipe, "--profile", pp],
+                           capture_output=True, text=True, timeout=60)
+        check(r.returncode == 0, "W: %s: check exits 0 (a warning is no error): %s"
+              % (tag, r.stderr))
+        return [l for l in r.stderr.splitlines() if "WARNING" in l]
+
+    r = subprocess.run([rocemu, "check", "--pipeline", pipe, "--profile",
+                        os.path.join(src, "profiles", "spine-down.json")],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0 and "WARNING" not in r.stderr,
+          "W: spine-down.json: no warning (%s)" % r.stderr.strip())
+    hole = {"phases": [{"at_s": 1, "duration_s": 2, "tm": {"spine1-leaf1": {"link": "down"}}}]}
+    w = warnings(hole, "hole")
+    check(len(w) == 1 and "from 1 s to 3 s some of leaf0's paths to leaf1 end at spine1" in
+          w[0] and "(fabric.spine1.drop_no_path)" in w[0], "W: black hole: %s" % w)
+    cut = {"phases": [{"at_s": 5, "duration_s": 1,
+                       "tm": {"leaf0-spine%d" % k: {"link": "down"} for k in range(4)}}]}
+    w = warnings(cut, "cut")
+    check(len(w) == 1 and "from 5 s to 6 s leaf0 has no path to leaf1: frames from p0 to p1 "
+          "are dropped (fabric.leaf0.drop_no_path)" in w[0], "W: no path: %s" % w)
+    many = {"phases": [{"at_s": 1, "repeat": 20, "every_s": 1, "phases": [
+        {"at_s": 0, "duration_s": 0.5, "tm": {"spine1-leaf1": {"link": "down"}}}]}]}
+    w = warnings(many, "many")
+    check(len(w) == 7 and "and 14 more times" in w[-1], "W: 20 cycles: 6 lines and a sum: %s"
+          % w[-1:])
+    # the black hole is real: a replay drops the flows hashed to spine1, delivers the rest
+    sports = [0xC000 + 4099 * i % 0x3FFF for i in range(1, 17)]
+    frames = [(t * 20, b) for t, b in line_rate([[frame(sp, i) for i in range(20)]
+                                                   for sp in sports], 100)]
+    prof = {"phases": [{"at_s": 0, "tm": {"spine1-leaf1": {"link": "down"}}}]}
+    st, rows, _ = replay(rocemu, tmp, "hole", copy.deepcopy(base), frames, prof)
+    sw = {x["name"]: x["counters"] for x in st["fabric"]["switches"]}
+    hole_n = sw["spine1"]["drop_no_path"]
+    check(st["conservation"]["ok"] and hole_n > 0 and hole_n % 20 == 0 and
+          hole_n + len(rows) == len(frames),
+          "W: replay: %d frames dropped at spine1 (whole flows), %d delivered, of %d"
+          % (hole_n, len(rows), len(frames)))
+    print("W: profile path warnings: black hole, no path, 20 cycles summed up; the black hole "
+          "in replay: %d of %d frames (%d of 16 flows) dropped as fabric.spine1.drop_no_path"
+          % (hole_n, len(frames), hole_n // 20))
+
+
 def bottleneck(prio_dscp_lossless):
     lossless = [3] if prio_dscp_lossless else []
     link = {"rate_gbps": 25, "buffer_kb": 1024, "lossless": lossless,
@@ -483,6 +537,7 @@ def main():
         scenario_polarization(rocemu, tmp)
         scenario_link_down(rocemu, tmp, base)
         scenario_resilient(rocemu, tmp, base)
+        scenario_path_warnings(rocemu, src, tmp, base)
         scenario_lossless(rocemu, tmp)
         scenario_drops(rocemu, tmp)
     for f in fails:
