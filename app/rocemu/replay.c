@@ -81,8 +81,9 @@ replay_usage(FILE *f)
 		"pcapng outputs carry a comment on each frame something happened to (--annotate\n"
 		"events, the default; all: every frame, refused with no pcapng --out; none):\n"
 		"\"rocemu: in=p0 out=p1 t_in=NS prio=3 qdepth=B wait=NSns ce=red delayed=NSns\n"
-		"event=STAGE.COUNTER created=STAGE path=N\" (path: the first fabric link it took,\n"
-		"1 + its index in --stats fabric.links[]). --in - reads standard input, --out -\n"
+		"event=STAGE.COUNTER created=STAGE path=N via=LINK,LINK\" (path: the first fabric\n"
+		"link it took, 1 + its index in --stats fabric.links[]; via: the links it took, by\n"
+		"name). --in - reads standard input, --out -\n"
 		"writes standard output (the summary then goes to standard error).\n"
 		"--drops writes every dropped frame, at the time it was dropped, with\n"
 		"\"drop=REASON\" (the names of the summary's drops by reason).\n");

@@ -56,7 +56,8 @@ struct emu_trace {
 	uint16_t event_reason; /**< 1 + the counter (switch reason id) of the last impair action; 0 none */
 	uint8_t marks;         /**< EMU_TRACE_* */
 	uint8_t created_by;    /**< 0: arrived on a port; 1 + stage index; EMU_TRACE_BY_* */
-	uint8_t path;          /**< multipath: the path it took (0: single link) */
+	uint8_t path;          /**< multipath: 1 + the first fabric link it took (0: single link) */
+	uint8_t via[3];        /**< 1 + the fabric links it took after the first, in order (0: none) */
 	uint16_t drop_reason;  /**< a drop capture's copy: 1 + the reason id; 0 otherwise */
 };
 

@@ -319,8 +319,20 @@ emu_switch_annotate_meta(const struct emu_switch *sw, const struct emu_pkt_meta 
 		emu_ann_lit(&a, " created=");
 		emu_ann_str(&a, sw->stages[tr->created_by - 1].name);
 	}
-	if (tr->path != 0)
+	if (tr->path != 0) {
 		emu_ann_kv(&a, " path=", tr->path, "");
+		if (sw->fab != NULL && tr->path <= sw->fab->n_links) {
+			unsigned int k;
+
+			emu_ann_lit(&a, " via=");
+			emu_ann_str(&a, sw->fab->links[tr->path - 1].name);
+			for (k = 0; k < RTE_DIM(tr->via) && tr->via[k] != 0 &&
+			     tr->via[k] <= sw->fab->n_links; k++) {
+				emu_ann_lit(&a, ",");
+				emu_ann_str(&a, sw->fab->links[tr->via[k] - 1].name);
+			}
+		}
+	}
 	buf[a.used] = '\0';
 	return a.used;
 }

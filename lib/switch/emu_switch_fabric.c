@@ -320,10 +320,20 @@ emu_fab_arrive(struct emu_switch *sw, unsigned int l, struct rte_mbuf *m)
 		return;
 	}
 	next = fab_route(fc, sw->fab_rt, sw->tm, s, d, meta, t, &sw->fab_rng);
-	if (next == FAB_NONE)
+	if (next == FAB_NONE) {
 		emu_fab_no_path(sw, s, m);
-	else
-		emu_fab_hop(sw, next, m, t);
+		return;
+	}
+	if (sw->trace) {
+		/* the route after the first link, as far as the trace has room */
+		unsigned int k = 0;
+
+		while (k < RTE_DIM(meta->trace.via) && meta->trace.via[k] != 0)
+			k++;
+		if (k < RTE_DIM(meta->trace.via))
+			meta->trace.via[k] = (uint8_t)(next + 1u);
+	}
+	emu_fab_hop(sw, next, m, t);
 }
 
 void

@@ -87,6 +87,9 @@ def line_rate(frames_by_flow, gbps):
 LAST_SUMMARY = [""]  # the last replay's summary (its standard output)
 
 
+VIA_SEEN = [0]  # frames whose via= replay() checked
+
+
 def replay(rocemu, tmp, tag, pipeline, frames, profile=None):
     pl = os.path.join(tmp, tag + ".json")
     with open(pl, "w") as f:
@@ -113,12 +116,26 @@ def replay(rocemu, tmp, tag, pipeline, frames, profile=None):
                         "-e", "udp.srcport", "-e", "infiniband.bth.psn", "-e", "frame.len",
                         "-e", "frame.comment"], capture_output=True, text=True, check=True)
     rows = []
+    lk = {l["name"]: l for l in st.get("fabric", {}).get("links", [])}
+    leaf1 = [x["name"] for x in pipeline.get("fabric", {}).get("switches", [])
+             if "p1" in x.get("ports", [])]
+    bad_via = []
     for line in t.stdout.splitlines():
         ts, sport, psn, ln, comment = (line.split("\t") + [""] * 5)[:5]
         path = [w[5:] for w in comment.split() if w.startswith("path=")]
+        # via=: the names of the links taken, first the path's, each ending where the next
+        # leaves, the last at p1's leaf
+        via = [w[4:].split(",") for w in comment.split() if w.startswith("via=")]
+        if path and (not via or via[0][0] != st["fabric"]["links"][int(path[0]) - 1]["name"]
+                     or any(lk[a]["to"] != lk[b]["from"] for a, b in zip(via[0], via[0][1:]))
+                     or lk[via[0][-1]]["to"] not in leaf1):
+            bad_via.append(comment)
         sec, _, frac = ts.partition(".")
         rows.append((int(sec) * 10**9 + int((frac + "000000000")[:9]), int(sport), int(psn),
                      int(ln), int(path[0]) if path else 0))
+    check(not bad_via, "%s: via= names the links taken, in order, to p1's leaf (%d frames "
+          "wrong, the first: %s)" % (tag, len(bad_via), bad_via[:1]))
+    VIA_SEEN[0] += sum(1 for r in rows if r[4])
     p0 = pcapdump.read_pcap(out0)[1]
     return st, rows, p0
 
@@ -540,6 +557,8 @@ def main():
         scenario_path_warnings(rocemu, src, tmp, base)
         scenario_lossless(rocemu, tmp)
         scenario_drops(rocemu, tmp)
+    check(VIA_SEEN[0] > 1000, "via= checked on %d frames" % VIA_SEEN[0])
+    print("via=: checked on the %d frames that crossed the fabric" % VIA_SEEN[0])
     for f in fails:
         print("FAIL:", f)
     print("fabric: %s" % ("PASS" if not fails else "%d failures" % len(fails)))

@@ -744,7 +744,9 @@ def t_live_fabric_metrics():
                 bad.append(("/rocemu/drops", n, c, fd.get(key("fabric/%s/%s" % (n, c))), v))
     for n, x in sws.items():
         for c, v in x["counters"].items():
-            if fd.get(key("fabric/%s/%s" % (n, c))) != v:
+            if ff.get(key(n), {}).get(c) != v:
+                bad.append(("/rocemu/fabric", n, c, ff.get(key(n), {}).get(c), v))
+            if c.startswith("drop_") and fd.get(key("fabric/%s/%s" % (n, c))) != v:
                 bad.append(("/rocemu/drops", n, c, fd.get(key("fabric/%s/%s" % (n, c))), v))
     check(not bad and lost > 0,
           "fabric telemetry: at the end /rocemu/fabric and /rocemu/drops equal the exit stats "
