@@ -6,7 +6,7 @@
  * @file
  * Errors on the control path: a function returns 0 or -errno and fills a
  * struct emu_err whose message starts with the JSON path (or file) at fault,
- * e.g. "tm.ports[1].rate_gbps: must be > 0, got -5".
+ * e.g. "tm.ports[1].rate_gbps: must be >= 1e-06, got -5".
  */
 
 #include <stddef.h>

@@ -220,10 +220,7 @@ emu_tm_port_parse(const json_t *o, const char *path, uint32_t mtu, struct emu_tm
 	if (rc != 0)
 		return rc;
 	pc->pfc_watchdog_ns = (uint64_t)(wd_ms * 1e6 + 0.5);
-	pc->rate_bps = (uint64_t)(rate_gbps * 1e9 + 0.5);
-	if (pc->rate_bps < 1000)
-		return emu_err_set(err, "%s.rate_gbps: must be at least 1e-6 (1 kb/s), got %g",
-				   path, rate_gbps);
+	pc->rate_bps = (uint64_t)(rate_gbps * 1e9 + 0.5); /* >= 1000: the key's minimum */
 	pc->limit_bytes = (uint64_t)buffer_kb * 1024;
 	pc->queue_limit_bytes = (uint64_t)queue_kb * 1024;
 	pc->queue_pkts = (uint32_t)queue_pkts;

@@ -64,7 +64,8 @@ const struct emu_key_table emu_tm_pfc_table = {
 
 static const struct emu_key emu_tm_port_keys[] = {
 	EMU_K_STR_REQ("port", "name of a port of ports[]"),
-	EMU_K_NUM("rate_gbps", 100.0, 0.0, true, EMU_TM_MAX_RATE_GBPS,
+	/* the same bounds as a profile's rate_gbps (emu_tm_set_keys): one message for both */
+	EMU_K_NUM("rate_gbps", 100.0, 1e-6, false, EMU_TM_MAX_RATE_GBPS,
 		  "egress line rate (Gb/s, at least 1e-6)"),
 	EMU_K_INT("buffer_kb", 4096, 1, EMU_TM_MAX_KB, "the port's buffer limit (KB)"),
 	EMU_K_INT_DYN("queue_kb", 1, EMU_TM_MAX_KB,
