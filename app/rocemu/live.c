@@ -448,6 +448,7 @@ live_reload_profile(struct live_state *st, const char *file, char *msg, size_t l
 	snprintf(msg, len, "rocemu: profile reloaded from %s (%u changes, time zero now)", file,
 		 np->n_actions);
 	fprintf(live_out, "%s\n", msg);
+	emu_profile_path_warnings(np, st->ctx.sw, live_out);
 	return 0;
 }
 

@@ -379,6 +379,9 @@ def scenario_resilient(rocemu, tmp, base):
     sports = [0xC000 + 4099 * i % 0x3FFF for i in range(1, 33)]
     flows = [[frame(sp, i) for i in range(30)] for sp in sports]
     frames = [(t * 20, b) for t, b in line_rate(flows, 100)]  # 5 Gb/s: no queues
+    # eight frames at each instant: replay hands them to the switch as one burst, which a
+    # resilient leaf must not take through the plain-ECMP burst path
+    frames = [(frames[i - i % 8][0], b) for i, (_, b) in enumerate(frames)]
     t_down, t_up = frames[len(frames) // 3][0], frames[2 * len(frames) // 3][0]
     prof = {"phases": [{"at_s": t_down / 1e9, "tm": {"leaf0-spine1": {"link": "down"}}},
                        {"at_s": t_up / 1e9, "tm": {"leaf0-spine1": {"link": "up"}}}]}
@@ -449,12 +452,32 @@ def scenario_path_warnings(rocemu, src, tmp, base):
     hole = {"phases": [{"at_s": 1, "duration_s": 2, "tm": {"spine1-leaf1": {"link": "down"}}}]}
     w = warnings(hole, "hole")
     check(len(w) == 1 and "from 1 s to 3 s some of leaf0's paths to leaf1 end at spine1" in
-          w[0] and "(fabric.spine1.drop_no_path)" in w[0], "W: black hole: %s" % w)
+          w[0] and "the flows from p0 to p1 routed there are dropped (fabric.spine1."
+          "drop_no_path)" in w[0] and w[0].endswith("(after phases[0].tm.spine1-leaf1.link)"),
+          "W: black hole: %s" % w)
     cut = {"phases": [{"at_s": 5, "duration_s": 1,
                        "tm": {"leaf0-spine%d" % k: {"link": "down"} for k in range(4)}}]}
     w = warnings(cut, "cut")
     check(len(w) == 1 and "from 5 s to 6 s leaf0 has no path to leaf1: frames from p0 to p1 "
-          "are dropped (fabric.leaf0.drop_no_path)" in w[0], "W: no path: %s" % w)
+          "are dropped (fabric.leaf0.drop_no_path) (after phases[0].tm.leaf0-spine0.link)"
+          in w[0], "W: no path: %s" % w)
+    # a static leaf takes the first next hop up only: spine0's downlink down leaves it no
+    # path (from a time with nanoseconds), spine1's changes nothing for it
+    static = copy.deepcopy(base)
+    leaf0 = [x for x in static["fabric"]["switches"] if x["name"] == "leaf0"][0]
+    leaf0["route"] = "static"
+    leaf0.pop("hash", None)
+    pipe_ecmp, pipe = pipe, os.path.join(tmp, "static.json")
+    with open(pipe, "w") as f:
+        json.dump(static, f)
+    w = warnings({"phases": [{"at_s": 1.0000015, "tm": {"spine0-leaf1": {"link": "down"}}}]},
+                 "static0")
+    check(len(w) == 1 and "from 1.0000015 s leaf0 has no path to leaf1" in w[0] and
+          "(fabric.spine0.drop_no_path)" in w[0], "W: static leaf, spine0 down: %s" % w)
+    w = warnings({"phases": [{"at_s": 1, "tm": {"spine1-leaf1": {"link": "down"}}}]},
+                 "static1")
+    check(w == [], "W: static leaf, spine1 down: no warning (%s)" % w)
+    pipe = pipe_ecmp
     many = {"phases": [{"at_s": 1, "repeat": 20, "every_s": 1, "phases": [
         {"at_s": 0, "duration_s": 0.5, "tm": {"spine1-leaf1": {"link": "down"}}}]}]}
     w = warnings(many, "many")
