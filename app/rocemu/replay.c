@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Over 600 lines (685): the replay loop, its inputs and outputs (per-port pcap, the merged
+ * Over 600 lines (736): the replay loop, its inputs and outputs (per-port pcap, the merged
  * pcapng), --annotate/--drops/--timeline and signal handling share one run state; the input
  * side is the piece to move out next.
  *
