@@ -262,7 +262,7 @@ unsigned int
 emu_profile_path_warnings(const struct emu_profile *prof, const struct emu_switch *sw, FILE *f)
 {
 	const struct emu_pipeline *pl = emu_switch_pipeline(sw);
-	static struct paths_ctx c; /* control path, one caller at a time */
+	struct paths_ctx c; /* about 3.7 KB: control path */
 	unsigned int i, k;
 	uint64_t up;
 
