@@ -58,6 +58,10 @@ struct app_ctx {
 	/* where the text summary goes: stdout, or stderr when an output is standard output
 	 * (set by app_prepare()) */
 	FILE *summary;
+	/* more members for --stats and --prometheus at exit (live: workers, the NIC's
+	 * counters), merged into the switch's; NULL: none */
+	json_t *(*extra_stats)(void *arg);
+	void *extra_arg;
 };
 
 /** Default pipeline path: ./pipelines/bump-in-wire.json, else the source tree's. */

@@ -218,10 +218,26 @@ app_teardown(struct app_ctx *ctx)
 	memset(ctx, 0, sizeof(*ctx));
 }
 
+/* The switch's counters, with what the mode adds (ctx->extra_stats). */
+static json_t *
+app_stats_json(const struct app_ctx *ctx)
+{
+	json_t *stats = emu_switch_stats_json(ctx->sw);
+
+	if (stats != NULL && ctx->extra_stats != NULL) {
+		json_t *x = ctx->extra_stats(ctx->extra_arg);
+
+		if (x != NULL)
+			json_object_update(stats, x);
+		json_decref(x);
+	}
+	return stats;
+}
+
 int
 app_write_prom(const struct app_ctx *ctx, const char *file, struct emu_err *err)
 {
-	json_t *stats = emu_switch_stats_json(ctx->sw);
+	json_t *stats = app_stats_json(ctx);
 	int rc = emu_prom_write(stats, file, err);
 
 	json_decref(stats);
@@ -231,7 +247,7 @@ app_write_prom(const struct app_ctx *ctx, const char *file, struct emu_err *err)
 int
 app_write_stats(const struct app_ctx *ctx, const char *file, struct emu_err *err)
 {
-	json_t *stats = emu_switch_stats_json(ctx->sw);
+	json_t *stats = app_stats_json(ctx);
 	struct emu_out out;
 	char *text;
 	int rc;

@@ -27,6 +27,7 @@
 #define EMU_META_HEADROOM 0x08 /**< TM: the packet occupies lossless headroom, not shared buffer */
 #define EMU_META_VIRTUAL 0x10  /**< incast filler frame; reserved = its source index */
 #define EMU_META_SNAP 0x20     /**< header capture: the mbuf holds the first bytes, wire_len is the frame's length */
+#define EMU_META_RXCTL 0x80    /**< a received MAC control frame on its way to its port's egress owner (worker handoff) */
 #define EMU_META_HOP 0x40      /**< inside the fabric: hop_in, not in_port, is its TM ingress */
 
 /** Per-packet metadata, kept in the mbuf private area of every pool rocemu creates. */

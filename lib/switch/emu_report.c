@@ -65,8 +65,10 @@ emu_switch_conservation(const struct emu_switch *sw, struct emu_conservation *c)
 		c->consumed += sw->incast[i].ctr[EMU_INCAST_CTR_ABSORBED];
 		c->drops += sw->incast[i].ctr[EMU_INCAST_CTR_DROP_SINK_FULL];
 	}
-	c->unaccounted = (int64_t)(c->rx + c->created) -
-			 (int64_t)(c->tx + c->drops + c->held + c->consumed);
+	c->handoff_out = sw->ctr[EMU_RUN_CTR_HANDOFF_OUT];
+	c->handoff_in = sw->ctr[EMU_RUN_CTR_HANDOFF_IN];
+	c->unaccounted = (int64_t)(c->rx + c->created + c->handoff_in) -
+			 (int64_t)(c->tx + c->drops + c->held + c->consumed + c->handoff_out);
 }
 
 void
@@ -75,6 +77,19 @@ emu_switch_conservation_line(const struct emu_switch *sw, char *buf, size_t len)
 	struct emu_conservation c;
 
 	emu_switch_conservation(sw, &c);
+	emu_conservation_text(&c, buf, len);
+}
+
+void
+emu_conservation_text(const struct emu_conservation *cp, char *buf, size_t len)
+{
+	struct emu_conservation c = *cp;
+	int64_t rings = (int64_t)c.handoff_out - (int64_t)c.handoff_in;
+
+	/* frames between workers (in their rings) are held too: summed over every worker,
+	 * handoff_out - handoff_in of them */
+	if (rings > 0)
+		c.held += (uint64_t)rings;
 	snprintf(buf, len,
 		 "conservation: rx %" PRIu64 " + created %" PRIu64 " = tx %" PRIu64
 		 " + drops %" PRIu64 " + held %" PRIu64 " + consumed %" PRIu64 ": %s",
@@ -266,6 +281,35 @@ emu_switch_print_interval(const struct emu_switch *sw, FILE *f, double t_s)
 	emu_switch_conservation(sw, &c);
 	fprintf(f, " | drops %" PRIu64 " held %" PRIu64 "\n", c.drops, c.held);
 	msw->last_interval_s = t_s;
+}
+
+void
+emu_switch_print_interval_snap(struct emu_switch *sw, const struct emu_snap *sn, FILE *f,
+			       double t_s)
+{
+	double dt = t_s - sw->last_interval_s;
+	int64_t rings = (int64_t)sn->cons.handoff_out - (int64_t)sn->cons.handoff_in;
+	unsigned int i;
+
+	if (dt <= 0)
+		dt = 1;
+	fprintf(f, "t=%.1fs", t_s);
+	for (i = 0; i < sw->n_ports; i++) {
+		const struct emu_port_stats *ps = &sn->ports[i];
+		const struct emu_port_stats *last = &sw->last_interval[i];
+
+		fprintf(f, " | %s rx %" PRIu64 " (%.3f Mpps %.3f Gb/s) tx %" PRIu64
+			   " (%.3f Mpps %.3f Gb/s)",
+			sw->pl->port_names[i], ps->rx_pkts,
+			(double)(ps->rx_pkts - last->rx_pkts) / dt / 1e6,
+			(double)(ps->rx_bytes - last->rx_bytes) * 8 / dt / 1e9, ps->tx_pkts,
+			(double)(ps->tx_pkts - last->tx_pkts) / dt / 1e6,
+			(double)(ps->tx_bytes - last->tx_bytes) * 8 / dt / 1e9);
+		sw->last_interval[i] = *ps;
+	}
+	fprintf(f, " | drops %" PRIu64 " held %" PRIu64 "\n", sn->cons.drops,
+		sn->cons.held + (rings > 0 ? (uint64_t)rings : 0));
+	sw->last_interval_s = t_s;
 }
 
 static json_t *

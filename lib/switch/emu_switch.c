@@ -398,7 +398,7 @@ emu_switch_run_stages(struct emu_switch *sw, unsigned int first, unsigned int la
 	return n;
 }
 
-static void
+void
 emu_switch_enqueue(struct emu_switch *sw, struct rte_mbuf *m, uint64_t now_ns)
 {
 	struct emu_pkt_meta *meta = emu_meta(m);
@@ -406,7 +406,9 @@ emu_switch_enqueue(struct emu_switch *sw, struct rte_mbuf *m, uint64_t now_ns)
 	unsigned int p;
 
 	if (out < sw->n_ports) {
-		if (sw->fab == NULL || !emu_switch_fabric_enter(sw, m, now_ns))
+		if (unlikely(emu_switch_foreign(sw, out)))
+			emu_switch_handoff(sw, out, m);
+		else if (sw->fab == NULL || !emu_switch_fabric_enter(sw, m, now_ns))
 			emu_tm_enqueue(sw->tm, out, m, now_ns, &sw->tm_rng);
 		return;
 	}
@@ -442,10 +444,10 @@ emu_switch_enqueue(struct emu_switch *sw, struct rte_mbuf *m, uint64_t now_ns)
 			emu_meta(c)->out_port = targets[p];
 			emu_meta(c)->flags |= EMU_META_CREATED;
 			emu_meta(c)->trace.created_by = EMU_TRACE_BY_SWITCH;
-			emu_tm_enqueue(sw->tm, targets[p], c, now_ns, &sw->tm_rng);
+			emu_switch_enqueue(sw, c, now_ns);
 		}
 		meta->out_port = targets[0];
-		emu_tm_enqueue(sw->tm, targets[0], m, now_ns, &sw->tm_rng);
+		emu_switch_enqueue(sw, m, now_ns);
 	}
 }
 
@@ -505,6 +507,12 @@ emu_switch_send_pfc_work(struct emu_switch *sw, uint64_t now_ns)
 		}
 		sw->ctr[EMU_RUN_CTR_CREATED] += 1;
 		sw->ctr[EMU_RUN_CTR_PFC_CREATED] += 1;
+		if (unlikely(emu_switch_foreign(sw, frames[i].port))) {
+			/* it leaves by a port another worker sends from: its control queue there */
+			emu_meta(m)->out_port = frames[i].port;
+			emu_switch_handoff(sw, frames[i].port, m);
+			continue;
+		}
 		emu_tm_enqueue(sw->tm, frames[i].port, m, now_ns, &sw->tm_rng);
 	}
 }
@@ -536,6 +544,12 @@ emu_switch_mac_control(struct emu_switch *sw, uint16_t port, struct rte_mbuf *m,
 	}
 	if (pkt->cls != ROCE_CLASS_MAC_CONTROL)
 		return false;
+	if (unlikely(emu_switch_foreign(sw, port))) {
+		/* the pause is for this port's egress, which another worker owns */
+		meta->flags |= EMU_META_RXCTL;
+		emu_switch_handoff(sw, port, m);
+		return true;
+	}
 	emu_tm_pause_rx(sw->tm, port, now_ns, pkt->macctl_opcode, pkt->pfc_enable,
 			pkt->pause_quanta, &sw->tm_rng);
 	sw->ctr[EMU_RUN_CTR_CONSUMED_MAC_CONTROL] += 1;
@@ -679,7 +693,7 @@ emu_switch_rx_lens(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts,
 		/* A run of parsed frames that are not MAC control (emu_switch_mac_control() would
 		 * pass them on) to one real port, outside a fabric: one TM call, in order, which
 		 * finds where the run ends. */
-		if (sw->fab == NULL && out < sw->n_ports) {
+		if (sw->fab == NULL && out < sw->n_ports && !emu_switch_foreign(sw, out)) {
 			k = emu_tm_enqueue_port_run(sw->tm, out, pkts + i, n - i, now_ns,
 						    &sw->tm_rng);
 			if (k > 0) {
@@ -688,7 +702,7 @@ emu_switch_rx_lens(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts,
 			}
 		}
 		/* the same into an emulated fabric: a run over the links of an ECMP group */
-		if (sw->fab != NULL && out < sw->n_ports) {
+		if (sw->fab != NULL && out < sw->n_ports && !emu_switch_foreign(sw, out)) {
 			k = emu_switch_fabric_enter_run(sw, pkts + i, n - i, now_ns);
 			if (k > 0) {
 				i += k;
@@ -830,7 +844,8 @@ emu_switch_next_event_ns(const struct emu_switch *sw)
 			next = RTE_MIN(next, sw->prog_t0_ns + rel);
 	}
 	for (i = 0; i < sw->n_incast; i++)
-		next = RTE_MIN(next, sw->incast[i].s.next_ns);
+		if (!sw->incast[i].foreign)
+			next = RTE_MIN(next, sw->incast[i].s.next_ns);
 	return next;
 }
 
@@ -851,6 +866,9 @@ emu_switch_held(const struct emu_switch *sw)
 {
 	uint64_t held = emu_tm_held(sw->tm) + emu_switch_stage_held(sw);
 	unsigned int i;
+
+	if (sw->n_workers > 1)
+		held += emu_switch_handoff_staged(sw);
 
 	for (i = 0; i < sw->n_ports; i++)
 		held += sw->tx[i].n;

@@ -40,6 +40,7 @@
 #define EMU_BURST 32
 #define EMU_MAX_STAGES 32
 #define EMU_TX_STAGE_PKTS 512
+#define EMU_MAX_WORKERS 16
 
 struct emu_pipeline_port {
 	const char *name; /**< switch port name ("p0") */
@@ -202,14 +203,73 @@ void emu_switch_discard_held(struct emu_switch *sw);
 struct emu_conservation {
 	uint64_t rx, created, tx, drops, held;
 	uint64_t consumed;   /**< MAC control frames honoured, never forwarded */
-	int64_t unaccounted; /**< rx + created - tx - drops - held - consumed: zero when correct */
+	/** Frames given to other workers' replicas and taken from them (emu_switch_set_worker()):
+	 * what is in the rings between workers is handoff_out - handoff_in of all of them. */
+	uint64_t handoff_out, handoff_in;
+	/** rx + created + handoff_in - tx - drops - held - consumed - handoff_out: zero when
+	 * correct */
+	int64_t unaccounted;
 };
+
+struct emu_snap;
+
+/** A worker's handoff counters, read from its snapshot. */
+struct emu_snap_view {
+	uint64_t handoff_in, handoff_out, drop_full;
+};
+
+/** The handoff counters of snapshot @p sn. */
+void emu_snap_view(const struct emu_snap *sn, struct emu_snap_view *v);
+
+/** The program the switch runs (NULL: none). Not while it runs on another lcore. */
+struct emu_program *emu_switch_program(const struct emu_switch *sw);
+
+/**
+ * Make @p sw one of @p n_workers replicas of a switch, one per worker lcore: it owns the
+ * egress of the ports in @p owned (TM, egress stages, TX); a frame for port p outside it goes
+ * to worker owner_of[p] through rings[owner_of[p]] (an SPSC rte_ring this replica alone
+ * enqueues on), and so does a MAC control frame received on such a port (its pause belongs to
+ * p's egress). Call before the switch runs; rings[own index] is not used.
+ */
+int emu_switch_set_worker(struct emu_switch *sw, uint64_t owned, const uint8_t *owner_of,
+			  unsigned int n_workers, struct rte_ring *const *rings,
+			  struct emu_err *err);
+
+/**
+ * Push the frames staged for other workers into their rings (once a poll). A full ring drops
+ * what does not fit as runner.drop_handoff_full. Returns the frames pushed.
+ */
+unsigned int emu_switch_handoff_flush(struct emu_switch *sw);
+
+/** Frames another worker handed over (taken from its ring): into this replica's TMs. */
+void emu_switch_rx_handoff(struct emu_switch *sw, struct rte_mbuf **pkts, uint16_t n,
+			   uint64_t now_ns);
+
+/** Frames staged for other workers and not yet pushed (held, for the conservation line). */
+uint64_t emu_switch_handoff_staged(const struct emu_switch *sw);
+
+/**
+ * Add the counters of replica @p src into @p dst (both stopped): ports, stages, TM, fabric,
+ * incast and runner, so that @p dst's reports show the whole switch.
+ */
+void emu_switch_absorb(struct emu_switch *dst, const struct emu_switch *src);
+
+/** Add snapshot @p src (another replica's) into @p dst: sums, maxima of max_*, any of flags. */
+void emu_snap_absorb(const struct emu_switch *sw, struct emu_snap *dst,
+		     const struct emu_snap *src);
+
+/** Print the interval line from snapshot @p sn (any thread; remembers it for the next). */
+void emu_switch_print_interval_snap(struct emu_switch *sw, const struct emu_snap *sn, FILE *f,
+				    double t_s);
 
 /** Compute the conservation totals from all counters. */
 void emu_switch_conservation(const struct emu_switch *sw, struct emu_conservation *c);
 
 /** The conservation line: "conservation: rx N + created N = tx N + drops N + held N + consumed N: OK". */
 void emu_switch_conservation_line(const struct emu_switch *sw, char *buf, size_t len);
+
+/** The conservation line of totals @p c (frames in rings between workers count as held). */
+void emu_conservation_text(const struct emu_conservation *c, char *buf, size_t len);
 
 /** Print the human summary (ports, stages, TM, drops by reason, conservation). */
 void emu_switch_print_summary(const struct emu_switch *sw, FILE *f);

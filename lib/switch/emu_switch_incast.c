@@ -210,10 +210,15 @@ emu_switch_incast_gen(struct emu_switch *sw, uint64_t until_ns)
 		uint32_t len;
 		uint64_t t;
 
-		best = 0;
-		for (i = 1; i < sw->n_incast; i++)
-			if (sw->incast[i].s.next_ns < sw->incast[best].s.next_ns)
+		/* a source whose port another worker owns is generated there (foreign) */
+		best = sw->n_incast;
+		for (i = 0; i < sw->n_incast; i++)
+			if (!sw->incast[i].foreign &&
+			    (best == sw->n_incast ||
+			     sw->incast[i].s.next_ns < sw->incast[best].s.next_ns))
 				best = i;
+		if (best == sw->n_incast)
+			break;
 		src = &sw->incast[best];
 		t = src->s.next_ns;
 		if (t > until_ns)

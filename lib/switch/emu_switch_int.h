@@ -17,7 +17,8 @@
 #define EMU_EMIT_CAP (EMU_BURST * 4)
 #define EMU_TM_RNG_STREAM 0x544dULL /* "TM": stages draw theirs from their names (emu_rng_stream_of) */
 #define EMU_ETHERTYPE_MAC_CONTROL 0x8808 /* DPDK 22.11 has no constant for it */
-#define EMU_INCAST_CATCHUP 1024 /* incast frames generated per runner call at most */
+#define EMU_INCAST_CATCHUP 1024
+#define EMU_HO_STAGE 64 /* frames staged for one other worker before they are pushed */ /* incast frames generated per runner call at most */
 
 /* Counters the runner itself keeps (drop_* count in conservation). */
 #define EMU_RUN_FOREACH_CTR(_) \
@@ -30,7 +31,10 @@
 	_(PROFILE_CHANGES, "profile_changes") \
 	_(CONSUMED_MAC_CONTROL, "consumed_mac_control") \
 	_(PFC_CREATED, "pfc_created") \
-	_(PFC_NOT_SENT_NOMBUF, "pfc_not_sent_nombuf")
+	_(PFC_NOT_SENT_NOMBUF, "pfc_not_sent_nombuf") \
+	_(HANDOFF_OUT, "handoff_out") \
+	_(HANDOFF_IN, "handoff_in") \
+	_(DROP_HANDOFF_FULL, "drop_handoff_full")
 
 enum emu_run_ctr {
 #define EMU_RUN_CTR_ENUM(e, s) EMU_RUN_CTR_##e,
@@ -66,6 +70,7 @@ struct emu_incast_src {
 	struct roce_pkt pkt;  /* its parse result, copied into each frame's meta */
 	struct emu_incast_hosts *hosts; /* closed loop (honour_pfc, dcqcn): each sender; else NULL */
 	uint64_t ctr[EMU_INCAST_CTR_MAX];
+	bool foreign; /* its port's egress is another worker's: generated there */
 };
 
 struct emu_switch {
@@ -123,6 +128,18 @@ struct emu_switch {
 	bool general_only;              /* emu_switch_set_general_only() (tests) */
 	uint64_t fab_link_ctr[FAB_MAX_LINKS][FAB_LINK_CTR_MAX];
 	uint64_t fab_sw_ctr[FAB_MAX_SWITCHES][FAB_SW_CTR_MAX];
+	/*
+	 * One of several replicas on worker lcores (emu_switch_worker.c): the TMs of the ports in
+	 * foreign are another worker's, so frames for them (and received MAC control frames for
+	 * their egress) go to that worker's ring instead, staged here and pushed once a poll.
+	 * foreign is 0 when one switch runs alone: one test a frame on the fast path.
+	 */
+	uint64_t foreign;
+	uint8_t owner_of[EMU_MAX_PORTS];
+	unsigned int n_workers;
+	struct rte_ring *ho_ring[EMU_MAX_WORKERS];
+	uint16_t ho_n[EMU_MAX_WORKERS];
+	struct rte_mbuf *ho_pkts[EMU_MAX_WORKERS][EMU_HO_STAGE];
 	/* counter snapshots for other threads (emu_switch_snap_request()) */
 	pthread_mutex_t snap_mu;
 	struct emu_snap *snap;
@@ -158,6 +175,17 @@ struct emu_snap {
 };
 
 bool emu_is_drop_name(const char *name);
+
+/* emu_switch_worker.c: is @p port's egress another worker's? */
+static inline bool
+emu_switch_foreign(const struct emu_switch *sw, unsigned int port)
+{
+	return port < EMU_MAX_PORTS && ((sw->foreign >> port) & 1) != 0;
+}
+
+/* Hand @p m (its meta->out_port set, or a received MAC control frame with EMU_META_RXCTL) to
+ * the worker that owns @p port. */
+void emu_switch_handoff(struct emu_switch *sw, unsigned int port, struct rte_mbuf *m);
 
 /* emu_switch_incast.c */
 int emu_switch_incast_init(struct emu_switch *sw, struct emu_err *err);
@@ -197,6 +225,7 @@ void emu_switch_fabric_touch(struct emu_switch *sw, uint16_t tm_port);
 void emu_switch_fabric_discard(struct emu_switch *sw);
 
 /* emu_switch.c */
+void emu_switch_enqueue(struct emu_switch *sw, struct rte_mbuf *m, uint64_t now_ns);
 void emu_switch_send_pfc(struct emu_switch *sw, uint64_t now_ns);
 void emu_switch_drop_bulk(struct emu_switch *sw, struct rte_mbuf **m, unsigned int n,
 			  unsigned int c);

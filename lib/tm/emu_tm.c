@@ -68,6 +68,7 @@ emu_tm_create(const struct emu_tm_cfg *cfg, struct emu_err *err)
 		goto nomem;
 	tm->n_ports = cfg->n_ports;
 	tm->buf = cfg->buffer;
+	tm->buf_total_cfg = cfg->buffer.total_bytes;
 	tm->trace = true;
 	for (i = 0; i < cfg->n_ports; i++) {
 		struct emu_tm_port *p = &tm->ports[i];

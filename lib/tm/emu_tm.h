@@ -462,6 +462,21 @@ void emu_tm_prio_stats(const struct emu_tm *tm, uint16_t port, unsigned int prio
 /** Shared buffer in use (bytes of cells) and its size. */
 void emu_tm_buffer_use(const struct emu_tm *tm, uint64_t *used_bytes, uint64_t *total_bytes);
 
+/** Shared buffer in use by this TM (bytes of cells). */
+uint64_t emu_tm_buffer_used(const struct emu_tm *tm);
+
+/**
+ * Other TMs hold @p others_bytes of the same buffer (the switch's replicas on other worker
+ * lcores, each owning some ports): this one admits against what is left of it.
+ */
+void emu_tm_buffer_others(struct emu_tm *tm, uint64_t others_bytes);
+
+/**
+ * Add @p src's counters into @p dst (two replicas of one switch's TM, after both stopped):
+ * sums, and the maxima of the max_* ones.
+ */
+void emu_tm_absorb(struct emu_tm *dst, const struct emu_tm *src);
+
 /** Current configuration of port @p port. */
 const struct emu_tm_port_cfg *emu_tm_port_cfg(const struct emu_tm *tm, uint16_t port);
 

@@ -132,7 +132,45 @@ void
 emu_tm_buffer_use(const struct emu_tm *tm, uint64_t *used_bytes, uint64_t *total_bytes)
 {
 	*used_bytes = tm->used_cells;
-	*total_bytes = tm->buf.total_bytes;
+	*total_bytes = tm->buf_total_cfg;
+}
+
+uint64_t
+emu_tm_buffer_used(const struct emu_tm *tm)
+{
+	return tm->used_cells;
+}
+
+void
+emu_tm_buffer_others(struct emu_tm *tm, uint64_t others_bytes)
+{
+	/* every limit reads total - used: less room by what the others hold is the same test
+	 * against one pool (its occupancy as of the others' last poll) */
+	tm->buf.total_bytes = others_bytes >= tm->buf_total_cfg ? 0 :
+			      tm->buf_total_cfg - others_bytes;
+}
+
+void
+emu_tm_absorb(struct emu_tm *dst, const struct emu_tm *src)
+{
+	unsigned int i, k;
+
+	for (i = 0; i < dst->n_ports && i < src->n_ports; i++) {
+		struct emu_tm_port *d = &dst->ports[i];
+		const struct emu_tm_port *s = &src->ports[i];
+
+		for (k = 0; k < EMU_TM_CTR_MAX; k++)
+			if (k == EMU_TM_CTR_MAX_QUEUE_BYTES)
+				d->ctr[k] = RTE_MAX(d->ctr[k], s->ctr[k]);
+			else
+				d->ctr[k] += s->ctr[k];
+		for (k = 0; k < EMU_TM_N_Q; k++)
+			d->max_q_bytes[k] = RTE_MAX(d->max_q_bytes[k], s->max_q_bytes[k]);
+		for (k = 0; k < EMU_TM_N_PRIO; k++) {
+			d->paused_ns[k] += s->paused_ns[k];
+			d->xoff_ns[k] += s->xoff_ns[k];
+		}
+	}
 }
 
 const struct emu_tm_port_cfg *

@@ -92,6 +92,9 @@ struct emu_tm {
 	uint32_t reason_base;           /* reason id of port 0's counter 0 */
 	struct emu_tm_buffer_cfg buf;
 	uint64_t used_cells; /* shared buffer in use */
+	/* the configured buffer; buf.total_bytes is it less what other workers' replicas of the
+	 * switch hold (emu_tm_buffer_others()), so one pool spans the workers */
+	uint64_t buf_total_cfg;
 	bool trace;          /* write the trace's queueing fields (emu_tm_set_trace()) */
 	bool general_only;   /* no inner loops for alike packets (emu_tm_set_general_only()) */
 	uint8_t lossless_of[EMU_TM_MAX_PORTS]; /* ports[i].cfg.lossless_mask (fixed at create),

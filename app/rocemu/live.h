@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef ROCEMU_LIVE_H
+#define ROCEMU_LIVE_H
+
+/*
+ * Live mode, shared by its files: live.c (options and the main loop), live_port.c (ports,
+ * queues and the NIC's own counters), live_worker.c (the worker lcores, their rings and the
+ * merged view of their switches), live_ctl.c (profile reloads and telemetry).
+ * docs/multicore.md has the picture of the lcores and rings.
+ */
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <rte_common.h>
+#include <rte_ethdev.h>
+#include <rte_ring.h>
+
+#include "app.h"
+
+#define LIVE_RXD 1024
+#define LIVE_TXD 1024
+#define LIVE_MAX_WORKERS 16
+#define LIVE_MAX_RXQ 16      /* RX queues of one port */
+#define LIVE_RING_SIZE 1024  /* a handoff ring's entries (per sender, owner pair) */
+
+/* One RX queue a worker polls: the pipeline's port index and the queue. */
+struct live_rxq {
+	uint16_t port;
+	uint16_t queue;
+};
+
+/*
+ * One worker lcore. Its counters have one writer, the worker (relaxed atomic stores, no
+ * read-modify-write), and are read by the main lcore; the line is its own.
+ */
+struct live_worker {
+	struct live_state *st;
+	unsigned int idx;
+	unsigned int lcore;
+	struct emu_switch *sw;     /* its replica: owns the TMs of the ports in owned */
+	uint64_t owned;            /* egress ports (bit p) whose TM and TX queue it owns */
+	unsigned int n_rxq;
+	struct live_rxq rxq[EMU_MAX_PORTS * LIVE_MAX_RXQ];
+	bool done;                 /* stopped and drained (release store) */
+	/* counters */
+	uint64_t rx_pkts;          /* taken from NIC queues on this lcore */
+	uint64_t tx_pkts;          /* accepted by rte_eth_tx_burst on this lcore */
+	uint64_t busy_tsc;         /* TSC cycles of polls that moved a frame */
+	uint64_t idle_tsc;         /* ... and of polls that moved none */
+	uint64_t ring_hwm[LIVE_MAX_WORKERS]; /* most entries seen in its ring from worker w */
+	uint64_t gaps_over_1ms;
+	uint64_t gap_max_ns;
+	uint64_t last_poll_ns;
+	/* the shared buffer: its TMs' cells in use, published once a poll */
+	uint64_t buf_used_cells;
+} __rte_cache_aligned;
+
+/* The NIC's own counters of one port, as deltas from the start (rte_eth_stats). */
+struct live_nic {
+	uint64_t ipackets, opackets;
+	uint64_t imissed, ierrors, rx_nombuf, oerrors;
+};
+
+struct live_state {
+	struct app_ctx ctx;
+	uint16_t port_ids[EMU_MAX_PORTS];
+	unsigned int n_ports;
+	uint64_t tsc_hz;
+	uint64_t tsc0;
+	uint64_t wall0_ns;
+	double drain_s;
+	bool inline_main; /* only one lcore: the main lcore also runs the switch */
+	bool stop_rx;     /* atomic: the main lcore asks the workers to stop */
+	uint64_t drain_left; /* packets still held when the drain deadline passed */
+	bool strict;         /* --strict: frames rocemu itself lost make the exit status 1 */
+	/* workers */
+	unsigned int n_workers;
+	unsigned int n_rxq[EMU_MAX_PORTS];        /* RX queues per port */
+	uint8_t owner_of[EMU_MAX_PORTS];          /* egress owner of each port */
+	struct live_worker *w;                    /* n_workers of them */
+	struct rte_ring *ring[LIVE_MAX_WORKERS][LIVE_MAX_WORKERS]; /* [from][to], SPSC */
+	const char *rxq_map;                      /* --rxq-map */
+	/* NIC counters at the start, and the deltas when last read */
+	struct rte_eth_stats *nic0;
+	struct live_nic nic[EMU_MAX_PORTS];
+	/* each worker's handoff counters at exit (before its counters join worker 0's) */
+	struct emu_snap_view exit_views[LIVE_MAX_WORKERS];
+};
+
+/* Where live mode's own lines go: stdout, or stderr when an output is standard output. */
+extern FILE *live_out_f;
+#define live_out (live_out_f != NULL ? live_out_f : stdout)
+
+extern volatile sig_atomic_t live_signals;
+extern volatile sig_atomic_t live_first_signal;
+extern volatile sig_atomic_t live_reload;
+
+/* live_port.c */
+int live_find_ports(struct live_state *st);
+int live_port_setup(struct live_state *st, unsigned int i);
+void live_ports_close(struct live_state *st);
+int live_nic_start(struct live_state *st);
+void live_nic_read(const struct live_state *st, struct live_nic *out);
+uint64_t live_nic_lost(const struct live_nic *nic, unsigned int n_ports, uint64_t *rx_lost,
+		       uint64_t *tx_lost);
+json_t *live_nic_json(const struct live_state *st, const struct live_nic *nic);
+
+/* live_worker.c */
+uint64_t live_now_ns(const struct live_state *st);
+double live_elapsed_s(const struct live_state *st);
+int live_workers_plan(struct live_state *st, unsigned int *lcores, unsigned int n_lcores);
+int live_workers_build(struct live_state *st, struct emu_err *err);
+void live_workers_free(struct live_state *st);
+int live_worker_main(void *arg);
+void live_poll(struct live_worker *w, bool rx);
+void live_drain(struct live_state *st);
+bool live_workers_done(const struct live_state *st);
+void live_print_gaps(const struct live_state *st);
+void live_print_workers(const struct live_state *st, const struct emu_snap_view *views, FILE *f);
+json_t *live_workers_json(const struct live_state *st, const struct emu_snap_view *views);
+void live_workers_merge(struct live_state *st, struct emu_snap_view *views);
+struct emu_snap *live_snap(struct live_state *st, bool from_main, uint64_t timeout_us,
+			   struct emu_snap_view *views);
+json_t *live_stats_json(struct live_state *st, bool from_main, uint64_t timeout_us);
+void live_offer_program(struct live_state *st, struct emu_profile *np);
+bool live_program_taken(struct live_state *st, struct emu_program **old);
+void live_set_program(struct live_state *st, struct emu_profile *prof);
+void live_programs_free(struct live_state *st);
+
+/* live_ctl.c */
+int live_reload_profile(struct live_state *st, const char *file, char *msg, size_t len);
+void live_ctl_serve(struct live_state *st);
+void live_ctl_register(struct live_state *st, const char *profile);
+void live_ctl_sighup(struct live_state *st);
+
+#endif

@@ -1,0 +1,605 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Live mode's worker lcores. Each worker runs its replica of the switch
+ * (lib/switch/emu_switch_worker.c): it polls the RX queues given to it, runs the ingress
+ * stages on what it receives, and owns the egress of some ports (TM, egress stages, the TX
+ * queue). Frames for another worker's port cross an SPSC rte_ring per (sender, owner) pair.
+ * The main lcore sleeps between its chores (stats, capture files, reloads) and reads the
+ * workers only through their snapshots and single-writer counters. docs/multicore.md.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_ring.h>
+
+#include "live.h"
+
+uint64_t
+live_now_ns(const struct live_state *st)
+{
+	uint64_t d = rte_rdtsc() - st->tsc0;
+
+	/* d * 1e9 / hz without overflow for ~centuries of uptime at GHz rates */
+	return st->wall0_ns + (d / st->tsc_hz) * 1000000000ULL +
+	       (d % st->tsc_hz) * 1000000000ULL / st->tsc_hz;
+}
+
+double
+live_elapsed_s(const struct live_state *st)
+{
+	return (double)(live_now_ns(st) - st->wall0_ns) / 1e9;
+}
+
+#define LIVE_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define LIVE_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+
+/* The port whose egress a port's received traffic usually takes: its pair (0-1, 2-3...). */
+static unsigned int
+live_peer(const struct live_state *st, unsigned int p)
+{
+	return (p ^ 1) < st->n_ports ? (p ^ 1) : p;
+}
+
+/* --rxq-map PORT:QUEUE:WORKER[,...] (PORT by name or index). */
+static int
+live_parse_rxq_map(struct live_state *st, int8_t map[EMU_MAX_PORTS][LIVE_MAX_RXQ])
+{
+	const char *s = st->rxq_map;
+
+	while (s != NULL && *s != '\0') {
+		char port[64];
+		unsigned int q, w, p;
+		int used = 0;
+
+		if (sscanf(s, "%63[^:,]:%u:%u%n", port, &q, &w, &used) != 3 ||
+		    (s[used] != ',' && s[used] != '\0')) {
+			fprintf(stderr, "rocemu: --rxq-map: expected PORT:QUEUE:WORKER[,...], got "
+				"\"%s\"\n", s);
+			return -1;
+		}
+		for (p = 0; p < st->n_ports; p++)
+			if (strcmp(st->ctx.pl->port_names[p], port) == 0)
+				break;
+		if (p == st->n_ports && sscanf(port, "%u", &p) != 1)
+			p = st->n_ports;
+		if (p >= st->n_ports || q >= st->n_rxq[p] || w >= st->n_workers) {
+			fprintf(stderr, "rocemu: --rxq-map: %s:%u:%u: %s\n", port, q, w,
+				p >= st->n_ports ? "no such port" :
+				q >= st->n_rxq[p] ? "no such RX queue (--rx-queues)" :
+						    "no such worker (--workers)");
+			return -1;
+		}
+		map[p][q] = (int8_t)w;
+		s += used + (s[used] == ',');
+	}
+	return 0;
+}
+
+/* Who owns what: each port's egress (port p: worker p mod N) and every RX queue. */
+int
+live_workers_plan(struct live_state *st, unsigned int *lcores, unsigned int n_lcores)
+{
+	int8_t map[EMU_MAX_PORTS][LIVE_MAX_RXQ];
+	unsigned int p, q, w;
+
+	if (st->n_workers > n_lcores) {
+		fprintf(stderr, "rocemu: --workers %u needs %u worker lcores besides the main one, "
+			"EAL has %u: give -l 0-%u, or map them onto fewer CPUs with --lcores "
+			"'(0-%u)@(0,1)'\n", st->n_workers, st->n_workers, n_lcores, st->n_workers,
+			st->n_workers);
+		return -1;
+	}
+	st->w = rte_zmalloc("live_workers", st->n_workers * sizeof(*st->w), RTE_CACHE_LINE_SIZE);
+	if (st->w == NULL) {
+		fprintf(stderr, "rocemu: out of memory for the workers\n");
+		return -1;
+	}
+	memset(map, -1, sizeof(map));
+	if (live_parse_rxq_map(st, map) != 0)
+		return -1;
+	for (p = 0; p < st->n_ports; p++) {
+		st->owner_of[p] = (uint8_t)(p % st->n_workers);
+		st->w[st->owner_of[p]].owned |= 1ULL << p;
+	}
+	for (w = 0; w < st->n_workers; w++) {
+		st->w[w].st = st;
+		st->w[w].idx = w;
+		st->w[w].lcore = lcores[w];
+	}
+	for (p = 0; p < st->n_ports; p++)
+		for (q = 0; q < st->n_rxq[p]; q++) {
+			/* by default with the owner of where its traffic goes: no ring crossed */
+			w = map[p][q] >= 0 ? (unsigned int)map[p][q] :
+					     (st->owner_of[live_peer(st, p)] + q) % st->n_workers;
+			st->w[w].rxq[st->w[w].n_rxq].port = (uint16_t)p;
+			st->w[w].rxq[st->w[w].n_rxq++].queue = (uint16_t)q;
+		}
+	return 0;
+}
+
+/* One replica of the switch per worker beyond the first, and the rings between them. */
+int
+live_workers_build(struct live_state *st, struct emu_err *err)
+{
+	unsigned int a, b, w;
+	char name[RTE_RING_NAMESIZE];
+
+	st->w[0].sw = st->ctx.sw;
+	for (w = 1; w < st->n_workers; w++) {
+		/* each replica its own RNG streams (worker 0's are the one-worker run's) */
+		st->w[w].sw = emu_switch_create(st->ctx.pl, st->ctx.pool,
+						st->ctx.seed + 0x9e3779b97f4a7c15ULL * w, err);
+		if (st->w[w].sw == NULL)
+			return -1;
+	}
+	if (st->n_workers == 1)
+		return 0;
+	for (a = 0; a < st->n_workers; a++)
+		for (b = 0; b < st->n_workers; b++) {
+			if (a == b)
+				continue;
+			snprintf(name, sizeof(name), "live_ho_%u_%u", a % 100, b % 100);
+			st->ring[a][b] = rte_ring_create(name, LIVE_RING_SIZE, rte_socket_id(),
+							 RING_F_SP_ENQ | RING_F_SC_DEQ);
+			if (st->ring[a][b] == NULL)
+				return emu_err_set(err, "handoff ring %u -> %u: %s", a, b,
+						   rte_strerror(rte_errno));
+		}
+	for (w = 0; w < st->n_workers; w++) {
+		if (emu_switch_set_worker(st->w[w].sw, st->w[w].owned, st->owner_of,
+					  st->n_workers, st->ring[w], err) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+void
+live_workers_free(struct live_state *st)
+{
+	unsigned int a, b;
+
+	if (st->w != NULL)
+		for (a = 1; a < st->n_workers; a++)
+			emu_switch_free(st->w[a].sw);
+	for (a = 0; a < LIVE_MAX_WORKERS; a++)
+		for (b = 0; b < LIVE_MAX_WORKERS; b++) {
+			rte_ring_free(st->ring[a][b]);
+			st->ring[a][b] = NULL;
+		}
+	rte_free(st->w);
+	st->w = NULL;
+}
+
+/*
+ * The shared buffer is one pool over the workers: publish what this replica's TMs hold and
+ * admit against what the others published (once a poll, so a line is written by one worker
+ * and read by the others once a poll, never once a frame).
+ */
+static inline void
+live_buffer_share(struct live_worker *w)
+{
+	struct live_state *st = w->st;
+	struct emu_tm *tm = emu_switch_tm(w->sw);
+	uint64_t others = 0;
+	unsigned int i;
+
+	LIVE_STORE(&w->buf_used_cells, emu_tm_buffer_used(tm));
+	for (i = 0; i < st->n_workers; i++)
+		if (i != w->idx)
+			others += LIVE_LOAD(&st->w[i].buf_used_cells);
+	emu_tm_buffer_others(tm, others);
+}
+
+/* One pass: the rings from other workers, RX of this worker's queues into its replica, TX of
+ * what the ports it owns release by then, and the frames for others pushed. */
+void
+live_poll(struct live_worker *w, bool rx)
+{
+	struct live_state *st = w->st;
+	struct emu_switch *sw = w->sw;
+	struct rte_mbuf *pkts[EMU_BURST];
+	struct rte_mbuf **tx;
+	uint64_t t0 = rte_rdtsc(), now = live_now_ns(st), moved = 0, gap;
+	unsigned int i, p;
+	uint16_t n, sent;
+
+	gap = w->last_poll_ns != 0 ? now - w->last_poll_ns : 0;
+	if (gap > 1000000) {
+		LIVE_STORE(&w->gaps_over_1ms, w->gaps_over_1ms + 1);
+		if (gap > w->gap_max_ns)
+			LIVE_STORE(&w->gap_max_ns, gap);
+	}
+	w->last_poll_ns = now;
+	emu_switch_snap_serve(sw); /* a reader's snapshot, between bursts */
+	if (st->n_workers > 1) {
+		live_buffer_share(w);
+		for (i = 0; i < st->n_workers; i++) {
+			unsigned int avail = 0;
+
+			if (i == w->idx)
+				continue;
+			n = (uint16_t)rte_ring_sc_dequeue_burst(st->ring[i][w->idx], (void **)pkts,
+								EMU_BURST, &avail);
+			if (n == 0)
+				continue;
+			if (n + avail > w->ring_hwm[i])
+				LIVE_STORE(&w->ring_hwm[i], (uint64_t)n + avail);
+			emu_switch_rx_handoff(sw, pkts, n, now);
+			moved += n;
+		}
+	}
+	for (i = 0; rx && i < w->n_rxq; i++) {
+		n = rte_eth_rx_burst(st->port_ids[w->rxq[i].port], w->rxq[i].queue, pkts,
+				     EMU_BURST);
+		if (n > 0) {
+			emu_switch_rx(sw, w->rxq[i].port, pkts, n, now);
+			LIVE_STORE(&w->rx_pkts, w->rx_pkts + n);
+			moved += n;
+		}
+	}
+	/* The time again after the RX work (about 1-2 us a full pass): what became due meanwhile
+	 * leaves in this pass, not one pass later (tests/bench/README.md, seventh pass). */
+	if (rx)
+		now = live_now_ns(st);
+	if (w->owned == 0)
+		emu_switch_tick(sw, now); /* profiles and held packets run on every replica */
+	for (p = 0; p < st->n_ports; p++) {
+		if (!((w->owned >> p) & 1))
+			continue;
+		n = emu_switch_tx_prepare(sw, (uint16_t)p, now, &tx);
+		if (n == 0)
+			continue;
+		sent = rte_eth_tx_burst(st->port_ids[p], 0, tx, n);
+		emu_switch_tx_done(sw, (uint16_t)p, sent);
+		LIVE_STORE(&w->tx_pkts, w->tx_pkts + sent);
+		moved += sent;
+	}
+	if (st->n_workers > 1)
+		emu_switch_handoff_flush(sw);
+	if (moved > 0)
+		LIVE_STORE(&w->busy_tsc, w->busy_tsc + (rte_rdtsc() - t0));
+	else
+		LIVE_STORE(&w->idle_tsc, w->idle_tsc + (rte_rdtsc() - t0));
+}
+
+static bool
+live_rings_empty(const struct live_state *st)
+{
+	unsigned int a, b;
+
+	for (a = 0; a < st->n_workers; a++)
+		for (b = 0; b < st->n_workers; b++)
+			if (st->ring[a][b] != NULL && rte_ring_count(st->ring[a][b]) > 0)
+				return false;
+	return true;
+}
+
+static uint64_t
+live_held_all(const struct live_state *st)
+{
+	uint64_t held = 0;
+	unsigned int w;
+
+	for (w = 0; w < st->n_workers; w++)
+		held += emu_switch_held(st->w[w].sw);
+	return held;
+}
+
+int
+live_worker_main(void *arg)
+{
+	struct live_worker *w = arg;
+	struct live_state *st = w->st;
+	uint64_t deadline;
+
+	while (!__atomic_load_n(&st->stop_rx, __ATOMIC_ACQUIRE))
+		live_poll(w, true);
+	/* its own drain; what another worker hands over late is the main lcore's (live_drain) */
+	deadline = live_now_ns(st) + (uint64_t)(st->drain_s * 1e9);
+	while (emu_switch_held(w->sw) > 0 && live_now_ns(st) < deadline)
+		live_poll(w, false);
+	__atomic_store_n(&w->done, true, __ATOMIC_RELEASE);
+	return 0;
+}
+
+bool
+live_workers_done(const struct live_state *st)
+{
+	unsigned int w;
+
+	for (w = 0; w < st->n_workers; w++)
+		if (!__atomic_load_n(&st->w[w].done, __ATOMIC_ACQUIRE))
+			return false;
+	return true;
+}
+
+/*
+ * After the workers stopped (or on the main lcore with one lcore): let every replica empty,
+ * rings included, up to --drain; what is still held is counted by the caller as discarded.
+ */
+void
+live_drain(struct live_state *st)
+{
+	uint64_t deadline = live_now_ns(st) + (uint64_t)(st->drain_s * 1e9);
+	unsigned int w;
+
+	while ((live_held_all(st) > 0 || !live_rings_empty(st)) && live_now_ns(st) < deadline)
+		for (w = 0; w < st->n_workers; w++)
+			live_poll(&st->w[w], false);
+	/* a frame still in a ring goes to its owner, to be discarded there with the rest */
+	for (w = 0; w < st->n_workers && !live_rings_empty(st); w++)
+		live_poll(&st->w[w], false);
+	st->drain_left = live_held_all(st);
+}
+
+/* The poll gaps over 1 ms, one line; a second says what that means when there were any. */
+void
+live_print_gaps(const struct live_state *st)
+{
+	uint64_t gaps = 0, max_ns = 0;
+	unsigned int w;
+
+	for (w = 0; w < st->n_workers; w++) {
+		gaps += st->w[w].gaps_over_1ms;
+		max_ns = RTE_MAX(max_ns, st->w[w].gap_max_ns);
+	}
+	fprintf(live_out, "rocemu: polling: %" PRIu64 " gaps over 1 ms between two polls, the "
+		"longest %.3f ms\n", gaps, (double)max_ns / 1e6);
+	if (gaps > 0)
+		fprintf(live_out, "rocemu: polling: the %s did not poll for up to %.3f ms (%s): arrival times, "
+		       "captures and the link's timing are late by up to that\n",
+		       st->inline_main ? "main lcore" : "worker lcores", (double)max_ns / 1e6,
+		       st->inline_main ? "its captures, telemetry and statistics between polls; "
+		       "-l with a second lcore gives the switch one of its own" :
+		       "a CPU was shared: isolate the workers' CPUs (isolcpus) and keep other "
+		       "processes off them");
+}
+
+/* Per worker (main lcore, any time): what it owns and its single-writer counters; handoffs
+ * from its snapshot @p sn when given. */
+static json_t *
+live_worker_json(const struct live_state *st, const struct live_worker *w,
+		 const struct emu_snap_view *v)
+{
+	json_t *o = json_object(), *own = json_array(), *rxq = json_array(), *hwm = json_array();
+	uint64_t busy = LIVE_LOAD(&w->busy_tsc), idle = LIVE_LOAD(&w->idle_tsc);
+	char q[96];
+	unsigned int i;
+
+	for (i = 0; i < st->n_ports; i++)
+		if ((w->owned >> i) & 1)
+			json_array_append_new(own, json_string(st->ctx.pl->port_names[i]));
+	for (i = 0; i < w->n_rxq; i++) {
+		snprintf(q, sizeof(q), "%s:%u", st->ctx.pl->port_names[w->rxq[i].port],
+			 w->rxq[i].queue);
+		json_array_append_new(rxq, json_string(q));
+	}
+	for (i = 0; i < st->n_workers; i++)
+		json_array_append_new(hwm, json_integer((json_int_t)LIVE_LOAD(&w->ring_hwm[i])));
+	json_object_set_new(o, "worker", json_integer(w->idx));
+	json_object_set_new(o, "lcore", json_integer(w->lcore));
+	json_object_set_new(o, "owns", own);
+	json_object_set_new(o, "rx_queues", rxq);
+	json_object_set_new(o, "rx_packets", json_integer((json_int_t)LIVE_LOAD(&w->rx_pkts)));
+	json_object_set_new(o, "tx_packets", json_integer((json_int_t)LIVE_LOAD(&w->tx_pkts)));
+	json_object_set_new(o, "handoff_in", json_integer((json_int_t)v->handoff_in));
+	json_object_set_new(o, "handoff_out", json_integer((json_int_t)v->handoff_out));
+	json_object_set_new(o, "drop_handoff_full", json_integer((json_int_t)v->drop_full));
+	json_object_set_new(o, "busy_cycles", json_integer((json_int_t)busy));
+	json_object_set_new(o, "idle_cycles", json_integer((json_int_t)idle));
+	json_object_set_new(o, "busy_pct", json_real(busy + idle > 0 ?
+						     100.0 * (double)busy / (double)(busy + idle) :
+						     0.0));
+	json_object_set_new(o, "ring_high_water", hwm);
+	json_object_set_new(o, "poll_gaps_over_1ms",
+			    json_integer((json_int_t)LIVE_LOAD(&w->gaps_over_1ms)));
+	return o;
+}
+
+json_t *
+live_workers_json(const struct live_state *st, const struct emu_snap_view *views)
+{
+	json_t *arr = json_array();
+	unsigned int w;
+
+	for (w = 0; w < st->n_workers; w++)
+		json_array_append_new(arr, live_worker_json(st, &st->w[w], &views[w]));
+	return arr;
+}
+
+void
+live_print_workers(const struct live_state *st, const struct emu_snap_view *views, FILE *f)
+{
+	unsigned int w, i;
+
+	if (st->n_workers < 2)
+		return;
+	for (w = 0; w < st->n_workers; w++) {
+		const struct live_worker *x = &st->w[w];
+		uint64_t busy = x->busy_tsc, idle = x->idle_tsc, hwm = 0;
+
+		for (i = 0; i < st->n_workers; i++)
+			hwm = RTE_MAX(hwm, x->ring_hwm[i]);
+		fprintf(f, "worker %u (lcore %u): rx %" PRIu64 " tx %" PRIu64 " handoff in %" PRIu64
+			" out %" PRIu64 " drop_handoff_full %" PRIu64 ", busy %.1f %%, rings' "
+			"high water %" PRIu64 " of %u\n", w, x->lcore, x->rx_pkts, x->tx_pkts,
+			views[w].handoff_in, views[w].handoff_out, views[w].drop_full,
+			busy + idle > 0 ? 100.0 * (double)busy / (double)(busy + idle) : 0.0, hwm,
+			LIVE_RING_SIZE - 1);
+	}
+}
+
+/*
+ * Every worker's snapshot (each taken by its worker between bursts, or directly once it
+ * stopped), added up. @p views gets each worker's handoff counters. From the main lcore
+ * with one lcore (inline), the snapshot is taken at once: the main lcore is the poller.
+ */
+struct emu_snap *
+live_snap(struct live_state *st, bool from_main, uint64_t timeout_us,
+	  struct emu_snap_view *views)
+{
+	struct emu_snap *m = emu_switch_snap_alloc(st->ctx.sw), *one;
+	unsigned int w;
+
+	if (m == NULL)
+		return NULL;
+	one = emu_switch_snap_alloc(st->ctx.sw);
+	for (w = 0; one != NULL && w < st->n_workers; w++) {
+		bool gone = __atomic_load_n(&st->w[w].done, __ATOMIC_ACQUIRE) ||
+			    (st->inline_main && (from_main ||
+						 __atomic_load_n(&st->stop_rx, __ATOMIC_ACQUIRE)));
+
+		if (emu_switch_snap_fetch(st->w[w].sw, gone, timeout_us, w == 0 ? m : one) != 0)
+			goto fail;
+		emu_snap_view(w == 0 ? m : one, &views[w]);
+		if (w > 0)
+			emu_snap_absorb(st->ctx.sw, m, one);
+	}
+	if (one == NULL)
+		goto fail;
+	free(one);
+	return m;
+fail:
+	free(one);
+	free(m);
+	return NULL;
+}
+
+/* The --stats document of the whole switch now: merged counters, workers, the NIC's own. */
+json_t *
+live_stats_json(struct live_state *st, bool from_main, uint64_t timeout_us)
+{
+	struct emu_snap_view views[LIVE_MAX_WORKERS];
+	struct live_nic nic[EMU_MAX_PORTS];
+	struct emu_snap *sn = live_snap(st, from_main, timeout_us, views);
+	json_t *root;
+
+	if (sn == NULL)
+		return NULL;
+	root = emu_switch_snap_json(st->ctx.sw, sn);
+	free(sn);
+	if (root == NULL)
+		return NULL;
+	live_nic_read(st, nic);
+	json_object_set_new(root, "workers", live_workers_json(st, views));
+	json_object_set_new(root, "nic", live_nic_json(st, nic));
+	return root;
+}
+
+/*
+ * At exit, the workers stopped: the per-worker view first (for the summary and --stats),
+ * then every replica's counters into worker 0's switch, which the reports read.
+ */
+void
+live_workers_merge(struct live_state *st, struct emu_snap_view *views)
+{
+	struct emu_snap *sn = emu_switch_snap_alloc(st->ctx.sw);
+	unsigned int w;
+
+	for (w = 0; w < st->n_workers; w++) {
+		if (sn != NULL) {
+			emu_switch_snap_take(st->w[w].sw, sn);
+			emu_snap_view(sn, &views[w]);
+		} else {
+			memset(&views[w], 0, sizeof(views[w]));
+		}
+	}
+	free(sn);
+	for (w = 1; w < st->n_workers; w++)
+		emu_switch_absorb(st->ctx.sw, st->w[w].sw);
+}
+
+/*
+ * A profile for every replica: worker 0 runs the profile's own program, every other worker a
+ * copy of it with its own cursor (the actions are shared, read-only). The old ones come back
+ * when every worker took the new one, between two of its bursts.
+ */
+struct live_prog {
+	struct emu_program *offered[LIVE_MAX_WORKERS];
+	struct emu_program *retired[LIVE_MAX_WORKERS];
+	bool taken[LIVE_MAX_WORKERS];
+};
+static struct live_prog live_prog;
+
+static struct emu_program *
+live_prog_copy(struct emu_program *p)
+{
+	struct emu_program *c;
+
+	if (p == NULL)
+		return NULL;
+	c = malloc(sizeof(*c));
+	if (c != NULL) {
+		*c = *p;
+		c->next = 0;
+	}
+	return c;
+}
+
+void
+live_set_program(struct live_state *st, struct emu_profile *prof)
+{
+	unsigned int w;
+
+	for (w = 0; w < st->n_workers; w++) {
+		struct emu_program *p = emu_profile_prog(prof);
+
+		if (w > 0)
+			p = live_prog_copy(p);
+		emu_switch_set_program(st->w[w].sw, p, st->wall0_ns);
+		live_prog.offered[w] = p;
+	}
+}
+
+void
+live_offer_program(struct live_state *st, struct emu_profile *np)
+{
+	unsigned int w;
+
+	for (w = 0; w < st->n_workers; w++) {
+		struct emu_program *p = emu_profile_prog(np);
+
+		if (w > 0)
+			p = live_prog_copy(p); /* a failed copy: that worker runs no profile */
+		live_prog.taken[w] = false;
+		live_prog.retired[w] = NULL;
+		emu_switch_offer_program(st->w[w].sw, p);
+	}
+}
+
+bool
+live_program_taken(struct live_state *st, struct emu_program **old)
+{
+	unsigned int w;
+
+	for (w = 0; w < st->n_workers; w++)
+		if (!live_prog.taken[w] &&
+		    emu_switch_program_taken(st->w[w].sw, &live_prog.retired[w]))
+			live_prog.taken[w] = true;
+	for (w = 0; w < st->n_workers; w++)
+		if (!live_prog.taken[w])
+			return false;
+	/* every worker runs the new one: the copies of the old are no one's */
+	for (w = 1; w < st->n_workers; w++)
+		free(live_prog.retired[w]);
+	*old = live_prog.retired[0];
+	return true;
+}
+
+void
+live_programs_free(struct live_state *st)
+{
+	unsigned int w;
+
+	/* worker 0's is its profile's; the copies are ours (the switches are stopped) */
+	for (w = 1; w < st->n_workers; w++)
+		free(emu_switch_program(st->w[w].sw));
+}
