@@ -17,6 +17,14 @@
 
 #include "lib/switch/emu_switch_int.h"
 
+/* Two replicas' runner counter @p k together: a sum, but every replica applies every profile
+ * change, so profile_changes is one replica's. */
+static uint64_t
+emu_run_ctr_add(unsigned int k, uint64_t a, uint64_t b)
+{
+	return k == EMU_RUN_CTR_PROFILE_CHANGES ? RTE_MAX(a, b) : a + b;
+}
+
 int
 emu_switch_set_worker(struct emu_switch *sw, uint64_t owned, const uint8_t *owner_of,
 		      unsigned int n_workers, struct rte_ring *const *rings, struct emu_err *err)
@@ -146,7 +154,7 @@ emu_switch_absorb(struct emu_switch *dst, const struct emu_switch *src)
 		dst->port_stats[i].tx_bytes += src->port_stats[i].tx_bytes;
 	}
 	for (k = 0; k < EMU_RUN_CTR_MAX; k++)
-		dst->ctr[k] += src->ctr[k];
+		dst->ctr[k] = emu_run_ctr_add(k, dst->ctr[k], src->ctr[k]);
 	for (i = 0; i < dst->n_stages; i++) {
 		struct emu_stage_inst *d = &dst->stages[i];
 		const struct emu_stage_inst *s = &src->stages[i];
@@ -210,7 +218,7 @@ emu_snap_absorb(const struct emu_switch *sw, struct emu_snap *dst, const struct 
 			dst->fab_sw_ctr[i][k] += src->fab_sw_ctr[i][k];
 	dst->buf_used += src->buf_used;
 	for (k = 0; k < EMU_RUN_CTR_MAX; k++)
-		dst->run_ctr[k] += src->run_ctr[k];
+		dst->run_ctr[k] = emu_run_ctr_add(k, dst->run_ctr[k], src->run_ctr[k]);
 	for (i = 0; i < sw->n_stages; i++) {
 		dst->st_in[i] += src->st_in[i];
 		dst->st_out[i] += src->st_out[i];

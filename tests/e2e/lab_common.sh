@@ -4,7 +4,7 @@
 # $WORK/*.out, prefixed with its name, then exits 1), lab_begin WHAT (skips loudly, exit 77,
 # without root or network namespaces; else brings the lab up and sets NS_A, NS_B, IP_A, ...),
 # rocemu_start ARGS... (starts "$ROCEMU" ARGS with its output in $WORK/rocemu.out, waits for
-# "rocemu: running"), rocemu_stop (SIGINT, waits, fails on a non-zero exit), rocegen_pair,
+# "rocemu: running"; with ROCEMU_WORKERS=N on N worker lcores, workers.sh), rocemu_stop (SIGINT, waits, fails on a non-zero exit), rocegen_pair,
 # rocemu_profile_switch and lab_repeat (below). At exit a still running rocemu is stopped, the
 # lab taken down.
 export LAB_PREFIX
@@ -39,8 +39,10 @@ lab_begin() {
 	"$LAB" up >/dev/null || fail "lab setup"
 }
 
+. "$SRC/tests/e2e/workers.sh"
 rocemu_start() {
-	"$ROCEMU" "$@" >"$WORK/rocemu.out" 2>&1 &
+	rocemu_workers_args "$@"
+	"$ROCEMU" "${RW_ARGS[@]}" >"$WORK/rocemu.out" 2>&1 &
 	ROCEMU_PID=$!
 	for _ in $(seq 100); do
 		grep -q "^rocemu: running" "$WORK/rocemu.out" && return 0

@@ -51,9 +51,10 @@ fi
 eval "$("$LAB" env)"
 "$LAB" up >/dev/null || fail "lab setup"
 
-"$ROCEMU" -l 0-1 "${MEM_ARGS[@]}" --no-pci --file-prefix=remut_$$ $("$LAB" eal) -- \
-	--pipeline "$SRC/pipelines/bump-in-wire.json" --stats "$WORK/stats.json" \
-	>"$WORK/rocemu.out" 2>&1 &
+. "$SRC/tests/e2e/workers.sh"
+rocemu_workers_args -l 0-1 "${MEM_ARGS[@]}" --no-pci --file-prefix=remut_$$ $("$LAB" eal) -- \
+	--pipeline "$SRC/pipelines/bump-in-wire.json" --stats "$WORK/stats.json"
+"$ROCEMU" "${RW_ARGS[@]}" >"$WORK/rocemu.out" 2>&1 &
 ROCEMU_PID=$!
 for _ in $(seq 100); do
 	grep -q "^rocemu: running" "$WORK/rocemu.out" && break
@@ -87,7 +88,7 @@ ROCEMU_PID=
 [ $rc -eq 0 ] || fail "rocemu exited $rc after SIGINT"
 grep -q "^conservation: .*: OK$" "$WORK/rocemu.out" || fail "no OK conservation line"
 python3 - "$WORK/stats.json" "$WORK/rocemu.out" <<'PY' || fail "counters"
-import json, re, sys
+import json, os, re, sys
 s = json.load(open(sys.argv[1]))
 p = {x["name"]: x for x in s["ports"]}
 c = s["conservation"]
@@ -113,8 +114,31 @@ if parse["class_rocev2"] + parse["class_invalid"] < 10000:
     errs.append("parse saw %d RoCE-port frames" % (parse["class_rocev2"] + parse["class_invalid"]))
 if parse["class_arp"] < 2:
     errs.append("parse saw %d ARP frames" % parse["class_arp"])
+# the workers (ROCEMU_WORKERS, default 1): one object each; together they took every frame
+# the ports received and gave tx_burst every frame sent; a bump-in-wire's two directions run
+# on two workers with no handoff (each port's RX queue is polled by the owner of the other)
+nw = int(os.environ.get("ROCEMU_WORKERS", "1"))
+ws = s.get("workers", [])
+if len(ws) != nw:
+    errs.append("workers: %d objects, want %d" % (len(ws), nw))
+for key, port_key in (("rx_packets", "rx_pkts"), ("tx_packets", "tx_pkts")):
+    if sum(w[key] for w in ws) != sum(x[port_key] for x in p.values()):
+        errs.append("workers' %s %d != ports' %d" % (key, sum(w[key] for w in ws),
+                                                      sum(x[port_key] for x in p.values())))
+if sum(w["handoff_out"] for w in ws) != sum(w["handoff_in"] for w in ws):
+    errs.append("handoffs out %d != in %d" % (sum(w["handoff_out"] for w in ws),
+                                              sum(w["handoff_in"] for w in ws)))
+if nw >= 2 and sum(w["handoff_out"] for w in ws) != 0:
+    errs.append("a bump-in-wire crossed rings: %s" % ws)
+if nw >= 2 and sorted(len(w["owns"]) for w in ws)[-2:] != [1, 1]:
+    errs.append("p0 and p1 not owned by two workers: %s" % ws)
+nic = s.get("nic", {})
+if set(nic) != {"p0", "p1"} or any("drop_nic_imissed" not in v for v in nic.values()):
+    errs.append("nic counters missing: %s" % nic)
 for e in errs:
     print("  " + e)
+print("ok: %d worker(s): rx %s tx %s handoffs %s" % (nw, [w["rx_packets"] for w in ws],
+      [w["tx_packets"] for w in ws], [w["handoff_out"] for w in ws]))
 print("ok: counters: p0 rx %d = p1 tx %d, p1 rx %d = p0 tx %d, drops 0, conservation OK"
       % (p["p0"]["rx_pkts"], p["p1"]["tx_pkts"], p["p1"]["rx_pkts"], p["p0"]["tx_pkts"]))
 sys.exit(1 if errs else 0)

@@ -21,9 +21,11 @@ cat >"$WORK/pipe.json" <<'J'
   "tm": { "ports": [ { "port": "p0", "rate_gbps": 100 }, { "port": "p1", "rate_gbps": 100 } ] } }
 J
 echo '{ "phases": [ { "at_s": 0, "tm": { "p1": { "rate_gbps": 40 } } } ] }' >"$WORK/prof.json"
-"$ROCEMU" -l 0-1 --no-huge --no-pci -m 512 --file-prefix=reload_$$ --log-level=lib.eal:error \
-	--vdev=net_null0,size=1000 --vdev=net_null1,no-rx=1 -- --pipeline "$WORK/pipe.json" \
-	--profile "$WORK/prof.json" --stats "$WORK/stats.json" >"$WORK/out" 2>&1 &
+. "$SRC/tests/e2e/workers.sh"
+rocemu_workers_args -l 0-1 --no-huge --no-pci -m 512 --file-prefix=reload_$$ \
+	--log-level=lib.eal:error --vdev=net_null0,size=1000 --vdev=net_null1,no-rx=1 -- \
+	--pipeline "$WORK/pipe.json" --profile "$WORK/prof.json" --stats "$WORK/stats.json"
+"$ROCEMU" "${RW_ARGS[@]}" >"$WORK/out" 2>&1 &
 PID=$!
 for _ in $(seq 100); do grep -q "^rocemu: running" "$WORK/out" && break; sleep 0.1; done
 grep -q "^rocemu: running" "$WORK/out" || fail "rocemu did not start"
