@@ -91,6 +91,10 @@ live_usage(FILE *f)
 		"  --rx-queues Q         RX queues per port (default 1; RSS on IP addresses and UDP\n"
 		"                        ports where the device has it), spread over the workers\n"
 		"  --rxq-map P:Q:W,...   RX queue Q of port P (name or index) to worker W\n"
+		"  --ring-size N         entries of each ring between two workers (power of two,\n"
+		"                        default 1024); a worker stops taking frames from its RX\n"
+		"                        queues while a ring it feeds has room for less than two\n"
+		"                        bursts; what a full ring refuses is runner.drop_handoff_full\n"
 		"  --strict              exit status 1 when rocemu itself lost frames (the NIC's\n"
 		"                        imissed, rx_nombuf, ierrors, oerrors; a full ring between\n"
 		"                        workers), not only when the pipeline's accounting failed\n"
@@ -115,6 +119,7 @@ live_parse_args(struct live_state *st, struct app_opts *o, int argc, char **argv
 		{ "rx-queues", required_argument, NULL, 'q' },
 		{ "rxq-map", required_argument, NULL, 'm' },
 		{ "strict", no_argument, NULL, 'x' },
+		{ "ring-size", required_argument, NULL, 'z' },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned long v;
@@ -123,6 +128,7 @@ live_parse_args(struct live_state *st, struct app_opts *o, int argc, char **argv
 
 	o->drain_s = 1.0;
 	st->n_workers = 1;
+	st->ring_size = LIVE_RING_SIZE;
 	st->n_rxq[0] = 1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -163,6 +169,17 @@ live_parse_args(struct live_state *st, struct app_opts *o, int argc, char **argv
 			break;
 		case 'm':
 			st->rxq_map = optarg;
+			break;
+		case 'z':
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno != 0 || end == optarg || *end != '\0' || v < 2 || v > 65536 ||
+			    (v & (v - 1)) != 0) {
+				fprintf(stderr, "rocemu: --ring-size: must be a power of two 2..65536, "
+					"got \"%s\"\n", optarg);
+				return -1;
+			}
+			st->ring_size = (unsigned int)v;
 			break;
 		case 'x':
 			st->strict = true;

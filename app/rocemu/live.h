@@ -23,7 +23,8 @@
 #define LIVE_TXD 1024
 #define LIVE_MAX_WORKERS 16
 #define LIVE_MAX_RXQ 16      /* RX queues of one port */
-#define LIVE_RING_SIZE 1024  /* a handoff ring's entries (per sender, owner pair) */
+#define LIVE_RING_SIZE 1024  /* a handoff ring's entries (per sender, owner pair), default */
+#define LIVE_RING_BURSTS 8   /* bursts a worker takes from one ring in one poll, at most */
 
 /* One RX queue a worker polls: the pipeline's port index and the queue. */
 struct live_rxq {
@@ -82,6 +83,8 @@ struct live_state {
 	struct live_worker *w;                    /* n_workers of them */
 	struct rte_ring *ring[LIVE_MAX_WORKERS][LIVE_MAX_WORKERS]; /* [from][to], SPSC */
 	const char *rxq_map;                      /* --rxq-map */
+	unsigned int ring_size;                   /* --ring-size */
+	unsigned int ring_low;                    /* RX pauses below this much room */
 	/* NIC counters at the start, and the deltas when last read */
 	struct rte_eth_stats *nic0;
 	struct live_nic nic[EMU_MAX_PORTS];

@@ -142,12 +142,14 @@ live_workers_build(struct live_state *st, struct emu_err *err)
 	}
 	if (st->n_workers == 1)
 		return 0;
+	/* RX pauses while a ring has less room than two bursts (or half of a tiny ring) */
+	st->ring_low = RTE_MIN(2u * EMU_BURST, (st->ring_size - 1) / 2);
 	for (a = 0; a < st->n_workers; a++)
 		for (b = 0; b < st->n_workers; b++) {
 			if (a == b)
 				continue;
 			snprintf(name, sizeof(name), "live_ho_%u_%u", a % 100, b % 100);
-			st->ring[a][b] = rte_ring_create(name, LIVE_RING_SIZE, rte_socket_id(),
+			st->ring[a][b] = rte_ring_create(name, st->ring_size, rte_socket_id(),
 							 RING_F_SP_ENQ | RING_F_SC_DEQ);
 			if (st->ring[a][b] == NULL)
 				return emu_err_set(err, "handoff ring %u -> %u: %s", a, b,
@@ -208,7 +210,7 @@ live_poll(struct live_worker *w, bool rx)
 	struct rte_mbuf *pkts[EMU_BURST];
 	struct rte_mbuf **tx;
 	uint64_t t0 = rte_rdtsc(), now = live_now_ns(st), moved = 0, gap;
-	unsigned int i, p;
+	unsigned int i, k, p;
 	uint16_t n, sent;
 
 	gap = w->last_poll_ns != 0 ? now - w->last_poll_ns : 0;
@@ -226,15 +228,29 @@ live_poll(struct live_worker *w, bool rx)
 
 			if (i == w->idx)
 				continue;
-			n = (uint16_t)rte_ring_sc_dequeue_burst(st->ring[i][w->idx], (void **)pkts,
-								EMU_BURST, &avail);
-			if (n == 0)
-				continue;
-			if (n + avail > w->ring_hwm[i])
-				LIVE_STORE(&w->ring_hwm[i], (uint64_t)n + avail);
-			emu_switch_rx_handoff(sw, pkts, n, now);
-			moved += n;
+			/* up to LIVE_RING_BURSTS bursts: a ring drains faster than one RX queue
+			 * fills it */
+			for (k = 0; k < LIVE_RING_BURSTS; k++) {
+				n = (uint16_t)rte_ring_sc_dequeue_burst(st->ring[i][w->idx],
+									(void **)pkts, EMU_BURST,
+									&avail);
+				if (n == 0)
+					break;
+				if (k == 0 && n + avail > w->ring_hwm[i])
+					LIVE_STORE(&w->ring_hwm[i], (uint64_t)n + avail);
+				emu_switch_rx_handoff(sw, pkts, n, now);
+				moved += n;
+				if (avail == 0)
+					break;
+			}
 		}
+		/* Backpressure: while a ring to another worker is nearly full, leave the frames in
+		 * the NIC's RX ring (where a real NIC counts what overflows as imissed) rather
+		 * than take them only to drop them at the ring. */
+		for (i = 0; rx && i < st->n_workers; i++)
+			if (i != w->idx &&
+			    rte_ring_free_count(st->ring[w->idx][i]) < st->ring_low)
+				rx = false;
 	}
 	for (i = 0; rx && i < w->n_rxq; i++) {
 		n = rte_eth_rx_burst(st->port_ids[w->rxq[i].port], w->rxq[i].queue, pkts,
@@ -393,6 +409,11 @@ live_worker_json(const struct live_state *st, const struct live_worker *w,
 	json_object_set_new(o, "handoff_in", json_integer((json_int_t)v->handoff_in));
 	json_object_set_new(o, "handoff_out", json_integer((json_int_t)v->handoff_out));
 	json_object_set_new(o, "drop_handoff_full", json_integer((json_int_t)v->drop_full));
+	json_object_set_new(o, "handoff_delay_mean_ns",
+			    json_integer((json_int_t)(v->handoff_in ? v->delay_ns / v->handoff_in : 0)));
+	json_object_set_new(o, "handoff_pfc", json_integer((json_int_t)v->pfc));
+	json_object_set_new(o, "handoff_pfc_delay_max_ns",
+			    json_integer((json_int_t)v->pfc_delay_max_ns));
 	json_object_set_new(o, "busy_cycles", json_integer((json_int_t)busy));
 	json_object_set_new(o, "idle_cycles", json_integer((json_int_t)idle));
 	json_object_set_new(o, "busy_pct", json_real(busy + idle > 0 ?
@@ -429,11 +450,14 @@ live_print_workers(const struct live_state *st, const struct emu_snap_view *view
 		for (i = 0; i < st->n_workers; i++)
 			hwm = RTE_MAX(hwm, x->ring_hwm[i]);
 		fprintf(f, "worker %u (lcore %u): rx %" PRIu64 " tx %" PRIu64 " handoff in %" PRIu64
-			" out %" PRIu64 " drop_handoff_full %" PRIu64 ", busy %.1f %%, rings' "
-			"high water %" PRIu64 " of %u\n", w, x->lcore, x->rx_pkts, x->tx_pkts,
-			views[w].handoff_in, views[w].handoff_out, views[w].drop_full,
+			" (mean delay %" PRIu64 " ns; PFC %" PRIu64 ", longest %" PRIu64 " ns) out %"
+			PRIu64 " drop_handoff_full %" PRIu64 ", busy %.1f %%, rings' high water %"
+			PRIu64 " of %u\n", w, x->lcore, x->rx_pkts, x->tx_pkts, views[w].handoff_in,
+			views[w].handoff_in ? views[w].delay_ns / views[w].handoff_in : 0,
+			views[w].pfc, views[w].pfc_delay_max_ns, views[w].handoff_out,
+			views[w].drop_full,
 			busy + idle > 0 ? 100.0 * (double)busy / (double)(busy + idle) : 0.0, hwm,
-			LIVE_RING_SIZE - 1);
+			st->ring_size - 1);
 	}
 }
 

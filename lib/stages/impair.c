@@ -87,10 +87,15 @@ enum impair_action {
 enum impair_model { IMPAIR_MODEL_NONE, IMPAIR_MODEL_BERNOULLI, IMPAIR_MODEL_GILBERT,
 		    IMPAIR_MODEL_4STATE };
 
-/* Names filled at init (see the comment at the top); one impair stage per switch. */
+/*
+ * Names filled at init (see the comment at the top); one impair stage per switch. The
+ * replicas of one switch on several worker lcores (live --workers) share its configuration
+ * object and so the names: counted by references, from the configuration they name.
+ */
 static char impair_name_buf[IMPAIR_EV_CTR_MAX][IMPAIR_NAME_LEN];
 static const char *impair_ctr_names[IMPAIR_CTR_MAX];
-static const void *impair_names_owner;
+static const json_t *impair_names_cfg;
+static unsigned int impair_names_refs;
 
 /* keys: impair_keys.c */
 #define T (&impair_key_table)
@@ -318,7 +323,7 @@ impair_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, stru
 	unsigned int k;
 	int rc;
 
-	if (impair_names_owner != NULL && impair_names_owner != ip)
+	if (impair_names_refs > 0 && impair_names_cfg != cfg)
 		return emu_err_set(err, "%s.type: a switch may have one \"impair\" stage (its "
 				   "counters are named after its events); put every event in it",
 				   env->path);
@@ -397,9 +402,13 @@ impair_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, stru
 	    emu_heldq_init(&ip->held, (uint32_t)max_held) != 0)
 		return emu_err_setrc(err, -ENOMEM, "%s.max_held_pkts: cannot allocate %" PRId64
 				     " slots", env->path, max_held);
-	impair_names_owner = ip;
-	ip->owns_names = true;
-	impair_names_fill(ip);
+	if (!ip->owns_names) {
+		if (impair_names_refs++ == 0) {
+			impair_names_cfg = cfg;
+			impair_names_fill(ip);
+		}
+		ip->owns_names = true;
+	}
 	return 0;
 }
 
@@ -411,7 +420,8 @@ impair_free(void *priv)
 	emu_iter_free(&ip->iter);
 	emu_heldq_free(&ip->held);
 	if (ip->owns_names) {
-		impair_names_owner = NULL;
+		if (--impair_names_refs == 0)
+			impair_names_cfg = NULL;
 		ip->owns_names = false;
 	}
 }

@@ -216,6 +216,9 @@ struct emu_snap;
 /** A worker's handoff counters, read from its snapshot. */
 struct emu_snap_view {
 	uint64_t handoff_in, handoff_out, drop_full;
+	uint64_t delay_ns;         /**< sum over handoff_in of the time from RX (or creation) */
+	uint64_t pfc;              /**< PFC frames among them: made or received by another worker */
+	uint64_t pfc_delay_max_ns; /**< the longest of those */
 };
 
 /** The handoff counters of snapshot @p sn. */

@@ -34,7 +34,10 @@
 	_(PFC_NOT_SENT_NOMBUF, "pfc_not_sent_nombuf") \
 	_(HANDOFF_OUT, "handoff_out") \
 	_(HANDOFF_IN, "handoff_in") \
-	_(DROP_HANDOFF_FULL, "drop_handoff_full")
+	_(DROP_HANDOFF_FULL, "drop_handoff_full") \
+	_(HANDOFF_DELAY_NS, "handoff_delay_ns") \
+	_(HANDOFF_PFC, "handoff_pfc") \
+	_(HANDOFF_PFC_DELAY_MAX_NS, "handoff_pfc_delay_max_ns")
 
 enum emu_run_ctr {
 #define EMU_RUN_CTR_ENUM(e, s) EMU_RUN_CTR_##e,

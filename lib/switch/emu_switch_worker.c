@@ -18,11 +18,12 @@
 #include "lib/switch/emu_switch_int.h"
 
 /* Two replicas' runner counter @p k together: a sum, but every replica applies every profile
- * change, so profile_changes is one replica's. */
+ * change, so profile_changes is one replica's, and a maximum is the larger. */
 static uint64_t
 emu_run_ctr_add(unsigned int k, uint64_t a, uint64_t b)
 {
-	return k == EMU_RUN_CTR_PROFILE_CHANGES ? RTE_MAX(a, b) : a + b;
+	return k == EMU_RUN_CTR_PROFILE_CHANGES || k == EMU_RUN_CTR_HANDOFF_PFC_DELAY_MAX_NS ?
+		       RTE_MAX(a, b) : a + b;
 }
 
 int
@@ -122,12 +123,20 @@ void
 emu_switch_rx_handoff(struct emu_switch *sw, struct rte_mbuf **pkts, uint16_t n,
 		      uint64_t now_ns)
 {
+	uint64_t delay = 0, pfc = 0, pfc_max = 0;
 	uint16_t i;
 
 	sw->ctr[EMU_RUN_CTR_HANDOFF_IN] += n;
 	for (i = 0; i < n; i++) {
 		struct emu_pkt_meta *meta = emu_meta(pkts[i]);
+		/* since it was received, or made (a PFC frame): the cross-worker delay */
+		uint64_t d = now_ns > meta->ts_ns ? now_ns - meta->ts_ns : 0;
 
+		delay += d;
+		if (meta->flags & (EMU_META_RXCTL | EMU_META_MACCTL)) {
+			pfc += 1;
+			pfc_max = RTE_MAX(pfc_max, d);
+		}
 		if (meta->flags & EMU_META_RXCTL) {
 			/* a PAUSE/PFC received by another worker for this one's egress */
 			meta->flags &= (uint8_t)~EMU_META_RXCTL;
@@ -139,6 +148,10 @@ emu_switch_rx_handoff(struct emu_switch *sw, struct rte_mbuf **pkts, uint16_t n,
 		}
 		emu_switch_enqueue(sw, pkts[i], now_ns);
 	}
+	sw->ctr[EMU_RUN_CTR_HANDOFF_DELAY_NS] += delay;
+	sw->ctr[EMU_RUN_CTR_HANDOFF_PFC] += pfc;
+	if (pfc_max > sw->ctr[EMU_RUN_CTR_HANDOFF_PFC_DELAY_MAX_NS])
+		sw->ctr[EMU_RUN_CTR_HANDOFF_PFC_DELAY_MAX_NS] = pfc_max;
 	emu_switch_send_pfc(sw, now_ns);
 }
 
@@ -253,6 +266,9 @@ emu_snap_view(const struct emu_snap *sn, struct emu_snap_view *v)
 	v->handoff_in = sn->run_ctr[EMU_RUN_CTR_HANDOFF_IN];
 	v->handoff_out = sn->run_ctr[EMU_RUN_CTR_HANDOFF_OUT];
 	v->drop_full = sn->run_ctr[EMU_RUN_CTR_DROP_HANDOFF_FULL];
+	v->delay_ns = sn->run_ctr[EMU_RUN_CTR_HANDOFF_DELAY_NS];
+	v->pfc = sn->run_ctr[EMU_RUN_CTR_HANDOFF_PFC];
+	v->pfc_delay_max_ns = sn->run_ctr[EMU_RUN_CTR_HANDOFF_PFC_DELAY_MAX_NS];
 }
 
 struct emu_program *

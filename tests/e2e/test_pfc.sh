@@ -42,6 +42,26 @@ if xoff != p0["pfc_tx_xoff"] or xon != p0["pfc_tx_xon"]:
                 % (xoff, xon, p0["pfc_tx_xoff"], p0["pfc_tx_xon"]))
 if set(quanta.split(",")) - {"1000", "0"}:
     errs.append("pause times seen in A: %s (want 1000, and 0 for XON)" % quanta)
+# With ROCEMU_WORKERS >= 2, p1's TM (the congested egress) and p0's TX are on two workers:
+# every PFC frame crosses a ring, and its delay from being made to reaching p0's owner is
+# measured (docs/multicore.md states the bound for workers on CPUs of their own).
+import os
+nw = int(os.environ.get("ROCEMU_WORKERS", "1"))
+if nw >= 2:
+    ws = s["workers"]
+    crossed = sum(w["handoff_pfc"] for w in ws)
+    if crossed != p0["pfc_tx_xoff"] + p0["pfc_tx_xon"]:
+        errs.append("%d PFC frames crossed between workers, rocemu sent %d"
+                    % (crossed, p0["pfc_tx_xoff"] + p0["pfc_tx_xon"]))
+    dmax = max(w["handoff_pfc_delay_max_ns"] for w in ws)
+    if not 0 < dmax < 1e9:
+        errs.append("cross-worker PFC delay %d ns" % dmax)
+    print("ok: %d PFC frames made on p1's worker left by p0's worker, the longest after %.1f us"
+          % (crossed, dmax / 1e3))
+p1 = [t for t in s["tm"] if t["port"] == "p1"][0]["counters"]
+if p1["drop_headroom_overflow"] != 0:
+    errs.append("lossless frames dropped at p1: drop_headroom_overflow %d"
+                % p1["drop_headroom_overflow"])
 for e in errs:
     print("  " + e)
 print("ok: rocemu sent %d XOFF + %d XON out of p0; A's packet socket saw %d XOFF + %d XON, quanta %s"
