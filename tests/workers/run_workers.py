@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""rocemu live on several worker lcores, on vdevs (no namespaces needed; root for EAL).
+
+  run_workers.py ROCEMU SRC qp-order   per-QP frame sequences out of 1 and 2 workers are equal
+  run_workers.py ROCEMU SRC ring-full  a ring between workers overfilled: named drop, summary
+                                       line, --strict exit status, conservation
+
+qp-order: 16 RC QPs A -> B (WRITE, 200 PSNs each) and their 16 ACK QPs B -> A, interleaved,
+split per port into two RX queue files by a hash of (destination IP, DestQP), as RSS keeps a QP
+on one queue, and fed through net_pcap (2 RX queues a port, one pcap each, read once). The
+pipeline has no random or timing-dependent stage: parse, forward, a PSN-targeted drop on each
+direction, a TM that never drops. Runs: 1 worker; 2 workers as the default map gives them
+(each port's queue 0 polled by the owner of the other port, queue 1 by the other worker, which
+hands its frames over a ring); 2 workers with every frame crossing a ring (--rxq-map). Every
+run's per-QP PSN sequences on each port's output must equal the 1-worker run's, without the
+targeted PSNs; the 2-worker runs must have handed frames over.
+"""
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "replay"))
+from roceframes import ip_cksum, write_pcap  # noqa: E402
+from pcapdump import read_pcap  # noqa: E402
+
+N_QP = 16
+N_PSN = 200
+DROPS = {(2, 0x105): 17, (1, 0x203): 40}  # (dst host, DestQP) -> PSN dropped by impair
+
+
+def frame(src, dst, qp, psn, opcode, payload):
+    bth = struct.pack(">BBHII", opcode, 0, 0xFFFF, qp, psn & 0xFFFFFF)
+    if opcode == 0x11:
+        bth += struct.pack(">I", 0x1F << 24 | psn)  # AETH: an ACK with its MSN
+    udp = struct.pack(">HHHH", 0xC000 + (qp & 0xFF), 4791, 8 + len(bth) + payload + 4, 0)
+    ip = bytearray(struct.pack(">BBHHHBBH4s4s", 0x45, 26 << 2, 20 + len(udp) + len(bth) +
+                               payload + 4, 0, 0x4000, 64, 17, 0, bytes([10, 0, 0, src]),
+                               bytes([10, 0, 0, dst])))
+    ip[10:12] = struct.pack(">H", ip_cksum(bytes(ip)))
+    eth = bytes([2, 0, 0, 0, 0, dst, 2, 0, 0, 0, 0, src]) + b"\x08\x00"
+    return eth + bytes(ip) + udp + bth + bytes(payload) + bytes(4)
+
+
+def queue_of(dst, qp):
+    """The software RSS stand-in: a hash of (destination IP, DestQP) over 2 queues."""
+    return ((dst * 2654435761) ^ (qp * 40503)) >> 3 & 1
+
+
+def make_inputs(tmp):
+    """Port 0 receives A's data (to 10.0.0.2), port 1 B's ACKs (to 10.0.0.1)."""
+    files = {}
+    for port, (src, dst, base, op, size) in enumerate(((1, 2, 0x100, 0x07, 256),
+                                                       (2, 1, 0x200, 0x11, 0))):
+        qs = [[], []]
+        t = 0
+        for psn in range(N_PSN):
+            for k in range(N_QP):
+                qp = base + k
+                qs[queue_of(dst, qp)].append((t, frame(src, dst, qp, psn, op, size)))
+                t += 1000
+        for q in (0, 1):
+            path = os.path.join(tmp, "in%d_q%d.pcap" % (port, q))
+            write_pcap(path, qs[q])
+            files[(port, q)] = path
+    return files
+
+
+PIPELINE = {
+    "description": "run_workers qp-order: no random or timing-dependent stage",
+    "ports": [{"name": "p0", "dev": "net_pcap0"}, {"name": "p1", "dev": "net_pcap1"}],
+    "ingress": [
+        {"type": "parse"},
+        {"type": "forward", "mode": "pairs", "pairs": [["p0", "p1"]]},
+        {"type": "impair", "events": [
+            {"name": "a_psn17", "action": "drop", "match": {"dest_qp": 0x105, "psn": 17}},
+            {"name": "b_psn40", "action": "drop", "match": {"dest_qp": 0x203, "psn": 40}},
+        ]},
+    ],
+    "tm": {"buffer": {"total_kb": 65536},
+           "ports": [{"port": "p0", "rate_gbps": 1600, "buffer_kb": 32768},
+                     {"port": "p1", "rate_gbps": 1600, "buffer_kb": 32768}]},
+}
+
+
+def lcores(n):
+    return ["-l", "0-1"] if n == 1 else ["--lcores", "0@(0,1),1@0,2@1"]
+
+
+def run(rocemu, tmp, tag, n, files, extra=()):
+    out = [os.path.join(tmp, "%s_out%d.pcap" % (tag, p)) for p in (0, 1)]
+    stats = os.path.join(tmp, tag + ".json")
+    cmd = [rocemu] + lcores(n) + [
+        "--no-huge", "-m", "1024", "--no-pci", "--file-prefix=rw%d_%s" % (os.getpid(), tag),
+        "--log-level=lib.eal:error",
+        "--vdev", "net_pcap0,rx_pcap=%s,rx_pcap=%s,tx_pcap=%s" % (files[(0, 0)], files[(0, 1)],
+                                                                 out[0]),
+        "--vdev", "net_pcap1,rx_pcap=%s,rx_pcap=%s,tx_pcap=%s" % (files[(1, 0)], files[(1, 1)],
+                                                                 out[1]),
+        "--", "--pipeline", os.path.join(tmp, "pipeline.json"), "--workers", str(n),
+        "--rx-queues", "2", "--duration", "3", "--stats", stats] + list(extra)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        print(p.stdout[-3000:], p.stderr[-2000:])
+        raise SystemExit("FAIL: %s: rocemu exited %d" % (tag, p.returncode))
+    if "conservation: " not in p.stdout or ": OK" not in p.stdout.split("conservation: ")[1]:
+        print(p.stdout[-3000:])
+        raise SystemExit("FAIL: %s: conservation not OK" % tag)
+    return out, json.load(open(stats)), p.stdout
+
+
+def sequences(path):
+    """{(dst host, DestQP): [PSN, ...]} in the order the port sent them."""
+    seq = {}
+    for _ts, _len, b in read_pcap(path)[1]:
+        if len(b) < 54 or b[12:14] != b"\x08\x00" or b[23] != 17:
+            continue
+        dst, qp = b[33], struct.unpack(">I", b[46:50])[0] & 0xFFFFFF
+        seq.setdefault((dst, qp), []).append(struct.unpack(">I", b[50:54])[0] & 0xFFFFFF)
+    return seq
+
+
+def qp_order(rocemu, tmp):
+    files = make_inputs(tmp)
+    with open(os.path.join(tmp, "pipeline.json"), "w") as f:
+        json.dump(PIPELINE, f)
+    base, s1, _ = run(rocemu, tmp, "w1", 1, files)
+    ref = [sequences(base[0]), sequences(base[1])]
+    errs = []
+    # the reference itself: every QP whole, in PSN order, less the targeted PSN
+    for p, direction in ((1, "A -> B"), (0, "B -> A")):
+        if len(ref[p]) != N_QP:
+            errs.append("1 worker: %s carried %d QPs, want %d" % (direction, len(ref[p]), N_QP))
+        for key, psns in ref[p].items():
+            want = [x for x in range(N_PSN) if DROPS.get(key) != x]
+            if psns != want:
+                errs.append("1 worker: QP %#x: %d PSNs, not 0..%d in order less the targeted "
+                            "one" % (key[1], len(psns), N_PSN - 1))
+    for tag, extra in (("w2", ()), ("w2x", ("--rxq-map", "p0:0:0,p0:1:0,p1:0:1,p1:1:1"))):
+        out, st, text = run(rocemu, tmp, tag, 2, files, extra)
+        ho = sum(w["handoff_out"] for w in st["workers"])
+        got = [sequences(out[0]), sequences(out[1])]
+        for p in (0, 1):
+            if got[p] != ref[p]:
+                bad = [k for k in set(ref[p]) | set(got[p]) if got[p].get(k) != ref[p].get(k)]
+                errs.append("%s: port p%d: %d QPs differ from 1 worker's, e.g. %#x: %s..." %
+                            (tag, p, len(bad), bad[0][1], got[p].get(bad[0], [])[:8]))
+        drops = {k: v for k, v in st["stages"][2]["counters"].items() if k.startswith("drop_")}
+        if drops != {k: v for k, v in s1["stages"][2]["counters"].items()
+                     if k.startswith("drop_")}:
+            errs.append("%s: targeted drops %s, 1 worker %s" % (tag, drops,
+                                                               s1["stages"][2]["counters"]))
+        want_ho = 2 * N_QP * N_PSN - 2 if tag == "w2x" else None
+        if ho == 0 or (want_ho is not None and ho != want_ho):
+            errs.append("%s: %d frames handed over between workers%s" %
+                        (tag, ho, "" if want_ho is None else ", want %d" % want_ho))
+        print("ok: %s: %d frames handed over; per-QP sequences %s" %
+              (tag, ho, "equal" if not errs else "checked"))
+    for e in errs:
+        print("  " + e)
+    if errs:
+        raise SystemExit("FAIL: qp-order")
+    print("qp-order: per-QP sequences and targeted drops of 2 workers equal 1 worker's")
+
+
+def ring_full(rocemu, tmp):
+    pl = {"description": "run_workers ring-full",
+          "ports": [{"name": "p0", "dev": "net_null0"}, {"name": "p1", "dev": "net_null1"}],
+          "ingress": [{"type": "parse"},
+                      {"type": "forward", "mode": "pairs", "pairs": [["p0", "p1"]]}],
+          "tm": {"ports": [{"port": "p0", "rate_gbps": 1600}, {"port": "p1", "rate_gbps": 1600}]}}
+    with open(os.path.join(tmp, "ring.json"), "w") as f:
+        json.dump(pl, f)
+    results = {}
+    for strict in (False, True):
+        stats = os.path.join(tmp, "ring%d.json" % strict)
+        cmd = [rocemu] + lcores(2) + [
+            "--no-huge", "-m", "1024", "--no-pci", "--file-prefix=rwr%d" % os.getpid(),
+            "--log-level=lib.eal:error", "--vdev", "net_null0,size=64,copy=1",
+            "--vdev", "net_null1,size=64,copy=1", "--", "--pipeline",
+            os.path.join(tmp, "ring.json"), "--workers", "2", "--ring-size", "2",
+            "--rxq-map", "p0:0:0,p1:0:1", "--duration", "2", "--stats", stats]
+        if strict:
+            cmd.append("--strict")
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        st = json.load(open(stats))
+        full = st["runner"]["drop_handoff_full"]
+        results[strict] = (p.returncode, full, p.stdout)
+        errs = []
+        if full <= 0 or sum(w["drop_handoff_full"] for w in st["workers"]) != full:
+            errs.append("drop_handoff_full %d (workers %s)" %
+                        (full, [w["drop_handoff_full"] for w in st["workers"]]))
+        if not st["conservation"]["ok"]:
+            errs.append("conservation %s" % st["conservation"])
+        line = [ln for ln in p.stdout.splitlines() if ln.startswith("rocemu: LOST ")]
+        if not line or "%d found a ring between workers full" % full not in line[0]:
+            errs.append("summary line: %s" % (line or "none"))
+        if "runner.drop_handoff_full=%d" % full not in p.stdout:
+            errs.append("drops by reason do not name runner.drop_handoff_full")
+        if p.returncode != (1 if strict else 0):
+            errs.append("exit status %d, want %d" % (p.returncode, 1 if strict else 0))
+        for e in errs:
+            print("  " + e)
+        if errs:
+            print(p.stdout[-2500:], p.stderr[-1000:])
+            raise SystemExit("FAIL: ring-full%s" % (" --strict" if strict else ""))
+        print("ok: ring-full%s: %d frames dropped as runner.drop_handoff_full, named in the "
+              "summary, exit %d, conservation OK" % (" --strict" if strict else "", full,
+                                                     p.returncode))
+
+
+def main():
+    rocemu, _src, what = sys.argv[1:4]
+    if os.geteuid() != 0:
+        print("SKIP: run_workers needs root (DPDK EAL); NOT TESTED")
+        sys.exit(77)
+    with tempfile.TemporaryDirectory() as tmp:
+        {"qp-order": qp_order, "ring-full": ring_full}[what](rocemu, tmp)
+
+
+if __name__ == "__main__":
+    main()
