@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# ThreadSanitizer run of the tests where two threads share a switch: profile reload under
+# ThreadSanitizer run of the tests where threads share a switch: profile reload under
 # traffic (tests/unit/test_reload.c: the main thread loads, validates and offers profiles
-# while a worker thread forwards). A report of a data race fails the run: that is the proof
-# that loading a profile never reads what the worker writes.
+# while a worker thread forwards), and rocemu live on 1 and 2 worker lcores with interval
+# stats, Prometheus, a timeline, telemetry queries from two clients and profile reloads
+# (tests/workers/tsan_live.py). A report of a data race fails the run. Debian's DPDK is not
+# built with TSan: scripts/tsan.supp suppresses frames inside DPDK's own code only, each with
+# its reason.
 #
 #   scripts/tsan.sh [BUILD_DIR]      (default build-tsan/); ends with "N passed, N failed"
 set -u
@@ -16,7 +19,7 @@ if [ ! -f "$BUILD/build.ninja" ]; then
 		>"$setup_log" 2>&1 || { cat "$setup_log"; rm -f "$setup_log"; echo "0 passed, 1 failed"; exit 1; }
 	rm -f "$setup_log"
 fi
-ninja -C "$BUILD" tests/unit/test_reload >/dev/null || { echo "tsan: build failed"; echo "0 passed, 1 failed"; exit 1; }
+ninja -C "$BUILD" tests/unit/test_reload app/rocemu/rocemu >/dev/null || { echo "tsan: build failed"; echo "0 passed, 1 failed"; exit 1; }
 pass=0; fail=0
 for t in test_reload; do
 	log=$(mktemp)
@@ -27,6 +30,17 @@ for t in test_reload; do
 		pass=$((pass + 1))
 	else
 		echo "FAIL tsan-$t:"; tail -60 "$log"
+		fail=$((fail + 1))
+	fi
+	rm -f "$log"
+done
+for nw in 1 2; do
+	log=$(mktemp)
+	if python3 "$ROOT/tests/workers/tsan_live.py" "$BUILD/app/rocemu/rocemu" $nw >"$log" 2>&1; then
+		echo "PASS tsan-live-w$nw: $(tail -1 "$log")"
+		pass=$((pass + 1))
+	else
+		echo "FAIL tsan-live-w$nw:"; tail -80 "$log"
 		fail=$((fail + 1))
 	fi
 	rm -f "$log"

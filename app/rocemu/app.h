@@ -36,6 +36,8 @@ struct app_opts {
 	bool stats_print;      /**< print the interval line (--stats-interval given) */
 	const char *timeline_file; /**< --timeline: CSV of queues, pauses and counters over time */
 	double timeline_us;        /**< --timeline-us: its resolution (replay; live: each pass) */
+	uint32_t extra_mbufs;      /**< live: mbufs beyond one RX queue a port (more queues, the
+				    *   rings between workers) */
 };
 
 /** What app_prepare() found: the pipeline's needs, for EAL's memory size. */

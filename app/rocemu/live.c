@@ -351,6 +351,11 @@ app_live_main(int argc, char **argv)
 	}
 	if (live_find_ports(st) != 0 || live_plan(st) != 0)
 		goto out_cfg;
+	/* more RX queues fill more descriptors; the rings between workers and each worker's
+	 * staging hold frames too */
+	o.extra_mbufs = (st->n_rxq[0] - 1) * LIVE_RXD * st->n_ports +
+			(st->n_workers > 1 ? st->n_workers * (st->n_workers - 1) *
+					     (st->ring_size + 64) + st->n_workers * 512 : 0);
 	if (app_build(&st->ctx, &o, &err) != 0 || live_workers_build(st, &err) != 0) {
 		fprintf(stderr, "rocemu: %s\n", err.msg);
 		goto out_cfg;

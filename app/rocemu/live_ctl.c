@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -263,7 +264,7 @@ live_tel_drops(struct rte_tel_data *d, const json_t *arr, const char *prefix)
 static int
 live_tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	struct live_state *st = live_tel_state;
+	struct live_state *st = __atomic_load_n(&live_tel_state, __ATOMIC_ACQUIRE);
 	json_t *root, *arr, *o;
 	size_t i;
 
@@ -427,7 +428,7 @@ live_ctl_register(struct live_state *st, const char *profile)
 	pthread_mutex_lock(&live_ctl.mu);
 	snprintf(live_ctl.current, sizeof(live_ctl.current), "%s", profile ? profile : "");
 	pthread_mutex_unlock(&live_ctl.mu);
-	live_tel_state = st;
+	__atomic_store_n(&live_tel_state, st, __ATOMIC_RELEASE); /* set up: the telemetry thread may read it */
 	for (i = 0; i < RTE_DIM(cmds); i++)
 		if (rte_telemetry_register_cmd(cmds[i][0], live_tel_stats, cmds[i][1]) != 0)
 			fprintf(live_out, "rocemu: telemetry command %s not registered\n", cmds[i][0]);
@@ -449,4 +450,92 @@ live_ctl_sighup(struct live_state *st)
 	pthread_mutex_unlock(&live_ctl.mu);
 	live_reload_profile(st, path, msg, sizeof(msg));
 	fflush(live_out);
+}
+
+/*
+ * A profile for every replica: worker 0 runs the profile's own program, every other worker a
+ * copy of it with its own cursor (the actions are shared, read-only). The old ones come back
+ * when every worker took the new one, between two of its bursts.
+ */
+struct live_prog {
+	struct emu_program *offered[LIVE_MAX_WORKERS];
+	struct emu_program *retired[LIVE_MAX_WORKERS];
+	bool taken[LIVE_MAX_WORKERS];
+};
+static struct live_prog live_prog;
+
+static struct emu_program *
+live_prog_copy(struct emu_program *p)
+{
+	struct emu_program *c;
+
+	if (p == NULL)
+		return NULL;
+	c = malloc(sizeof(*c));
+	if (c != NULL) {
+		*c = *p;
+		c->next = 0;
+	}
+	return c;
+}
+
+void
+live_set_program(struct live_state *st, struct emu_profile *prof)
+{
+	unsigned int w;
+
+	for (w = 0; w < st->n_workers; w++) {
+		struct emu_program *p = emu_profile_prog(prof);
+
+		if (w > 0)
+			p = live_prog_copy(p);
+		emu_switch_set_program(st->w[w].sw, p, st->wall0_ns);
+		live_prog.offered[w] = p;
+	}
+}
+
+void
+live_offer_program(struct live_state *st, struct emu_profile *np)
+{
+	struct emu_program *p[LIVE_MAX_WORKERS];
+	unsigned int w;
+
+	/* every copy made before the original is offered: worker 0 advances its cursor */
+	for (w = 0; w < st->n_workers; w++)
+		p[w] = w == 0 ? emu_profile_prog(np) :
+				live_prog_copy(emu_profile_prog(np)); /* failed: no profile there */
+	for (w = 0; w < st->n_workers; w++) {
+		live_prog.taken[w] = false;
+		live_prog.retired[w] = NULL;
+		emu_switch_offer_program(st->w[w].sw, p[w]);
+	}
+}
+
+bool
+live_program_taken(struct live_state *st, struct emu_program **old)
+{
+	unsigned int w;
+
+	for (w = 0; w < st->n_workers; w++)
+		if (!live_prog.taken[w] &&
+		    emu_switch_program_taken(st->w[w].sw, &live_prog.retired[w]))
+			live_prog.taken[w] = true;
+	for (w = 0; w < st->n_workers; w++)
+		if (!live_prog.taken[w])
+			return false;
+	/* every worker runs the new one: the copies of the old are no one's */
+	for (w = 1; w < st->n_workers; w++)
+		free(live_prog.retired[w]);
+	*old = live_prog.retired[0];
+	return true;
+}
+
+void
+live_programs_free(struct live_state *st)
+{
+	unsigned int w;
+
+	/* worker 0's is its profile's; the copies are ours (the switches are stopped) */
+	for (w = 1; w < st->n_workers; w++)
+		free(emu_switch_program(st->w[w].sw));
 }

@@ -20,6 +20,7 @@
 #include <rte_malloc.h>
 #include <rte_ring.h>
 
+#include "lib/base/emu_tsan.h"
 #include "live.h"
 
 uint64_t
@@ -236,6 +237,8 @@ live_poll(struct live_worker *w, bool rx)
 									&avail);
 				if (n == 0)
 					break;
+				EMU_TSAN_ACQUIRE(st->ring[i][w->idx]);
+				EMU_TSAN_RELEASE(st->ring[i][w->idx]); /* its slots read */
 				if (k == 0 && n + avail > w->ring_hwm[i])
 					LIVE_STORE(&w->ring_hwm[i], (uint64_t)n + avail);
 				emu_switch_rx_handoff(sw, pkts, n, now);
@@ -539,91 +542,4 @@ live_workers_merge(struct live_state *st, struct emu_snap_view *views)
 	free(sn);
 	for (w = 1; w < st->n_workers; w++)
 		emu_switch_absorb(st->ctx.sw, st->w[w].sw);
-}
-
-/*
- * A profile for every replica: worker 0 runs the profile's own program, every other worker a
- * copy of it with its own cursor (the actions are shared, read-only). The old ones come back
- * when every worker took the new one, between two of its bursts.
- */
-struct live_prog {
-	struct emu_program *offered[LIVE_MAX_WORKERS];
-	struct emu_program *retired[LIVE_MAX_WORKERS];
-	bool taken[LIVE_MAX_WORKERS];
-};
-static struct live_prog live_prog;
-
-static struct emu_program *
-live_prog_copy(struct emu_program *p)
-{
-	struct emu_program *c;
-
-	if (p == NULL)
-		return NULL;
-	c = malloc(sizeof(*c));
-	if (c != NULL) {
-		*c = *p;
-		c->next = 0;
-	}
-	return c;
-}
-
-void
-live_set_program(struct live_state *st, struct emu_profile *prof)
-{
-	unsigned int w;
-
-	for (w = 0; w < st->n_workers; w++) {
-		struct emu_program *p = emu_profile_prog(prof);
-
-		if (w > 0)
-			p = live_prog_copy(p);
-		emu_switch_set_program(st->w[w].sw, p, st->wall0_ns);
-		live_prog.offered[w] = p;
-	}
-}
-
-void
-live_offer_program(struct live_state *st, struct emu_profile *np)
-{
-	unsigned int w;
-
-	for (w = 0; w < st->n_workers; w++) {
-		struct emu_program *p = emu_profile_prog(np);
-
-		if (w > 0)
-			p = live_prog_copy(p); /* a failed copy: that worker runs no profile */
-		live_prog.taken[w] = false;
-		live_prog.retired[w] = NULL;
-		emu_switch_offer_program(st->w[w].sw, p);
-	}
-}
-
-bool
-live_program_taken(struct live_state *st, struct emu_program **old)
-{
-	unsigned int w;
-
-	for (w = 0; w < st->n_workers; w++)
-		if (!live_prog.taken[w] &&
-		    emu_switch_program_taken(st->w[w].sw, &live_prog.retired[w]))
-			live_prog.taken[w] = true;
-	for (w = 0; w < st->n_workers; w++)
-		if (!live_prog.taken[w])
-			return false;
-	/* every worker runs the new one: the copies of the old are no one's */
-	for (w = 1; w < st->n_workers; w++)
-		free(live_prog.retired[w]);
-	*old = live_prog.retired[0];
-	return true;
-}
-
-void
-live_programs_free(struct live_state *st)
-{
-	unsigned int w;
-
-	/* worker 0's is its profile's; the copies are ours (the switches are stopped) */
-	for (w = 1; w < st->n_workers; w++)
-		free(emu_switch_program(st->w[w].sw));
 }

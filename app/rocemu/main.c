@@ -175,7 +175,8 @@ int
 app_build(struct app_ctx *ctx, const struct app_opts *o, struct emu_err *err)
 {
 	/* checking builds nothing that holds packets: a small pool will do */
-	uint32_t n = ctx->pl->check_only ? 1024 : emu_pipeline_mbufs_needed(ctx->pl, 1024, 1024);
+	uint32_t n = ctx->pl->check_only ? 1024 :
+		     emu_pipeline_mbufs_needed(ctx->pl, 1024, 1024) + o->extra_mbufs;
 	int rc;
 
 	ctx->pool = emu_pool_create("emu_pkts", n, emu_pipeline_data_room(ctx->pl),
