@@ -93,6 +93,8 @@ static const struct prom_family prom_families[] = {
 	{ "rocemu_fabric_routed_packets_total", "counter", "Frames the fabric routed onto the link." },
 	{ "rocemu_fabric_link_events_total", "counter", "A fabric link's other counters, by name (drops also in rocemu_drops_total)." },
 	{ "rocemu_fabric_switch_events_total", "counter", "A fabric switch's counters, by name (drops also in rocemu_drops_total)." },
+	{ "rocemu_worker_events_total", "counter", "A worker lcore's counters, by name (live --workers): rx/tx packets, handoffs, busy and idle cycles." },
+	{ "rocemu_nic_events_total", "counter", "A port's NIC counters since the start (live): ipackets, opackets, and its own losses drop_nic_* (also in rocemu_drops_total)." },
 };
 
 /* The families written after the conservation ones (prom_family's last branches). */
@@ -102,6 +104,8 @@ enum {
 	PROM_F_ROUTED = 27,
 	PROM_F_LINK = 28,
 	PROM_F_SWITCH = 29,
+	PROM_F_WORKER = 30,
+	PROM_F_NIC = 31,
 };
 
 static long long
@@ -187,6 +191,18 @@ prom_family(struct prom_buf *b, const json_t *st, unsigned int f)
 			prom_add(b, "%s{", name);
 			prom_label(b, "reason", reason, true);
 			prom_add(b, "} %lld\n", (long long)json_integer_value(v));
+		}
+		json_object_foreach(json_object_get(st, "nic"), k, o) {
+			const char *c;
+
+			json_object_foreach((json_t *)(uintptr_t)o, c, v) if (prom_is_drop(c)) {
+				char reason[256];
+
+				snprintf(reason, sizeof(reason), "nic.%s.%s", k, c);
+				prom_add(b, "%s{", name);
+				prom_label(b, "reason", reason, true);
+				prom_add(b, "} %lld\n", (long long)json_integer_value(v));
+			}
 		}
 	} else if (f == 8 || f == 9 || f == 10) {
 		json_array_foreach(tm, i, o) {
@@ -280,7 +296,33 @@ prom_family(struct prom_buf *b, const json_t *st, unsigned int f)
 				prom_add(b, "} %lld\n", (long long)json_integer_value(v));
 			}
 		}
-	} else {
+	} else if (f == PROM_F_WORKER) {
+		json_array_foreach(json_object_get(st, "workers"), i, o) {
+			char w[16];
+
+			snprintf(w, sizeof(w), "%lld", prom_int(o, "worker"));
+			json_object_foreach((json_t *)(uintptr_t)o, k, v) {
+				if (!json_is_integer(v) || strcmp(k, "worker") == 0 ||
+				    strcmp(k, "lcore") == 0)
+					continue;
+				prom_add(b, "%s{", name);
+				prom_label(b, "worker", w, true);
+				prom_label(b, "counter", k, false);
+				prom_add(b, "} %lld\n", (long long)json_integer_value(v));
+			}
+		}
+	} else if (f == PROM_F_NIC) {
+		json_object_foreach(json_object_get(st, "nic"), k, o) {
+			const char *c;
+
+			json_object_foreach((json_t *)(uintptr_t)o, c, v) {
+				prom_add(b, "%s{", name);
+				prom_label(b, "port", k, true);
+				prom_label(b, "counter", c, false);
+				prom_add(b, "} %lld\n", (long long)json_integer_value(v));
+			}
+		}
+	} else if (f == PROM_F_SWITCH) {
 		json_array_foreach(json_object_get(json_object_get(st, "fabric"), "switches"), i, o)
 			json_object_foreach(json_object_get(o, "counters"), k, v) {
 				prom_add(b, "%s{", name);

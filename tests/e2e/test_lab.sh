@@ -53,7 +53,8 @@ eval "$("$LAB" env)"
 
 . "$SRC/tests/e2e/workers.sh"
 rocemu_workers_args -l 0-1 "${MEM_ARGS[@]}" --no-pci --file-prefix=remut_$$ $("$LAB" eal) -- \
-	--pipeline "$SRC/pipelines/bump-in-wire.json" --stats "$WORK/stats.json"
+	--pipeline "$SRC/pipelines/bump-in-wire.json" --stats "$WORK/stats.json" \
+	--prometheus "$WORK/prom.txt"
 "$ROCEMU" "${RW_ARGS[@]}" >"$WORK/rocemu.out" 2>&1 &
 ROCEMU_PID=$!
 for _ in $(seq 100); do
@@ -87,8 +88,10 @@ rc=$?
 ROCEMU_PID=
 [ $rc -eq 0 ] || fail "rocemu exited $rc after SIGINT"
 grep -q "^conservation: .*: OK$" "$WORK/rocemu.out" || fail "no OK conservation line"
-python3 - "$WORK/stats.json" "$WORK/rocemu.out" <<'PY' || fail "counters"
+python3 - "$WORK/stats.json" "$WORK/rocemu.out" "$WORK/prom.txt" "$SRC" <<'PY' || fail "counters"
 import json, os, re, sys
+sys.path.insert(0, os.path.join(sys.argv[4], "tests", "replay"))
+import promcheck
 s = json.load(open(sys.argv[1]))
 p = {x["name"]: x for x in s["ports"]}
 c = s["conservation"]
@@ -135,6 +138,19 @@ if nw >= 2 and sorted(len(w["owns"]) for w in ws)[-2:] != [1, 1]:
 nic = s.get("nic", {})
 if set(nic) != {"p0", "p1"} or any("drop_nic_imissed" not in v for v in nic.values()):
     errs.append("nic counters missing: %s" % nic)
+# Prometheus: each worker's counters and the NIC's losses, as in --stats
+perrs, sm = promcheck.check(open(sys.argv[3]).read())
+errs += ["prometheus: " + e for e in perrs]
+for w in ws:
+    got = promcheck.value(sm, "rocemu_worker_events_total", worker=str(w["worker"]),
+                          counter="rx_packets")
+    if got != w["rx_packets"]:
+        errs.append("prometheus worker %d rx_packets %s, stats %d" % (w["worker"], got,
+                                                                  w["rx_packets"]))
+for port in ("p0", "p1"):
+    got = promcheck.value(sm, "rocemu_drops_total", reason="nic.%s.drop_nic_imissed" % port)
+    if got != nic.get(port, {}).get("drop_nic_imissed"):
+        errs.append("prometheus nic.%s.drop_nic_imissed %s" % (port, got))
 for e in errs:
     print("  " + e)
 print("ok: %d worker(s): rx %s tx %s handoffs %s" % (nw, [w["rx_packets"] for w in ws],
