@@ -180,7 +180,7 @@ emu_switch_absorb(struct emu_switch *dst, const struct emu_switch *src)
 		for (k = 0; k < d->ops->n_ctr; k++)
 			d->ctr[k] += s->ctr[k];
 	}
-	emu_tm_absorb(dst->tm, src->tm);
+	emu_tm_absorb(dst->tm, src->tm, src->last_now_ns);
 	for (i = 0; i < FAB_MAX_LINKS; i++)
 		for (k = 0; k < FAB_LINK_CTR_MAX; k++)
 			dst->fab_link_ctr[i][k] += src->fab_link_ctr[i][k];

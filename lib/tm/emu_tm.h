@@ -473,9 +473,10 @@ void emu_tm_buffer_others(struct emu_tm *tm, uint64_t others_bytes);
 
 /**
  * Add @p src's counters into @p dst (two replicas of one switch's TM, after both stopped):
- * sums, and the maxima of the max_* ones.
+ * sums (pause and XOFF time with what is still open at @p now_ns), and the maxima of the
+ * max_* ones.
  */
-void emu_tm_absorb(struct emu_tm *dst, const struct emu_tm *src);
+void emu_tm_absorb(struct emu_tm *dst, const struct emu_tm *src, uint64_t now_ns);
 
 /** Current configuration of port @p port. */
 const struct emu_tm_port_cfg *emu_tm_port_cfg(const struct emu_tm *tm, uint16_t port);

@@ -151,7 +151,7 @@ emu_tm_buffer_others(struct emu_tm *tm, uint64_t others_bytes)
 }
 
 void
-emu_tm_absorb(struct emu_tm *dst, const struct emu_tm *src)
+emu_tm_absorb(struct emu_tm *dst, const struct emu_tm *src, uint64_t now_ns)
 {
 	unsigned int i, k;
 
@@ -167,8 +167,12 @@ emu_tm_absorb(struct emu_tm *dst, const struct emu_tm *src)
 		for (k = 0; k < EMU_TM_N_Q; k++)
 			d->max_q_bytes[k] = RTE_MAX(d->max_q_bytes[k], s->max_q_bytes[k]);
 		for (k = 0; k < EMU_TM_N_PRIO; k++) {
-			d->paused_ns[k] += s->paused_ns[k];
-			d->xoff_ns[k] += s->xoff_ns[k];
+			struct emu_tm_prio_stats ps;
+
+			/* with a pause or an XOFF still open at @p now_ns counted to then */
+			emu_tm_prio_stats(src, (uint16_t)i, k, now_ns, &ps);
+			d->paused_ns[k] += ps.paused_ns;
+			d->xoff_ns[k] += ps.xoff_ns;
 		}
 	}
 }

@@ -12,6 +12,7 @@
 #   bench_testpmd.sh --quick  rocemu live vs dpdk-testpmd io (1 run x 3 s per size)
 #   bench_rocegen.sh --quick  rocegen back to back over memif vs testpmd (8 MB, 1 run)
 #   bench_capture --quick     the switch without, with a 128 B capture, annotated; the writer (2 x 50 ms)
+#   bench_workers.sh --quick  rocemu live on 1 and 2 workers: bidir, oneway, fabric, handoff (1 run x 3 s)
 # Prints each benchmark's output, its wall time and PASS/FAIL/SKIP, then the closing line
 # "N passed, N failed" (", N skipped" when some were; under CI=true a skip is a failure).
 # Exit status: 0 when none failed, 1 otherwise, 2 for a bad argument.
@@ -73,6 +74,7 @@ bench bench_proto "$build/tests/bench/bench_proto" --quick
 bench bench_testpmd "$here/bench_testpmd.sh" --build "$build" --quick
 bench bench_rocegen "$here/bench_rocegen.sh" --build "$build" --quick
 bench bench_capture "$build/tests/bench/bench_capture" --quick
+bench bench_workers "$here/bench_workers.sh" --build "$build" --quick
 
 echo "== smoke summary"
 printf '%s\n' "${summary[@]}"

@@ -565,6 +565,61 @@ test_buffer_dynamic(void **state)
 	emu_tm_free(tm);
 }
 
+/*
+ * The switch on two workers: each replica's TM owns one port, and admits against the shared
+ * buffer less what the other holds (emu_tm_buffer_others(), as live_buffer_share() does once a
+ * poll). The same frames, split over two replicas, meet the same limits as in one TM; the
+ * replicas' counters add up to the one TM's (emu_tm_absorb()).
+ */
+static void
+test_buffer_two_replicas(void **state)
+{
+	struct emu_tm *one = tm_ports(2, buf_dynamic);
+	struct emu_tm *a = tm_ports(2, buf_dynamic), *b = tm_ports(2, buf_dynamic);
+	uint64_t used, total;
+	unsigned int i, k;
+
+	(void)state;
+	for (i = 0; i < 30; i++) {
+		emu_tm_enqueue(one, 0, frame_prio(1000, i, 0, 1), 0, &rng);
+		emu_tm_enqueue(a, 0, frame_prio(1000, i, 0, 1), 0, &rng);
+	}
+	emu_tm_buffer_others(b, emu_tm_buffer_used(a));
+	emu_tm_buffer_others(a, emu_tm_buffer_used(b));
+	for (i = 0; i < 40; i++) {
+		emu_tm_enqueue(one, 1, frame_prio(1000, i, 1, 0), 0, &rng);
+		emu_tm_enqueue(b, 1, frame_prio(1000, i, 1, 0), 0, &rng);
+	}
+	/* q1 + 1000 <= 100000 - 30 frames' cells - q1 */
+	assert_true(emu_tm_port_ctrs(one, 1)[EMU_TM_CTR_DROP_QUEUE_FULL] > 0);
+	assert_int_equal(emu_tm_port_ctrs(b, 1)[EMU_TM_CTR_DROP_QUEUE_FULL],
+			 emu_tm_port_ctrs(one, 1)[EMU_TM_CTR_DROP_QUEUE_FULL]);
+	/* one holds what the two replicas hold together */
+	emu_tm_buffer_use(one, &used, &total);
+	assert_int_equal(used, emu_tm_buffer_used(a) + emu_tm_buffer_used(b));
+	/* without the other's share, b would have taken more: the share is what limits it */
+	emu_tm_buffer_others(b, 0);
+	emu_tm_enqueue(b, 1, frame_prio(1000, 99, 1, 0), 0, &rng);
+	assert_int_equal(emu_tm_port_ctrs(b, 1)[EMU_TM_CTR_DROP_QUEUE_FULL],
+			 emu_tm_port_ctrs(one, 1)[EMU_TM_CTR_DROP_QUEUE_FULL]);
+	/* what each reports is its own use of the configured buffer */
+	emu_tm_buffer_use(b, &used, &total);
+	assert_int_equal(total, 100 * 1000);
+	/* b's port 1 into a, whose port 0 is its own: together they count what one counted */
+	emu_tm_absorb(a, b, 0);
+	for (k = 0; k < EMU_TM_CTR_MAX; k++)
+		for (i = 0; i < 2; i++)
+			if (i == 0 || (k != EMU_TM_CTR_ENQ_PKTS && k != EMU_TM_CTR_ENQ_BYTES &&
+				       k != EMU_TM_CTR_MAX_QUEUE_BYTES)) /* b's extra frame */
+				assert_int_equal(emu_tm_port_ctrs(a, i)[k],
+						 emu_tm_port_ctrs(one, i)[k]);
+	assert_int_equal(emu_tm_port_ctrs(a, 1)[EMU_TM_CTR_ENQ_PKTS],
+			 emu_tm_port_ctrs(one, 1)[EMU_TM_CTR_ENQ_PKTS] + 1);
+	emu_tm_free(one);
+	emu_tm_free(a);
+	emu_tm_free(b);
+}
+
 static uint64_t ecn_kmin = 100 * 1024, ecn_kmax = 400 * 1024;
 static bool ecn_enq;
 
@@ -981,6 +1036,7 @@ main(void)
 		cmocka_unit_test(test_pause_rx),
 		cmocka_unit_test(test_buffer_static_headroom),
 		cmocka_unit_test(test_buffer_dynamic),
+		cmocka_unit_test(test_buffer_two_replicas),
 		cmocka_unit_test(test_ecn_red_ramp),
 		cmocka_unit_test(test_ecn_enqueue_vs_dequeue),
 		cmocka_unit_test(test_link_down_up),

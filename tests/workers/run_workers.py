@@ -4,6 +4,8 @@
   run_workers.py ROCEMU SRC qp-order   per-QP frame sequences out of 1 and 2 workers are equal
   run_workers.py ROCEMU SRC ring-full  a ring between workers overfilled: named drop, summary
                                        line, --strict exit status, conservation
+  run_workers.py ROCEMU SRC pfc-rx     PFC frames received on a port whose egress another
+                                       worker owns pause that egress
 
 qp-order: 16 RC QPs A -> B (WRITE, 200 PSNs each) and their 16 ACK QPs B -> A, interleaved,
 split per port into two RX queue files by a hash of (destination IP, DestQP), as RSS keeps a QP
@@ -211,13 +213,87 @@ def ring_full(rocemu, tmp):
                                                      p.returncode))
 
 
+def pfc_frame(prio, quanta):
+    """802.1Qbb: 01:80:c2:00:00:01, MAC control 0x8808, opcode 0x0101, class-enable vector,
+    eight pause times, padded to 60 bytes."""
+    q = [0] * 8
+    q[prio] = quanta
+    body = struct.pack(">HH8H", 0x0101, 1 << prio, *q)
+    f = bytes.fromhex("0180c2000001" "020000000002") + b"\x88\x08" + body
+    return f + bytes(60 - len(f))
+
+
+def pfc_rx(rocemu, tmp):
+    """B's port (p1) receives 50 XOFF frames for priority 3 (max pause) while A's data flows
+    to it: with 2 workers p1's RX queue is polled by p0's owner and p1's egress is the other
+    worker's, so every PFC frame crosses a ring to pause p1's egress."""
+    data, pfc = [], []
+    for i in range(4000):
+        data.append((i * 1000, frame(1, 2, 0x100 + (i & 7), i >> 3, 0x07, 256)))
+    for i in range(50):
+        pfc.append((i * 80000, pfc_frame(3, 0xFFFF)))
+    for name, frames in (("d0", data), ("d1", pfc)):
+        write_pcap(os.path.join(tmp, name + ".pcap"), frames)
+    pl = {"description": "run_workers pfc-rx",
+          "ports": [{"name": "p0", "dev": "net_pcap0"}, {"name": "p1", "dev": "net_pcap1"}],
+          "ingress": [{"type": "parse", "trust": "dscp", "dscp_map": {"26": 3}},
+                      {"type": "forward", "mode": "pairs", "pairs": [["p0", "p1"]]}],
+          "tm": {"ports": [{"port": "p0", "rate_gbps": 100, "lossless": [3], "pfc": {"cable_m": 3}},
+                           {"port": "p1", "rate_gbps": 100, "lossless": [3], "pfc": {"cable_m": 3}}]}}
+    with open(os.path.join(tmp, "pfc.json"), "w") as f:
+        json.dump(pl, f)
+    for n in (1, 2):
+        stats = os.path.join(tmp, "pfc%d.json" % n)
+        cmd = [rocemu] + lcores(n) + [
+            "--no-huge", "-m", "1024", "--no-pci", "--file-prefix=rwp%d" % os.getpid(),
+            "--log-level=lib.eal:error",
+            "--vdev", "net_pcap0,rx_pcap=%s,tx_pcap=%s" % (os.path.join(tmp, "d0.pcap"),
+                                                          os.path.join(tmp, "o0.pcap")),
+            "--vdev", "net_pcap1,rx_pcap=%s,tx_pcap=%s" % (os.path.join(tmp, "d1.pcap"),
+                                                          os.path.join(tmp, "o1.pcap")),
+            "--", "--pipeline", os.path.join(tmp, "pfc.json"), "--workers", str(n),
+            "--duration", "2", "--drain", "5", "--stats", stats]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        if not os.path.exists(stats):
+            print(p.stdout[-2000:], p.stderr[-2000:])
+            raise SystemExit("FAIL: pfc-rx: rocemu exited %d without its stats" % p.returncode)
+        st = json.load(open(stats))
+        p1 = [t for t in st["tm"] if t["port"] == "p1"][0]
+        pr3 = p1["priorities"][3]
+        errs = []
+        if p.returncode != 0:
+            errs.append("exit %d" % p.returncode)
+        if p1["counters"]["pfc_rx"] != 50 or st["runner"]["consumed_mac_control"] != 50:
+            errs.append("pfc_rx %d, consumed %d, want 50" % (p1["counters"]["pfc_rx"],
+                                                            st["runner"]["consumed_mac_control"]))
+        if pr3["paused_ns"] <= 0:
+            errs.append("p1 priority 3 never paused: %s" % pr3)
+        if not st["conservation"]["ok"]:
+            errs.append("conservation %s" % st["conservation"])
+        crossed = sum(w.get("handoff_pfc", 0) for w in st["workers"])
+        # the 50 received, and any PFC frame p1's TM made for p0 (A's data was lossless)
+        made = sum(t["counters"]["pfc_tx_xoff"] + t["counters"]["pfc_tx_xon"]
+                   for t in st["tm"] if t["port"] == "p0")
+        if n == 2 and crossed != 50 + made:
+            errs.append("%d PFC frames crossed between workers, want 50 + %d" % (crossed, made))
+        for e in errs:
+            print("  " + e)
+        if errs:
+            print(p.stdout[-2500:], p.stderr[-1000:])
+            raise SystemExit("FAIL: pfc-rx with %d worker(s)" % n)
+        print("ok: pfc-rx, %d worker(s): 50 PFC frames received on p1 paused its egress for "
+              "%.1f ms%s" % (n, pr3["paused_ns"] / 1e6, "" if n == 1 else
+                             ", each crossing to p1's owner (longest %.1f us)" %
+                             (max(w["handoff_pfc_delay_max_ns"] for w in st["workers"]) / 1e3)))
+
+
 def main():
     rocemu, _src, what = sys.argv[1:4]
     if os.geteuid() != 0:
         print("SKIP: run_workers needs root (DPDK EAL); NOT TESTED")
         sys.exit(77)
     with tempfile.TemporaryDirectory() as tmp:
-        {"qp-order": qp_order, "ring-full": ring_full}[what](rocemu, tmp)
+        {"qp-order": qp_order, "ring-full": ring_full, "pfc-rx": pfc_rx}[what](rocemu, tmp)
 
 
 if __name__ == "__main__":
