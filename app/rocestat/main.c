@@ -7,7 +7,10 @@
  *   rocestat [OPTIONS] CAPTURE             text report on stdout
  *   rocestat report [OPTIONS] CAPTURE DIR  report.txt, report.json, csv/, PNGs, index.html
  *
- * Exit status: 0 every check passed, 1 a check FAILED, 2 bad input or a failed write.
+ * Exit status: 0 every check passed, 1 a check FAILED, 2 bad input (a capture without a
+ * RoCE, PFC or PAUSE frame included: "no RoCE frames") or a failed write. `report` prints a
+ * summary on standard output (the capture's counts, every FAIL line, the verdict) whatever
+ * its exit status.
  *
  * Every output file is written under a temporary name and renamed over its target only when
  * every byte got there (lib/base/emu_out); before anything is read, an output naming the
@@ -497,6 +500,7 @@ main(int argc, char **argv)
 	struct rs_opts o;
 	struct rs_batch b = { .n = 0 };
 	char err[1024];
+	struct ana_totals tot;
 	struct ana *a;
 	unsigned int fails;
 	int rc;
@@ -532,9 +536,20 @@ main(int argc, char **argv)
 		return 2;
 	}
 	ana_finish(a);
+	ana_totals(a, &tot);
+	if (tot.roce == 0 && tot.pfc == 0) {
+		/* nothing to analyse: say so rather than pass "0 checks" with empty plots */
+		fprintf(stderr, "rocestat: %s: no RoCE frames (%lu frames: %lu not RoCE, %lu "
+			"malformed RoCE, no PFC or PAUSE); nothing to analyse\n", o.capture,
+			(unsigned long)tot.frames, (unsigned long)tot.other,
+			(unsigned long)tot.malformed);
+		ana_free(a);
+		return 2;
+	}
 	rc = 0;
 	if (o.report_dir != NULL) {
 		rc = rs_report(a, &o);
+		rs_print_summary(a, o.report_dir, rc == 0, stdout);
 	} else {
 		/* standard output holds the JSON alone when it goes there: the text to stderr */
 		bool json_stdout = emu_out_names_stdout(o.json_path);

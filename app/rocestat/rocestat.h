@@ -56,6 +56,12 @@ int rs_write_csv(struct rs_batch *b, struct ana *a, const char *role, const char
  *  files not yet renamed are removed). */
 int rs_batch_commit(struct rs_batch *b);
 
+/**
+ * The summary `rocestat report` prints on @p f: the text report's first line, its FAIL lines
+ * and its verdict, then where the report went (@p written: whether it was written).
+ */
+void rs_print_summary(struct ana *a, const char *dir, bool written, FILE *f);
+
 /** Remove the temporary files of @p b: the targets stay as they were. */
 void rs_batch_abort(struct rs_batch *b);
 

@@ -333,3 +333,30 @@ rs_write_csv(struct rs_batch *b, struct ana *a, const char *role, const char *di
 	}
 	return 0;
 }
+
+void
+rs_print_summary(struct ana *a, const char *dir, bool written, FILE *f)
+{
+	char *text = NULL, *line, *save = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+
+	if (m != NULL) {
+		int rc = ana_write_text(a, m);
+
+		if (fclose(m) == 0 && rc == 0 && text != NULL) {
+			for (line = strtok_r(text, "\n", &save); line != NULL;
+			     line = strtok_r(NULL, "\n", &save))
+				if (strncmp(line, "# rocestat:", 11) == 0 ||
+				    strncmp(line, "  FAIL", 6) == 0 ||
+				    strstr(line, "checks FAILED") != NULL)
+					fprintf(f, "%s\n", line);
+		}
+		free(text);
+	}
+	if (written)
+		fprintf(f, "# report in %s/ (index.html, report.txt, report.json, csv/)\n", dir);
+	else
+		fprintf(f, "# report in %s/ NOT written (the reason is above)\n", dir);
+	fflush(f);
+}

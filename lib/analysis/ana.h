@@ -86,6 +86,17 @@ extern const char *const ana_csv_files[];
  */
 int ana_write_csv_file(struct ana *a, const char *name, FILE *f);
 
+/** What the capture held, for a caller's summary and its "nothing to analyse" refusal. */
+struct ana_totals {
+	uint64_t frames;    /**< every frame read */
+	uint64_t roce;      /**< RoCE v1/v2 frames (RC, UC and UD) */
+	uint64_t pfc;       /**< PFC and 802.3x PAUSE frames */
+	uint64_t malformed; /**< frames that looked like RoCE but did not parse */
+	uint64_t other;     /**< everything else (ARP, plain UDP, TCP, ...) */
+};
+
+void ana_totals(const struct ana *a, struct ana_totals *t);
+
 /** Overall verdict: number of FAILed checks (retransmission, CNP, DCQCN). */
 unsigned int ana_failures(const struct ana *a);
 

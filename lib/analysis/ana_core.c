@@ -1201,6 +1201,16 @@ ana_flow_check_fails(const struct ana_flow *f)
 	       (f->c[ANA_C_CNPS_NO_BECN] != 0);
 }
 
+void
+ana_totals(const struct ana *a, struct ana_totals *t)
+{
+	t->frames = a->pkts;
+	t->roce = a->roce_pkts;
+	t->pfc = a->pfc_frames + a->pause_frames;
+	t->malformed = a->invalid_pkts;
+	t->other = a->other_pkts;
+}
+
 unsigned int
 ana_failures(const struct ana *a)
 {

@@ -346,6 +346,26 @@ def case_allreduce4():
     return fr
 
 
+def case_no_roce():
+    """No RoCE frame: ARP requests and replies and plain UDP (port 5000) between A and B, as a
+    capture on the wrong interface or with the wrong filter holds. rocestat must refuse it
+    ("no RoCE frames"), not pass it with 0 checks."""
+    fr = []
+    for i in range(10):
+        arp = (b"\xff" * 6 + A_MAC + b"\x08\x06" +
+               struct.pack(">HHBBH6s4s6s4s", 1, 0x0800, 6, 4, 1 + i % 2, A_MAC, A_IP,
+                           bytes(6), B_IP))
+        fr.append((i * 10 * US, arp + b"\x00" * (60 - len(arp))))
+        payload = bytes(100)
+        ip = bytearray(struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + 8 + len(payload), 0, 0x4000,
+                                   64, 17, 0, A_IP, B_IP))
+        ip[10:12] = struct.pack(">H", roceframes.ip_cksum(bytes(ip)))
+        udp = struct.pack(">HHHH", 40000, 5000, 8 + len(payload), 0)
+        fr.append((i * 10 * US + 5 * US, B_MAC + A_MAC + b"\x08\x00" + bytes(ip) + udp +
+                   payload))
+    return fr
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -354,6 +374,7 @@ def main():
         "double_nak": case_double_nak(), "nak_cnp": case_nak_cnp(), "cnp_train": case_cnp_train(),
         "cnp_scope": case_cnp_scope(), "pfc": case_pfc(), "allreduce4": case_allreduce4(),
         "psn_pair": case_psn_pair(), "allreduce_barrier": case_allreduce_barrier(),
+        "no_roce": case_no_roce(),
     }
     for name, fr in cases.items():
         roceframes.write_pcap(os.path.join(out, name + ".pcap"), fr, T0)

@@ -398,6 +398,35 @@ def main():
             fail("psn_pair: %s and %s not paired" % (data_l, ack_l))
     n += 1
 
+    # no RoCE frame (ARP and plain UDP): "no RoCE frames", exit 2, no report written; with
+    # report too (it once passed with "0 checks FAILED" and empty plots)
+    nr = os.path.join(cap, "no_roce.pcap")
+    for args in ([nr], ["report", nr, os.path.join(tmp, "no_roce.report")]):
+        r = subprocess.run([ROCESTAT] + args, capture_output=True, text=True, timeout=60)
+        if r.returncode != 2 or "no RoCE frames" not in r.stderr or \
+                "20 frames" not in r.stderr or "checks FAILED" in r.stdout:
+            fail("no RoCE %r: exit %d, stdout %r, stderr %r" % (args, r.returncode, r.stdout,
+                                                               r.stderr))
+    if os.path.exists(os.path.join(tmp, "no_roce.report", "report.json")):
+        fail("no RoCE: a report was written")
+    # rocestat report prints its summary whatever its exit status: the FAIL line and the
+    # verdict when a check fails (it once printed nothing)
+    rd = os.path.join(tmp, "double_nak.report")
+    r = subprocess.run([ROCESTAT, "report", os.path.join(cap, "double_nak.pcap"), rd],
+                       capture_output=True, text=True, timeout=300)
+    if r.returncode != 1 or "FAIL one NAK per gap" not in r.stdout or \
+            "1 checks FAILED" not in r.stdout or rd not in r.stdout:
+        fail("report on a FAIL: exit %d, stdout %r, stderr %r" % (r.returncode, r.stdout,
+                                                                 r.stderr))
+    r = subprocess.run([ROCESTAT, "report", os.path.join(cap, "drop_gbn.pcap"),
+                        os.path.join(tmp, "ok.report")], capture_output=True, text=True,
+                       timeout=300)
+    if r.returncode != 0 or "0 checks FAILED" not in r.stdout or "# rocestat:" not in r.stdout:
+        fail("report on a PASS: exit %d, stdout %r" % (r.returncode, r.stdout))
+    print("no RoCE frames: exit 2 with the reason, no report; report prints its summary "
+          "(exit 1 with the FAIL line, exit 0)")
+    n += 1
+
     # bad input: one clear line, exit 2, no crash
     bad = os.path.join(tmp, "bad.pcap")
     with open(bad, "wb") as f:
