@@ -49,7 +49,7 @@ rs_usage(FILE *f)
 		"  --csv DIR                      time series as CSV files\n"
 		"  --quiet                        no text report\n"
 		"  --link-gbps G                  link rate (PFC quanta, DCQCN line rate) [100]\n"
-		"  --np-min-time-between-cnps US  CNP pacing to check [4]\n"
+		"  --np-min-time-between-cnps US  CNP pacing to check [--dcqcn FILE's, else 4]\n"
 		"  --timeout-us US                silence before a resend = timeout [100]\n"
 		"  --bin-us US                    rate bin [1]\n"
 		"  --window-us US                 sliding window for rates [10]\n"
@@ -138,6 +138,7 @@ rs_parse(int argc, char **argv, struct rs_opts *o)
 			if (rs_num("--np-min-time-between-cnps", optarg, 0, 1e6, &v))
 				return -EINVAL;
 			o->ana.np_min_time_between_cnps_ns = (uint64_t)(v * 1000 + 0.5);
+			snprintf(o->ana.np_min_source, sizeof(o->ana.np_min_source), "flag");
 			break;
 		case O_TIMEOUT:
 			if (rs_num("--timeout-us", optarg, 0.001, 1e9, &v))
@@ -513,10 +514,22 @@ main(int argc, char **argv)
 	if (strcmp(o.dcqcn, "nvidia") == 0 || strcmp(o.dcqcn, "paper") == 0) {
 		dcqcn_params_by_name(&o.ana.dcqcn, o.dcqcn, o.ana.link_gbps * 1000);
 	} else {
+		uint64_t dflt;
+
 		dcqcn_params_nvidia(&o.ana.dcqcn, o.ana.link_gbps * 1000);
+		/* a marker: did the file set min_time_between_cnps? */
+		dflt = o.ana.dcqcn.min_time_between_cnps_ns;
+		o.ana.dcqcn.min_time_between_cnps_ns = UINT64_MAX;
 		if (ana_dcqcn_load(&o.ana.dcqcn, o.dcqcn, err, sizeof(err)) != 0) {
 			fprintf(stderr, "rocestat: %s\n", err);
 			return 2;
+		}
+		if (o.ana.dcqcn.min_time_between_cnps_ns == UINT64_MAX) {
+			o.ana.dcqcn.min_time_between_cnps_ns = dflt;
+		} else if (strcmp(o.ana.np_min_source, "flag") != 0) {
+			/* the CNP check: the flag, else the file, else 4 us */
+			o.ana.np_min_time_between_cnps_ns = o.ana.dcqcn.min_time_between_cnps_ns;
+			snprintf(o.ana.np_min_source, sizeof(o.ana.np_min_source), "dcqcn");
 		}
 	}
 	o.ana.dcqcn.line_rate_mbps = o.ana.link_gbps * 1000;

@@ -30,7 +30,10 @@ struct json_t;
 /** Options; ana_opts_default fills the defaults. */
 struct ana_opts {
 	double link_gbps;               /**< --link-gbps: PFC quanta and the DCQCN line rate */
-	uint64_t np_min_time_between_cnps_ns; /**< --np-min-time-between-cnps */
+	uint64_t np_min_time_between_cnps_ns; /**< the CNP spacing to check */
+	/** where it came from: "flag" (--np-min-time-between-cnps), "dcqcn" (the --dcqcn
+	 *  file's min_time_between_cnps) or "default" (4 us) */
+	char np_min_source[16];
 	uint64_t timeout_ns;            /**< silence before a resend without NAK = timeout */
 	uint64_t bin_ns;                /**< rate time-series bin (doubles when too many) */
 	uint64_t window_ns;             /**< sliding window for the measured rate */

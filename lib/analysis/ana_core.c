@@ -52,6 +52,7 @@ ana_opts_default(struct ana_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->link_gbps = 100;
 	o->np_min_time_between_cnps_ns = 4000;
+	snprintf(o->np_min_source, sizeof(o->np_min_source), "default");
 	o->timeout_ns = 100000;
 	o->bin_ns = 1000;
 	o->window_ns = 10000;

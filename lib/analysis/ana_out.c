@@ -450,8 +450,11 @@ ana_write_text(struct ana *a, FILE *out)
 	for (i = 0; i < ANA_SCOPES; i++)
 		ana_scope(a, (int)i, &sc[i]);
 	if (sc[0].groups) {
-		fprintf(out, "#\n# CNP pacing (min_time_between_cnps %.1f us)\n",
-			a->o.np_min_time_between_cnps_ns / 1000.0);
+		fprintf(out, "#\n# CNP pacing (min_time_between_cnps %.1f us, %s)\n",
+			a->o.np_min_time_between_cnps_ns / 1000.0,
+			strcmp(a->o.np_min_source, "flag") == 0 ? "from --np-min-time-between-cnps" :
+			strcmp(a->o.np_min_source, "dcqcn") == 0 ? "from the --dcqcn file" :
+			"the default");
 		fprintf(out, "# %-8s %7s %12s %11s\n", "scope", "groups", "min gap us",
 			"violations");
 		for (i = 0; i < ANA_SCOPES; i++)
@@ -774,6 +777,7 @@ ana_json(struct ana *a)
 	json_object_set_new(scope, "inferred", json_string(ana_scope_inferred(sc)));
 	json_object_set_new(scope, "min_time_between_cnps_us",
 			    json_real(a->o.np_min_time_between_cnps_ns / 1000.0));
+	json_object_set_new(scope, "min_time_between_cnps_from", json_string(a->o.np_min_source));
 	json_object_set_new(root, "cnp_pacing", scope);
 	for (i = 0; i < a->n_pfc; i++)
 		for (j = 0; j < ANA_PRIOS; j++) {

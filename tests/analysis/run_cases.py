@@ -284,6 +284,21 @@ def main():
     expect("cnp_train 1us", flow(d, B_FLOW)["checks"], {"cnp_spacing": "PASS"})
     n += 1
 
+    # the spacing to check: the flag, else the --dcqcn file's min_time_between_cnps, else 4 us
+    # (the file's was once ignored)
+    pf = os.path.join(tmp, "cnp1.txt")
+    with open(pf, "w") as f:
+        f.write("min_time_between_cnps 1\nrpg_time_reset 300\n")
+    for opts, want, src, us in (([], "FAIL", "default", 4.0),
+                                (["--dcqcn", pf], "PASS", "dcqcn", 1.0),
+                                (["--dcqcn", pf, "--np-min-time-between-cnps", "4"], "FAIL",
+                                 "flag", 4.0)):
+        d = run(os.path.join(cap, "cnp_train.pcap"), *opts)
+        expect("cnp_train %r" % opts, flow(d, B_FLOW)["checks"], {"cnp_spacing": want})
+        expect("cnp_train %r" % opts, d["cnp_pacing"], {"min_time_between_cnps_from": src,
+                                                        "min_time_between_cnps_us": us})
+    n += 1
+
     # pacing scope: per QP
     d = run(os.path.join(cap, "cnp_scope.pcap"))
     expect("cnp_scope", d["cnp_pacing"], {"inferred": "qp"})
