@@ -171,7 +171,9 @@ def write_index(out, rep):
     fails = rep.get("failures", 0)
     parts = ["<!doctype html><meta charset=utf-8><title>rocestat report</title>",
              "<h1>rocestat report</h1>",
-             "<p>%d packets, %d checks failed</p>" % (rep["capture"]["packets"], fails),
+             "<p>%d packets from %s s (epoch) over %.6f s, %d checks failed</p>" % (
+                 rep["capture"]["packets"], html.escape(rep["capture"].get("start", "?")),
+                 rep["capture"].get("duration_ns", 0) / 1e9, fails),
              "<p><a href=report.txt>report.txt</a> | <a href=report.json>report.json</a> | "
              "CSV: " + " ".join("<a href=csv/%s>%s</a>" % (c, c) for c in
                                 ("rate.csv", "cnp.csv", "events.csv", "pfc.csv",

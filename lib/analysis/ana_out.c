@@ -603,6 +603,18 @@ ana_write_text(struct ana *a, FILE *out)
 
 /* ---- JSON ---- */
 
+/*
+ * A time in the JSON: whole ns after the capture's first frame (exact, and below 2^53 for
+ * 104 days, so JavaScript and jq hold it); capture.start gives the first frame's absolute
+ * time as a string. A double of absolute us kept ten digits: 102 ms off. A time before the
+ * first frame (a capture whose time goes backwards) is negative.
+ */
+static json_int_t
+ana_rel_ns(const struct ana *a, uint64_t t_ns)
+{
+	return (json_int_t)t_ns - (json_int_t)a->t_first_ns;
+}
+
 static json_t *
 ana_json_events(const struct ana *a, const struct ana_flow *f)
 {
@@ -612,10 +624,10 @@ ana_json_events(const struct ana *a, const struct ana_flow *f)
 	for (i = 0; i < f->n_ev; i++) {
 		const struct ana_event *e = &f->ev[i];
 
-		json_array_append_new(arr, json_pack("{s:s,s:I,s:I,s:f,s:I,s:I,s:I}", "type",
+		json_array_append_new(arr, json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I}", "type",
 						     ana_ev_name(e->type), "packet", (json_int_t)e->pkt,
-						     "packet2", (json_int_t)e->pkt2, "t_us",
-						     (e->t_ns - a->t_first_ns) / 1000.0, "psn", (json_int_t)e->psn,
+						     "packet2", (json_int_t)e->pkt2, "t_ns",
+						     ana_rel_ns(a, e->t_ns), "psn", (json_int_t)e->psn,
 						     "psn2", (json_int_t)e->psn2, "value",
 						     (json_int_t)e->val));
 	}
@@ -642,9 +654,10 @@ ana_json_flow(const struct ana *a, const struct ana_flow *f, uint32_t idx)
 	json_object_set_new(o, "udp_sport", json_integer(f->sport));
 	json_object_set_new(o, "udp_sport_varies", json_boolean(f->sport_varies));
 	json_object_set_new(o, "first_packet", json_integer((json_int_t)f->first_pkt));
-	json_object_set_new(o, "t_first_us", json_real((f->t_first_ns - a->t_first_ns) / 1000.0));
-	json_object_set_new(o, "t_last_us", json_real((f->t_last_ns - a->t_first_ns) / 1000.0));
-	json_object_set_new(o, "active_us", json_real((f->t_last_ns - f->t_first_ns) / 1000.0));
+	json_object_set_new(o, "t_first_ns", json_integer(ana_rel_ns(a, f->t_first_ns)));
+	json_object_set_new(o, "t_last_ns", json_integer(ana_rel_ns(a, f->t_last_ns)));
+	json_object_set_new(o, "active_ns", json_integer((json_int_t)(f->t_last_ns -
+									 f->t_first_ns)));
 	json_object_set_new(o, "mean_mbps", json_real(ana_flow_mean_mbps(f)));
 	json_object_set_new(o, "peak_mbps", json_real(ana_flow_peak_mbps(a, f)));
 	json_object_set_new(o, "psn_first", f->have_psn ? json_integer(f->psn_first) : json_null());
@@ -726,16 +739,19 @@ ana_json(struct ana *a)
 	json_t *pfc = json_array(), *dv = json_array(), *iters = json_array(), *cls = json_object();
 	json_t *scope = json_object();
 	struct ana_scope sc[ANA_SCOPES];
+	char start[48];
 	double bus = 0, f = a->o.collective[0] ? ana_coll_factor(a->o.collective, a->o.ranks,
 								  &bus) : 0;
 	uint32_t i, j;
 
 	if (root == NULL)
 		return NULL;
-	json_object_set_new(root, "capture", json_pack("{s:I,s:I,s:f,s:f,s:I,s:I,s:I,s:I,s:I,"
+	snprintf(start, sizeof(start), "%lu.%09lu", (unsigned long)(a->t_first_ns / 1000000000),
+		 (unsigned long)(a->t_first_ns % 1000000000));
+	json_object_set_new(root, "capture", json_pack("{s:I,s:I,s:s,s:I,s:I,s:I,s:I,s:I,s:I,"
 		"s:I,s:I}", "packets", (json_int_t)a->pkts, "bytes", (json_int_t)a->bytes,
-		"t_first_us", a->t_first_ns / 1000.0, "duration_us",
-		(a->t_last_ns - a->t_first_ns) / 1000.0, "roce_packets", (json_int_t)a->roce_pkts,
+		"start", start, "duration_ns",
+		ana_rel_ns(a, a->t_last_ns), "roce_packets", (json_int_t)a->roce_pkts,
 		"pfc_frames", (json_int_t)a->pfc_frames, "pause_frames",
 		(json_int_t)a->pause_frames, "ud_packets", (json_int_t)a->ud_pkts,
 		"malformed_roce", (json_int_t)a->invalid_pkts, "other_packets",
@@ -794,15 +810,15 @@ ana_json(struct ana *a)
 			snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2],
 				 m[3], m[4], m[5]);
 			for (k = 0; k < q->n_iv; k++)
-				json_array_append_new(iv, json_pack("[f,f]",
-					(q->iv[k].start_ns - a->t_first_ns) / 1000.0,
-					(q->iv[k].end_ns - a->t_first_ns) / 1000.0));
-			json_array_append_new(pfc, json_pack("{s:s,s:i,s:i,s:I,s:I,s:I,s:f,s:f,s:I,"
+				json_array_append_new(iv, json_pack("[I,I]",
+					ana_rel_ns(a, q->iv[k].start_ns),
+					ana_rel_ns(a, q->iv[k].end_ns)));
+			json_array_append_new(pfc, json_pack("{s:s,s:i,s:i,s:I,s:I,s:I,s:I,s:I,s:I,"
 				"s:o,s:I}", "port", mac, "interface", (int)a->pfc[i].ifindex,
 				"priority", (int)j, "frames", (json_int_t)q->frames, "xoff",
-				(json_int_t)q->xoff, "xon", (json_int_t)q->xon, "paused_us",
-				q->paused_ns / 1000.0, "longest_us", q->longest_ns / 1000.0, "storms",
-				(json_int_t)q->storms, "intervals_us", iv, "intervals_dropped",
+				(json_int_t)q->xoff, "xon", (json_int_t)q->xon, "paused_ns",
+				(json_int_t)q->paused_ns, "longest_ns", (json_int_t)q->longest_ns,
+				"storms", (json_int_t)q->storms, "intervals_ns", iv, "intervals_dropped",
 				(json_int_t)q->iv_dropped));
 		}
 	json_object_set_new(root, "pfc", pfc);
@@ -823,8 +839,8 @@ ana_json(struct ana *a)
 		json_t *cuts = json_array(), *o;
 
 		for (j = 0; j < r->n_cuts; j++)
-			json_array_append_new(cuts, json_pack("{s:f,s:f,s:f,s:f,s:b}", "t_us",
-				(r->cuts[j].t_ns - a->t_first_ns) / 1000.0, "before_mbps", r->cuts[j].before_mbps,
+			json_array_append_new(cuts, json_pack("{s:I,s:f,s:f,s:f,s:b}", "t_ns",
+				ana_rel_ns(a, r->cuts[j].t_ns), "before_mbps", r->cuts[j].before_mbps,
 				"measured_mbps", r->cuts[j].meas_after_mbps, "predicted_mbps",
 				r->cuts[j].pred_after_mbps, "ok", r->cuts[j].ok));
 		o = json_pack("{s:i,s:I,s:f,s:f,s:o,s:I,s:o,s:o,s:{s:I,s:I,s:I},s:s,s:s,s:o}",
@@ -852,12 +868,14 @@ ana_json(struct ana *a)
 			json_t *iv = json_array();
 
 			for (j = 0; j < r->n_stall_iv; j++)
-				json_array_append_new(iv, json_pack("[f,f]",
-					(r->stall_iv[j].start_ns - a->t_first_ns) / 1000.0,
-					(r->stall_iv[j].end_ns - a->t_first_ns) / 1000.0));
-			json_object_set_new(o, "stalls", json_pack("{s:I,s:f,s:f,s:o}", "gaps",
-				(json_int_t)r->stalls, "total_us", r->stall_ns / 1000.0,
-				"longest_us", r->stall_max_ns / 1000.0, "intervals_us", iv));
+				json_array_append_new(iv, json_pack("[I,I]",
+					ana_rel_ns(a, r->stall_iv[j].start_ns),
+					ana_rel_ns(a, r->stall_iv[j].end_ns)));
+			/* the gaps are whole ns (differences of capture times) held in doubles */
+			json_object_set_new(o, "stalls", json_pack("{s:I,s:I,s:I,s:o}", "gaps",
+				(json_int_t)r->stalls, "total_ns", (json_int_t)llround(r->stall_ns),
+				"longest_ns", (json_int_t)llround(r->stall_max_ns), "intervals_ns",
+				iv));
 		}
 		if (r->fitted) {
 			json_t *ex = json_array();
@@ -881,8 +899,9 @@ ana_json(struct ana *a)
 		double size = f > 0 ? (double)it->bytes / f : 0;
 		double alg = t_s > 0 && f > 0 ? size / 1e9 / t_s : 0;
 
-		json_array_append_new(iters, json_pack("{s:f,s:f,s:I,s:I,s:f,s:f,s:f}", "start_us",
-			(it->start_ns - a->t_first_ns) / 1000.0, "time_us", t_s * 1e6, "wire_bytes",
+		json_array_append_new(iters, json_pack("{s:I,s:I,s:I,s:I,s:f,s:f,s:f}", "start_ns",
+			ana_rel_ns(a, it->start_ns), "time_ns",
+			(json_int_t)(it->end_ns - it->start_ns), "wire_bytes",
 			(json_int_t)it->bytes, "packets", (json_int_t)it->pkts, "size_bytes", size,
 			"algbw_gbs", alg, "busbw_gbs", alg * bus));
 	}

@@ -141,6 +141,7 @@ def write_pcapng(path, frames, comments):
 
 
 T0 = 1_700_000_000 * 1_000_000_000
+T_LATE = 1_796_455_006_897_565_912
 
 
 def case_drop_gbn():
@@ -384,6 +385,11 @@ def main():
     write_pcap_us(os.path.join(out, "drop_gbn_us.pcap"), [(T0 + t, b) for t, b in g])
     write_pcap_snap(os.path.join(out, "drop_gbn_snap64.pcap"), [(T0 + t, b) for t, b in g], 64)
     write_pcap_sll(os.path.join(out, "drop_gbn_sll.pcap"), [(T0 + t, b) for t, b in g])
+    # and starting at 1796455006.897565912 (a date in 2026 whose us do not fit a double's ten
+    # digits), its last frame 1 ns later than a us: times in the JSON must be exact
+    write_pcap_snap(os.path.join(out, "drop_gbn_late.pcap"),
+                    [(T_LATE + t + (1 if i == len(g) - 1 else 0), b)
+                     for i, (t, b) in enumerate(g)], 65535)
     ng, comments = [], {}
     for t, b in g:
         if not ng and False:

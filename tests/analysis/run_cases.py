@@ -234,6 +234,19 @@ def main():
             expect(var, a["counters"], {"header_only": 22})
         n += 1
 
+    # times exact: integers of ns after the first frame, the absolute start as a string (a
+    # double of absolute us was 102 ms off); the last frame (ACK 19) at 28 us + 1 ns
+    d = run(os.path.join(cap, "drop_gbn_late.pcap"), want_rc=0)
+    a, b = gbn_common("drop_gbn_late", d)
+    expect("drop_gbn_late", d["capture"], {"start": "1796455006.897565912",
+                                           "duration_ns": 28001})
+    expect("drop_gbn_late", b, {"t_first_ns": 6300, "t_last_ns": 28001, "active_ns": 21701})
+    expect("drop_gbn_late", events(a, "gap")[0], {"t_ns": 8000})
+    if not all(isinstance(e["t_ns"], int) for f in d["flows"] for e in f["events"]):
+        fail("drop_gbn_late: an event time is not an integer")
+    print("times exact: start %s, ACK 19 at %d ns" % (d["capture"]["start"], b["t_last_ns"]))
+    n += 1
+
     # a lost retransmission, then the timeout that recovers it
     d = run(os.path.join(cap, "lost_retx.pcap"), want_rc=0)
     a, b = gbn_common("lost_retx", d)
@@ -313,16 +326,16 @@ def main():
     d = run(os.path.join(cap, "pfc.pcap"), "--link-gbps", "100", "--pfc-storm-us", "10000",
             want_rc=0)
     pr = {p["priority"]: p for p in d["pfc"]}
-    expect("pfc", pr[3], {"frames": 4, "xoff": 3, "xon": 1, "paused_us": 255.12, "storms": 0,
-                          "longest_us": 250.0})
-    if pr[3]["intervals_us"] != [[0.0, 250.0], [1000.0, 1005.12]]:
-        fail("pfc: prio 3 intervals %r" % pr[3]["intervals_us"])
-    expect("pfc", pr[5], {"xoff": 101, "storms": 1, "paused_us": 20335.539})
-    expect("pfc", pr[8], {"frames": 1, "paused_us": 0.512})
+    expect("pfc", pr[3], {"frames": 4, "xoff": 3, "xon": 1, "paused_ns": 255120, "storms": 0,
+                          "longest_ns": 250000})
+    if pr[3]["intervals_ns"] != [[0, 250000], [1000000, 1005120]]:
+        fail("pfc: prio 3 intervals %r" % pr[3]["intervals_ns"])
+    expect("pfc", pr[5], {"xoff": 101, "storms": 1, "paused_ns": 20335539})
+    expect("pfc", pr[8], {"frames": 1, "paused_ns": 512})
     # at 25 Gb/s a quantum is 4x longer
     d = run(os.path.join(cap, "pfc.pcap"), "--link-gbps", "25")
     pr = {p["priority"]: p for p in d["pfc"]}
-    expect("pfc 25G", pr[8], {"paused_us": 2.048})
+    expect("pfc 25G", pr[8], {"paused_ns": 2048})
     n += 1
 
     # real NICs: the Huawei RC SEND capture (QPs 0x45 and 0x48 paired; ports 69/72 are not
@@ -376,9 +389,9 @@ def main():
         it = d["collective"]["iterations"]
         if len(it) != 3:
             fail("allreduce4: %d iterations, want 3" % len(it))
-        t = 143.030  # first packet (rank 0, k 0) to last (rank 3, k 143)
+        t = 143.030  # first packet (rank 0, k 0) to last (rank 3, k 143), us
         for x in it:
-            expect("allreduce4", x, {"size_bytes": 96.0 * 1024, "time_us": t,
+            expect("allreduce4", x, {"size_bytes": 96.0 * 1024, "time_ns": 143030,
                                      "wire_bytes": 6 * 96 * 1024,
                                      "algbw_gbs": 96 * 1024 / 1e9 / (t * 1e-6),
                                      "busbw_gbs": 96 * 1024 / 1e9 / (t * 1e-6) * 1.5})
