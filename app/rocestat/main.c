@@ -154,6 +154,7 @@ rs_parse(int argc, char **argv, struct rs_opts *o)
 			if (rs_num("--window-us", optarg, 0.001, 1e9, &v))
 				return -EINVAL;
 			o->ana.window_ns = (uint64_t)(v * 1000 + 0.5);
+			o->window_given = true;
 			break;
 		case O_STORM:
 			if (rs_num("--pfc-storm-us", optarg, 0.001, 1e12, &v))
@@ -447,9 +448,9 @@ rs_run(const char *const *argv)
 static int
 rs_report(struct ana *a, const struct rs_opts *o)
 {
-	char path[PATH_MAX], csv[PATH_MAX], js[PATH_MAX], size[64];
+	char path[PATH_MAX], csv[PATH_MAX], js[PATH_MAX], size[64], win[64];
 	const char *plot = getenv("ROCESTAT_PLOT") ? getenv("ROCESTAT_PLOT") : ROCESTAT_PLOT;
-	const char *argv[12];
+	const char *argv[14];
 	struct rs_batch b = { .n = 0 };
 	int rc;
 
@@ -487,6 +488,13 @@ rs_report(struct ana *a, const struct rs_opts *o)
 	argv[9] = size;
 	argv[10] = "--index";
 	argv[11] = NULL;
+	if (o->window_given) {
+		/* the rate plot averages over the window the analysis used */
+		snprintf(win, sizeof(win), "%.3f", o->ana.window_ns / 1000.0);
+		argv[11] = "--window-us";
+		argv[12] = win;
+		argv[13] = NULL;
+	}
 	rc = rs_run(argv);
 	if (rc != 0) {
 		fprintf(stderr, "rocestat: report: %s failed\n", plot);

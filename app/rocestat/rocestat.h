@@ -24,6 +24,7 @@ struct rs_opts {
 	const char *report_dir;
 	unsigned int png_w, png_h;
 	bool quiet;
+	bool window_given;      /* --window-us given: the rate plot uses it too */
 };
 
 /**
