@@ -218,6 +218,11 @@ def write_index(out, rep, rate=None):
              "CSV: " + " ".join("<a href=csv/%s>%s</a>" % (c, c) for c in
                                 ("rate.csv", "cnp.csv", "events.csv", "pfc.csv",
                                  "qdepth.csv", "ce.csv")) + "</p>"]
+    ver = rep.get("version")
+    if ver:
+        parts.append("<p>%s</p>" % html.escape(
+            "rocestat %s (git %s); DPDK %s, jansson %s, %s" % (
+                ver["rocestat"], ver["git"], ver["dpdk"], ver["jansson"], ver["libpcap"])))
     for v in rep.get("dcqcn", []):
         parts.append("<p>DCQCN flow %d: <b>%s</b> %s</p>" % (v["flow"], v["verdict"],
                                                            html.escape(v["why"])))

@@ -60,7 +60,8 @@ rs_usage(FILE *f)
 		"  --tol-cut F  --tol-traj F      verdict tolerances (relative) [0.10 0.10]\n"
 		"  --collective X --ranks N       allreduce|allgather|reducescatter|broadcast|alltoall\n"
 		"  --app-log FILE                 nccl-tests or rocegen output to compare with\n"
-		"  --png WxH                      plot size for report [1000x500]\n");
+		"  --png WxH                      plot size for report [1000x500]\n"
+		"  --version                      version, git commit, DPDK/jansson/libpcap versions\n");
 }
 
 static int
@@ -85,7 +86,7 @@ rs_parse(int argc, char **argv, struct rs_opts *o)
 {
 	enum { O_JSON = 256, O_CSV, O_QUIET, O_LINK, O_NPMIN, O_TIMEOUT, O_BIN, O_WINDOW, O_STORM,
 	       O_IDLE, O_DCQCN, O_FIT, O_TOLCUT, O_TOLTRAJ, O_COLL, O_RANKS, O_APPLOG, O_PNG,
-	       O_HELP };
+	       O_HELP, O_VERSION };
 	static const struct option longopts[] = {
 		{ "json", required_argument, NULL, O_JSON },
 		{ "csv", required_argument, NULL, O_CSV },
@@ -106,6 +107,7 @@ rs_parse(int argc, char **argv, struct rs_opts *o)
 		{ "app-log", required_argument, NULL, O_APPLOG },
 		{ "png", required_argument, NULL, O_PNG },
 		{ "help", no_argument, NULL, O_HELP },
+		{ "version", no_argument, NULL, O_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool report = argc > 1 && strcmp(argv[1], "report") == 0;
@@ -201,6 +203,9 @@ rs_parse(int argc, char **argv, struct rs_opts *o)
 			break;
 		case O_HELP:
 			rs_usage(stdout);
+			exit(0);
+		case O_VERSION:
+			rs_print_version(stdout);
 			exit(0);
 		default:
 			fprintf(stderr, "rocestat: bad option %s\n", n);

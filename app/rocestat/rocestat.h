@@ -10,6 +10,9 @@
  */
 
 #include <stdbool.h>
+#include <stdio.h>
+
+#include <jansson.h>
 
 #include "lib/analysis/ana.h"
 #include "lib/base/emu_out.h"
@@ -56,6 +59,12 @@ int rs_write_csv(struct rs_batch *b, struct ana *a, const char *role, const char
 /** Rename every file of @p b over its target: 0, or -errno after one line on stderr (the
  *  files not yet renamed are removed). */
 int rs_batch_commit(struct rs_batch *b);
+
+/** rocestat's version, git commit and libraries: one line for --version. */
+void rs_print_version(FILE *f);
+
+/** The same as a JSON object (report.json's "version"); NULL on allocation failure. */
+json_t *rs_version_json(void);
 
 /**
  * The summary `rocestat report` prints on @p f: the text report's first line, its FAIL lines

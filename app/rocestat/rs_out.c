@@ -16,9 +16,44 @@
 #include <unistd.h>
 
 #include <jansson.h>
+#include <pcap/pcap.h>
+#include <rte_version.h>
 
 #include "app/rocestat/rocestat.h"
+#include "rs_version.h"
+
+#ifndef RS_PROJECT_VERSION
+#define RS_PROJECT_VERSION "?"
+#endif
 #include "lib/base/emu_out.h"
+
+/* ---- version ---- */
+
+/* DPDK's version as built against (rocestat runs no EAL: its headers, lib/dcqcn's types) */
+static const char *
+rs_dpdk_version(void)
+{
+	static char v[32];
+
+	snprintf(v, sizeof(v), "%d.%02d.%d%s", RTE_VER_YEAR, RTE_VER_MONTH, RTE_VER_MINOR,
+		 RTE_VER_SUFFIX);
+	return v;
+}
+
+void
+rs_print_version(FILE *f)
+{
+	fprintf(f, "rocestat %s (git %s); DPDK %s, jansson %s, %s\n", RS_PROJECT_VERSION,
+		RS_GIT_DESCRIBE, rs_dpdk_version(), jansson_version_str(), pcap_lib_version());
+}
+
+json_t *
+rs_version_json(void)
+{
+	return json_pack("{s:s,s:s,s:s,s:s,s:s}", "rocestat", RS_PROJECT_VERSION, "git",
+			 RS_GIT_DESCRIBE, "dpdk", rs_dpdk_version(), "jansson",
+			 jansson_version_str(), "libpcap", pcap_lib_version());
+}
 
 /* ---- outputs: lib/base/emu_out behind a stdio stream ---- */
 
@@ -275,6 +310,10 @@ rs_write_json(struct rs_batch *b, struct ana *a, const char *role, const char *p
 	if (o == NULL)
 		return -ENOSPC;
 	j = ana_json(a);
+	if (j != NULL && json_object_set_new(j, "version", rs_version_json()) != 0) {
+		json_decref(j);
+		j = NULL;
+	}
 	if (j == NULL) {
 		fprintf(stderr, "rocestat: out of memory building the JSON report\n");
 		return -ENOMEM;
@@ -341,6 +380,8 @@ rs_print_summary(struct ana *a, const char *dir, bool written, FILE *f)
 	size_t len = 0;
 	FILE *m = open_memstream(&text, &len);
 
+	fputs("# ", f);
+	rs_print_version(f);
 	if (m != NULL) {
 		int rc = ana_write_text(a, m);
 

@@ -455,6 +455,21 @@ def main():
           "(exit 1 with the FAIL line, exit 0)")
     n += 1
 
+    # --version: the git commit it was built from and the libraries; the same in report.json
+    r = subprocess.run([ROCESTAT, "--version"], capture_output=True, text=True, timeout=60)
+    g = subprocess.run(["git", "-C", SRC, "rev-parse", "--short=12", "HEAD"],
+                       capture_output=True, text=True)
+    commit = g.stdout.strip() if g.returncode == 0 else None
+    if r.returncode != 0 or not r.stdout.startswith("rocestat ") or "DPDK 2" not in r.stdout or \
+            "jansson" not in r.stdout or "libpcap" not in r.stdout or \
+            (commit is not None and commit not in r.stdout):
+        fail("--version: exit %d, %r (HEAD %s)" % (r.returncode, r.stdout, commit))
+    v = run(os.path.join(cap, "drop_gbn.pcap"))["version"]
+    if "(git %s)" % v["git"] not in r.stdout or not v["dpdk"].startswith("2"):
+        fail("report.json version %r, --version %r" % (v, r.stdout))
+    print("version: %s" % r.stdout.strip())
+    n += 1
+
     # bad input: one clear line, exit 2, no crash
     bad = os.path.join(tmp, "bad.pcap")
     with open(bad, "wb") as f:
