@@ -5,7 +5,8 @@
 
 Writes OUT/rate.png (measured rate per data flow over a sliding window, the rate lib/dcqcn
 predicts where the flow was validated, CNP ticks, retransmission markers), OUT/pfc.png (pause
-timeline per port and priority), OUT/qdepth.png (queue depth from rocemu's annotations) and,
+timeline per port and priority), OUT/qdepth.png (queue depth from rocemu's annotations),
+OUT/bandwidth.png (where the bandwidth went: each IP pair's time stacked by part) and,
 with --index, OUT/index.html linking them with the text, JSON and CSV files. Every PNG is
 WxH pixels (default 1000x500). Each file is written beside its target and renamed over it
 when complete. Exits 1 with one message line on bad input or a failed write."""
@@ -207,6 +208,43 @@ def plot_qdepth(csvdir, out, size):
     save(f, os.path.join(out, "qdepth.png"))
 
 
+BW_COLORS = {"line_rate": "tab:green", "retransmitting": "tab:red", "pfc_paused": "tab:orange",
+             "dcqcn_limited": "tab:purple", "host_limited": "tab:brown", "idle": "lightgrey"}
+
+
+def plot_bandwidth(csvdir, out, size):
+    """Where the bandwidth went: per IP pair a bar of its time, stacked by part (% of span)."""
+    rows = read_csv(os.path.join(csvdir, "bandwidth.csv"))
+    pairs, parts = [], []
+    for r in rows:
+        if r["label"] not in pairs:
+            pairs.append(r["label"])
+        if r["part"] not in parts:
+            parts.append(r["part"])
+    share = {(r["label"], r["part"]): 100.0 * float(r["share"]) for r in rows}
+    f = fig(size)
+    ax = f.add_subplot(1, 1, 1)
+    left = [0.0] * len(pairs)
+    for part in parts:
+        w = [share.get((p, part), 0.0) for p in pairs]
+        ax.barh(range(len(pairs)), w, left=left, color=BW_COLORS.get(part), label=part,
+                height=0.6)
+        left = [a + b for a, b in zip(left, w)]
+    ax.set_yticks(range(len(pairs)))
+    ax.set_yticklabels(pairs, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("share of the pair's time, first data packet to the end of the last (%)")
+    ax.set_ylabel("IP pair (sender -> receiver)")
+    ax.set_title("where the bandwidth went")
+    if pairs:
+        ax.legend(fontsize=7, loc="lower right", ncol=3)
+    else:
+        ax.text(0.5, 0.5, "no data packets", ha="center", transform=ax.transAxes)
+    f.tight_layout()
+    save(f, os.path.join(out, "bandwidth.png"))
+
+
 def write_index(out, rep, rate=None):
     fails = rep.get("failures", 0)
     parts = ["<!doctype html><meta charset=utf-8><title>rocestat report</title>",
@@ -217,7 +255,7 @@ def write_index(out, rep, rate=None):
              "<p><a href=report.txt>report.txt</a> | <a href=report.json>report.json</a> | "
              "CSV: " + " ".join("<a href=csv/%s>%s</a>" % (c, c) for c in
                                 ("rate.csv", "cnp.csv", "events.csv", "pfc.csv",
-                                 "qdepth.csv", "ce.csv")) + "</p>"]
+                                 "qdepth.csv", "ce.csv", "bandwidth.csv")) + "</p>"]
     ver = rep.get("version")
     if ver:
         parts.append("<p>%s</p>" % html.escape(
@@ -230,7 +268,15 @@ def write_index(out, rep, rate=None):
         parts.append("<p>rate.png: mean over %g us, measured in %s%s</p>" % (
             rate["window_us"], rate["unit"], ", the model on the right axis in %s" %
             rate["model_unit"] if rate["model_axis"] == "right" else ""))
-    for png in ("rate.png", "pfc.png", "qdepth.png"):
+    for p in rep.get("bandwidth", {}).get("pairs", []):
+        for x in p["findings"]:
+            parts.append("<p>%s: <b>%s</b> [%s] %s</p>" % (
+                html.escape(p["label"]), html.escape(x["kind"]), html.escape(x["layer"]),
+                html.escape(x["text"])))
+        if not p["findings"]:
+            parts.append("<p>%s: nothing found (%.0f%% of the line rate)</p>" % (
+                html.escape(p["label"]), 100 * p["line_fraction"]))
+    for png in ("rate.png", "pfc.png", "qdepth.png", "bandwidth.png"):
         parts.append("<h2>%s</h2><img src=%s>" % (png, png))
     replace_atomically(os.path.join(out, "index.html"),
                        lambda f: f.write(("\n".join(parts) + "\n").encode()))
@@ -261,6 +307,7 @@ def main():
     rate = plot_rate(a.csv, rep, a.out, (w, h), a.window_us)
     plot_pfc(a.csv, a.out, (w, h))
     plot_qdepth(a.csv, a.out, (w, h))
+    plot_bandwidth(a.csv, a.out, (w, h))
     if a.index:
         write_index(a.out, rep, rate)
 

@@ -49,6 +49,9 @@ rs_usage(FILE *f)
 		"  --csv DIR                      time series as CSV files\n"
 		"  --quiet                        no text report\n"
 		"  --link-gbps G                  link rate (PFC quanta, DCQCN line rate) [100]\n"
+		"  --line-rate-gbps G             the same (the line rate the bandwidth is measured against)\n"
+		"  --expect-qps N                 QPs expected per IP pair (NCCL channels x QPs)\n"
+		"  --nccl-log FILE                NCCL_DEBUG=INFO log: ranks and rails of the addresses\n"
 		"  --np-min-time-between-cnps US  CNP pacing to check [--dcqcn FILE's, else 4]\n"
 		"  --timeout-us US                silence before a resend = timeout [100]\n"
 		"  --bin-us US                    rate bin [1]\n"
@@ -86,12 +89,15 @@ rs_parse(int argc, char **argv, struct rs_opts *o)
 {
 	enum { O_JSON = 256, O_CSV, O_QUIET, O_LINK, O_NPMIN, O_TIMEOUT, O_BIN, O_WINDOW, O_STORM,
 	       O_IDLE, O_DCQCN, O_FIT, O_TOLCUT, O_TOLTRAJ, O_COLL, O_RANKS, O_APPLOG, O_PNG,
-	       O_HELP, O_VERSION };
+	       O_HELP, O_VERSION, O_EXPQPS, O_NCCL };
 	static const struct option longopts[] = {
 		{ "json", required_argument, NULL, O_JSON },
 		{ "csv", required_argument, NULL, O_CSV },
 		{ "quiet", no_argument, NULL, O_QUIET },
 		{ "link-gbps", required_argument, NULL, O_LINK },
+		{ "line-rate-gbps", required_argument, NULL, O_LINK },
+		{ "expect-qps", required_argument, NULL, O_EXPQPS },
+		{ "nccl-log", required_argument, NULL, O_NCCL },
 		{ "np-min-time-between-cnps", required_argument, NULL, O_NPMIN },
 		{ "timeout-us", required_argument, NULL, O_TIMEOUT },
 		{ "bin-us", required_argument, NULL, O_BIN },
@@ -132,6 +138,15 @@ rs_parse(int argc, char **argv, struct rs_opts *o)
 		case O_FIT: o->ana.fit = true; break;
 		case O_DCQCN: o->dcqcn = optarg; break;
 		case O_APPLOG: o->app_log = optarg; break;
+		case O_NCCL: o->nccl_log = optarg; break;
+		case O_EXPQPS:
+			if (rs_num("--expect-qps", optarg, 1, 1024, &v) || v != floor(v)) {
+				if (v != floor(v))
+					fprintf(stderr, "rocestat: --expect-qps: expected an integer\n");
+				return -EINVAL;
+			}
+			o->ana.expect_qps = (unsigned int)v;
+			break;
 		case O_LINK:
 			if (rs_num("--link-gbps", optarg, 0.001, 10000, &o->ana.link_gbps))
 				return -EINVAL;
@@ -553,6 +568,11 @@ main(int argc, char **argv)
 		return 2;
 	}
 	if (o.app_log != NULL && ana_app_log(a, o.app_log, err, sizeof(err)) != 0) {
+		fprintf(stderr, "rocestat: %s\n", err);
+		ana_free(a);
+		return 2;
+	}
+	if (o.nccl_log != NULL && ana_nccl_log(a, o.nccl_log, err, sizeof(err)) != 0) {
 		fprintf(stderr, "rocestat: %s\n", err);
 		ana_free(a);
 		return 2;

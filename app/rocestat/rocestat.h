@@ -23,6 +23,7 @@ struct rs_opts {
 	const char *json_path;
 	const char *csv_dir;
 	const char *app_log;
+	const char *nccl_log;
 	const char *capture;
 	const char *report_dir;
 	unsigned int png_w, png_h;

@@ -58,7 +58,8 @@ rs_version_json(void)
 /* ---- outputs: lib/base/emu_out behind a stdio stream ---- */
 
 /* The plot script's outputs in a report directory (scripts/plot.py --index). */
-static const char *const rs_plot_files[] = { "rate.png", "pfc.png", "qdepth.png", "index.html" };
+static const char *const rs_plot_files[] = { "rate.png", "pfc.png", "qdepth.png", "bandwidth.png",
+					      "index.html" };
 
 #define RS_MAX_FILES 32
 
@@ -142,6 +143,8 @@ rs_check_files(const struct rs_opts *o)
 		rc |= rs_files_add(&fs, "--dcqcn", o->dcqcn, NULL, true);
 	if (o->app_log != NULL)
 		rc |= rs_files_add(&fs, "--app-log", o->app_log, NULL, true);
+	if (o->nccl_log != NULL)
+		rc |= rs_files_add(&fs, "--nccl-log", o->nccl_log, NULL, true);
 	if (o->report_dir != NULL) {
 		char csv[PATH_MAX];
 
@@ -390,6 +393,7 @@ rs_print_summary(struct ana *a, const char *dir, bool written, FILE *f)
 			     line = strtok_r(NULL, "\n", &save))
 				if (strncmp(line, "# rocestat:", 11) == 0 ||
 				    strncmp(line, "  FAIL", 6) == 0 ||
+				    strncmp(line, "  FINDING", 9) == 0 ||
 				    strstr(line, "checks FAILED") != NULL)
 					fprintf(f, "%s\n", line);
 		}

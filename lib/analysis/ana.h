@@ -46,6 +46,7 @@ struct ana_opts {
 	double tol_traj;                /**< verdict: trajectory error (bytes), relative */
 	char collective[32];            /**< --collective (empty: none) */
 	unsigned int ranks;             /**< --ranks */
+	unsigned int expect_qps;        /**< --expect-qps: QPs expected per IP pair (0: any) */
 };
 
 void ana_opts_default(struct ana_opts *o);
@@ -105,6 +106,12 @@ unsigned int ana_failures(const struct ana *a);
 
 /** An nccl-tests or rocegen output file, for busbw next to the wire's. 0 or -errno. */
 int ana_app_log(struct ana *a, const char *path, char *err, size_t err_len);
+
+/**
+ * An NCCL_DEBUG=INFO log (--nccl-log): which rank each address is and which NIC (rail) each
+ * rank pair uses, for the "where the bandwidth went" report. 0 or -errno with a message.
+ */
+int ana_nccl_log(struct ana *a, const char *path, char *err, size_t err_len);
 
 /** Whether --collective @p name is known (allreduce, allgather, ...). */
 bool ana_collective_known(const char *name);

@@ -260,6 +260,7 @@ ana_free(struct ana *a)
 	roce_qpmap_free(a->qpmap);
 	ana_pfc_free(a);
 	ana_dcqcn_free(a);
+	ana_bw_free(a);
 	ana_series_free(&a->qdepth);
 	free(a);
 }
@@ -356,6 +357,7 @@ ana_flow_get(struct ana *a, const struct roce_pkt *p, uint64_t pktno, uint64_t t
 	f->retx_lat_min_ns = UINT64_MAX;
 	f->cnp_min_gap_ns = UINT64_MAX;
 	f->transport = 0xFF;
+	f->bw_pair = -1;
 	ana_series_init(&f->rate, a->o.bin_ns, false);
 	ana_series_init(&f->ce_series, a->o.bin_ns, false);
 	ana_series_init(&f->gap_sum, a->o.bin_ns, false);
@@ -744,6 +746,7 @@ ana_cnp(struct ana *a, struct ana_flow *c, struct ana_flow *d, const struct roce
 	uint64_t pktno, uint64_t t_ns)
 {
 	c->c[ANA_C_CNPS]++;
+	ana_bw_cnp(a, c, t_ns);
 	if (c->last_nak_ns != 0 && t_ns >= c->last_nak_ns && t_ns - c->last_nak_ns <= ANA_CNP_NAK_NS)
 		c->c[ANA_C_CNPS_WITH_NAK]++;
 	a->cnps_seen++;
@@ -1054,6 +1057,7 @@ ana_feed(struct ana *a, const uint8_t *frame, uint32_t caplen, uint32_t orig_len
 		f->c[ANA_C_GOODPUT_BYTES] += payload;
 		ana_coll_data(a, f, t_ns, payload);
 	}
+	ana_bw_data(a, f, t_ns, orig_len + 24, fresh, payload);
 }
 
 static struct ana_conn *
@@ -1163,6 +1167,7 @@ ana_finish(struct ana *a)
 	ana_pfc_finish(a);
 	ana_coll_finish(a);
 	ana_dcqcn_run(a);
+	ana_bw_finish(a);
 }
 
 double
@@ -1176,8 +1181,14 @@ ana_flow_mean_mbps(const struct ana_flow *f)
 double
 ana_flow_peak_mbps(const struct ana *a, const struct ana_flow *f)
 {
-	const struct ana_series *s = &f->rate;
-	uint32_t w = (uint32_t)(a->o.window_ns / s->bin_ns), i;
+	return ana_series_peak_mbps(&f->rate, a->o.window_ns);
+}
+
+/* The highest rate of a byte series over a sliding window of window_ns (at least one bin). */
+double
+ana_series_peak_mbps(const struct ana_series *s, uint64_t window_ns)
+{
+	uint32_t w = (uint32_t)(window_ns / s->bin_ns), i;
 	double sum = 0, best = 0;
 
 	if (w == 0)

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ana.h"
 
@@ -153,6 +154,7 @@ struct ana_flow {
 	/* CNPs this flow carries (to the sender QPN = dqp) */
 	uint64_t *cnp_t;
 	uint32_t n_cnp, cap_cnp;
+	int32_t bw_pair;          /* its IP pair in ana.bw, -1 before its first data packet */
 	uint64_t cnp_min_gap_ns;
 	uint64_t last_nak_ns;     /* last NAK this flow carried (0: none) */
 	uint8_t cnp_dscp, cnp_pcp, cnp_ecn;
@@ -284,6 +286,68 @@ struct ana_dcqcn_res {
 	uint32_t n_pred;
 };
 
+/* Where the bandwidth went (ana_bw.c): the time of one IP pair's data, split. */
+#define ANA_FOREACH_BW_PART(_) \
+	_(LINE, "line_rate") \
+	_(RETX, "retransmitting") \
+	_(PAUSED, "pfc_paused") \
+	_(DCQCN, "dcqcn_limited") \
+	_(HOST, "host_limited") \
+	_(IDLE, "idle")
+
+#define ANA_BW_ENUM_(n, s) ANA_BW_##n,
+enum ana_bw_part {
+	ANA_FOREACH_BW_PART(ANA_BW_ENUM_)
+	ANA_BW_PARTS
+};
+#undef ANA_BW_ENUM_
+
+#define ANA_BW_FINDINGS_MAX 6
+
+struct ana_bw_finding {
+	const char *kind;         /* host_cap, pfc, dcqcn, retransmission, idle, qps */
+	const char *layer;        /* the likely layer, for the reader */
+	char text[256];           /* the one-line diagnosis */
+};
+
+struct ana_bw_pair {
+	uint8_t src_ip[16], dst_ip[16];
+	uint8_t ip_version;
+	uint8_t src_mac[6];
+	uint8_t prio;             /* the first data packet's (as ana_flow.data_prio) */
+	uint64_t t_first_ns, t_prev_ns;
+	uint32_t prev_wire;
+	bool prev_retx;
+	uint64_t pkts, retx_pkts, wire_bytes, goodput_bytes;
+	uint64_t cnps, last_cnp_ns;
+	bool limited;             /* a CNP came and no gap at line rate since */
+	double part_ns[ANA_BW_PARTS];
+	uint32_t idle_gaps;
+	uint64_t idle_max_ns;
+	struct ana_series rate;   /* wire bytes per bin: the peak over --window */
+	/* at ana_bw_finish */
+	double span_ns, peak_gbps;
+	uint32_t qps;
+	int32_t src_rank, dst_rank, rail; /* -1: not known */
+	struct ana_bw_finding find[ANA_BW_FINDINGS_MAX];
+	uint32_t n_find;
+};
+
+/* What an NCCL_DEBUG=INFO log says of an address (ana_nccl.c). */
+struct ana_rank_ip {
+	uint8_t ip[16];
+	int32_t rank;
+	char host[64];            /* "host:pid" of the process */
+	char nic[32];             /* its first NIC ("mlx5_0") */
+};
+
+#define ANA_RANKS_MAX 1024
+
+/* rail of a rank pair: "Channel cc/x : r0[d] -> r1[d] [send] via NET/IB/N..." */
+struct ana_rank_rail {
+	int32_t from, to, rail;
+};
+
 struct ana_iter {
 	uint64_t start_ns, end_ns;
 	uint64_t bytes;
@@ -338,6 +402,14 @@ struct ana {
 	double app_time_us;
 	uint64_t app_size;
 	char app_kind[32];
+	/* where the bandwidth went */
+	struct ana_bw_pair *bw;
+	uint32_t n_bw, cap_bw;
+	struct ana_rank_ip *rank_ips;
+	uint32_t n_rank_ips;
+	struct ana_rank_rail *rails;
+	uint32_t n_rails, cap_rails;
+	bool nccl_seen;
 	/* results */
 	struct ana_dcqcn_res *dres;
 	uint32_t n_dres;
@@ -370,6 +442,24 @@ void ana_pfc_free(struct ana *a);
 /* ana_dcqcn.c */
 void ana_dcqcn_run(struct ana *a);
 void ana_dcqcn_free(struct ana *a);
+
+/* ana_bw.c */
+void ana_bw_data(struct ana *a, struct ana_flow *f, uint64_t t_ns, uint32_t wire, bool fresh,
+		 uint64_t payload);
+void ana_bw_cnp(struct ana *a, const struct ana_flow *c, uint64_t t_ns);
+void ana_bw_finish(struct ana *a);
+void ana_bw_free(struct ana *a);
+const char *ana_bw_part_name(enum ana_bw_part p);
+/* ana_bw_out.c: the report's "where the bandwidth went" section, its JSON and CSV */
+void ana_bw_write_text(const struct ana *a, FILE *out);
+struct json_t *ana_bw_json(const struct ana *a);
+void ana_bw_csv(const struct ana *a, FILE *f);
+double ana_series_peak_mbps(const struct ana_series *s, uint64_t window_ns);
+
+/* ana_pfc.c: the time within [from, to] that priority prio (or 802.3x PAUSE) was paused by
+ * any port whose MAC is not own_mac, as far as the capture has told by now */
+uint64_t ana_pfc_paused_within(const struct ana *a, uint8_t prio, const uint8_t *own_mac,
+			       uint64_t from, uint64_t to);
 
 /* ana_coll.c */
 void ana_coll_data(struct ana *a, struct ana_flow *f, uint64_t t_ns, uint64_t bytes);

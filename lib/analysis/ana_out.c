@@ -597,6 +597,7 @@ ana_write_text(struct ana *a, FILE *out)
 				a->app_kind, (unsigned long)a->app_size, a->app_algbw_gbs,
 				a->app_busbw_gbs);
 	}
+	ana_bw_write_text(a, out);
 	fprintf(out, "# %u checks FAILED\n", ana_failures(a));
 	return ferror(out) ? -EIO : 0;
 }
@@ -928,6 +929,7 @@ ana_json(struct ana *a)
 		"type", a->app_kind, "size_bytes", (json_int_t)a->app_size, "time_us",
 		a->app_time_us, "algbw_gbs", a->app_algbw_gbs, "busbw_gbs", a->app_busbw_gbs) :
 		json_null()));
+	json_object_set_new(root, "bandwidth", ana_bw_json(a));
 	json_object_set_new(root, "failures", json_integer(ana_failures(a)));
 	return root;
 }
@@ -940,7 +942,8 @@ ana_json(struct ana *a)
  * no file I/O of its own.
  */
 const char *const ana_csv_files[] = {
-	"rate.csv", "cnp.csv", "events.csv", "pfc.csv", "ce.csv", "qdepth.csv", NULL,
+	"rate.csv", "cnp.csv", "events.csv", "pfc.csv", "ce.csv", "qdepth.csv", "bandwidth.csv",
+	NULL,
 };
 
 /* rate.csv: measured (and predicted, where validated) rate per data flow and bin */
@@ -1051,6 +1054,7 @@ ana_write_csv_file(struct ana *a, const char *name, FILE *f)
 {
 	static void (*const fn[])(const struct ana *, FILE *) = {
 		ana_csv_rate, ana_csv_cnp, ana_csv_events, ana_csv_pfc, ana_csv_ce, ana_csv_qdepth,
+		ana_bw_csv,
 	};
 	unsigned int i;
 

@@ -47,10 +47,11 @@ for capture, opts, want_rc, (w, h) in cases:
     if r.returncode != want_rc:
         fail("%s: exit %d: %s" % (capture, r.returncode, r.stderr))
     for name in ("report.txt", "report.json", "index.html", "csv/rate.csv", "csv/cnp.csv",
-                 "csv/events.csv", "csv/pfc.csv", "csv/qdepth.csv", "csv/ce.csv"):
+                 "csv/events.csv", "csv/pfc.csv", "csv/qdepth.csv", "csv/ce.csv",
+                 "csv/bandwidth.csv"):
         if not os.path.isfile(os.path.join(out, name)):
             fail("%s: %s missing" % (capture, name))
-    for png in ("rate.png", "pfc.png", "qdepth.png"):
+    for png in ("rate.png", "pfc.png", "qdepth.png", "bandwidth.png"):
         p = os.path.join(out, png)
         if not os.path.isfile(p) or os.path.getsize(p) < 1000:
             fail("%s: %s missing or empty" % (capture, png))
@@ -124,6 +125,18 @@ r = subprocess.run(["/usr/bin/python3", "-c", PLOT_CHECK,
 if r.returncode != 0:
     fail("rate plot: %s %s" % (r.stdout, r.stderr.strip()[-600:]))
 print(r.stdout.strip())
+
+# where the bandwidth went: the stacked-time plot and the finding in index.html
+out = os.path.join(tmp, "bw.report")
+r = subprocess.run([ROCESTAT, "report", os.path.join(cap, "bw_host.pcap"), out],
+                   capture_output=True, text=True, timeout=300)
+with open(os.path.join(out, "index.html")) as f:
+    idx = f.read()
+p = os.path.join(out, "bandwidth.png")
+if r.returncode != 0 or "host_cap" not in idx or "bandwidth.png" not in idx or \
+        not os.path.isfile(p) or os.path.getsize(p) < 1000 or "FINDING" not in r.stdout:
+    fail("bandwidth report: exit %d, stdout %r" % (r.returncode, r.stdout))
+print("bandwidth report: bandwidth.png, host_cap in index.html and the summary")
 
 # bad size: one message, non-zero
 r = subprocess.run([ROCESTAT, "report", "--png", "10x10", d, os.path.join(tmp, "x")],
