@@ -3,7 +3,8 @@
  * lib/analysis: capture analysis for rocestat. One streaming pass over the packets of a
  * capture (ana_feed per packet, in capture order), memory per flow and per PFC port, never
  * per packet; ana_finish pairs the two directions of each QP and runs the DCQCN validation.
- * Pure C over bytes (no EAL, no clock, no I/O except the output functions in ana_out.c).
+ * Pure C over bytes (no EAL, no clock, no I/O except the output functions in ana_out.c,
+ * ana_text.c, ana_json.c and ana_bw_out.c, which format into a caller's FILE).
  *
  * A *flow* is one direction of one QP: (source IP, destination IP, BTH DestQP). Data packets
  * A->B carry Qb; ACKs, NAKs and CNPs B->A carry Qa, so the flow (B->A, Qa) holds the

@@ -4,7 +4,7 @@
  * rpg_time_reset from the first increase after each cut, a Nelder-Mead search of the two
  * increase rates for each rpg_threshold, a coordinate polish) and, on a FAIL, the
  * one-parameter explanation (each parameter alone over a log grid, then a golden-section
- * search). Both work on ana_dcqcn.c's trajectory model and error measure (ana_eval()), and
+ * search). Both work on ana_model.c's trajectory model and error measure (ana_eval()), and
  * share the table of fitted parameters, their getters and setters in NVIDIA's units and one
  * golden-section search (ana_golden()).
  */

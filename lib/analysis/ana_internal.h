@@ -416,7 +416,27 @@ struct ana {
 	bool finished;
 };
 
-/* ana_core.c */
+#define PSN_MASK 0xFFFFFFu
+
+/* Signed distance a - b between two 24-bit PSNs, in (-2^23, 2^23]. */
+static inline int32_t
+psn_diff(uint32_t a, uint32_t b)
+{
+	int32_t d = (int32_t)((a - b) & PSN_MASK);
+
+	return d >= (1 << 23) ? d - (1 << 24) : d;
+}
+
+struct roce_pkt;
+
+/* ana_flows.c: the flow table and the pairing of directions (for the pass in ana_core.c) */
+int32_t ana_find(struct ana *a, const uint8_t *src, const uint8_t *dst, uint32_t dqp);
+struct ana_flow *ana_flow_get(struct ana *a, const struct roce_pkt *p, uint64_t pktno,
+			      uint64_t t_ns);
+struct ana_flow *ana_peer(struct ana *a, struct ana_flow *f, const struct roce_pkt *p,
+			  uint64_t t_ns);
+
+/* ana_util.c */
 void ana_series_init(struct ana_series *s, uint64_t bin_ns, bool max_mode);
 /* A growable array v of *cap elements of size bytes, n used: doubled (from first, up to max
  * elements) when full; returns the array, moved or not. The caller tests n < *cap after (no
@@ -432,6 +452,32 @@ void ana_ip_str(const uint8_t *ip, uint8_t version, char *buf, size_t len);
 double ana_flow_mean_mbps(const struct ana_flow *f);
 double ana_flow_peak_mbps(const struct ana *a, const struct ana_flow *f);
 unsigned int ana_flow_check_fails(const struct ana_flow *f);
+
+/* ana_out.c: what the text (ana_text.c) and the JSON (ana_json.c) share */
+struct ana_scope {
+	uint64_t min_gap_ns;
+	uint64_t violations;
+	uint64_t groups;
+};
+
+#define ANA_SCOPES 4
+extern const char *const ana_scope_names[ANA_SCOPES];
+/* CNP spacing per scope: 0 per QP, 1 per IP pair, 2 per NP port, 3 per destination IP */
+void ana_scope(const struct ana *a, int scope, struct ana_scope *out);
+/* The broadest scope without violations; "none", "no_cnps". */
+const char *ana_scope_inferred(const struct ana_scope *s);
+
+struct ana_hpair {
+	const uint8_t *src, *dst;
+	uint8_t version;
+	uint32_t qps;
+	uint64_t bytes;
+};
+
+/* Host pairs carrying bulk data (at most cap) and the pattern they form. */
+uint32_t ana_host_pairs(const struct ana *a, struct ana_hpair *hp, uint32_t cap,
+			const char **pattern);
+void ana_flow_label(const struct ana *a, const struct ana_flow *f, char *buf, size_t len);
 
 /* ana_pfc.c */
 void ana_pfc_frame(struct ana *a, const uint8_t *src_mac, uint32_t ifindex, uint16_t opcode,
