@@ -34,6 +34,8 @@
 #include "lib/analysis/ana.h"
 #include "lib/base/emu_out.h"
 
+#define RS_READ_BUF (1u << 20)
+
 #ifndef ROCESTAT_PLOT
 #define ROCESTAT_PLOT "scripts/plot.py"
 #endif
@@ -358,7 +360,9 @@ rs_read(struct ana *a, const char *path)
 	const u_char *data;
 	static uint8_t cooked[65536 + 14];
 	struct rs_ng ng = { 0 };
+	char *iobuf = NULL;
 	bool use_ng = false;
+	FILE *pf;
 	int dlt;
 	pcap_t *p;
 	FILE *f;
@@ -380,9 +384,24 @@ rs_read(struct ana *a, const char *path)
 			fclose(f);
 		}
 	}
-	p = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, errbuf);
+	/* libpcap reads through stdio: a 1 MiB buffer instead of the 4 KiB default, so that a
+	 * capture takes one read() per MiB, not per 4 KiB (20 000 system calls for 10^6 header
+	 * records; a system call costs microseconds on a VM) */
+	pf = fopen(path, "rb");
+	if (pf == NULL) {
+		fprintf(stderr, "rocestat: %s: %s\n", path, strerror(errno));
+		if (use_ng)
+			fclose(f);
+		return -EINVAL;
+	}
+	iobuf = malloc(RS_READ_BUF);
+	if (iobuf != NULL)
+		setvbuf(pf, iobuf, _IOFBF, RS_READ_BUF);
+	p = pcap_fopen_offline_with_tstamp_precision(pf, PCAP_TSTAMP_PRECISION_NANO, errbuf);
 	if (p == NULL) {
 		fprintf(stderr, "rocestat: %s: %s\n", path, errbuf);
+		fclose(pf);
+		free(iobuf);
 		if (use_ng)
 			fclose(f);
 		return -EINVAL;
@@ -391,7 +410,8 @@ rs_read(struct ana *a, const char *path)
 	if (dlt != DLT_EN10MB && dlt != DLT_LINUX_SLL && dlt != DLT_LINUX_SLL2) {
 		fprintf(stderr, "rocestat: %s: link type %s not supported (Ethernet, Linux cooked "
 			"v1/v2)\n", path, pcap_datalink_val_to_name(dlt) ?: "?");
-		pcap_close(p);
+		pcap_close(p); /* closes pf */
+		free(iobuf);
 		if (use_ng)
 			fclose(f);
 		return -EINVAL;
@@ -439,10 +459,12 @@ rs_read(struct ana *a, const char *path)
 		fclose(ng.f);
 	if (rc == -1) {
 		fprintf(stderr, "rocestat: %s: %s\n", path, pcap_geterr(p));
-		pcap_close(p);
+		pcap_close(p); /* closes pf */
+		free(iobuf);
 		return -EINVAL;
 	}
-	pcap_close(p);
+	pcap_close(p); /* closes pf */
+	free(iobuf);
 	return 0;
 }
 

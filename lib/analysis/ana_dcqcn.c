@@ -207,7 +207,7 @@ ana_idle_mark(const struct ana *a, const struct ana_trace *t, const struct ana_f
 	free(paused);
 	if (idle == NULL)
 		return NULL;
-	cum = malloc(((size_t)t->n + 1) * sizeof(*cum));
+	cum = ana_calloc((size_t)t->n + 1, sizeof(*cum));
 	if (cum != NULL) {
 		cum[0] = 0;
 		for (k = 0; k < t->n; k++)
@@ -247,8 +247,8 @@ ana_dcqcn_flow(struct ana *a, struct ana_flow *d, struct ana_flow *c, struct ana
 	t.k1 = t.n;
 	r->flow = (int32_t)(d - a->flows);
 	r->n_cnp = c->n_cnp;
-	r->pred = calloc(t.n ? t.n : 1, sizeof(double));
-	line_pred = calloc(t.n ? t.n : 1, sizeof(double));
+	r->pred = ana_calloc(t.n ? t.n : 1, sizeof(double));
+	line_pred = ana_calloc(t.n ? t.n : 1, sizeof(double));
 	r->cuts = calloc(t.n_cnp, sizeof(*r->cuts));
 	if (r->pred == NULL || line_pred == NULL || r->cuts == NULL) {
 		free(line_pred);
@@ -333,7 +333,7 @@ ana_dcqcn_flow(struct ana *a, struct ana_flow *d, struct ana_flow *c, struct ana
 			 "cuts within %.0f%%", r->err_traj, a->o.tol_traj, r->cuts_ok, r->n_cuts,
 			 a->o.tol_cut * 100);
 	if (a->o.fit) {
-		double *tmp = calloc(t.n ? t.n : 1, sizeof(double));
+		double *tmp = ana_calloc(t.n ? t.n : 1, sizeof(double));
 
 		if (!r->pass && tmp != NULL)
 			ana_explain(&t, &p, a->o.tol_traj, r, tmp);
@@ -341,7 +341,7 @@ ana_dcqcn_flow(struct ana *a, struct ana_flow *d, struct ana_flow *c, struct ana
 		if (d->gap_n.n > 0 && d->gap_n.bin_ns == t.bin_ns && d->gap_n.t0_ns == t.t0_ns &&
 		    d->gap_n.n <= t.n && d->gap_sum.n == d->gap_n.n) {
 			/* the gap series may end a bin early: pad with empty bins */
-			double *gs = calloc(t.n, sizeof(double)), *gn = calloc(t.n, sizeof(double));
+			double *gs = ana_calloc(t.n, sizeof(double)), *gn = ana_calloc(t.n, sizeof(double));
 
 			if (gs != NULL && gn != NULL) {
 				memcpy(gs, d->gap_sum.v, d->gap_sum.n * sizeof(double));
