@@ -118,6 +118,14 @@ ana_realloc(void *v, size_t old_len, size_t new_len)
 
 	if (new_len < (64u << 10))
 		return realloc(v, new_len);
+	if (old_len >= (128u << 10)) {
+		/* in its own mapping (glibc's threshold, which stays put as long as no such block
+		 * is freed): realloc moves the pages (mremap), the new part is faulted at once */
+		nv = realloc(v, new_len);
+		if (nv != NULL && new_len > old_len)
+			ana_prefault((char *)nv + old_len, new_len - old_len);
+		return nv;
+	}
 	/* glibc would copy a heap block into new pages one fault at a time */
 	nv = malloc(new_len);
 	if (nv == NULL)
