@@ -8,6 +8,7 @@ exit status against it. Prints one line per case; exits 1 on the first mismatch.
 import atexit
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -508,14 +509,18 @@ def main():
     n += 1
 
     # --version: the git commit it was built from and the libraries; the same in report.json
+    # (the commit it was built from: one of this checkout's commits, not necessarily HEAD,
+    # which may have moved since the build)
     r = subprocess.run([ROCESTAT, "--version"], capture_output=True, text=True, timeout=60)
-    g = subprocess.run(["git", "-C", SRC, "rev-parse", "--short=12", "HEAD"],
-                       capture_output=True, text=True)
-    commit = g.stdout.strip() if g.returncode == 0 else None
+    m = re.search(r"\(git ([0-9a-f]{7,40})(-dirty)?\)", r.stdout)
+    in_git = subprocess.run(["git", "-C", SRC, "rev-parse", "--git-dir"],
+                            capture_output=True).returncode == 0
+    known = m is not None and subprocess.run(
+        ["git", "-C", SRC, "cat-file", "-e", m.group(1) + "^{commit}"],
+        capture_output=True).returncode == 0
     if r.returncode != 0 or not r.stdout.startswith("rocestat ") or "DPDK 2" not in r.stdout or \
-            "jansson" not in r.stdout or "libpcap" not in r.stdout or \
-            (commit is not None and commit not in r.stdout):
-        fail("--version: exit %d, %r (HEAD %s)" % (r.returncode, r.stdout, commit))
+            "jansson" not in r.stdout or "libpcap" not in r.stdout or (in_git and not known):
+        fail("--version: exit %d, %r (a commit of %s expected)" % (r.returncode, r.stdout, SRC))
     v = run(os.path.join(cap, "drop_gbn.pcap"))["version"]
     if "(git %s)" % v["git"] not in r.stdout or not v["dpdk"].startswith("2"):
         fail("report.json version %r, --version %r" % (v, r.stdout))
