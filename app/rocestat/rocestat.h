@@ -4,9 +4,9 @@
 
 /**
  * @file
- * rocestat's parts: main.c reads the options and the capture and runs the analysis; rs_out.c
- * writes what it found (every file through lib/base/emu_out, refused before anything is read
- * when it names the same file as an input or another output).
+ * rocestat's parts: main.c reads the options and runs the analysis; rs_read.c reads the
+ * capture; rs_out.c writes what it found (every file through lib/base/emu_out, refused before
+ * anything is read when it names the same file as an input or another output).
  */
 
 #include <stdbool.h>
@@ -30,6 +30,12 @@ struct rs_opts {
 	bool quiet;
 	bool window_given;      /* --window-us given: the rate plot uses it too */
 };
+
+/**
+ * Read the capture at @p path into @p a (rs_read.c): 0, or -errno after one line on stderr
+ * (libpcap's message for a file it cannot read).
+ */
+int rs_read(struct ana *a, const char *path);
 
 /**
  * Before anything is read: refuse (one line on stderr, -1) an output naming the same file as
