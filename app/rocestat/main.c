@@ -89,13 +89,13 @@ rs_parse(int argc, char **argv, struct rs_opts *o)
 {
 	enum { O_JSON = 256, O_CSV, O_QUIET, O_LINK, O_NPMIN, O_TIMEOUT, O_BIN, O_WINDOW, O_STORM,
 	       O_IDLE, O_DCQCN, O_FIT, O_TOLCUT, O_TOLTRAJ, O_COLL, O_RANKS, O_APPLOG, O_PNG,
-	       O_HELP, O_VERSION, O_EXPQPS, O_NCCL };
+	       O_HELP, O_VERSION, O_EXPQPS, O_NCCL, O_LINERATE };
 	static const struct option longopts[] = {
 		{ "json", required_argument, NULL, O_JSON },
 		{ "csv", required_argument, NULL, O_CSV },
 		{ "quiet", no_argument, NULL, O_QUIET },
 		{ "link-gbps", required_argument, NULL, O_LINK },
-		{ "line-rate-gbps", required_argument, NULL, O_LINK },
+		{ "line-rate-gbps", required_argument, NULL, O_LINERATE },
 		{ "expect-qps", required_argument, NULL, O_EXPQPS },
 		{ "nccl-log", required_argument, NULL, O_NCCL },
 		{ "np-min-time-between-cnps", required_argument, NULL, O_NPMIN },
@@ -148,7 +148,9 @@ rs_parse(int argc, char **argv, struct rs_opts *o)
 			o->ana.expect_qps = (unsigned int)v;
 			break;
 		case O_LINK:
-			if (rs_num("--link-gbps", optarg, 0.001, 10000, &o->ana.link_gbps))
+		case O_LINERATE:
+			if (rs_num(c == O_LINK ? "--link-gbps" : "--line-rate-gbps", optarg, 0.001,
+				   10000, &o->ana.link_gbps))
 				return -EINVAL;
 			break;
 		case O_NPMIN:

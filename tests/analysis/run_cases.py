@@ -537,6 +537,16 @@ def main():
         if r.returncode != 2 or len(r.stderr.strip().splitlines()) < 1 or \
                 not r.stderr.startswith("rocestat: "):
             fail("bad input %r: exit %d, stderr %r" % (args, r.returncode, r.stderr))
+    # the bandwidth options: a bad value is refused naming the option, on a good capture
+    good = os.path.join(cap, "drop_gbn.pcap")
+    for args, word in ((["--expect-qps", "0"], "--expect-qps"),
+                       (["--expect-qps", "1.5"], "--expect-qps"),
+                       (["--line-rate-gbps", "x"], "--line-rate-gbps"),
+                       (["--nccl-log", "/nonexistent"], "--nccl-log")):
+        r = subprocess.run([ROCESTAT] + args + [good], capture_output=True, text=True,
+                           timeout=60)
+        if r.returncode != 2 or word not in r.stderr or r.stdout:
+            fail("bad %r: exit %d, stderr %r" % (args, r.returncode, r.stderr))
     # DCQCN parameter files: each bad one is refused with the file, line and name
     bads = {"unknown.txt": ("rpg_time_reset 300\nrpg_bogus 1\n", "rpg_bogus"),
             "range.txt": ("rpg_threshold 0\n", "rpg_threshold"),
