@@ -5,7 +5,8 @@
 
 Writes OUT/rate.png (measured rate per data flow over a sliding window, the rate lib/dcqcn
 predicts where the flow was validated, CNP ticks, retransmission markers), OUT/pfc.png (pause
-timeline per port and priority), OUT/qdepth.png (queue depth from rocemu's annotations) and,
+timeline per port and priority), OUT/qdepth.png (queue depth from rocemu's annotations),
+OUT/bandwidth.png (where the bandwidth went: each IP pair's time stacked by part) and,
 with --index, OUT/index.html linking them with the text, JSON and CSV files. Every PNG is
 WxH pixels (default 1000x500). Each file is written beside its target and renamed over it
 when complete. Exits 1 with one message line on bad input or a failed write."""
@@ -84,7 +85,14 @@ def save(f, path):
     plt.close(f)
 
 
-def plot_rate(csvdir, rep, out, size, window_us=None):
+def rate_unit(peak_mbps):
+    """Gb/s above 1 Gb/s, else Mb/s: the axis reads in the unit of the data."""
+    return ("Gb/s", 1e-3) if peak_mbps >= 1000 else ("Mb/s", 1.0)
+
+
+def rate_figure(csvdir, rep, size, window_us=None):
+    """The rate plot: returns (figure, facts) where facts holds the window used, the units and
+    whether the model went on a second axis (for index.html and the tests)."""
     rows = read_csv(os.path.join(csvdir, "rate.csv"))
     cnps = read_csv(os.path.join(csvdir, "cnp.csv"))
     evs = read_csv(os.path.join(csvdir, "events.csv"))
@@ -97,37 +105,69 @@ def plot_rate(csvdir, rep, out, size, window_us=None):
     # the busiest data flows (at most 6, at least 10 data packets each)
     nflow = {f["id"]: f["counters"]["data_packets"] for f in rep.get("flows", [])}
     order = sorted((k for k in flows if nflow.get(k, 0) >= 10), key=lambda k: -nflow[k])[:6]
-    # a window holding about 50 packets of the busiest flow (at least 20 us)
+    # rocestat's --window-us when given, else a window holding about 50 packets of the
+    # busiest flow (at least 20 us)
     window = 20.0
     if window_us:
         window = window_us
     elif order and nflow.get(order[0]):
         ts0 = [float(r["t_us"]) for r in flows[order[0]]]
         window = max(window, 50.0 * (ts0[-1] - ts0[0]) / max(1, nflow[order[0]]))
+    series = []
     for k in order:
         ts = [float(r["t_us"]) for r in flows[k]]
-        ms = [float(r["measured_mbps"]) for r in flows[k]]
-        line, = ax.plot(ts, smooth(ts, ms, window), lw=1,
-                        label="%s measured" % labels.get(k, k))
+        ms = smooth(ts, [float(r["measured_mbps"]) for r in flows[k]], window)
+        ps = None
         if flows[k][0]["predicted_mbps"] != "":
-            ps = [float(r["predicted_mbps"]) for r in flows[k]]
-            ax.plot(ts, smooth(ts, ps, window), lw=1.2, ls="--", color="black", alpha=0.8,
-                    label="%s lib/dcqcn prediction" % labels.get(k, k))
+            ps = smooth(ts, [float(r["predicted_mbps"]) for r in flows[k]], window)
+        series.append((k, ts, ms, ps))
+    peak_m = max([max(ms) for _, _, ms, _ in series if ms] + [0.0])
+    peak_p = max([max(ps) for _, _, _, ps in series if ps] + [0.0])
+    unit, scale = rate_unit(peak_m)
+    # a model far above the measurement (a 100 Gb/s line against 0.3 Gb/s measured) gets
+    # its own axis on the right, so the measurement is not flattened to zero
+    twin = peak_m > 0 and peak_p > 5 * peak_m
+    ax2, unit2, scale2 = None, unit, scale
+    if twin:
+        ax2 = ax.twinx()
+        unit2, scale2 = rate_unit(peak_p)
+    for k, ts, ms, ps in series:
+        line, = ax.plot(ts, [v * scale for v in ms], lw=1,
+                        label="%s measured" % labels.get(k, k))
+        if ps is not None:
+            (ax2 or ax).plot(ts, [v * scale2 for v in ps], lw=1.2, ls="--", color="black",
+                             alpha=0.8, label="%s lib/dcqcn model%s" % (
+                                 labels.get(k, k), " (right axis)" if twin else ""))
         ct = [float(c["t_us"]) for c in cnps if c["data_flow"] == str(k)]
         if ct:
             ax.plot(ct, [0] * len(ct), "|", ms=12, color=line.get_color())
         for e in evs:
             if int(e["flow"]) == k and e["type"] in ("gap", "retx", "timeout", "lost_retx"):
                 ax.axvline(float(e["t_us"]), color="red", lw=0.6, alpha=0.5)
-    ax.set_xlabel("time (us)")
-    ax.set_ylabel("rate (Mb/s, %.0f us window)" % window)
+    ax.set_xlabel("time since the first frame (us)")
+    ax.set_ylabel("measured rate (%s, mean over %g us)" % (unit, window))
+    if twin:
+        ax2.set_ylabel("model rate (%s, mean over %g us)" % (unit2, window))
+        ax2.set_ylim(bottom=0)
+    ax.set_ylim(bottom=0)
     ax.set_title("rate per QP: CNPs as ticks at 0, retransmissions as red lines")
     if order:
-        ax.legend(fontsize=7, loc="best")
+        hs, ls = ax.get_legend_handles_labels()
+        if twin:
+            h2, l2 = ax2.get_legend_handles_labels()
+            hs, ls = hs + h2, ls + l2
+        ax.legend(hs, ls, fontsize=7, loc="best")
     else:
         ax.text(0.5, 0.5, "no data packets", ha="center", transform=ax.transAxes)
     f.tight_layout()
+    return f, {"window_us": window, "unit": unit, "model_axis": "right" if twin else "same",
+               "model_unit": unit2, "axes": [ax, ax2]}
+
+
+def plot_rate(csvdir, rep, out, size, window_us=None):
+    f, facts = rate_figure(csvdir, rep, size, window_us)
     save(f, os.path.join(out, "rate.png"))
+    return facts
 
 
 def plot_pfc(csvdir, out, size):
@@ -142,7 +182,8 @@ def plot_pfc(csvdir, out, size):
     ax.set_yticks(range(len(lanes)))
     ax.set_yticklabels(["%s prio %d" % (p, q) if q < 8 else "%s PAUSE" % p for p, q in lanes],
                        fontsize=7)
-    ax.set_xlabel("time (us)")
+    ax.set_xlabel("time since the first frame (us)")
+    ax.set_ylabel("port (source MAC) and priority")
     ax.set_title("PFC / PAUSE: paused intervals")
     if not lanes:
         ax.text(0.5, 0.5, "no PFC or PAUSE frames", ha="center", transform=ax.transAxes)
@@ -160,26 +201,82 @@ def plot_qdepth(csvdir, out, size):
     else:
         ax.text(0.5, 0.5, "no rocemu queue-depth annotations", ha="center",
                 transform=ax.transAxes)
-    ax.set_xlabel("time (us)")
-    ax.set_ylabel("queue depth (max per bin)")
+    ax.set_xlabel("time since the first frame (us)")
+    ax.set_ylabel("queue depth (bytes, max per bin)")
     ax.set_title("queue depth (rocemu annotations)")
     f.tight_layout()
     save(f, os.path.join(out, "qdepth.png"))
 
 
-def write_index(out, rep):
+BW_COLORS = {"line_rate": "tab:green", "retransmitting": "tab:red", "pfc_paused": "tab:orange",
+             "dcqcn_limited": "tab:purple", "host_limited": "tab:brown", "idle": "lightgrey"}
+
+
+def plot_bandwidth(csvdir, out, size):
+    """Where the bandwidth went: per IP pair a bar of its time, stacked by part (% of span)."""
+    rows = read_csv(os.path.join(csvdir, "bandwidth.csv"))
+    pairs, parts = [], []
+    for r in rows:
+        if r["label"] not in pairs:
+            pairs.append(r["label"])
+        if r["part"] not in parts:
+            parts.append(r["part"])
+    share = {(r["label"], r["part"]): 100.0 * float(r["share"]) for r in rows}
+    f = fig(size)
+    ax = f.add_subplot(1, 1, 1)
+    left = [0.0] * len(pairs)
+    for part in parts:
+        w = [share.get((p, part), 0.0) for p in pairs]
+        ax.barh(range(len(pairs)), w, left=left, color=BW_COLORS.get(part), label=part,
+                height=0.6)
+        left = [a + b for a, b in zip(left, w)]
+    ax.set_yticks(range(len(pairs)))
+    ax.set_yticklabels(pairs, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("share of the pair's time, first data packet to the end of the last (%)")
+    ax.set_ylabel("IP pair (sender -> receiver)")
+    ax.set_title("where the bandwidth went")
+    if pairs:
+        ax.legend(fontsize=7, loc="lower right", ncol=3)
+    else:
+        ax.text(0.5, 0.5, "no data packets", ha="center", transform=ax.transAxes)
+    f.tight_layout()
+    save(f, os.path.join(out, "bandwidth.png"))
+
+
+def write_index(out, rep, rate=None):
     fails = rep.get("failures", 0)
     parts = ["<!doctype html><meta charset=utf-8><title>rocestat report</title>",
              "<h1>rocestat report</h1>",
-             "<p>%d packets, %d checks failed</p>" % (rep["capture"]["packets"], fails),
+             "<p>%d packets from %s s (epoch) over %.6f s, %d checks failed</p>" % (
+                 rep["capture"]["packets"], html.escape(rep["capture"].get("start", "?")),
+                 rep["capture"].get("duration_ns", 0) / 1e9, fails),
              "<p><a href=report.txt>report.txt</a> | <a href=report.json>report.json</a> | "
              "CSV: " + " ".join("<a href=csv/%s>%s</a>" % (c, c) for c in
                                 ("rate.csv", "cnp.csv", "events.csv", "pfc.csv",
-                                 "qdepth.csv", "ce.csv")) + "</p>"]
+                                 "qdepth.csv", "ce.csv", "bandwidth.csv")) + "</p>"]
+    ver = rep.get("version")
+    if ver:
+        parts.append("<p>%s</p>" % html.escape(
+            "rocestat %s (git %s); DPDK %s, jansson %s, %s" % (
+                ver["rocestat"], ver["git"], ver["dpdk"], ver["jansson"], ver["libpcap"])))
     for v in rep.get("dcqcn", []):
         parts.append("<p>DCQCN flow %d: <b>%s</b> %s</p>" % (v["flow"], v["verdict"],
                                                            html.escape(v["why"])))
-    for png in ("rate.png", "pfc.png", "qdepth.png"):
+    if rate:
+        parts.append("<p>rate.png: mean over %g us, measured in %s%s</p>" % (
+            rate["window_us"], rate["unit"], ", the model on the right axis in %s" %
+            rate["model_unit"] if rate["model_axis"] == "right" else ""))
+    for p in rep.get("bandwidth", {}).get("pairs", []):
+        for x in p["findings"]:
+            parts.append("<p>%s: <b>%s</b> [%s] %s</p>" % (
+                html.escape(p["label"]), html.escape(x["kind"]), html.escape(x["layer"]),
+                html.escape(x["text"])))
+        if not p["findings"]:
+            parts.append("<p>%s: nothing found (%.0f%% of the line rate)</p>" % (
+                html.escape(p["label"]), 100 * p["line_fraction"]))
+    for png in ("rate.png", "pfc.png", "qdepth.png", "bandwidth.png"):
         parts.append("<h2>%s</h2><img src=%s>" % (png, png))
     replace_atomically(os.path.join(out, "index.html"),
                        lambda f: f.write(("\n".join(parts) + "\n").encode()))
@@ -207,11 +304,12 @@ def main():
     except (OSError, ValueError) as e:
         die("%s: %s" % (a.json, e))
     os.makedirs(a.out, exist_ok=True)
-    plot_rate(a.csv, rep, a.out, (w, h), a.window_us)
+    rate = plot_rate(a.csv, rep, a.out, (w, h), a.window_us)
     plot_pfc(a.csv, a.out, (w, h))
     plot_qdepth(a.csv, a.out, (w, h))
+    plot_bandwidth(a.csv, a.out, (w, h))
     if a.index:
-        write_index(a.out, rep)
+        write_index(a.out, rep, rate)
 
 
 if __name__ == "__main__":

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * rocestat: the capture analyser and DCQCN validator. Reads pcap or pcapng (us or ns) with
- * libpcap in one streaming pass; pcapng packet comments ("rocemu: key=value ...") are read by
- * a small block walker that follows libpcap packet by packet. Never writes to its input.
+ * rocestat: the capture analyser and DCQCN validator. Reads pcap or pcapng (us or ns) in one
+ * streaming pass (rs_read.c: classic pcap in place, libpcap for the rest, pcapng comments by a
+ * block walker beside it). Never writes to its input.
  *
  *   rocestat [OPTIONS] CAPTURE             text report on stdout
  *   rocestat report [OPTIONS] CAPTURE DIR  report.txt, report.json, csv/, PNGs, index.html
  *
- * Exit status: 0 every check passed, 1 a check FAILED, 2 bad input or a failed write.
+ * Exit status: 0 every check passed, 1 a check FAILED, 2 bad input (a capture without a
+ * RoCE, PFC or PAUSE frame included: "no RoCE frames") or a failed write. `report` prints a
+ * summary on standard output (the capture's counts, every FAIL line, the verdict) whatever
+ * its exit status.
  *
  * Every output file is written under a temporary name and renamed over its target only when
  * every byte got there (lib/base/emu_out); before anything is read, an output naming the
@@ -46,7 +49,10 @@ rs_usage(FILE *f)
 		"  --csv DIR                      time series as CSV files\n"
 		"  --quiet                        no text report\n"
 		"  --link-gbps G                  link rate (PFC quanta, DCQCN line rate) [100]\n"
-		"  --np-min-time-between-cnps US  CNP pacing to check [4]\n"
+		"  --line-rate-gbps G             the same (the line rate the bandwidth is measured against)\n"
+		"  --expect-qps N                 QPs expected per IP pair (NCCL channels x QPs)\n"
+		"  --nccl-log FILE                NCCL_DEBUG=INFO log: ranks and rails of the addresses\n"
+		"  --np-min-time-between-cnps US  CNP pacing to check [--dcqcn FILE's, else 4]\n"
 		"  --timeout-us US                silence before a resend = timeout [100]\n"
 		"  --bin-us US                    rate bin [1]\n"
 		"  --window-us US                 sliding window for rates [10]\n"
@@ -57,7 +63,8 @@ rs_usage(FILE *f)
 		"  --tol-cut F  --tol-traj F      verdict tolerances (relative) [0.10 0.10]\n"
 		"  --collective X --ranks N       allreduce|allgather|reducescatter|broadcast|alltoall\n"
 		"  --app-log FILE                 nccl-tests or rocegen output to compare with\n"
-		"  --png WxH                      plot size for report [1000x500]\n");
+		"  --png WxH                      plot size for report [1000x500]\n"
+		"  --version                      version, git commit, DPDK/jansson/libpcap versions\n");
 }
 
 static int
@@ -82,12 +89,15 @@ rs_parse(int argc, char **argv, struct rs_opts *o)
 {
 	enum { O_JSON = 256, O_CSV, O_QUIET, O_LINK, O_NPMIN, O_TIMEOUT, O_BIN, O_WINDOW, O_STORM,
 	       O_IDLE, O_DCQCN, O_FIT, O_TOLCUT, O_TOLTRAJ, O_COLL, O_RANKS, O_APPLOG, O_PNG,
-	       O_HELP };
+	       O_HELP, O_VERSION, O_EXPQPS, O_NCCL, O_LINERATE };
 	static const struct option longopts[] = {
 		{ "json", required_argument, NULL, O_JSON },
 		{ "csv", required_argument, NULL, O_CSV },
 		{ "quiet", no_argument, NULL, O_QUIET },
 		{ "link-gbps", required_argument, NULL, O_LINK },
+		{ "line-rate-gbps", required_argument, NULL, O_LINERATE },
+		{ "expect-qps", required_argument, NULL, O_EXPQPS },
+		{ "nccl-log", required_argument, NULL, O_NCCL },
 		{ "np-min-time-between-cnps", required_argument, NULL, O_NPMIN },
 		{ "timeout-us", required_argument, NULL, O_TIMEOUT },
 		{ "bin-us", required_argument, NULL, O_BIN },
@@ -103,6 +113,7 @@ rs_parse(int argc, char **argv, struct rs_opts *o)
 		{ "app-log", required_argument, NULL, O_APPLOG },
 		{ "png", required_argument, NULL, O_PNG },
 		{ "help", no_argument, NULL, O_HELP },
+		{ "version", no_argument, NULL, O_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool report = argc > 1 && strcmp(argv[1], "report") == 0;
@@ -127,14 +138,26 @@ rs_parse(int argc, char **argv, struct rs_opts *o)
 		case O_FIT: o->ana.fit = true; break;
 		case O_DCQCN: o->dcqcn = optarg; break;
 		case O_APPLOG: o->app_log = optarg; break;
+		case O_NCCL: o->nccl_log = optarg; break;
+		case O_EXPQPS:
+			if (rs_num("--expect-qps", optarg, 1, 1024, &v) || v != floor(v)) {
+				if (v != floor(v))
+					fprintf(stderr, "rocestat: --expect-qps: expected an integer\n");
+				return -EINVAL;
+			}
+			o->ana.expect_qps = (unsigned int)v;
+			break;
 		case O_LINK:
-			if (rs_num("--link-gbps", optarg, 0.001, 10000, &o->ana.link_gbps))
+		case O_LINERATE:
+			if (rs_num(c == O_LINK ? "--link-gbps" : "--line-rate-gbps", optarg, 0.001,
+				   10000, &o->ana.link_gbps))
 				return -EINVAL;
 			break;
 		case O_NPMIN:
 			if (rs_num("--np-min-time-between-cnps", optarg, 0, 1e6, &v))
 				return -EINVAL;
 			o->ana.np_min_time_between_cnps_ns = (uint64_t)(v * 1000 + 0.5);
+			snprintf(o->ana.np_min_source, sizeof(o->ana.np_min_source), "flag");
 			break;
 		case O_TIMEOUT:
 			if (rs_num("--timeout-us", optarg, 0.001, 1e9, &v))
@@ -150,6 +173,7 @@ rs_parse(int argc, char **argv, struct rs_opts *o)
 			if (rs_num("--window-us", optarg, 0.001, 1e9, &v))
 				return -EINVAL;
 			o->ana.window_ns = (uint64_t)(v * 1000 + 0.5);
+			o->window_given = true;
 			break;
 		case O_STORM:
 			if (rs_num("--pfc-storm-us", optarg, 0.001, 1e12, &v))
@@ -197,6 +221,9 @@ rs_parse(int argc, char **argv, struct rs_opts *o)
 		case O_HELP:
 			rs_usage(stdout);
 			exit(0);
+		case O_VERSION:
+			rs_print_version(stdout);
+			exit(0);
 		default:
 			fprintf(stderr, "rocestat: bad option %s\n", n);
 			rs_usage(stderr);
@@ -211,213 +238,6 @@ rs_parse(int argc, char **argv, struct rs_opts *o)
 	o->capture = argv[optind];
 	if (report)
 		o->report_dir = argv[optind + 1];
-	return 0;
-}
-
-/* ---- pcapng comments: walk the blocks beside libpcap ---- */
-
-struct rs_ng {
-	FILE *f;
-	bool swap;
-	char comment[4096];
-	uint32_t ifindex;
-};
-
-static uint32_t
-rs_u32(const struct rs_ng *w, const uint8_t *b)
-{
-	uint32_t v;
-
-	memcpy(&v, b, 4);
-	return w->swap ? __builtin_bswap32(v) : v;
-}
-
-static uint16_t
-rs_u16(const struct rs_ng *w, const uint8_t *b)
-{
-	uint16_t v;
-
-	memcpy(&v, b, 2);
-	return w->swap ? __builtin_bswap16(v) : v;
-}
-
-/*
- * Advance to the next packet block (EPB 6, SPB 3, obsolete PB 2) and collect its comments.
- * Returns 1 with w->comment set ("" if none), 0 at the end, -1 on a malformed file (then
- * comments are no longer read; libpcap still reads the packets or reports the error).
- */
-static int
-rs_ng_next(struct rs_ng *w)
-{
-	uint8_t hdr[8], *body = NULL;
-
-	for (;;) {
-		uint32_t type, len, opt_off = 0;
-
-		if (fread(hdr, 1, 8, w->f) != 8)
-			return 0;
-		memcpy(&type, hdr, 4);
-		if (type == 0x0A0D0D0A) {
-			uint8_t bom[4];
-			uint32_t magic;
-
-			if (fread(bom, 1, 4, w->f) != 4)
-				return -1;
-			memcpy(&magic, bom, 4);
-			w->swap = magic != 0x1A2B3C4D;
-			if (w->swap && magic != 0x4D3C2B1A)
-				return -1;
-			len = rs_u32(w, hdr + 4);
-			if (len < 12 || len % 4 || fseek(w->f, (long)len - 12, SEEK_CUR) != 0)
-				return -1;
-			continue;
-		}
-		type = rs_u32(w, hdr);
-		len = rs_u32(w, hdr + 4);
-		if (len < 12 || len % 4 || len > (64u << 20))
-			return -1;
-		if (type != 6 && type != 3 && type != 2) {
-			if (fseek(w->f, (long)len - 8, SEEK_CUR) != 0)
-				return -1;
-			continue;
-		}
-		body = malloc(len - 8);
-		if (body == NULL || fread(body, 1, len - 8, w->f) != len - 8) {
-			free(body);
-			return -1;
-		}
-		w->comment[0] = '\0';
-		w->ifindex = 0;
-		if (type == 6 && len >= 32) {
-			uint32_t cap = rs_u32(w, body + 12);
-
-			w->ifindex = rs_u32(w, body);
-			opt_off = 20 + ((cap + 3) & ~3u);
-		} else if (type == 2 && len >= 32) {
-			uint32_t cap = rs_u32(w, body + 12);
-
-			w->ifindex = rs_u16(w, body);
-			opt_off = 20 + ((cap + 3) & ~3u);
-		} else {
-			opt_off = len; /* SPB: no options */
-		}
-		/* options until opt_endofopt or the trailing length */
-		while (opt_off + 4 <= len - 12) {
-			uint16_t code = rs_u16(w, body + opt_off);
-			uint16_t ol = rs_u16(w, body + opt_off + 2);
-
-			if (code == 0 || opt_off + 4 + ol > len - 12)
-				break;
-			if (code == 1) {
-				size_t cur = strlen(w->comment);
-
-				if (cur + ol + 2 < sizeof(w->comment)) {
-					if (cur)
-						w->comment[cur++] = ' ';
-					memcpy(w->comment + cur, body + opt_off + 4, ol);
-					w->comment[cur + ol] = '\0';
-				}
-			}
-			opt_off += 4 + ((ol + 3u) & ~3u);
-		}
-		free(body);
-		return 1;
-	}
-}
-
-static int
-rs_read(struct ana *a, const char *path)
-{
-	char errbuf[PCAP_ERRBUF_SIZE];
-	struct pcap_pkthdr *h;
-	const u_char *data;
-	static uint8_t cooked[65536 + 14];
-	struct rs_ng ng = { 0 };
-	bool use_ng = false;
-	int dlt;
-	pcap_t *p;
-	FILE *f;
-	int rc;
-
-	f = fopen(path, "rb");
-	if (f == NULL) {
-		fprintf(stderr, "rocestat: %s: %s\n", path, strerror(errno));
-		return -errno;
-	}
-	{
-		uint32_t magic = 0;
-
-		if (fread(&magic, 1, 4, f) == 4 && magic == 0x0A0D0D0A) {
-			use_ng = true;
-			rewind(f);
-			ng.f = f;
-		} else {
-			fclose(f);
-		}
-	}
-	p = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, errbuf);
-	if (p == NULL) {
-		fprintf(stderr, "rocestat: %s: %s\n", path, errbuf);
-		if (use_ng)
-			fclose(f);
-		return -EINVAL;
-	}
-	dlt = pcap_datalink(p);
-	if (dlt != DLT_EN10MB && dlt != DLT_LINUX_SLL && dlt != DLT_LINUX_SLL2) {
-		fprintf(stderr, "rocestat: %s: link type %s not supported (Ethernet, Linux cooked "
-			"v1/v2)\n", path, pcap_datalink_val_to_name(dlt) ?: "?");
-		pcap_close(p);
-		if (use_ng)
-			fclose(f);
-		return -EINVAL;
-	}
-	while ((rc = pcap_next_ex(p, &h, &data)) == 1) {
-		uint64_t t = (uint64_t)h->ts.tv_sec * 1000000000ULL + (uint64_t)h->ts.tv_usec;
-		const char *comment = NULL;
-		uint32_t ifx = 0;
-
-		if (use_ng) {
-			if (rs_ng_next(&ng) == 1) {
-				comment = ng.comment[0] ? ng.comment : NULL;
-				ifx = ng.ifindex;
-			} else {
-				use_ng = false;
-			}
-		}
-		if (dlt == DLT_EN10MB) {
-			ana_feed(a, data, h->caplen, h->len, t, ifx, comment);
-			continue;
-		}
-		/* Linux cooked capture (tcpdump -i any): an Ethernet header in its place, the
-		 * source address from the cooked header */
-		{
-			uint32_t hl = dlt == DLT_LINUX_SLL ? 16 : 20, cap, len;
-			uint16_t proto_off = dlt == DLT_LINUX_SLL ? 14 : 0;
-			uint16_t addr_off = dlt == DLT_LINUX_SLL ? 6 : 12;
-
-			if (h->caplen < hl || h->len < hl) {
-				ana_feed(a, data, 0, 0, t, ifx, comment);
-				continue;
-			}
-			cap = h->caplen - hl;
-			len = h->len - hl;
-			if (cap > sizeof(cooked) - 14)
-				cap = sizeof(cooked) - 14;
-			memset(cooked, 0, 6);
-			memcpy(cooked + 6, data + addr_off, 6);
-			memcpy(cooked + 12, data + proto_off, 2);
-			memcpy(cooked + 14, data + hl, cap);
-			ana_feed(a, cooked, cap + 14, len + 14, t, ifx, comment);
-		}
-	}
-	if (ng.f != NULL)
-		fclose(ng.f);
-	if (rc == -1) {
-		fprintf(stderr, "rocestat: %s: %s\n", path, pcap_geterr(p));
-		pcap_close(p);
-		return -EINVAL;
-	}
-	pcap_close(p);
 	return 0;
 }
 
@@ -443,9 +263,9 @@ rs_run(const char *const *argv)
 static int
 rs_report(struct ana *a, const struct rs_opts *o)
 {
-	char path[PATH_MAX], csv[PATH_MAX], js[PATH_MAX], size[64];
+	char path[PATH_MAX], csv[PATH_MAX], js[PATH_MAX], size[64], win[64];
 	const char *plot = getenv("ROCESTAT_PLOT") ? getenv("ROCESTAT_PLOT") : ROCESTAT_PLOT;
-	const char *argv[12];
+	const char *argv[14];
 	struct rs_batch b = { .n = 0 };
 	int rc;
 
@@ -483,6 +303,13 @@ rs_report(struct ana *a, const struct rs_opts *o)
 	argv[9] = size;
 	argv[10] = "--index";
 	argv[11] = NULL;
+	if (o->window_given) {
+		/* the rate plot averages over the window the analysis used */
+		snprintf(win, sizeof(win), "%.3f", o->ana.window_ns / 1000.0);
+		argv[11] = "--window-us";
+		argv[12] = win;
+		argv[13] = NULL;
+	}
 	rc = rs_run(argv);
 	if (rc != 0) {
 		fprintf(stderr, "rocestat: report: %s failed\n", plot);
@@ -497,6 +324,7 @@ main(int argc, char **argv)
 	struct rs_opts o;
 	struct rs_batch b = { .n = 0 };
 	char err[1024];
+	struct ana_totals tot;
 	struct ana *a;
 	unsigned int fails;
 	int rc;
@@ -509,10 +337,22 @@ main(int argc, char **argv)
 	if (strcmp(o.dcqcn, "nvidia") == 0 || strcmp(o.dcqcn, "paper") == 0) {
 		dcqcn_params_by_name(&o.ana.dcqcn, o.dcqcn, o.ana.link_gbps * 1000);
 	} else {
+		uint64_t dflt;
+
 		dcqcn_params_nvidia(&o.ana.dcqcn, o.ana.link_gbps * 1000);
+		/* a marker: did the file set min_time_between_cnps? */
+		dflt = o.ana.dcqcn.min_time_between_cnps_ns;
+		o.ana.dcqcn.min_time_between_cnps_ns = UINT64_MAX;
 		if (ana_dcqcn_load(&o.ana.dcqcn, o.dcqcn, err, sizeof(err)) != 0) {
 			fprintf(stderr, "rocestat: %s\n", err);
 			return 2;
+		}
+		if (o.ana.dcqcn.min_time_between_cnps_ns == UINT64_MAX) {
+			o.ana.dcqcn.min_time_between_cnps_ns = dflt;
+		} else if (strcmp(o.ana.np_min_source, "flag") != 0) {
+			/* the CNP check: the flag, else the file, else 4 us */
+			o.ana.np_min_time_between_cnps_ns = o.ana.dcqcn.min_time_between_cnps_ns;
+			snprintf(o.ana.np_min_source, sizeof(o.ana.np_min_source), "dcqcn");
 		}
 	}
 	o.ana.dcqcn.line_rate_mbps = o.ana.link_gbps * 1000;
@@ -527,14 +367,30 @@ main(int argc, char **argv)
 		ana_free(a);
 		return 2;
 	}
+	if (o.nccl_log != NULL && ana_nccl_log(a, o.nccl_log, err, sizeof(err)) != 0) {
+		fprintf(stderr, "rocestat: %s\n", err);
+		ana_free(a);
+		return 2;
+	}
 	if (rs_read(a, o.capture) != 0) {
 		ana_free(a);
 		return 2;
 	}
 	ana_finish(a);
+	ana_totals(a, &tot);
+	if (tot.roce == 0 && tot.pfc == 0) {
+		/* nothing to analyse: say so rather than pass "0 checks" with empty plots */
+		fprintf(stderr, "rocestat: %s: no RoCE frames (%lu frames: %lu not RoCE, %lu "
+			"malformed RoCE, no PFC or PAUSE); nothing to analyse\n", o.capture,
+			(unsigned long)tot.frames, (unsigned long)tot.other,
+			(unsigned long)tot.malformed);
+		ana_free(a);
+		return 2;
+	}
 	rc = 0;
 	if (o.report_dir != NULL) {
 		rc = rs_report(a, &o);
+		rs_print_summary(a, o.report_dir, rc == 0, stdout);
 	} else {
 		/* standard output holds the JSON alone when it goes there: the text to stderr */
 		bool json_stdout = emu_out_names_stdout(o.json_path);

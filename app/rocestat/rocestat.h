@@ -4,12 +4,15 @@
 
 /**
  * @file
- * rocestat's parts: main.c reads the options and the capture and runs the analysis; rs_out.c
- * writes what it found (every file through lib/base/emu_out, refused before anything is read
- * when it names the same file as an input or another output).
+ * rocestat's parts: main.c reads the options and runs the analysis; rs_read.c reads the
+ * capture; rs_out.c writes what it found (every file through lib/base/emu_out, refused before
+ * anything is read when it names the same file as an input or another output).
  */
 
 #include <stdbool.h>
+#include <stdio.h>
+
+#include <jansson.h>
 
 #include "lib/analysis/ana.h"
 #include "lib/base/emu_out.h"
@@ -20,11 +23,19 @@ struct rs_opts {
 	const char *json_path;
 	const char *csv_dir;
 	const char *app_log;
+	const char *nccl_log;
 	const char *capture;
 	const char *report_dir;
 	unsigned int png_w, png_h;
 	bool quiet;
+	bool window_given;      /* --window-us given: the rate plot uses it too */
 };
+
+/**
+ * Read the capture at @p path into @p a (rs_read.c): 0, or -errno after one line on stderr
+ * (libpcap's message for a file it cannot read).
+ */
+int rs_read(struct ana *a, const char *path);
 
 /**
  * Before anything is read: refuse (one line on stderr, -1) an output naming the same file as
@@ -55,6 +66,18 @@ int rs_write_csv(struct rs_batch *b, struct ana *a, const char *role, const char
 /** Rename every file of @p b over its target: 0, or -errno after one line on stderr (the
  *  files not yet renamed are removed). */
 int rs_batch_commit(struct rs_batch *b);
+
+/** rocestat's version, git commit and libraries: one line for --version. */
+void rs_print_version(FILE *f);
+
+/** The same as a JSON object (report.json's "version"); NULL on allocation failure. */
+json_t *rs_version_json(void);
+
+/**
+ * The summary `rocestat report` prints on @p f: the text report's first line, its FAIL lines
+ * and its verdict, then where the report went (@p written: whether it was written).
+ */
+void rs_print_summary(struct ana *a, const char *dir, bool written, FILE *f);
 
 /** Remove the temporary files of @p b: the targets stay as they were. */
 void rs_batch_abort(struct rs_batch *b);

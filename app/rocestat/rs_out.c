@@ -16,14 +16,50 @@
 #include <unistd.h>
 
 #include <jansson.h>
+#include <pcap/pcap.h>
+#include <rte_version.h>
 
 #include "app/rocestat/rocestat.h"
+#include "rs_version.h"
+
+#ifndef RS_PROJECT_VERSION
+#define RS_PROJECT_VERSION "?"
+#endif
 #include "lib/base/emu_out.h"
+
+/* ---- version ---- */
+
+/* DPDK's version as built against (rocestat runs no EAL: its headers, lib/dcqcn's types) */
+static const char *
+rs_dpdk_version(void)
+{
+	static char v[32];
+
+	snprintf(v, sizeof(v), "%d.%02d.%d%s", RTE_VER_YEAR, RTE_VER_MONTH, RTE_VER_MINOR,
+		 RTE_VER_SUFFIX);
+	return v;
+}
+
+void
+rs_print_version(FILE *f)
+{
+	fprintf(f, "rocestat %s (git %s); DPDK %s, jansson %s, %s\n", RS_PROJECT_VERSION,
+		RS_GIT_DESCRIBE, rs_dpdk_version(), jansson_version_str(), pcap_lib_version());
+}
+
+json_t *
+rs_version_json(void)
+{
+	return json_pack("{s:s,s:s,s:s,s:s,s:s}", "rocestat", RS_PROJECT_VERSION, "git",
+			 RS_GIT_DESCRIBE, "dpdk", rs_dpdk_version(), "jansson",
+			 jansson_version_str(), "libpcap", pcap_lib_version());
+}
 
 /* ---- outputs: lib/base/emu_out behind a stdio stream ---- */
 
 /* The plot script's outputs in a report directory (scripts/plot.py --index). */
-static const char *const rs_plot_files[] = { "rate.png", "pfc.png", "qdepth.png", "index.html" };
+static const char *const rs_plot_files[] = { "rate.png", "pfc.png", "qdepth.png", "bandwidth.png",
+					      "index.html" };
 
 #define RS_MAX_FILES 32
 
@@ -107,6 +143,8 @@ rs_check_files(const struct rs_opts *o)
 		rc |= rs_files_add(&fs, "--dcqcn", o->dcqcn, NULL, true);
 	if (o->app_log != NULL)
 		rc |= rs_files_add(&fs, "--app-log", o->app_log, NULL, true);
+	if (o->nccl_log != NULL)
+		rc |= rs_files_add(&fs, "--nccl-log", o->nccl_log, NULL, true);
 	if (o->report_dir != NULL) {
 		char csv[PATH_MAX];
 
@@ -275,6 +313,10 @@ rs_write_json(struct rs_batch *b, struct ana *a, const char *role, const char *p
 	if (o == NULL)
 		return -ENOSPC;
 	j = ana_json(a);
+	if (j != NULL && json_object_set_new(j, "version", rs_version_json()) != 0) {
+		json_decref(j);
+		j = NULL;
+	}
 	if (j == NULL) {
 		fprintf(stderr, "rocestat: out of memory building the JSON report\n");
 		return -ENOMEM;
@@ -332,4 +374,34 @@ rs_write_csv(struct rs_batch *b, struct ana *a, const char *role, const char *di
 			return rc;
 	}
 	return 0;
+}
+
+void
+rs_print_summary(struct ana *a, const char *dir, bool written, FILE *f)
+{
+	char *text = NULL, *line, *save = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+
+	fputs("# ", f);
+	rs_print_version(f);
+	if (m != NULL) {
+		int rc = ana_write_text(a, m);
+
+		if (fclose(m) == 0 && rc == 0 && text != NULL) {
+			for (line = strtok_r(text, "\n", &save); line != NULL;
+			     line = strtok_r(NULL, "\n", &save))
+				if (strncmp(line, "# rocestat:", 11) == 0 ||
+				    strncmp(line, "  FAIL", 6) == 0 ||
+				    strncmp(line, "  FINDING", 9) == 0 ||
+				    strstr(line, "checks FAILED") != NULL)
+					fprintf(f, "%s\n", line);
+		}
+		free(text);
+	}
+	if (written)
+		fprintf(f, "# report in %s/ (index.html, report.txt, report.json, csv/)\n", dir);
+	else
+		fprintf(f, "# report in %s/ NOT written (the reason is above)\n", dir);
+	fflush(f);
 }

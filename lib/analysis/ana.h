@@ -3,7 +3,8 @@
  * lib/analysis: capture analysis for rocestat. One streaming pass over the packets of a
  * capture (ana_feed per packet, in capture order), memory per flow and per PFC port, never
  * per packet; ana_finish pairs the two directions of each QP and runs the DCQCN validation.
- * Pure C over bytes (no EAL, no clock, no I/O except the output functions in ana_out.c).
+ * Pure C over bytes (no EAL, no clock, no I/O except the output functions in ana_out.c,
+ * ana_text.c, ana_json.c and ana_bw_out.c, which format into a caller's FILE).
  *
  * A *flow* is one direction of one QP: (source IP, destination IP, BTH DestQP). Data packets
  * A->B carry Qb; ACKs, NAKs and CNPs B->A carry Qa, so the flow (B->A, Qa) holds the
@@ -30,7 +31,10 @@ struct json_t;
 /** Options; ana_opts_default fills the defaults. */
 struct ana_opts {
 	double link_gbps;               /**< --link-gbps: PFC quanta and the DCQCN line rate */
-	uint64_t np_min_time_between_cnps_ns; /**< --np-min-time-between-cnps */
+	uint64_t np_min_time_between_cnps_ns; /**< the CNP spacing to check */
+	/** where it came from: "flag" (--np-min-time-between-cnps), "dcqcn" (the --dcqcn
+	 *  file's min_time_between_cnps) or "default" (4 us) */
+	char np_min_source[16];
 	uint64_t timeout_ns;            /**< silence before a resend without NAK = timeout */
 	uint64_t bin_ns;                /**< rate time-series bin (doubles when too many) */
 	uint64_t window_ns;             /**< sliding window for the measured rate */
@@ -43,6 +47,7 @@ struct ana_opts {
 	double tol_traj;                /**< verdict: trajectory error (bytes), relative */
 	char collective[32];            /**< --collective (empty: none) */
 	unsigned int ranks;             /**< --ranks */
+	unsigned int expect_qps;        /**< --expect-qps: QPs expected per IP pair (0: any) */
 };
 
 void ana_opts_default(struct ana_opts *o);
@@ -86,11 +91,28 @@ extern const char *const ana_csv_files[];
  */
 int ana_write_csv_file(struct ana *a, const char *name, FILE *f);
 
+/** What the capture held, for a caller's summary and its "nothing to analyse" refusal. */
+struct ana_totals {
+	uint64_t frames;    /**< every frame read */
+	uint64_t roce;      /**< RoCE v1/v2 frames (RC, UC and UD) */
+	uint64_t pfc;       /**< PFC and 802.3x PAUSE frames */
+	uint64_t malformed; /**< frames that looked like RoCE but did not parse */
+	uint64_t other;     /**< everything else (ARP, plain UDP, TCP, ...) */
+};
+
+void ana_totals(const struct ana *a, struct ana_totals *t);
+
 /** Overall verdict: number of FAILed checks (retransmission, CNP, DCQCN). */
 unsigned int ana_failures(const struct ana *a);
 
 /** An nccl-tests or rocegen output file, for busbw next to the wire's. 0 or -errno. */
 int ana_app_log(struct ana *a, const char *path, char *err, size_t err_len);
+
+/**
+ * An NCCL_DEBUG=INFO log (--nccl-log): which rank each address is and which NIC (rail) each
+ * rank pair uses, for the "where the bandwidth went" report. 0 or -errno with a message.
+ */
+int ana_nccl_log(struct ana *a, const char *path, char *err, size_t err_len);
 
 /** Whether --collective @p name is known (allreduce, allgather, ...). */
 bool ana_collective_known(const char *name);

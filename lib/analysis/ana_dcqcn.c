@@ -21,7 +21,7 @@
 #include "ana_internal.h"
 #include "ana_dcqcn_int.h"
 
-/* ---- prediction ---- */
+/* ---- paused and idle time, recovery ---- */
 
 /* Does a bin of [from, to] hold paused time (@p paused: ana_pause_mark(), NULL: none)? */
 static bool
@@ -35,102 +35,6 @@ ana_pause_in(const struct ana_trace *t, const uint8_t *paused, uint64_t from_ns,
 		if (paused[b])
 			return true;
 	return false;
-}
-
-/* Predicted wire bytes per bin for params p; returns the model state at the end in *rp. */
-static void
-ana_predict(const struct ana_trace *t, const struct dcqcn_params *p, double *pred,
-	    struct dcqcn_rp *rp)
-{
-	uint32_t k, ci = 0;
-
-	dcqcn_rp_init(rp, p, t->t0_ns);
-	for (k = 0; k < t->n; k++) {
-		uint64_t a = t->t0_ns + (uint64_t)k * t->bin_ns, b = a + t->bin_ns, x = a;
-		double bytes = 0;
-
-		/* integrate Rc over the bin, piecewise between CNPs and at the bin's midpoint */
-		while (x < b) {
-			uint64_t nx = b;
-
-			if (ci < t->n_cnp && t->cnp[ci] < nx && t->cnp[ci] >= x)
-				nx = t->cnp[ci];
-			if (x < a + t->bin_ns / 2 && a + t->bin_ns / 2 < nx)
-				nx = a + t->bin_ns / 2;
-			dcqcn_rp_advance(rp, p, x);
-			bytes += rp->rc_mbps * (double)(nx - x) / 8000.0;
-			x = nx;
-			while (ci < t->n_cnp && t->cnp[ci] <= x && t->cnp[ci] < b) {
-				dcqcn_rp_on_cnp(rp, p, t->cnp[ci]);
-				ci++;
-			}
-		}
-		pred[k] = bytes;
-		if (t->meas[k] > 0)
-			dcqcn_rp_on_bytes(rp, p, (uint64_t)t->meas[k], b);
-	}
-}
-
-static double
-ana_err(const struct ana_trace *t, const double *pred)
-{
-	double num = 0, den = 0;
-	uint32_t k;
-
-	for (k = t->k0; k + t->w <= t->k1; k += t->w) {
-		double m = 0, q = 0;
-		uint32_t j;
-
-		if (ana_idle_in(t, k, t->w))
-			continue; /* the sender had nothing to send for part of it */
-		for (j = 0; j < t->w; j++) {
-			m += t->meas[k + j];
-			q += pred[k + j];
-		}
-		num += (m - q) * (m - q);
-		den += m * m;
-	}
-	return den > 0 ? sqrt(num / den) : 1e9;
-}
-
-/*
- * The fit's error when the pacing is visible: per bin the mean rate the inter-packet gaps
- * imply against Rc at the bin's start, weighted by the number of gaps; relative RMS. A paced
- * sender's gaps give its rate packet by packet, much finer than bytes per window.
- */
-static double
-ana_err_gaps(const struct ana_trace *t, const struct dcqcn_params *p)
-{
-	struct dcqcn_rp rp;
-	double num = 0, den = 0;
-	uint32_t k, ci = 0;
-
-	dcqcn_rp_init(&rp, p, t->t0_ns);
-	for (k = 0; k < t->n; k++) {
-		const uint64_t a = t->t0_ns + (uint64_t)k * t->bin_ns;
-
-		ana_model_to(t, p, &rp, &ci, a);
-		if (k >= t->k0 && t->gn[k] > 0 && !ana_idle_in(t, k, 1)) {
-			double m = t->gsum[k] / t->gn[k];
-
-			num += t->gn[k] * (m - rp.rc_mbps) * (m - rp.rc_mbps);
-			den += t->gn[k] * m * m;
-		}
-		if (t->meas[k] > 0)
-			dcqcn_rp_on_bytes(&rp, p, (uint64_t)t->meas[k], a + t->bin_ns);
-	}
-	return den > 0 ? sqrt(num / den) : 1e9;
-}
-
-double
-ana_eval(const struct ana_trace *t, const struct dcqcn_params *p, double *pred)
-{
-	struct dcqcn_rp rp;
-
-	if (t->gn != NULL)
-		return ana_err_gaps(t, p);
-	ana_predict(t, p, pred, &rp);
-	return ana_err(t, pred);
 }
 
 /* Mean of v over bins [k, k + w) as Mb/s. */
@@ -303,7 +207,7 @@ ana_idle_mark(const struct ana *a, const struct ana_trace *t, const struct ana_f
 	free(paused);
 	if (idle == NULL)
 		return NULL;
-	cum = malloc(((size_t)t->n + 1) * sizeof(*cum));
+	cum = ana_calloc((size_t)t->n + 1, sizeof(*cum));
 	if (cum != NULL) {
 		cum[0] = 0;
 		for (k = 0; k < t->n; k++)
@@ -343,8 +247,8 @@ ana_dcqcn_flow(struct ana *a, struct ana_flow *d, struct ana_flow *c, struct ana
 	t.k1 = t.n;
 	r->flow = (int32_t)(d - a->flows);
 	r->n_cnp = c->n_cnp;
-	r->pred = calloc(t.n ? t.n : 1, sizeof(double));
-	line_pred = calloc(t.n ? t.n : 1, sizeof(double));
+	r->pred = ana_calloc(t.n ? t.n : 1, sizeof(double));
+	line_pred = ana_calloc(t.n ? t.n : 1, sizeof(double));
 	r->cuts = calloc(t.n_cnp, sizeof(*r->cuts));
 	if (r->pred == NULL || line_pred == NULL || r->cuts == NULL) {
 		free(line_pred);
@@ -429,7 +333,7 @@ ana_dcqcn_flow(struct ana *a, struct ana_flow *d, struct ana_flow *c, struct ana
 			 "cuts within %.0f%%", r->err_traj, a->o.tol_traj, r->cuts_ok, r->n_cuts,
 			 a->o.tol_cut * 100);
 	if (a->o.fit) {
-		double *tmp = calloc(t.n ? t.n : 1, sizeof(double));
+		double *tmp = ana_calloc(t.n ? t.n : 1, sizeof(double));
 
 		if (!r->pass && tmp != NULL)
 			ana_explain(&t, &p, a->o.tol_traj, r, tmp);
@@ -437,7 +341,7 @@ ana_dcqcn_flow(struct ana *a, struct ana_flow *d, struct ana_flow *c, struct ana
 		if (d->gap_n.n > 0 && d->gap_n.bin_ns == t.bin_ns && d->gap_n.t0_ns == t.t0_ns &&
 		    d->gap_n.n <= t.n && d->gap_sum.n == d->gap_n.n) {
 			/* the gap series may end a bin early: pad with empty bins */
-			double *gs = calloc(t.n, sizeof(double)), *gn = calloc(t.n, sizeof(double));
+			double *gs = ana_calloc(t.n, sizeof(double)), *gn = ana_calloc(t.n, sizeof(double));
 
 			if (gs != NULL && gn != NULL) {
 				memcpy(gs, d->gap_sum.v, d->gap_sum.n * sizeof(double));

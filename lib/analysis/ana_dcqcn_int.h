@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The DCQCN validation's internals shared by ana_dcqcn.c (the trajectory model, the error
- * measure, idle and paused time, the verdict) and ana_fit.c (the parameter fit and the
- * one-parameter explanation of a FAIL). Internal to lib/analysis.
+ * The DCQCN validation's internals shared by ana_model.c (the trajectory model and the error
+ * measure), ana_dcqcn.c (idle and paused time, the verdict) and ana_fit.c (the parameter fit
+ * and the one-parameter explanation of a FAIL). Internal to lib/analysis.
  */
 #ifndef ROCE_ANA_DCQCN_INT_H
 #define ROCE_ANA_DCQCN_INT_H
@@ -65,6 +65,11 @@ ana_model_to(const struct ana_trace *t, const struct dcqcn_params *p, struct dcq
 }
 
 double ana_eval(const struct ana_trace *t, const struct dcqcn_params *p, double *pred);
+/* ana_model.c: the predicted wire bytes per bin (the model's end state in *rp), and the
+ * relative RMS error per window of a prediction against the measured bytes */
+void ana_predict(const struct ana_trace *t, const struct dcqcn_params *p, double *pred,
+		 struct dcqcn_rp *rp);
+double ana_err(const struct ana_trace *t, const double *pred);
 
 /* ana_fit.c: the fit of @p p (from --dcqcn's values) to @p t, its error in *best_err; the names
  * of the parameters of @p fit more than 5% from @p given into @p out; on a FAIL, the parameters

@@ -4,7 +4,7 @@
  * rpg_time_reset from the first increase after each cut, a Nelder-Mead search of the two
  * increase rates for each rpg_threshold, a coordinate polish) and, on a FAIL, the
  * one-parameter explanation (each parameter alone over a log grid, then a golden-section
- * search). Both work on ana_dcqcn.c's trajectory model and error measure (ana_eval()), and
+ * search). Both work on ana_model.c's trajectory model and error measure (ana_eval()), and
  * share the table of fitted parameters, their getters and setters in NVIDIA's units and one
  * golden-section search (ana_golden()).
  */
@@ -522,7 +522,10 @@ ana_fget_nv(const struct dcqcn_params *p, unsigned int i)
  * verdict). Those whose best value brings the error within --tol-traj are named, best first.
  * Unlike the fit (all parameters at once, on the inter-packet gaps when the pacing is
  * visible), it needs no clean pacing: a capture whose timestamps bunch (a software switch
- * polling in bursts) still tells which parameter is wrong.
+ * polling in bursts) still tells which parameter is wrong. A parameter whose best value is
+ * its given one (within 5%, the fit's "differs" rule; rpg_threshold exactly) is not named:
+ * leaving it as it is explains nothing (a FAIL on the cuts alone, the trajectory within
+ * --tol-traj, once named every parameter at its current value).
  */
 void
 ana_explain(const struct ana_trace *t, const struct dcqcn_params *given, double tol,
@@ -557,6 +560,7 @@ ana_explain(const struct ana_trace *t, const struct dcqcn_params *given, double 
 		vals[i] = ana_fget_nv(&p, i);
 	}
 	errs[ANA_NFIT] = 1e300;
+	vals[ANA_NFIT] = given->rpg_threshold;
 	for (k = 1; k <= 8; k++) {
 		struct dcqcn_params p = *given;
 		double e;
@@ -570,6 +574,14 @@ ana_explain(const struct ana_trace *t, const struct dcqcn_params *given, double 
 	}
 	r->explained[0] = '\0';
 	r->n_explained = 0;
+	for (i = 0; i < ANA_NFIT; i++) {
+		double cur = ana_fget_nv(given, i);
+
+		if (fabs(vals[i] - cur) <= 0.05 * fabs(cur))
+			used[i] = true;
+	}
+	if (vals[ANA_NFIT] == given->rpg_threshold)
+		used[ANA_NFIT] = true;
 	for (;;) {
 		unsigned int b = n;
 

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ana.h"
 
@@ -153,6 +154,7 @@ struct ana_flow {
 	/* CNPs this flow carries (to the sender QPN = dqp) */
 	uint64_t *cnp_t;
 	uint32_t n_cnp, cap_cnp;
+	int32_t bw_pair;          /* its IP pair in ana.bw, -1 before its first data packet */
 	uint64_t cnp_min_gap_ns;
 	uint64_t last_nak_ns;     /* last NAK this flow carried (0: none) */
 	uint8_t cnp_dscp, cnp_pcp, cnp_ecn;
@@ -284,6 +286,68 @@ struct ana_dcqcn_res {
 	uint32_t n_pred;
 };
 
+/* Where the bandwidth went (ana_bw.c): the time of one IP pair's data, split. */
+#define ANA_FOREACH_BW_PART(_) \
+	_(LINE, "line_rate") \
+	_(RETX, "retransmitting") \
+	_(PAUSED, "pfc_paused") \
+	_(DCQCN, "dcqcn_limited") \
+	_(HOST, "host_limited") \
+	_(IDLE, "idle")
+
+#define ANA_BW_ENUM_(n, s) ANA_BW_##n,
+enum ana_bw_part {
+	ANA_FOREACH_BW_PART(ANA_BW_ENUM_)
+	ANA_BW_PARTS
+};
+#undef ANA_BW_ENUM_
+
+#define ANA_BW_FINDINGS_MAX 6
+
+struct ana_bw_finding {
+	const char *kind;         /* host_cap, pfc, dcqcn, retransmission, idle, qps */
+	const char *layer;        /* the likely layer, for the reader */
+	char text[256];           /* the one-line diagnosis */
+};
+
+struct ana_bw_pair {
+	uint8_t src_ip[16], dst_ip[16];
+	uint8_t ip_version;
+	uint8_t src_mac[6];
+	uint8_t prio;             /* the first data packet's (as ana_flow.data_prio) */
+	uint64_t t_first_ns, t_prev_ns;
+	uint32_t prev_wire;
+	bool prev_retx;
+	uint64_t pkts, retx_pkts, wire_bytes, goodput_bytes;
+	uint64_t cnps, last_cnp_ns;
+	bool limited;             /* a CNP came and no gap at line rate since */
+	double part_ns[ANA_BW_PARTS];
+	uint32_t idle_gaps;
+	uint64_t idle_max_ns;
+	struct ana_series rate;   /* wire bytes per bin: the peak over --window */
+	/* at ana_bw_finish */
+	double span_ns, peak_gbps;
+	uint32_t qps;
+	int32_t src_rank, dst_rank, rail; /* -1: not known */
+	struct ana_bw_finding find[ANA_BW_FINDINGS_MAX];
+	uint32_t n_find;
+};
+
+/* What an NCCL_DEBUG=INFO log says of an address (ana_nccl.c). */
+struct ana_rank_ip {
+	uint8_t ip[16];
+	int32_t rank;
+	char host[64];            /* "host:pid" of the process */
+	char nic[32];             /* its first NIC ("mlx5_0") */
+};
+
+#define ANA_RANKS_MAX 1024
+
+/* rail of a rank pair: "Channel cc/x : r0[d] -> r1[d] [send] via NET/IB/N..." */
+struct ana_rank_rail {
+	int32_t from, to, rail;
+};
+
 struct ana_iter {
 	uint64_t start_ns, end_ns;
 	uint64_t bytes;
@@ -338,13 +402,47 @@ struct ana {
 	double app_time_us;
 	uint64_t app_size;
 	char app_kind[32];
+	/* where the bandwidth went */
+	struct ana_bw_pair *bw;
+	uint32_t n_bw, cap_bw;
+	struct ana_rank_ip *rank_ips;
+	uint32_t n_rank_ips;
+	struct ana_rank_rail *rails;
+	uint32_t n_rails, cap_rails;
+	bool nccl_seen;
 	/* results */
 	struct ana_dcqcn_res *dres;
 	uint32_t n_dres;
 	bool finished;
 };
 
-/* ana_core.c */
+#define PSN_MASK 0xFFFFFFu
+
+/* Signed distance a - b between two 24-bit PSNs, in (-2^23, 2^23]. */
+static inline int32_t
+psn_diff(uint32_t a, uint32_t b)
+{
+	int32_t d = (int32_t)((a - b) & PSN_MASK);
+
+	return d >= (1 << 23) ? d - (1 << 24) : d;
+}
+
+struct roce_pkt;
+
+/* ana_flows.c: the flow table and the pairing of directions (for the pass in ana_core.c) */
+int32_t ana_find(struct ana *a, const uint8_t *src, const uint8_t *dst, uint32_t dqp);
+struct ana_flow *ana_flow_get(struct ana *a, const struct roce_pkt *p, uint64_t pktno,
+			      uint64_t t_ns);
+struct ana_flow *ana_peer(struct ana *a, struct ana_flow *f, const struct roce_pkt *p,
+			  uint64_t t_ns);
+
+/* ana_util.c */
+/* Memory whose pages are faulted in one system call (madvise MADV_POPULATE_WRITE) rather than
+ * one trap per 4 KiB page on first touch: a page fault costs microseconds on a VM, and a rate
+ * series of a 100 ms capture is 800 KB per flow. Blocks under 64 KiB as plain libc. */
+void ana_prefault(void *p, size_t len);
+void *ana_realloc(void *v, size_t old_len, size_t new_len);
+void *ana_calloc(size_t n, size_t size);
 void ana_series_init(struct ana_series *s, uint64_t bin_ns, bool max_mode);
 /* A growable array v of *cap elements of size bytes, n used: doubled (from first, up to max
  * elements) when full; returns the array, moved or not. The caller tests n < *cap after (no
@@ -361,6 +459,32 @@ double ana_flow_mean_mbps(const struct ana_flow *f);
 double ana_flow_peak_mbps(const struct ana *a, const struct ana_flow *f);
 unsigned int ana_flow_check_fails(const struct ana_flow *f);
 
+/* ana_out.c: what the text (ana_text.c) and the JSON (ana_json.c) share */
+struct ana_scope {
+	uint64_t min_gap_ns;
+	uint64_t violations;
+	uint64_t groups;
+};
+
+#define ANA_SCOPES 4
+extern const char *const ana_scope_names[ANA_SCOPES];
+/* CNP spacing per scope: 0 per QP, 1 per IP pair, 2 per NP port, 3 per destination IP */
+void ana_scope(const struct ana *a, int scope, struct ana_scope *out);
+/* The broadest scope without violations; "none", "no_cnps". */
+const char *ana_scope_inferred(const struct ana_scope *s);
+
+struct ana_hpair {
+	const uint8_t *src, *dst;
+	uint8_t version;
+	uint32_t qps;
+	uint64_t bytes;
+};
+
+/* Host pairs carrying bulk data (at most cap) and the pattern they form. */
+uint32_t ana_host_pairs(const struct ana *a, struct ana_hpair *hp, uint32_t cap,
+			const char **pattern);
+void ana_flow_label(const struct ana *a, const struct ana_flow *f, char *buf, size_t len);
+
 /* ana_pfc.c */
 void ana_pfc_frame(struct ana *a, const uint8_t *src_mac, uint32_t ifindex, uint16_t opcode,
 		   uint16_t enable, const uint16_t *quanta, uint64_t t_ns);
@@ -370,6 +494,24 @@ void ana_pfc_free(struct ana *a);
 /* ana_dcqcn.c */
 void ana_dcqcn_run(struct ana *a);
 void ana_dcqcn_free(struct ana *a);
+
+/* ana_bw.c */
+void ana_bw_data(struct ana *a, struct ana_flow *f, uint64_t t_ns, uint32_t wire, bool fresh,
+		 uint64_t payload);
+void ana_bw_cnp(struct ana *a, const struct ana_flow *c, uint64_t t_ns);
+void ana_bw_finish(struct ana *a);
+void ana_bw_free(struct ana *a);
+const char *ana_bw_part_name(enum ana_bw_part p);
+/* ana_bw_out.c: the report's "where the bandwidth went" section, its JSON and CSV */
+void ana_bw_write_text(const struct ana *a, FILE *out);
+struct json_t *ana_bw_json(const struct ana *a);
+void ana_bw_csv(const struct ana *a, FILE *f);
+double ana_series_peak_mbps(const struct ana_series *s, uint64_t window_ns);
+
+/* ana_pfc.c: the time within [from, to] that priority prio (or 802.3x PAUSE) was paused by
+ * any port whose MAC is not own_mac, as far as the capture has told by now */
+uint64_t ana_pfc_paused_within(const struct ana *a, uint8_t prio, const uint8_t *own_mac,
+			       uint64_t from, uint64_t to);
 
 /* ana_coll.c */
 void ana_coll_data(struct ana *a, struct ana_flow *f, uint64_t t_ns, uint64_t bytes);

@@ -127,3 +127,43 @@ ana_pfc_free(struct ana *a)
 	a->pfc = NULL;
 	a->n_pfc = 0;
 }
+
+/* Overlap of [s, e] with [from, to]. */
+static uint64_t
+ana_overlap(uint64_t s, uint64_t e, uint64_t from, uint64_t to)
+{
+	uint64_t lo = s > from ? s : from, hi = e < to ? e : to;
+
+	return hi > lo ? hi - lo : 0;
+}
+
+uint64_t
+ana_pfc_paused_within(const struct ana *a, uint8_t prio, const uint8_t *own_mac, uint64_t from,
+		      uint64_t to)
+{
+	uint64_t best = 0;
+	uint32_t i, k;
+
+	for (i = 0; i < a->n_pfc; i++) {
+		const struct ana_pfc_port *port = &a->pfc[i];
+		unsigned int pi;
+
+		if (memcmp(port->mac, own_mac, 6) == 0)
+			continue;
+		for (pi = 0; pi < 2; pi++) {
+			const struct ana_pfc_prio *q = &port->prio[pi == 0 ? (prio & 7) : 8];
+			uint64_t sum = 0;
+
+			/* the intervals close in time order: the recent ones are at the end */
+			for (k = q->n_iv; k > 0 && q->iv[k - 1].end_ns > from; k--)
+				sum += ana_overlap(q->iv[k - 1].start_ns, q->iv[k - 1].end_ns, from,
+						   to);
+			if (q->paused)
+				sum += ana_overlap(q->start_ns, q->until_ns, from, to);
+			/* pauses from several ports overlap: the longest one counts */
+			if (sum > best)
+				best = sum;
+		}
+	}
+	return best < to - from ? best : to - from;
+}

@@ -141,6 +141,7 @@ def write_pcapng(path, frames, comments):
 
 
 T0 = 1_700_000_000 * 1_000_000_000
+T_LATE = 1_796_455_006_897_565_912
 
 
 def case_drop_gbn():
@@ -346,6 +347,107 @@ def case_allreduce4():
     return fr
 
 
+def case_no_roce():
+    """No RoCE frame: ARP requests and replies and plain UDP (port 5000) between A and B, as a
+    capture on the wrong interface or with the wrong filter holds. rocestat must refuse it
+    ("no RoCE frames"), not pass it with 0 checks."""
+    fr = []
+    for i in range(10):
+        arp = (b"\xff" * 6 + A_MAC + b"\x08\x06" +
+               struct.pack(">HHBBH6s4s6s4s", 1, 0x0800, 6, 4, 1 + i % 2, A_MAC, A_IP,
+                           bytes(6), B_IP))
+        fr.append((i * 10 * US, arp + b"\x00" * (60 - len(arp))))
+        payload = bytes(100)
+        ip = bytearray(struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + 8 + len(payload), 0, 0x4000,
+                                   64, 17, 0, A_IP, B_IP))
+        ip[10:12] = struct.pack(">H", roceframes.ip_cksum(bytes(ip)))
+        udp = struct.pack(">HHHH", 40000, 5000, 8 + len(payload), 0)
+        fr.append((i * 10 * US + 5 * US, B_MAC + A_MAC + b"\x08\x00" + bytes(ip) + udp +
+                   payload))
+    return fr
+
+
+# Where the bandwidth went (rocestat's bandwidth section): A sends 4 KiB SEND_MIDDLE packets
+# to B on a 100 Gb/s line, captured with 64-byte headers; each capture has one known cause.
+BW_PAYLOAD = 4096
+BW_WIRE = 14 + 20 + 8 + 12 + BW_PAYLOAD + 4 + 24     # frame, FCS, preamble and gap: 4178 B
+BW_FRAME_NS = BW_WIRE * 8 / 100.0                   # 334.24 ns at 100 Gb/s
+SWITCH_MAC = bytes.fromhex("02000000000c")
+
+
+def bw_data(psn, dqp=QB, sport=None):
+    return frame(A_IP, B_IP, A_MAC, B_MAC, 0x01, dqp, psn, payload=bytes(BW_PAYLOAD),
+                 sport=sport)
+
+
+def bw_run(fr, t, n, gbps, psn, qps=1):
+    """n packets from t at gbps (round-robin over qps QPs); returns (t, psn) after."""
+    step = BW_WIRE * 8 / gbps
+    for i in range(n):
+        q = psn % qps
+        fr.append((int(round(t)), bw_data(psn, dqp=QB + q, sport=linux_sport(QA + q, QB + q))))
+        psn += 1
+        t += step
+    return t, psn
+
+
+def bw_cases():
+    """clean: 3000 packets at the line rate (1 QP; and over 4 QPs in clean4);
+    host: 3000 packets at 31 Gb/s, no pause, no CNP (a host-side cap);
+    pfc: 5 x (300 packets at the line rate, then 100 us paused by the switch's PFC on
+    priority 3, XOFF then XON; nothing sent meanwhile);
+    dcqcn: 3 x (300 at the line rate, a CNP, 400 at 40 Gb/s with a CNP every 50 us);
+    idle: 10 x (200 at the line rate, then 60 us with nothing to send: steps)."""
+    out = {}
+    fr = []
+    bw_run(fr, 0, 3000, 100.0, 0)
+    out["bw_clean"] = fr
+    fr = []
+    bw_run(fr, 0, 3000, 100.0, 0, qps=4)
+    out["bw_clean4"] = fr
+    fr = []
+    bw_run(fr, 0, 3000, 31.0, 0)
+    out["bw_host"] = fr
+    fr, t, psn = [], 0.0, 0
+    for _ in range(5):
+        t, psn = bw_run(fr, t, 300, 100.0, psn)
+        fr.append((int(round(t)), pfc(SWITCH_MAC, 1 << 3, {3: 65535})))
+        fr.append((int(round(t)) + 100 * US, pfc(SWITCH_MAC, 1 << 3, {3: 0})))
+        t += 100 * US + 1
+    out["bw_pfc"] = fr
+    fr, t, psn = [], 0.0, 0
+    for _ in range(3):
+        t, psn = bw_run(fr, t, 300, 100.0, psn)
+        t0 = t
+        fr.append((int(round(t)), cnp()))
+        t += 2 * US
+        t, psn = bw_run(fr, t, 400, 40.0, psn)
+        for c in range(1, int((t - t0) / (50 * US)) + 1):
+            fr.append((int(round(t0 + c * 50 * US)), cnp()))
+    out["bw_dcqcn"] = fr
+    fr, t, psn = [], 0.0, 0
+    for _ in range(10):
+        t, psn = bw_run(fr, t, 200, 100.0, psn)
+        t += 60 * US
+    out["bw_idle"] = fr
+    for fr in out.values():
+        fr.sort(key=lambda x: x[0])
+    return out
+
+
+NCCL_LOG = """hostA:1001:1001 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>
+hostA:1001:1001 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [RO]; OOB eth0:10.0.0.1<0>
+hostB:2002:2002 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [RO]; OOB eth0:10.0.0.2<0>
+hostA:1001:1001 [0] NCCL INFO comm 0x55d5c0 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 1000 commId 0x1234 - Init START
+hostB:2002:2002 [0] NCCL INFO comm 0x55e1a0 rank 1 nranks 2 cudaDev 0 nvmlDev 0 busId 1000 commId 0x1234 - Init START
+hostA:1001:1001 [0] NCCL INFO Channel 00/02 :    0   1
+hostA:1001:1001 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/1/GDRDMA
+hostA:1001:1001 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/IB/1/GDRDMA
+hostB:2002:2002 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [send] via NET/IB/1/GDRDMA
+hostA:1001:1001 [0] NCCL INFO Connected all rings
+"""
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -354,6 +456,7 @@ def main():
         "double_nak": case_double_nak(), "nak_cnp": case_nak_cnp(), "cnp_train": case_cnp_train(),
         "cnp_scope": case_cnp_scope(), "pfc": case_pfc(), "allreduce4": case_allreduce4(),
         "psn_pair": case_psn_pair(), "allreduce_barrier": case_allreduce_barrier(),
+        "no_roce": case_no_roce(),
     }
     for name, fr in cases.items():
         roceframes.write_pcap(os.path.join(out, name + ".pcap"), fr, T0)
@@ -363,6 +466,11 @@ def main():
     write_pcap_us(os.path.join(out, "drop_gbn_us.pcap"), [(T0 + t, b) for t, b in g])
     write_pcap_snap(os.path.join(out, "drop_gbn_snap64.pcap"), [(T0 + t, b) for t, b in g], 64)
     write_pcap_sll(os.path.join(out, "drop_gbn_sll.pcap"), [(T0 + t, b) for t, b in g])
+    # and starting at 1796455006.897565912 (a date in 2026 whose us do not fit a double's ten
+    # digits), its last frame 1 ns later than a us: times in the JSON must be exact
+    write_pcap_snap(os.path.join(out, "drop_gbn_late.pcap"),
+                    [(T_LATE + t + (1 if i == len(g) - 1 else 0), b)
+                     for i, (t, b) in enumerate(g)], 65535)
     ng, comments = [], {}
     for t, b in g:
         if not ng and False:
@@ -377,6 +485,10 @@ def main():
         elif i % 3 == 0:
             comments[i] = "rocemu: qdepth=%d wait=%d" % (1000 * i, 100 * i)
     write_pcapng(os.path.join(out, "drop_gbn_annot.pcapng"), ng, comments)
+    for name, fr in bw_cases().items():
+        write_pcap_snap(os.path.join(out, name + ".pcap"), [(T0 + t, b) for t, b in fr], 64)
+    with open(os.path.join(out, "nccl-info.log"), "w") as f:
+        f.write(NCCL_LOG)
     # an nccl-tests log (2.19 layout) and a rocegen table for --app-log
     with open(os.path.join(out, "nccl-tests.log"), "w") as f:
         f.write("#  out-of-place in-place\n#       size         count      type   redop    root"

@@ -8,6 +8,7 @@ exit status against it. Prints one line per case; exits 1 on the first mismatch.
 import atexit
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -234,6 +235,19 @@ def main():
             expect(var, a["counters"], {"header_only": 22})
         n += 1
 
+    # times exact: integers of ns after the first frame, the absolute start as a string (a
+    # double of absolute us was 102 ms off); the last frame (ACK 19) at 28 us + 1 ns
+    d = run(os.path.join(cap, "drop_gbn_late.pcap"), want_rc=0)
+    a, b = gbn_common("drop_gbn_late", d)
+    expect("drop_gbn_late", d["capture"], {"start": "1796455006.897565912",
+                                           "duration_ns": 28001})
+    expect("drop_gbn_late", b, {"t_first_ns": 6300, "t_last_ns": 28001, "active_ns": 21701})
+    expect("drop_gbn_late", events(a, "gap")[0], {"t_ns": 8000})
+    if not all(isinstance(e["t_ns"], int) for f in d["flows"] for e in f["events"]):
+        fail("drop_gbn_late: an event time is not an integer")
+    print("times exact: start %s, ACK 19 at %d ns" % (d["capture"]["start"], b["t_last_ns"]))
+    n += 1
+
     # a lost retransmission, then the timeout that recovers it
     d = run(os.path.join(cap, "lost_retx.pcap"), want_rc=0)
     a, b = gbn_common("lost_retx", d)
@@ -284,6 +298,21 @@ def main():
     expect("cnp_train 1us", flow(d, B_FLOW)["checks"], {"cnp_spacing": "PASS"})
     n += 1
 
+    # the spacing to check: the flag, else the --dcqcn file's min_time_between_cnps, else 4 us
+    # (the file's was once ignored)
+    pf = os.path.join(tmp, "cnp1.txt")
+    with open(pf, "w") as f:
+        f.write("min_time_between_cnps 1\nrpg_time_reset 300\n")
+    for opts, want, src, us in (([], "FAIL", "default", 4.0),
+                                (["--dcqcn", pf], "PASS", "dcqcn", 1.0),
+                                (["--dcqcn", pf, "--np-min-time-between-cnps", "4"], "FAIL",
+                                 "flag", 4.0)):
+        d = run(os.path.join(cap, "cnp_train.pcap"), *opts)
+        expect("cnp_train %r" % opts, flow(d, B_FLOW)["checks"], {"cnp_spacing": want})
+        expect("cnp_train %r" % opts, d["cnp_pacing"], {"min_time_between_cnps_from": src,
+                                                        "min_time_between_cnps_us": us})
+    n += 1
+
     # pacing scope: per QP
     d = run(os.path.join(cap, "cnp_scope.pcap"))
     expect("cnp_scope", d["cnp_pacing"], {"inferred": "qp"})
@@ -298,16 +327,16 @@ def main():
     d = run(os.path.join(cap, "pfc.pcap"), "--link-gbps", "100", "--pfc-storm-us", "10000",
             want_rc=0)
     pr = {p["priority"]: p for p in d["pfc"]}
-    expect("pfc", pr[3], {"frames": 4, "xoff": 3, "xon": 1, "paused_us": 255.12, "storms": 0,
-                          "longest_us": 250.0})
-    if pr[3]["intervals_us"] != [[0.0, 250.0], [1000.0, 1005.12]]:
-        fail("pfc: prio 3 intervals %r" % pr[3]["intervals_us"])
-    expect("pfc", pr[5], {"xoff": 101, "storms": 1, "paused_us": 20335.539})
-    expect("pfc", pr[8], {"frames": 1, "paused_us": 0.512})
+    expect("pfc", pr[3], {"frames": 4, "xoff": 3, "xon": 1, "paused_ns": 255120, "storms": 0,
+                          "longest_ns": 250000})
+    if pr[3]["intervals_ns"] != [[0, 250000], [1000000, 1005120]]:
+        fail("pfc: prio 3 intervals %r" % pr[3]["intervals_ns"])
+    expect("pfc", pr[5], {"xoff": 101, "storms": 1, "paused_ns": 20335539})
+    expect("pfc", pr[8], {"frames": 1, "paused_ns": 512})
     # at 25 Gb/s a quantum is 4x longer
     d = run(os.path.join(cap, "pfc.pcap"), "--link-gbps", "25")
     pr = {p["priority"]: p for p in d["pfc"]}
-    expect("pfc 25G", pr[8], {"paused_us": 2.048})
+    expect("pfc 25G", pr[8], {"paused_ns": 2048})
     n += 1
 
     # real NICs: the Huawei RC SEND capture (QPs 0x45 and 0x48 paired; ports 69/72 are not
@@ -361,9 +390,9 @@ def main():
         it = d["collective"]["iterations"]
         if len(it) != 3:
             fail("allreduce4: %d iterations, want 3" % len(it))
-        t = 143.030  # first packet (rank 0, k 0) to last (rank 3, k 143)
+        t = 143.030  # first packet (rank 0, k 0) to last (rank 3, k 143), us
         for x in it:
-            expect("allreduce4", x, {"size_bytes": 96.0 * 1024, "time_us": t,
+            expect("allreduce4", x, {"size_bytes": 96.0 * 1024, "time_ns": 143030,
                                      "wire_bytes": 6 * 96 * 1024,
                                      "algbw_gbs": 96 * 1024 / 1e9 / (t * 1e-6),
                                      "busbw_gbs": 96 * 1024 / 1e9 / (t * 1e-6) * 1.5})
@@ -398,6 +427,106 @@ def main():
             fail("psn_pair: %s and %s not paired" % (data_l, ack_l))
     n += 1
 
+    # where the bandwidth went, per IP pair, on 64-byte-header captures with one known cause
+    # each (gen_captures.py bw_*): each named, with the likely layer; nothing on a clean run.
+    # The ranks and the rail come from an NCCL_DEBUG=INFO log.
+    nl = os.path.join(cap, "nccl-info.log")
+    for name, opts, kinds, part in (
+            ("bw_clean", ["--expect-qps", "1"], [], "line_rate"),
+            ("bw_clean4", ["--expect-qps", "4"], [], "line_rate"),
+            ("bw_clean", ["--expect-qps", "4"], ["qps"], "line_rate"),
+            ("bw_host", [], ["host_cap"], "host_limited"),
+            ("bw_pfc", [], ["pfc"], "pfc_paused"),
+            ("bw_dcqcn", [], ["dcqcn"], "dcqcn_limited"),
+            ("bw_idle", [], ["idle"], "idle")):
+        d = run(os.path.join(cap, name + ".pcap"), "--line-rate-gbps", "100", "--nccl-log", nl,
+                *opts)
+        bw = d["bandwidth"]
+        if len(bw["pairs"]) != 1:
+            fail("%s: %d IP pairs, want 1" % (name, len(bw["pairs"])))
+        p = bw["pairs"][0]
+        got = [x["kind"] for x in p["findings"]]
+        if got != kinds:
+            fail("%s %r: findings %r, want %r: %r" % (name, opts, got, kinds, p["findings"]))
+        t = p["time_ns"]
+        # the parts add up to the span; the cause is the largest part besides the line rate
+        # (a clean run: the line rate is nearly all of it)
+        lost = {k: v for k, v in t.items() if k != "line_rate"}
+        if abs(sum(t.values()) - p["span_ns"]) > 10 or \
+                (part == "line_rate" and t["line_rate"] < 0.99 * p["span_ns"]) or \
+                (part != "line_rate" and max(lost, key=lost.get) != part):
+            fail("%s: time split %r, span %d, want %s" % (name, t, p["span_ns"], part))
+        if (p["src_rank"], p["dst_rank"], p["rail"]) != (0, 1, 1):
+            fail("%s: ranks and rail %r" % (name, (p["src_rank"], p["dst_rank"], p["rail"])))
+        print("bandwidth %s %s: %s; %.1f Gb/s wire, %s" % (
+            name, " ".join(opts), ", ".join(got) or "nothing found", p["wire_gbps"],
+            ", ".join("%s %.0f%%" % (k, 100.0 * v / p["span_ns"]) for k, v in t.items() if v)))
+    # the figures behind the findings
+    d = run(os.path.join(cap, "bw_host.pcap"))
+    p = d["bandwidth"]["pairs"][0]
+    if not 30 < p["wire_gbps"] < 32 or not 30 < p["peak_gbps"] < 36 or \
+            "never above %.1f Gb/s" % p["peak_gbps"] not in p["findings"][0]["text"] or \
+            p["qps"] != 1 or p["src_rank"] is not None:
+        fail("bw_host: %r" % p)
+    d = run(os.path.join(cap, "bw_pfc.pcap"))
+    t = d["bandwidth"]["pairs"][0]["time_ns"]
+    # (the fifth pause comes after the last data packet: not within the pair's time)
+    if abs(t["pfc_paused"] - 4 * 100000) > 4 * 1000:
+        fail("bw_pfc: paused %d ns, want 4 x 100 us" % t["pfc_paused"])
+    r = subprocess.run([ROCESTAT, "--nccl-log", os.path.join(cap, "nccl-tests.log"),
+                        os.path.join(cap, "bw_clean.pcap")], capture_output=True, text=True)
+    if r.returncode != 2 or "--nccl-log" not in r.stderr:
+        fail("--nccl-log of an nccl-tests output: exit %d %r" % (r.returncode, r.stderr))
+    n += 1
+
+    # no RoCE frame (ARP and plain UDP): "no RoCE frames", exit 2, no report written; with
+    # report too (it once passed with "0 checks FAILED" and empty plots)
+    nr = os.path.join(cap, "no_roce.pcap")
+    for args in ([nr], ["report", nr, os.path.join(tmp, "no_roce.report")]):
+        r = subprocess.run([ROCESTAT] + args, capture_output=True, text=True, timeout=60)
+        if r.returncode != 2 or "no RoCE frames" not in r.stderr or \
+                "20 frames" not in r.stderr or "checks FAILED" in r.stdout:
+            fail("no RoCE %r: exit %d, stdout %r, stderr %r" % (args, r.returncode, r.stdout,
+                                                               r.stderr))
+    if os.path.exists(os.path.join(tmp, "no_roce.report", "report.json")):
+        fail("no RoCE: a report was written")
+    # rocestat report prints its summary whatever its exit status: the FAIL line and the
+    # verdict when a check fails (it once printed nothing)
+    rd = os.path.join(tmp, "double_nak.report")
+    r = subprocess.run([ROCESTAT, "report", os.path.join(cap, "double_nak.pcap"), rd],
+                       capture_output=True, text=True, timeout=300)
+    if r.returncode != 1 or "FAIL one NAK per gap" not in r.stdout or \
+            "1 checks FAILED" not in r.stdout or rd not in r.stdout:
+        fail("report on a FAIL: exit %d, stdout %r, stderr %r" % (r.returncode, r.stdout,
+                                                                 r.stderr))
+    r = subprocess.run([ROCESTAT, "report", os.path.join(cap, "drop_gbn.pcap"),
+                        os.path.join(tmp, "ok.report")], capture_output=True, text=True,
+                       timeout=300)
+    if r.returncode != 0 or "0 checks FAILED" not in r.stdout or "# rocestat:" not in r.stdout:
+        fail("report on a PASS: exit %d, stdout %r" % (r.returncode, r.stdout))
+    print("no RoCE frames: exit 2 with the reason, no report; report prints its summary "
+          "(exit 1 with the FAIL line, exit 0)")
+    n += 1
+
+    # --version: the git commit it was built from and the libraries; the same in report.json
+    # (the commit it was built from: one of this checkout's commits, not necessarily HEAD,
+    # which may have moved since the build)
+    r = subprocess.run([ROCESTAT, "--version"], capture_output=True, text=True, timeout=60)
+    m = re.search(r"\(git ([0-9a-f]{7,40})(-dirty)?\)", r.stdout)
+    in_git = subprocess.run(["git", "-C", SRC, "rev-parse", "--git-dir"],
+                            capture_output=True).returncode == 0
+    known = m is not None and subprocess.run(
+        ["git", "-C", SRC, "cat-file", "-e", m.group(1) + "^{commit}"],
+        capture_output=True).returncode == 0
+    if r.returncode != 0 or not r.stdout.startswith("rocestat ") or "DPDK 2" not in r.stdout or \
+            "jansson" not in r.stdout or "libpcap" not in r.stdout or (in_git and not known):
+        fail("--version: exit %d, %r (a commit of %s expected)" % (r.returncode, r.stdout, SRC))
+    v = run(os.path.join(cap, "drop_gbn.pcap"))["version"]
+    if "(git %s)" % v["git"] not in r.stdout or not v["dpdk"].startswith("2"):
+        fail("report.json version %r, --version %r" % (v, r.stdout))
+    print("version: %s" % r.stdout.strip())
+    n += 1
+
     # bad input: one clear line, exit 2, no crash
     bad = os.path.join(tmp, "bad.pcap")
     with open(bad, "wb") as f:
@@ -408,6 +537,16 @@ def main():
         if r.returncode != 2 or len(r.stderr.strip().splitlines()) < 1 or \
                 not r.stderr.startswith("rocestat: "):
             fail("bad input %r: exit %d, stderr %r" % (args, r.returncode, r.stderr))
+    # the bandwidth options: a bad value is refused naming the option, on a good capture
+    good = os.path.join(cap, "drop_gbn.pcap")
+    for args, word in ((["--expect-qps", "0"], "--expect-qps"),
+                       (["--expect-qps", "1.5"], "--expect-qps"),
+                       (["--line-rate-gbps", "x"], "--line-rate-gbps"),
+                       (["--nccl-log", "/nonexistent"], "--nccl-log")):
+        r = subprocess.run([ROCESTAT] + args + [good], capture_output=True, text=True,
+                           timeout=60)
+        if r.returncode != 2 or word not in r.stderr or r.stdout:
+            fail("bad %r: exit %d, stderr %r" % (args, r.returncode, r.stderr))
     # DCQCN parameter files: each bad one is refused with the file, line and name
     bads = {"unknown.txt": ("rpg_time_reset 300\nrpg_bogus 1\n", "rpg_bogus"),
             "range.txt": ("rpg_threshold 0\n", "rpg_threshold"),

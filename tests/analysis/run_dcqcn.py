@@ -112,12 +112,35 @@ for name, factor, key in (("rpg_time_reset", 3.0, "rpg_time_reset"),
     ex = v["fit"]["explained_by"]
     if v["verdict"] != "FAIL" or not ex or ex[0]["name"] != key:
         fail("%s x %g: %s, explained by %r" % (name, factor, v["why"], ex))
+    # only parameters whose value differs from the file's are named (rpg_threshold = 1 at its
+    # current value was once listed as explaining the trace)
+    given = params(one)
+    for x in ex:
+        cur = given.get(x["name"])
+        if cur is None:
+            fail("%s x %g: explained by %s, not in the file" % (name, factor, x["name"]))
+        if (x["value"] == cur) if x["name"] == "rpg_threshold" else \
+                abs(x["value"] - cur) <= 0.05 * abs(cur):
+            fail("%s x %g: explained by %s = %g, its current value %g" % (
+                name, factor, x["name"], x["value"], cur))
     if abs(ex[0]["value"] - T[name]) > 0.05 * T[name]:
         fail("%s x %g: explained by %s = %g, truth %g" % (name, factor, key, ex[0]["value"],
                                                           T[name]))
     print("one parameter wrong (%s x %g): FAIL (%s); explained by %s" % (
         name, factor, v["why"], ", ".join("%s = %.5g (error %.4f)" % (
             x["name"], x["value"], x["error"]) for x in ex)))
+
+# TRUTH itself failed on the cuts alone (--tol-cut 0.0001), its trajectory within
+# --tol-traj: no parameter at its current value is named as explaining the trace
+v = run("--dcqcn", truth, "--fit", "--tol-cut", "0.0001", cap, want_rc=1)
+for x in v["fit"]["explained_by"]:
+    cur = T.get(x["name"])
+    if cur is not None and ((x["value"] == cur) if x["name"] == "rpg_threshold" else
+                            abs(x["value"] - cur) <= 0.05 * abs(cur)):
+        fail("truth, cuts failed: explained by %s = %g, its current value" % (x["name"],
+                                                                              x["value"]))
+print("truth failed on cuts only: explained by %s" % (", ".join(
+    "%s = %.5g" % (x["name"], x["value"]) for x in v["fit"]["explained_by"]) or "nothing"))
 
 # NVIDIA's defaults (byte counter on: an increase every 32767 B, 26 us at 10 Gb/s): PASS
 # against nvidia, FAIL against paper (whose 10 MB byte counter and 55 us timer recover far

@@ -47,10 +47,11 @@ for capture, opts, want_rc, (w, h) in cases:
     if r.returncode != want_rc:
         fail("%s: exit %d: %s" % (capture, r.returncode, r.stderr))
     for name in ("report.txt", "report.json", "index.html", "csv/rate.csv", "csv/cnp.csv",
-                 "csv/events.csv", "csv/pfc.csv", "csv/qdepth.csv", "csv/ce.csv"):
+                 "csv/events.csv", "csv/pfc.csv", "csv/qdepth.csv", "csv/ce.csv",
+                 "csv/bandwidth.csv"):
         if not os.path.isfile(os.path.join(out, name)):
             fail("%s: %s missing" % (capture, name))
-    for png in ("rate.png", "pfc.png", "qdepth.png"):
+    for png in ("rate.png", "pfc.png", "qdepth.png", "bandwidth.png"):
         p = os.path.join(out, png)
         if not os.path.isfile(p) or os.path.getsize(p) < 1000:
             fail("%s: %s missing or empty" % (capture, png))
@@ -76,6 +77,67 @@ with open(os.path.join(out, "csv", "ce.csv")) as f:
     rows = f.read().strip().splitlines()[1:]
 if sum(int(x.split(",")[2]) for x in rows) != 100:
     fail("ce.csv: %d CE marks, want 100" % sum(int(x.split(",")[2]) for x in rows))
+# the rate plot honours --window-us (it once chose its own window) and says so in index.html
+out = os.path.join(tmp, "win.report")
+r = subprocess.run([ROCESTAT, "report", "--window-us", "50", os.path.join(cap, "cnp_train.pcap"),
+                    out], capture_output=True, text=True, timeout=300)
+with open(os.path.join(out, "index.html")) as f:
+    idx = f.read()
+if r.returncode not in (0, 1) or "mean over 50 us" not in idx:
+    fail("--window-us 50: exit %d, index.html %r" % (r.returncode, idx[-400:]))
+# axes with units; a model line far above the measurement (100 Gb/s against 0.3 Gb/s) goes on
+# its own axis instead of flattening the measurement to zero; close values share one axis
+# (in /usr/bin/python3, which has Debian's matplotlib, as rocestat runs plot.py)
+PLOT_CHECK = r"""
+import os, sys
+sys.path.insert(0, sys.argv[1])
+import plot
+tmp = sys.argv[2]
+for meas, model, axis, unit in ((300.0, 100000.0, "right", "Mb/s"),
+                                (90000.0, 100000.0, "same", "Gb/s")):
+    cd = os.path.join(tmp, "csv-%d" % meas)
+    os.makedirs(cd)
+    with open(os.path.join(cd, "rate.csv"), "w") as f:
+        f.write("flow,t_us,measured_mbps,predicted_mbps\n")
+        for i in range(200):
+            f.write("0,%d,%g,%g\n" % (i, meas, model))
+    for name, head in (("cnp.csv", "flow,data_flow,t_us"),
+                       ("events.csv", "flow,type,packet,packet2,t_us,psn,psn2,value")):
+        with open(os.path.join(cd, name), "w") as f:
+            f.write(head + "\n")
+    rep = {"flows": [{"id": 0, "label": "a->b", "counters": {"data_packets": 200}}]}
+    fig, facts = plot.rate_figure(cd, rep, (800, 400), 10.0)
+    ax = facts["axes"][0]
+    top = ax.get_ylim()[1]
+    if facts["model_axis"] != axis or facts["unit"] != unit or unit not in ax.get_ylabel() or \
+            "(us)" not in ax.get_xlabel() or "10 us" not in ax.get_ylabel():
+        sys.exit("rate plot %g/%g: %r, labels %r %r" % (meas, model, facts, ax.get_xlabel(),
+                                                        ax.get_ylabel()))
+    shown = meas * (1e-3 if unit == "Gb/s" else 1)
+    if top > 3 * shown * (model / meas if axis == "same" else 1):
+        sys.exit("rate plot %g/%g: the measurement flattened (axis top %g)" % (meas, model, top))
+    print("rate plot %g Mb/s measured, %g Mb/s model: model on the %s axis, %s, top %g" % (
+        meas, model, axis, unit, top))
+"""
+r = subprocess.run(["/usr/bin/python3", "-c", PLOT_CHECK,
+                    os.path.join(HERE, "..", "..", "scripts"), tmp],
+                   capture_output=True, text=True, timeout=120)
+if r.returncode != 0:
+    fail("rate plot: %s %s" % (r.stdout, r.stderr.strip()[-600:]))
+print(r.stdout.strip())
+
+# where the bandwidth went: the stacked-time plot and the finding in index.html
+out = os.path.join(tmp, "bw.report")
+r = subprocess.run([ROCESTAT, "report", os.path.join(cap, "bw_host.pcap"), out],
+                   capture_output=True, text=True, timeout=300)
+with open(os.path.join(out, "index.html")) as f:
+    idx = f.read()
+p = os.path.join(out, "bandwidth.png")
+if r.returncode != 0 or "host_cap" not in idx or "bandwidth.png" not in idx or \
+        not os.path.isfile(p) or os.path.getsize(p) < 1000 or "FINDING" not in r.stdout:
+    fail("bandwidth report: exit %d, stdout %r" % (r.returncode, r.stdout))
+print("bandwidth report: bandwidth.png, host_cap in index.html and the summary")
+
 # bad size: one message, non-zero
 r = subprocess.run([ROCESTAT, "report", "--png", "10x10", d, os.path.join(tmp, "x")],
                    capture_output=True, text=True)

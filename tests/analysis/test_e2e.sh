@@ -259,7 +259,7 @@ if mode == "loss":
     # time with its untimed check of the result added (above)
     busbw = app["size_bytes"] / 1e9 / ((app["time_us"] + verify_us) * 1e-6)  # x 2 (N-1)/N = 1
     print("busbw: wire %.5f GB/s (size %.0f B, %.1f us), rocegen %.5f GB/s (%d B, %.1f us "
-          "+ %.1f us checking the result)" % (wire, it[0]["size_bytes"], it[0]["time_us"],
+          "+ %.1f us checking the result)" % (wire, it[0]["size_bytes"], it[0]["time_ns"] / 1e3,
                                               busbw, app["size_bytes"], app["time_us"],
                                               verify_us))
     # (each PSN counted once; under load rocegen's sender may put a few more on the wire)
@@ -275,7 +275,7 @@ else:
     # time with its untimed check of the result added (above)
     busbw = app["size_bytes"] / 1e9 / ((app["time_us"] + verify_us) * 1e-6)  # x 2 (N-1)/N = 1
     print("busbw: wire %.5f GB/s (size %.0f B, %.1f us), rocegen %.5f GB/s (%d B, %.1f us "
-          "+ %.1f us checking the result)" % (wire, it[0]["size_bytes"], it[0]["time_us"],
+          "+ %.1f us checking the result)" % (wire, it[0]["size_bytes"], it[0]["time_ns"] / 1e3,
                                               busbw, app["size_bytes"], app["time_us"],
                                               verify_us))
     assert abs(it[0]["size_bytes"] - app["size_bytes"]) <= 0.01 * app["size_bytes"], it
@@ -310,8 +310,8 @@ else:
         # idle time when it comes after the first CNP; it must not take a quarter of the trace
         assert v["idle"]["windows_idle"] < v["idle"]["windows"] / 4, v["idle"]
         print("dcqcn: QP 0x%x: stalls inside messages: %d, %.1f ms in all, the longest %.1f ms"
-              % (q["qpn"], v["stalls"]["gaps"], v["stalls"]["total_us"] / 1000,
-                 v["stalls"]["longest_us"] / 1000))
+              % (q["qpn"], v["stalls"]["gaps"], v["stalls"]["total_ns"] / 1e6,
+                 v["stalls"]["longest_ns"] / 1e6))
         # the timing checks: a run whose sender or switch stalled may fail them (header);
         # exit 3 asks for a repeat (up to three runs), only when it did
         timing = [(v["verdict"] == "PASS", "PASS with the parameters run: " + v["why"]),
@@ -326,11 +326,12 @@ else:
             # merged, is above the model until it is back at the line rate; the incast's
             # bursts are 200 ms apart) or within its own window (50 ms); a miss with every
             # cut right needs a stall of 5 ms or more (the sender's or rocemu's worker's)
-            sl = [(a0, a1) for a0, a1 in v["stalls"]["intervals_us"] if a1 - a0 >= 2000]
-            bad = [c["t_us"] for c in v["cuts"] if not c["ok"]]
+            sl = [(a0 / 1e3, a1 / 1e3) for a0, a1 in v["stalls"]["intervals_ns"]
+                  if a1 - a0 >= 2000000]
+            bad = [c["t_ns"] / 1e3 for c in v["cuts"] if not c["ok"]]
             near = [t for t in bad if any(a0 <= t + 50000 and a1 >= t - 250000
                                           for a0, a1 in sl)]
-            worst = max(v["stalls"]["longest_us"] / 1000, st["polling"]["longest_gap_ns"] / 1e6)
+            worst = max(v["stalls"]["longest_ns"] / 1e6, st["polling"]["longest_gap_ns"] / 1e6)
             print("timing checks missed: " + "; ".join(missed))
             print("stalls of 2 ms or more: %d; cuts off by more than 10%%: %d, %d of them "
                   "after one; the longest stall %.1f ms" % (len(sl), len(bad), len(near), worst))
