@@ -40,7 +40,12 @@ for nw in 1 2; do
 		echo "PASS tsan-live-w$nw: $(tail -1 "$log")"
 		pass=$((pass + 1))
 	else
-		echo "FAIL tsan-live-w$nw:"; tail -80 "$log"
+		# the first report whole (both stacks), then how the run ended
+		echo "FAIL tsan-live-w$nw:"
+		if grep -q "WARNING: ThreadSanitizer" "$log"; then
+			sed -n '/WARNING: ThreadSanitizer/,/^SUMMARY: ThreadSanitizer/p' "$log" | head -120
+		fi
+		tail -15 "$log"
 		fail=$((fail + 1))
 	fi
 	rm -f "$log"

@@ -232,13 +232,15 @@ live_poll(struct live_worker *w, bool rx)
 			/* up to LIVE_RING_BURSTS bursts: a ring drains faster than one RX queue
 			 * fills it */
 			for (k = 0; k < LIVE_RING_BURSTS; k++) {
+				/* release first: the slots this dequeue reads may be refilled as
+				 * soon as it returns */
+				EMU_TSAN_RELEASE(st->ring[i][w->idx]);
 				n = (uint16_t)rte_ring_sc_dequeue_burst(st->ring[i][w->idx],
 									(void **)pkts, EMU_BURST,
 									&avail);
 				if (n == 0)
 					break;
-				EMU_TSAN_ACQUIRE(st->ring[i][w->idx]);
-				EMU_TSAN_RELEASE(st->ring[i][w->idx]); /* its slots read */
+				EMU_TSAN_ACQUIRE(st->ring[i][w->idx]); /* the frames it took */
 				if (k == 0 && n + avail > w->ring_hwm[i])
 					LIVE_STORE(&w->ring_hwm[i], (uint64_t)n + avail);
 				emu_switch_rx_handoff(sw, pkts, n, now);

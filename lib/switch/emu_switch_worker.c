@@ -80,9 +80,11 @@ emu_switch_handoff_push(struct emu_switch *sw, unsigned int w)
 {
 	unsigned int n = sw->ho_n[w], k;
 
-	EMU_TSAN_ACQUIRE(sw->ho_ring[w]); /* the slots the owner read are free again */
-	k = rte_ring_sp_enqueue_burst(sw->ho_ring[w], (void **)sw->ho_pkts[w], n, NULL);
+	/* The release comes before the enqueue that publishes the frames: the owner may dequeue
+	 * and acquire before this call returns (a release after the enqueue raced with it). */
 	EMU_TSAN_RELEASE(sw->ho_ring[w]); /* the frames and their metadata, to the owner */
+	k = rte_ring_sp_enqueue_burst(sw->ho_ring[w], (void **)sw->ho_pkts[w], n, NULL);
+	EMU_TSAN_ACQUIRE(sw->ho_ring[w]); /* the slots the owner read are free again */
 	sw->ctr[EMU_RUN_CTR_HANDOFF_OUT] += k;
 	if (k < n)
 		emu_switch_drop_bulk(sw, &sw->ho_pkts[w][k], n - k, EMU_RUN_CTR_DROP_HANDOFF_FULL);
