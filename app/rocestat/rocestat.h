@@ -4,9 +4,9 @@
 
 /**
  * @file
- * rocestat's parts: main.c reads the options and the capture and runs the analysis; rs_out.c
- * writes what it found (every file through lib/base/emu_out, refused before anything is read
- * when it names the same file as an input or another output).
+ * rocestat's parts: main.c reads the options and runs the analysis; rs_read.c reads the
+ * capture; rs_out.c writes what it found (every file through lib/base/emu_out, refused before
+ * anything is read when it names the same file as an input or another output).
  */
 
 #include <stdbool.h>
@@ -25,6 +25,12 @@ struct rs_opts {
 	unsigned int png_w, png_h;
 	bool quiet;
 };
+
+/**
+ * Read the capture at @p path (pcap or pcapng; Ethernet or Linux cooked v1/v2) into @p a, frame
+ * by frame (rs_read.c). Returns 0, or -errno after one line on stderr naming the file.
+ */
+int rs_read(struct ana *a, const char *path);
 
 /**
  * Before anything is read: refuse (one line on stderr, -1) an output naming the same file as
