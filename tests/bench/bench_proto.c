@@ -4,9 +4,9 @@
  * - parse: ns per packet for a 62-byte RC ACK and a 4 KB RDMA WRITE (4154-byte frame);
  * - ICRC: GB/s over 4 KB payloads for roce_icrc_compute() (masked header copy + seeded
  *   VPCLMULQDQ/PCLMULQDQ CRC in place), against the same ICRC on the 128-bit PCLMULQDQ path
- *   only (the code before issue 34; the target is 20 GB/s), rte_net_crc_calc() over the same bytes (one shot,
- *   unseeded: what the ICRC would cost if no masking were needed), the slice-by-8 tables and a
- *   plain one-table CRC-32;
+ *   only (the code before issue 34; the target is 20 GB/s), rte_net_crc_calc() over the same
+ *   bytes (one shot, unseeded: what the ICRC would cost if no masking were needed), the
+ *   slice-by-8 tables and a plain one-table CRC-32;
  * - QP pairing: ns per learn + lookup;
  * - UDP source port rewrite of a 4 KB RDMA WRITE: roce_set_udp_sport() (ICRC recomputed over
  *   the frame) against roce_patch_udp_sport() (ICRC patched for the two bytes), ns per packet
@@ -251,7 +251,8 @@ main(int argc, char **argv)
 	uint64_t div = quick ? 100 : 1;
 	int ack_len, wr_len;
 	struct roce_pkt pa, pw;
-	double ns_ack, ns_wr, g_icrc, g_sse, g_rte, g_s8, g_b1, ns_qp, ns_icrc_ack, ns_sp_full, ns_sp_patch;
+	double ns_ack, ns_wr, g_icrc, g_sse, g_rte, g_s8, g_b1, ns_qp, ns_icrc_ack, ns_sp_full;
+	double ns_sp_patch;
 
 	if (scale == 0)
 		scale = 1;
@@ -272,7 +273,8 @@ main(int argc, char **argv)
 	roce_parse(ack, (uint32_t)ack_len, ROCE_UDP_PORT, &pa);
 	roce_parse(wr, (uint32_t)wr_len, ROCE_UDP_PORT, &pw);
 	if (!roce_icrc_verify(wr, (uint32_t)wr_len, &pw) ||
-			icrc_sse(wr, (uint32_t)wr_len, &pw) != roce_icrc_compute(wr, (uint32_t)wr_len, &pw) ||
+			icrc_sse(wr, (uint32_t)wr_len, &pw) !=
+				roce_icrc_compute(wr, (uint32_t)wr_len, &pw) ||
 			emu_compat_crc_calc(&bench_rte_crc, wr + pw.payload_off, pw.payload_len) !=
 			~roce_crc32_update_table(ROCE_CRC32_INIT, wr + pw.payload_off,
 				pw.payload_len)) {
@@ -285,8 +287,10 @@ main(int argc, char **argv)
 	/* the new path and the old one alternate, so a stall of the VM hits both alike */
 	g_icrc = bench_crc(CRC_ICRC, wr, (uint32_t)wr_len, &pw, 50000 * scale / div);
 	g_sse = bench_crc(CRC_ICRC_SSE, wr, (uint32_t)wr_len, &pw, 50000 * scale / div);
-	g_icrc = fmax(g_icrc, bench_crc(CRC_ICRC, wr, (uint32_t)wr_len, &pw, 50000 * scale / div));
-	g_sse = fmax(g_sse, bench_crc(CRC_ICRC_SSE, wr, (uint32_t)wr_len, &pw, 50000 * scale / div));
+	g_icrc = fmax(g_icrc, bench_crc(CRC_ICRC, wr, (uint32_t)wr_len, &pw,
+		50000 * scale / div));
+	g_sse = fmax(g_sse, bench_crc(CRC_ICRC_SSE, wr, (uint32_t)wr_len, &pw,
+		50000 * scale / div));
 	g_rte = bench_crc(CRC_RTE, wr, (uint32_t)wr_len, &pw, 50000 * scale / div);
 	g_s8 = bench_crc(CRC_SLICE8, wr, (uint32_t)wr_len, &pw, 10000 * scale / div);
 	g_b1 = bench_crc(CRC_BYTEWISE, wr, (uint32_t)wr_len, &pw, 5000 * scale / div);
