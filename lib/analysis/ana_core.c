@@ -62,6 +62,8 @@ ana_opts_default(struct ana_opts *o)
 	o->tol_cut = 0.10;
 	o->tol_traj = 0.10;
 	o->ranks = 2;
+	o->qp_pairs_max = 1u << 16;
+	o->series_max_bins = ANA_SERIES_CAP;
 }
 
 /* Signed distance a - b between two 24-bit PSNs, in (-2^23, 2^23]. */
@@ -92,10 +94,11 @@ ana_ip_str(const uint8_t *ip, uint8_t version, char *buf, size_t len)
 }
 
 void
-ana_series_init(struct ana_series *s, uint64_t bin_ns, bool max_mode)
+ana_series_init(struct ana_series *s, uint64_t bin_ns, uint32_t max_bins, bool max_mode)
 {
 	memset(s, 0, sizeof(*s));
 	s->bin_ns = bin_ns ? bin_ns : 1000;
+	s->max_bins = max_bins >= 2 && max_bins <= ANA_SERIES_CAP ? max_bins : ANA_SERIES_CAP;
 	s->max_mode = max_mode;
 }
 
@@ -155,7 +158,7 @@ ana_series_add(struct ana_series *s, uint64_t t_ns, double v)
 	if (t_ns < s->t0_ns)
 		t_ns = s->t0_ns;
 	idx = (t_ns - s->t0_ns) / s->bin_ns;
-	while (idx >= ANA_SERIES_CAP) {
+	while (idx >= s->max_bins) {
 		if (s->cap == 0)
 			return;
 		ana_series_coarsen(s);
@@ -167,8 +170,8 @@ ana_series_add(struct ana_series *s, uint64_t t_ns, double v)
 
 		while (ncap <= idx)
 			ncap *= 2;
-		if (ncap > ANA_SERIES_CAP)
-			ncap = ANA_SERIES_CAP;
+		if (ncap > s->max_bins)
+			ncap = s->max_bins;
 		nv = realloc(s->v, ncap * sizeof(double));
 		if (nv == NULL)
 			return;
@@ -221,11 +224,11 @@ ana_create(const struct ana_opts *o, char *err, size_t err_len)
 	a->o = *o;
 	a->hash_size = 1024;
 	a->hash = malloc(a->hash_size * sizeof(*a->hash));
-	a->qpmap = roce_qpmap_create(1 << 16, 0);
+	a->qpmap = roce_qpmap_create(o->qp_pairs_max != 0 ? o->qp_pairs_max : 1u << 16, 0);
 	if (a->hash == NULL || a->qpmap == NULL)
 		goto fail;
 	memset(a->hash, 0xff, a->hash_size * sizeof(*a->hash));
-	ana_series_init(&a->qdepth, o->bin_ns, true);
+	ana_series_init(&a->qdepth, o->bin_ns, o->series_max_bins, true);
 	return a;
 fail:
 	snprintf(err, err_len, "out of memory");
@@ -355,10 +358,10 @@ ana_flow_get(struct ana *a, const struct roce_pkt *p, uint64_t pktno, uint64_t t
 	f->retx_lat_min_ns = UINT64_MAX;
 	f->cnp_min_gap_ns = UINT64_MAX;
 	f->transport = 0xFF;
-	ana_series_init(&f->rate, a->o.bin_ns, false);
-	ana_series_init(&f->ce_series, a->o.bin_ns, false);
-	ana_series_init(&f->gap_sum, a->o.bin_ns, false);
-	ana_series_init(&f->gap_n, a->o.bin_ns, false);
+	ana_series_init(&f->rate, a->o.bin_ns, a->o.series_max_bins, false);
+	ana_series_init(&f->ce_series, a->o.bin_ns, a->o.series_max_bins, false);
+	ana_series_init(&f->gap_sum, a->o.bin_ns, a->o.series_max_bins, false);
+	ana_series_init(&f->gap_n, a->o.bin_ns, a->o.series_max_bins, false);
 	h = ana_key_hash(f->src_ip, f->dst_ip, f->dqp) & (a->hash_size - 1);
 	while (a->hash[h] >= 0)
 		h = (h + 1) & (a->hash_size - 1);
