@@ -64,7 +64,9 @@ for f in tests/fuzz/fuzz_*.c; do
 	targets+=("${t%.c}")
 done
 
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+# a 16 MB quarantine instead of 256: a use after free is still caught among recent frees, and
+# freed memory is reused instead of fresh pages faulted in (fuzz_rocestat ran 4x faster)
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:quarantine_size_mb=16}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$ROOT/scripts/lsan.supp:print_suppressions=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
@@ -83,7 +85,7 @@ run_one() {
 	fi
 	# -timeout: one input taking longer is a finding; the outer timeout only bounds a hang
 	# of libFuzzer itself
-	timeout -k 10 $((FUZZ_SECONDS + 120)) "$bin" -max_total_time="$FUZZ_SECONDS" \
+	timeout -k 10 $((FUZZ_SECONDS + 60)) "$bin" -max_total_time="$FUZZ_SECONDS" \
 		-timeout=30 -rss_limit_mb=2560 -print_final_stats=1 \
 		-artifact_prefix="$dir/" "$dir/corpus" "tests/fuzz/corpus/$t" >"$dir.log" 2>&1
 }
