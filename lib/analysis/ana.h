@@ -48,6 +48,9 @@ struct ana_opts {
 	char collective[32];            /**< --collective (empty: none) */
 	unsigned int ranks;             /**< --ranks */
 	unsigned int expect_qps;        /**< --expect-qps: QPs expected per IP pair (0: any) */
+	uint32_t qp_pairs_max;          /**< QP pairing table entries (default 65536) */
+	uint32_t series_max_bins;       /**< bins of a time series before it coarsens (default
+					 *   and maximum 2^18) */
 };
 
 void ana_opts_default(struct ana_opts *o);

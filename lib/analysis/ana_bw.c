@@ -87,7 +87,7 @@ ana_bw_get(struct ana *a, struct ana_flow *f, uint64_t t_ns)
 	p->prio = f->data_prio;
 	p->t_first_ns = t_ns;
 	p->src_rank = p->dst_rank = p->rail = -1;
-	ana_series_init(&p->rate, a->o.bin_ns, false);
+	ana_series_init(&p->rate, a->o.bin_ns, a->o.series_max_bins, false);
 	f->bw_pair = (int32_t)a->n_bw;
 	return &a->bw[a->n_bw++];
 }

@@ -27,11 +27,11 @@ ana_create(const struct ana_opts *o, char *err, size_t err_len)
 	a->o = *o;
 	a->hash_size = 1024;
 	a->hash = malloc(a->hash_size * sizeof(*a->hash));
-	a->qpmap = roce_qpmap_create(1 << 16, 0);
+	a->qpmap = roce_qpmap_create(o->qp_pairs_max != 0 ? o->qp_pairs_max : 1u << 16, 0);
 	if (a->hash == NULL || a->qpmap == NULL)
 		goto fail;
 	memset(a->hash, 0xff, a->hash_size * sizeof(*a->hash));
-	ana_series_init(&a->qdepth, o->bin_ns, true);
+	ana_series_init(&a->qdepth, o->bin_ns, o->series_max_bins, true);
 	return a;
 fail:
 	snprintf(err, err_len, "out of memory");
@@ -163,10 +163,10 @@ ana_flow_get(struct ana *a, const struct roce_pkt *p, uint64_t pktno, uint64_t t
 	f->cnp_min_gap_ns = UINT64_MAX;
 	f->transport = 0xFF;
 	f->bw_pair = -1;
-	ana_series_init(&f->rate, a->o.bin_ns, false);
-	ana_series_init(&f->ce_series, a->o.bin_ns, false);
-	ana_series_init(&f->gap_sum, a->o.bin_ns, false);
-	ana_series_init(&f->gap_n, a->o.bin_ns, false);
+	ana_series_init(&f->rate, a->o.bin_ns, a->o.series_max_bins, false);
+	ana_series_init(&f->ce_series, a->o.bin_ns, a->o.series_max_bins, false);
+	ana_series_init(&f->gap_sum, a->o.bin_ns, a->o.series_max_bins, false);
+	ana_series_init(&f->gap_n, a->o.bin_ns, a->o.series_max_bins, false);
 	h = ana_key_hash(f->src_ip, f->dst_ip, f->dqp) & (a->hash_size - 1);
 	while (a->hash[h] >= 0)
 		h = (h + 1) & (a->hash_size - 1);

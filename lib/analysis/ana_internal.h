@@ -17,6 +17,7 @@ struct ana_series {
 	uint64_t bin_ns;
 	uint32_t n;
 	uint32_t cap;
+	uint32_t max_bins; /* coarsen beyond this many bins (ana_opts.series_max_bins) */
 	double *v;
 	bool started;
 	bool max_mode; /* bins keep the maximum (queue depth) instead of the sum (bytes) */
@@ -443,7 +444,7 @@ struct ana_flow *ana_peer(struct ana *a, struct ana_flow *f, const struct roce_p
 void ana_prefault(void *p, size_t len);
 void *ana_realloc(void *v, size_t old_len, size_t new_len);
 void *ana_calloc(size_t n, size_t size);
-void ana_series_init(struct ana_series *s, uint64_t bin_ns, bool max_mode);
+void ana_series_init(struct ana_series *s, uint64_t bin_ns, uint32_t max_bins, bool max_mode);
 /* A growable array v of *cap elements of size bytes, n used: doubled (from first, up to max
  * elements) when full; returns the array, moved or not. The caller tests n < *cap after (no
  * room: a counter then says what was not kept). */

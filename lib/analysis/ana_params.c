@@ -24,6 +24,10 @@ struct ana_pname {
 	size_t off;
 };
 
+/* Upper bounds of times (1000 s) and byte counters (1 TB): far beyond any NIC's setting */
+#define ANA_PARAM_MAX_US 1e9
+#define ANA_PARAM_MAX_BYTES 1e12
+
 #define OFF(f) offsetof(struct dcqcn_params, f)
 static const struct ana_pname ana_pnames[] = {
 	{ "rpg_time_reset", 0, OFF(rpg_time_reset_ns) },
@@ -98,9 +102,20 @@ ana_pset(struct dcqcn_params *p, const char *where, const char *name, double v, 
 			snprintf(err, err_len, "%s: %s: must be > 0 us", where, name);
 			return -EINVAL;
 		}
+		/* converting a double beyond 2^64 to an integer is undefined (fuzz_dcqcn) */
+		if (v > ANA_PARAM_MAX_US) {
+			snprintf(err, err_len, "%s: %s: must be at most %.0f us, got %g", where,
+				 name, ANA_PARAM_MAX_US, v);
+			return -EINVAL;
+		}
 		*(uint64_t *)(b + d->off) = (uint64_t)(v * 1000 + 0.5);
 		break;
 	case 1:
+		if (v > ANA_PARAM_MAX_BYTES) {
+			snprintf(err, err_len, "%s: %s: must be at most %.0f bytes, got %g", where,
+				 name, ANA_PARAM_MAX_BYTES, v);
+			return -EINVAL;
+		}
 		*(uint64_t *)(b + d->off) = (uint64_t)v;
 		break;
 	case 2:

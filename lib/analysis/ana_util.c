@@ -55,6 +55,8 @@ ana_opts_default(struct ana_opts *o)
 	o->tol_cut = 0.10;
 	o->tol_traj = 0.10;
 	o->ranks = 2;
+	o->qp_pairs_max = 1u << 16;
+	o->series_max_bins = ANA_SERIES_CAP;
 }
 
 uint16_t
@@ -75,10 +77,11 @@ ana_ip_str(const uint8_t *ip, uint8_t version, char *buf, size_t len)
 }
 
 void
-ana_series_init(struct ana_series *s, uint64_t bin_ns, bool max_mode)
+ana_series_init(struct ana_series *s, uint64_t bin_ns, uint32_t max_bins, bool max_mode)
 {
 	memset(s, 0, sizeof(*s));
 	s->bin_ns = bin_ns ? bin_ns : 1000;
+	s->max_bins = max_bins >= 2 && max_bins <= ANA_SERIES_CAP ? max_bins : ANA_SERIES_CAP;
 	s->max_mode = max_mode;
 }
 
@@ -194,7 +197,7 @@ ana_series_add(struct ana_series *s, uint64_t t_ns, double v)
 	if (t_ns < s->t0_ns)
 		t_ns = s->t0_ns;
 	idx = (t_ns - s->t0_ns) / s->bin_ns;
-	while (idx >= ANA_SERIES_CAP) {
+	while (idx >= s->max_bins) {
 		if (s->cap == 0)
 			return;
 		ana_series_coarsen(s);
@@ -206,8 +209,8 @@ ana_series_add(struct ana_series *s, uint64_t t_ns, double v)
 
 		while (ncap <= idx)
 			ncap *= 2;
-		if (ncap > ANA_SERIES_CAP)
-			ncap = ANA_SERIES_CAP;
+		if (ncap > s->max_bins)
+			ncap = s->max_bins;
 		nv = ana_realloc(s->v, s->cap * sizeof(double), ncap * sizeof(double));
 		if (nv == NULL)
 			return;

@@ -162,6 +162,46 @@ static const uint64_t crc_k5k0[2] __attribute__((aligned(16))) = {
 static const uint64_t crc_poly[2] __attribute__((aligned(16))) = {
 	0x01db710641ULL, 0x01f7011641ULL };
 
+/*
+ * Fold the remaining 16-byte blocks (len a multiple of 16) into the 128-bit remainder x1, then
+ * reduce it to the 32-bit CRC register (128 -> 64 bits, Barrett).
+ */
+__attribute__((target("pclmul,sse4.1"))) static uint32_t
+crc32_fold_tail(__m128i x1, const uint8_t *buf, size_t len)
+{
+	__m128i x0, x2, x3, x5;
+
+	x0 = _mm_load_si128((const __m128i *)(const void *)crc_k3k4);
+	while (len >= 16) {
+		x2 = _mm_loadu_si128((const __m128i *)(const void *)buf);
+		x5 = _mm_clmulepi64_si128(x1, x0, 0x00);
+		x1 = _mm_clmulepi64_si128(x1, x0, 0x11);
+		x1 = _mm_xor_si128(_mm_xor_si128(x1, x2), x5);
+		buf += 16;
+		len -= 16;
+	}
+
+	/* 128 -> 64 bits. */
+	x2 = _mm_clmulepi64_si128(x1, x0, 0x10);
+	x3 = _mm_setr_epi32(~0, 0, ~0, 0);
+	x1 = _mm_srli_si128(x1, 8);
+	x1 = _mm_xor_si128(x1, x2);
+	x0 = _mm_loadl_epi64((const __m128i *)(const void *)crc_k5k0);
+	x2 = _mm_srli_si128(x1, 4);
+	x1 = _mm_and_si128(x1, x3);
+	x1 = _mm_clmulepi64_si128(x1, x0, 0x00);
+	x1 = _mm_xor_si128(x1, x2);
+
+	/* Barrett reduction to 32 bits. */
+	x0 = _mm_load_si128((const __m128i *)(const void *)crc_poly);
+	x2 = _mm_and_si128(x1, x3);
+	x2 = _mm_clmulepi64_si128(x2, x0, 0x10);
+	x2 = _mm_and_si128(x2, x3);
+	x2 = _mm_clmulepi64_si128(x2, x0, 0x00);
+	x1 = _mm_xor_si128(x1, x2);
+	return (uint32_t)_mm_extract_epi32(x1, 1);
+}
+
 /* Fold len bytes (len >= 64, a multiple of 16) into the running state. */
 __attribute__((target("pclmul,sse4.1"))) static uint32_t
 crc32_fold_clmul(uint32_t state, const uint8_t *buf, size_t len)
@@ -210,35 +250,101 @@ crc32_fold_clmul(uint32_t state, const uint8_t *buf, size_t len)
 	x5 = _mm_clmulepi64_si128(x1, x0, 0x00);
 	x1 = _mm_clmulepi64_si128(x1, x0, 0x11);
 	x1 = _mm_xor_si128(_mm_xor_si128(x1, x4), x5);
+	return crc32_fold_tail(x1, buf, len);
+}
 
-	while (len >= 16) {
-		x2 = _mm_loadu_si128((const __m128i *)(const void *)buf);
-		x5 = _mm_clmulepi64_si128(x1, x0, 0x00);
-		x1 = _mm_clmulepi64_si128(x1, x0, 0x11);
-		x1 = _mm_xor_si128(_mm_xor_si128(x1, x2), x5);
-		buf += 16;
-		len -= 16;
+/*
+ * The same folding four times wider: VPCLMULQDQ multiplies the four 128-bit lanes of a 512-bit
+ * register at once, and four such registers (256 bytes) fold by 2048 bits per iteration, with
+ * k = x^(2048+32) mod P and x^(2048-32) mod P, each written as bitreflect32(x^n mod P) << 1 like
+ * k1..k4 above. The four registers then fold into one by 512 bits (k1, k2), its four lanes into
+ * one by 128 bits (k3, k4), and crc32_fold_tail() finishes. The exact tests (test_crc.c) hold
+ * every constant: a wrong one changes the CRC of every input long enough to use it.
+ */
+static const uint64_t crc_k2048[2] __attribute__((aligned(16))) = {
+	0x011542778aULL, 0x01322d1430ULL };
+
+#define CRC_AVX512_TARGET "avx512f,vpclmulqdq,pclmul,sse4.1"
+
+/* x * x^d + y: the two 64-bit halves of every lane of x times their constants in k, plus y. */
+__attribute__((target(CRC_AVX512_TARGET))) static inline __m512i
+crc32_fold512(__m512i x, __m512i k, __m512i y)
+{
+	return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(x, k, 0x00),
+		_mm512_clmulepi64_epi128(x, k, 0x11), y, 0x96);
+}
+
+/* Fold len bytes (len >= 256, a multiple of 16) into the running state. */
+__attribute__((target(CRC_AVX512_TARGET))) static uint32_t
+crc32_fold_vpclmul(uint32_t state, const uint8_t *buf, size_t len)
+{
+	__m512i z0, z1, z2, z3, k;
+	__m128i x0, x1, x5;
+
+	z0 = _mm512_loadu_si512((const void *)(buf + 0x00));
+	z1 = _mm512_loadu_si512((const void *)(buf + 0x40));
+	z2 = _mm512_loadu_si512((const void *)(buf + 0x80));
+	z3 = _mm512_loadu_si512((const void *)(buf + 0xC0));
+	z0 = _mm512_xor_si512(z0, _mm512_zextsi128_si512(_mm_cvtsi32_si128((int)state)));
+	k = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)(const void *)crc_k2048));
+	buf += 256;
+	len -= 256;
+
+	while (len >= 256) {
+		z0 = crc32_fold512(z0, k, _mm512_loadu_si512((const void *)(buf + 0x00)));
+		z1 = crc32_fold512(z1, k, _mm512_loadu_si512((const void *)(buf + 0x40)));
+		z2 = crc32_fold512(z2, k, _mm512_loadu_si512((const void *)(buf + 0x80)));
+		z3 = crc32_fold512(z3, k, _mm512_loadu_si512((const void *)(buf + 0xC0)));
+		buf += 256;
+		len -= 256;
 	}
 
-	/* 128 -> 64 bits. */
-	x2 = _mm_clmulepi64_si128(x1, x0, 0x10);
-	x3 = _mm_setr_epi32(~0, 0, ~0, 0);
-	x1 = _mm_srli_si128(x1, 8);
-	x1 = _mm_xor_si128(x1, x2);
-	x0 = _mm_loadl_epi64((const __m128i *)(const void *)crc_k5k0);
-	x2 = _mm_srli_si128(x1, 4);
-	x1 = _mm_and_si128(x1, x3);
-	x1 = _mm_clmulepi64_si128(x1, x0, 0x00);
-	x1 = _mm_xor_si128(x1, x2);
+	/* Four registers into one, then what is left in 64-byte blocks. */
+	k = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)(const void *)crc_k1k2));
+	z0 = crc32_fold512(z0, k, z1);
+	z0 = crc32_fold512(z0, k, z2);
+	z0 = crc32_fold512(z0, k, z3);
+	while (len >= 64) {
+		z0 = crc32_fold512(z0, k, _mm512_loadu_si512((const void *)buf));
+		buf += 64;
+		len -= 64;
+	}
 
-	/* Barrett reduction to 32 bits. */
-	x0 = _mm_load_si128((const __m128i *)(const void *)crc_poly);
-	x2 = _mm_and_si128(x1, x3);
-	x2 = _mm_clmulepi64_si128(x2, x0, 0x10);
-	x2 = _mm_and_si128(x2, x3);
-	x2 = _mm_clmulepi64_si128(x2, x0, 0x00);
-	x1 = _mm_xor_si128(x1, x2);
-	return (uint32_t)_mm_extract_epi32(x1, 1);
+	/* The four lanes into one. */
+	x0 = _mm_load_si128((const __m128i *)(const void *)crc_k3k4);
+	x1 = _mm512_extracti32x4_epi32(z0, 0);
+	x5 = _mm_clmulepi64_si128(x1, x0, 0x00);
+	x1 = _mm_clmulepi64_si128(x1, x0, 0x11);
+	x1 = _mm_xor_si128(_mm_xor_si128(x1, _mm512_extracti32x4_epi32(z0, 1)), x5);
+	x5 = _mm_clmulepi64_si128(x1, x0, 0x00);
+	x1 = _mm_clmulepi64_si128(x1, x0, 0x11);
+	x1 = _mm_xor_si128(_mm_xor_si128(x1, _mm512_extracti32x4_epi32(z0, 2)), x5);
+	x5 = _mm_clmulepi64_si128(x1, x0, 0x00);
+	x1 = _mm_clmulepi64_si128(x1, x0, 0x11);
+	x1 = _mm_xor_si128(_mm_xor_si128(x1, _mm512_extracti32x4_epi32(z0, 3)), x5);
+	return crc32_fold_tail(x1, buf, len);
+}
+
+int
+roce_crc32_has_vpclmul(void)
+{
+	return roce_crc32_has_clmul() && __builtin_cpu_supports("avx512f") &&
+		__builtin_cpu_supports("vpclmulqdq");
+}
+
+uint32_t
+roce_crc32_update_vpclmul(uint32_t state, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	if (len >= 256) {
+		size_t n = len & ~(size_t)15;
+
+		state = crc32_fold_vpclmul(state, p, n);
+		p += n;
+		len -= n;
+	}
+	return roce_crc32_update_clmul(state, p, len);
 }
 
 int
@@ -265,6 +371,8 @@ roce_crc32_update_clmul(uint32_t state, const void *buf, size_t len)
 uint32_t
 roce_crc32_update(uint32_t state, const void *buf, size_t len)
 {
+	if (len >= 256 && roce_crc32_has_vpclmul())
+		return roce_crc32_update_vpclmul(state, buf, len);
 	if (len >= 64 && roce_crc32_has_clmul())
 		return roce_crc32_update_clmul(state, buf, len);
 	return roce_crc32_update_table(state, buf, len);
@@ -276,6 +384,18 @@ int
 roce_crc32_has_clmul(void)
 {
 	return 0;
+}
+
+int
+roce_crc32_has_vpclmul(void)
+{
+	return 0;
+}
+
+uint32_t
+roce_crc32_update_vpclmul(uint32_t state, const void *buf, size_t len)
+{
+	return roce_crc32_update_table(state, buf, len);
 }
 
 uint32_t

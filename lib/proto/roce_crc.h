@@ -9,8 +9,10 @@
  * step (a GF(2) multiply by x^(8 * len) mod P per packet) or a temporary in-place masking of
  * the frame (impossible on a const or shared buffer). This module runs the same PCLMULQDQ
  * folding as DPDK (Intel, "Fast CRC Computation for Generic Polynomials Using PCLMULQDQ",
- * 2009), four lanes wide, but takes a running state; it falls back to slice-by-8 tables on
- * CPUs without PCLMULQDQ and for short tails. tests/bench/bench_proto.c compares both.
+ * 2009), but takes a running state. Chosen at run time from cpuid: on CPUs with AVX-512
+ * VPCLMULQDQ, sixteen 128-bit lanes (four 512-bit registers, 256 bytes per iteration);
+ * else four 128-bit PCLMULQDQ lanes (64 bytes); else slice-by-8 tables, which also take the
+ * short tails. tests/bench/bench_proto.c compares them.
  */
 #ifndef ROCE_CRC_H
 #define ROCE_CRC_H
@@ -27,7 +29,8 @@ extern "C" {
 
 /**
  * Feed len bytes into a running CRC-32 state (no inversion on entry or exit) and return the
- * new state; the CRC of the whole input is ~state. Uses PCLMULQDQ when the CPU has it.
+ * new state; the CRC of the whole input is ~state. Uses VPCLMULQDQ or PCLMULQDQ when the CPU
+ * has it.
  */
 uint32_t roce_crc32_update(uint32_t state, const void *buf, size_t len);
 
@@ -42,6 +45,15 @@ uint32_t roce_crc32_update_clmul(uint32_t state, const void *buf, size_t len);
 
 /** Return 1 if this CPU runs the PCLMULQDQ path of roce_crc32_update(), else 0. */
 int roce_crc32_has_clmul(void);
+
+/**
+ * Same as roce_crc32_update() with VPCLMULQDQ folding on 512-bit registers (AVX-512), 256 bytes
+ * per iteration, the PCLMULQDQ path for the rest; call only if roce_crc32_has_vpclmul().
+ */
+uint32_t roce_crc32_update_vpclmul(uint32_t state, const void *buf, size_t len);
+
+/** Return 1 if this CPU (and OS) runs the AVX-512 VPCLMULQDQ path, else 0. */
+int roce_crc32_has_vpclmul(void);
 
 /** Return the table entry tables[k][b] the slice-by-8 path uses (for the table self-test). */
 uint32_t roce_crc32_table_entry(unsigned int k, unsigned int b);

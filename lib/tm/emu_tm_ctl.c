@@ -211,20 +211,26 @@ emu_tm_compile(const struct emu_tm *tm, uint16_t port, const char *key, const js
 	if (strcmp(key, "rate_gbps") == 0) {
 		out->key = EMU_TM_SET_RATE;
 		rc = emu_key_num_value(val, path, t, key, &x, err);
+		if (rc != 0)	/* x is unset then: converting it was undefined (fuzz_profile) */
+			return rc;
 		out->u64 = (uint64_t)(x * 1e9 + 0.5);
-		return rc;
+		return 0;
 	}
 	if (strcmp(key, "delay_us") == 0) {
 		out->key = EMU_TM_SET_DELAY;
 		rc = emu_key_num_value(val, path, t, key, &x, err);
+		if (rc != 0)
+			return rc;
 		out->u64 = (uint64_t)(x * 1e3 + 0.5);
-		return rc;
+		return 0;
 	}
 	if (strcmp(key, "buffer_kb") == 0) {
 		out->key = EMU_TM_SET_BUFFER;
 		rc = emu_key_int_value(val, path, t, key, &i, err);
+		if (rc != 0)
+			return rc;
 		out->u64 = (uint64_t)i * 1024;
-		return rc;
+		return 0;
 	}
 	if (strcmp(key, "link") == 0) {
 		out->key = EMU_TM_SET_LINK;

@@ -72,6 +72,8 @@ test_paths_agree(void **state)
 		assert_int_equal(roce_crc32_update(seed, buf + align, len), ref);
 		if (roce_crc32_has_clmul())
 			assert_int_equal(roce_crc32_update_clmul(seed, buf + align, len), ref);
+		if (roce_crc32_has_vpclmul())
+			assert_int_equal(roce_crc32_update_vpclmul(seed, buf + align, len), ref);
 		/* split anywhere: the running state carries over */
 		if (len > 0) {
 			size_t cut = (size_t)(test_rand(&s) % len);
@@ -84,6 +86,41 @@ test_paths_agree(void **state)
 			~crc_bitwise(ROCE_CRC32_INIT, buf + align, len));
 	}
 	printf("PCLMULQDQ path %s\n", roce_crc32_has_clmul() ? "tested" : "not available");
+}
+
+/*
+ * The fast paths against the bitwise definition over random lengths 0..9000 (jumbo frames),
+ * random misalignments 0..63 and random seeds, every length class of the folding loops
+ * (256-byte blocks, 64-byte blocks, 16-byte blocks, the table tail) in many combinations.
+ */
+static void
+test_fast_random(void **state)
+{
+	static uint8_t buf[9000 + 64];
+	uint64_t s = 0x5eed1cc;
+	unsigned int i, n_fast = 0;
+
+	(void)state;
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)test_rand(&s);
+	for (i = 0; i < 3000; i++) {
+		size_t len = i < 16 ? i * 600 : (size_t)(test_rand(&s) % 9001);
+		size_t align = (size_t)(test_rand(&s) % 64);
+		uint32_t seed = i % 3 == 0 ? ROCE_CRC32_INIT : (uint32_t)test_rand(&s);
+		uint32_t ref = crc_bitwise(seed, buf + align, len);
+
+		assert_int_equal(roce_crc32_update(seed, buf + align, len), ref);
+		assert_int_equal(roce_crc32_update_table(seed, buf + align, len), ref);
+		if (roce_crc32_has_clmul()) {
+			assert_int_equal(roce_crc32_update_clmul(seed, buf + align, len), ref);
+			n_fast++;
+		}
+		if (roce_crc32_has_vpclmul())
+			assert_int_equal(roce_crc32_update_vpclmul(seed, buf + align, len), ref);
+	}
+	printf("random lengths: %u inputs, PCLMULQDQ %s, VPCLMULQDQ %s\n", i,
+		n_fast > 0 ? "tested" : "not available",
+		roce_crc32_has_vpclmul() ? "tested" : "not available");
 }
 
 #if EMU_DPDK_AT_LEAST(25, 3)
@@ -122,6 +159,7 @@ main(void)
 		cmocka_unit_test(test_tables),
 		cmocka_unit_test(test_check_value),
 		cmocka_unit_test(test_paths_agree),
+		cmocka_unit_test(test_fast_random),
 	};
 
 #if EMU_DPDK_AT_LEAST(25, 3)
