@@ -63,7 +63,8 @@ replay_usage(FILE *f)
 	fprintf(f,
 		"usage: rocemu replay --pipeline FILE [--profile FILE] [--seed N] [--stats FILE]\n"
 		"                     [--max-mem MB] [--lenient] [--annotate none|events|all]\n"
-		"                     [--drops DROPS.pcapng] [--prometheus FILE.prom]\n"
+		"                     [--drops DROPS.pcapng [--drops-virtual]]\n"
+		"                     [--prometheus FILE.prom]\n"
 		"                     [--timeline FILE.csv [--timeline-us N]]\n"
 		"                     --in IN.pcap[:PORT] ... [--out OUT[:PORT] ...]\n"
 		"Runs the pipeline offline on a virtual clock taken from the input timestamps.\n"
@@ -86,7 +87,8 @@ replay_usage(FILE *f)
 		"name). --in - reads standard input, --out -\n"
 		"writes standard output (the summary then goes to standard error).\n"
 		"--drops writes every dropped frame, at the time it was dropped, with\n"
-		"\"drop=REASON\" (the names of the summary's drops by reason).\n");
+		"\"drop=REASON\" (the names of the summary's drops by reason); the virtual incast\n"
+		"senders' frames (never on a wire) only with --drops-virtual.\n");
 }
 
 /* Split "file.pcap:PORT" (PORT optional) and resolve PORT against the pipeline. */
@@ -156,6 +158,8 @@ struct replay_drops {
 	uint8_t *linear;
 	uint64_t now_ns;
 	uint64_t frames;
+	bool virtual_frames; /* --drops-virtual: the incast senders' frames too */
+	uint64_t virtual_skipped;
 };
 
 static void
@@ -165,6 +169,10 @@ replay_on_drop(void *arg, struct rte_mbuf *m, uint32_t reason)
 	uint32_t len = rte_pktmbuf_pkt_len(m);
 	char comment[512];
 
+	if (unlikely(emu_meta(m)->flags & EMU_META_VIRTUAL) && !d->virtual_frames) {
+		d->virtual_skipped++; /* never on a wire: only when asked */
+		return;
+	}
 	emu_switch_annotate(d->sw, m, (int)reason, true, comment, sizeof(comment));
 	if (emu_pcapw_write(d->w, 0, d->now_ns, rte_pktmbuf_read(m, 0, len, d->linear), len,
 			    emu_wire_len(m), 0, comment) == 0)
@@ -221,6 +229,7 @@ app_replay_main(int argc, char **argv)
 		{ "lenient", no_argument, NULL, 'L' },
 		{ "annotate", required_argument, NULL, 'A' },
 		{ "drops", required_argument, NULL, 'd' },
+		{ "drops-virtual", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *in_args[REPLAY_MAX_FILES], *out_args[REPLAY_MAX_FILES];
@@ -290,6 +299,9 @@ app_replay_main(int argc, char **argv)
 		case 'd':
 			drops_file = optarg;
 			break;
+		case 'V':
+			drops.virtual_frames = true;
+			break;
 		case APP_OPT_HELP:
 			replay_usage(stdout);
 			return APP_EXIT_OK;
@@ -344,6 +356,10 @@ app_replay_main(int argc, char **argv)
 				"for every port)\n", annotate_given);
 			goto out;
 		}
+	}
+	if (drops_file == NULL && drops.virtual_frames) {
+		fprintf(stderr, "rocemu replay: --drops-virtual: needs --drops FILE.pcapng\n");
+		goto out;
 	}
 	if (drops_file != NULL)
 		refs[n_refs++] = (struct emu_file_ref){ "--drops", drops_file, false };
@@ -578,7 +594,11 @@ app_replay_main(int argc, char **argv)
 		tl = NULL;
 	}
 	if (drops.w != NULL) {
-		fprintf(sum, "replay: drops -> %s: %" PRIu64 " frames\n", drops_file, drops.frames);
+		fprintf(sum, "replay: drops -> %s: %" PRIu64 " frames", drops_file, drops.frames);
+		if (drops.virtual_skipped > 0)
+			fprintf(sum, " (%" PRIu64 " dropped virtual incast frames not written: "
+				"--drops-virtual to include them)", drops.virtual_skipped);
+		fprintf(sum, "\n");
 		if (emu_pcapw_close(drops.w, &err) != 0) {
 			fprintf(stderr, "rocemu replay: --drops %s\n", err.msg);
 			rc = APP_EXIT_FAIL;
