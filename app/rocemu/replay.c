@@ -36,6 +36,7 @@
 
 #define REPLAY_MAX_FILES EMU_MAX_PORTS
 #define REPLAY_ALL_PORTS UINT16_MAX
+#define REPLAY_DROPS_SNAPLEN 128 /* --drops: headers, as Lumina's captures */
 
 struct replay_in {
 	char *file;
@@ -63,7 +64,7 @@ replay_usage(FILE *f)
 	fprintf(f,
 		"usage: rocemu replay --pipeline FILE [--profile FILE] [--seed N] [--stats FILE]\n"
 		"                     [--max-mem MB] [--lenient] [--annotate none|events|all]\n"
-		"                     [--drops DROPS.pcapng [--drops-virtual]]\n"
+		"                     [--drops DROPS.pcapng [--drops-snaplen B] [--drops-virtual]]\n"
 		"                     [--prometheus FILE.prom]\n"
 		"                     [--timeline FILE.csv [--timeline-us N]]\n"
 		"                     --in IN.pcap[:PORT] ... [--out OUT[:PORT] ...]\n"
@@ -86,7 +87,8 @@ replay_usage(FILE *f)
 		"link it took, 1 + its index in --stats fabric.links[]; via: the links it took, by\n"
 		"name). --in - reads standard input, --out -\n"
 		"writes standard output (the summary then goes to standard error).\n"
-		"--drops writes every dropped frame, at the time it was dropped, with\n"
+		"--drops writes the first 128 bytes (--drops-snaplen) of every dropped frame, at\n"
+		"the time it was dropped, with\n"
 		"\"drop=REASON\" (the names of the summary's drops by reason); the virtual incast\n"
 		"senders' frames (never on a wire) only with --drops-virtual.\n");
 }
@@ -158,6 +160,7 @@ struct replay_drops {
 	uint8_t *linear;
 	uint64_t now_ns;
 	uint64_t frames;
+	uint32_t snaplen;    /* --drops-snaplen: bytes kept of each frame */
 	bool virtual_frames; /* --drops-virtual: the incast senders' frames too */
 	uint64_t virtual_skipped;
 };
@@ -174,6 +177,7 @@ replay_on_drop(void *arg, struct rte_mbuf *m, uint32_t reason)
 		return;
 	}
 	emu_switch_annotate(d->sw, m, (int)reason, true, comment, sizeof(comment));
+	len = RTE_MIN(len, d->snaplen); /* headers: a drop capture is for what and why */
 	if (emu_pcapw_write(d->w, 0, d->now_ns, rte_pktmbuf_read(m, 0, len, d->linear), len,
 			    emu_wire_len(m), 0, comment) == 0)
 		d->frames++;
@@ -230,6 +234,7 @@ app_replay_main(int argc, char **argv)
 		{ "annotate", required_argument, NULL, 'A' },
 		{ "drops", required_argument, NULL, 'd' },
 		{ "drops-virtual", no_argument, NULL, 'V' },
+		{ "drops-snaplen", required_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *in_args[REPLAY_MAX_FILES], *out_args[REPLAY_MAX_FILES];
@@ -302,6 +307,21 @@ app_replay_main(int argc, char **argv)
 		case 'V':
 			drops.virtual_frames = true;
 			break;
+		case 'N': {
+			char *end;
+			unsigned long v;
+
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno != 0 || end == optarg || *end != '\0' || optarg[0] < '0' ||
+			    optarg[0] > '9' || v < 64 || v > 65535) {
+				fprintf(stderr, "rocemu replay: --drops-snaplen: must be a number of "
+					"bytes from 64 to 65535, got \"%s\"\n", optarg);
+				return APP_EXIT_CONFIG;
+			}
+			drops.snaplen = (uint32_t)v;
+			break;
+		}
 		case APP_OPT_HELP:
 			replay_usage(stdout);
 			return APP_EXIT_OK;
@@ -357,10 +377,13 @@ app_replay_main(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (drops_file == NULL && drops.virtual_frames) {
-		fprintf(stderr, "rocemu replay: --drops-virtual: needs --drops FILE.pcapng\n");
+	if (drops_file == NULL && (drops.virtual_frames || drops.snaplen != 0)) {
+		fprintf(stderr, "rocemu replay: --drops-%s: needs --drops FILE.pcapng\n",
+			drops.virtual_frames ? "virtual" : "snaplen");
 		goto out;
 	}
+	if (drops.snaplen == 0)
+		drops.snaplen = REPLAY_DROPS_SNAPLEN;
 	if (drops_file != NULL)
 		refs[n_refs++] = (struct emu_file_ref){ "--drops", drops_file, false };
 	if (app_prepare(&ctx, &o, refs, n_refs, &prep) != 0)
@@ -424,7 +447,7 @@ app_replay_main(int argc, char **argv)
 		}
 	}
 	if (drops_file != NULL) {
-		drops.w = emu_pcapw_open(drops_file, EMU_PCAPW_PCAPNG, 65535, 1,
+		drops.w = emu_pcapw_open(drops_file, EMU_PCAPW_PCAPNG, drops.snaplen, 1,
 					 (const char *const[]){ "drop" }, &err);
 		if (drops.w == NULL) {
 			fprintf(stderr, "rocemu replay: --drops %s\n", err.msg);

@@ -8,7 +8,9 @@ incast8 on (8 virtual senders at 100 Gb/s into p1 priority 3) from t0 + 100 us t
 the virtual senders' frames overflow p1's lossless headroom and are dropped by the thousand.
 Checks, one section per fix:
 - virtual: neither the capture stage nor --drops writes a virtual incast frame unless asked
-  ("virtual": true, --drops-virtual), and the summary says how many it left out."""
+  ("virtual": true, --drops-virtual), and the summary says how many it left out.
+- snaplen: --drops writes 128-byte headers by default (--drops-snaplen B to change it), each
+  with its length on the wire."""
 import copy
 import json
 import os
@@ -45,9 +47,12 @@ class Lab:
                 {"at_s": 0.0001, "incast": {"incast8": {"enabled": True}}},
                 {"at_s": 0.0003, "incast": {"incast8": {"enabled": False}}}]}, f)
 
-    def pipeline(self, name, **capture):
-        """capture-annotated.json with its capture stage's keys changed (None deletes)."""
+    def pipeline(self, name, every_nth=None, **capture):
+        """capture-annotated.json with its capture stage's keys changed (None deletes) and its
+        impair event dropping every_nth data frame."""
         d = copy.deepcopy(self.base)
+        if every_nth is not None:
+            d["ingress"][2]["events"][0]["match"]["every_nth"] = every_nth
         cap = d["egress"][0]
         cap["file"] = os.path.join(self.tmp, name + ".pcapng")
         for k, v in capture.items():
@@ -113,11 +118,37 @@ def section_virtual(lab):
           "\"virtual\" without \"drops\" is refused: %r" % r.stderr.split("\n")[0])
 
 
+def section_snaplen(lab):
+    print("== --drops writes headers")
+    pl = lab.pipeline("snap", every_nth=50)
+    drops = os.path.join(lab.tmp, "snap-drops.pcapng")
+    r = lab.replay(pl, "--drops", drops, profile=False)
+    lab.check_ok(r, "replay dropping every 50th frame")
+    if r.returncode != 0:
+        return
+    _, drp = capfile.read(drops)
+    check(len(drp) == 4 and all(x[2] == 128 and x[3] == 1082 for x in drp),
+          "--drops: 4 records of 128 of 1082 bytes: %s" % [(x[2], x[3]) for x in drp])
+    r = lab.replay(pl, "--drops", drops, "--drops-snaplen", "300", profile=False)
+    _, drp = capfile.read(drops)
+    check(r.returncode == 0 and len(drp) == 4 and all(x[2] == 300 for x in drp),
+          "--drops-snaplen 300: 4 records of 300 bytes: %s" % [(x[2], x[3]) for x in drp])
+    r = lab.replay(pl, "--drops", drops, "--drops-snaplen", "10", profile=False)
+    check(r.returncode == 2 and r.stderr.startswith(
+        "rocemu replay: --drops-snaplen: must be a number of bytes from 64 to 65535, got \"10\""),
+        "--drops-snaplen 10 refused: %r" % r.stderr.split("\n")[0])
+    r = lab.replay(pl, "--drops-snaplen", "200", profile=False)
+    check(r.returncode == 2 and r.stderr.startswith(
+        "rocemu replay: --drops-snaplen: needs --drops FILE.pcapng"),
+        "--drops-snaplen without --drops refused: %r" % r.stderr.split("\n")[0])
+
+
 def main():
     rocemu, src = os.path.abspath(sys.argv[1]), sys.argv[2]
     with tempfile.TemporaryDirectory() as tmp:
         lab = Lab(rocemu, src, tmp)
         section_virtual(lab)
+        section_snaplen(lab)
     if FAILS:
         print("FAILED: %d checks" % len(FAILS))
         return 1
