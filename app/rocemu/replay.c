@@ -64,7 +64,8 @@ replay_usage(FILE *f)
 	fprintf(f,
 		"usage: rocemu replay --pipeline FILE [--profile FILE] [--seed N] [--stats FILE]\n"
 		"                     [--max-mem MB] [--lenient] [--annotate none|events|all]\n"
-		"                     [--drops DROPS.pcapng [--drops-snaplen B] [--drops-virtual]]\n"
+		"                     [--drops DROPS.pcapng [--drops-snaplen B] [--drops-max-mb MB]\n"
+		"                      [--drops-virtual]]\n"
 		"                     [--prometheus FILE.prom]\n"
 		"                     [--timeline FILE.csv [--timeline-us N]]\n"
 		"                     --in IN.pcap[:PORT] ... [--out OUT[:PORT] ...]\n"
@@ -90,7 +91,8 @@ replay_usage(FILE *f)
 		"--drops writes the first 128 bytes (--drops-snaplen) of every dropped frame, at\n"
 		"the time it was dropped, with\n"
 		"\"drop=REASON\" (the names of the summary's drops by reason); the virtual incast\n"
-		"senders' frames (never on a wire) only with --drops-virtual.\n");
+		"senders' frames (never on a wire) only with --drops-virtual. --drops-max-mb\n"
+		"stops that file at a size (the run goes on; exit status 1).\n");
 }
 
 /* Split "file.pcap:PORT" (PORT optional) and resolve PORT against the pipeline. */
@@ -161,6 +163,8 @@ struct replay_drops {
 	uint64_t now_ns;
 	uint64_t frames;
 	uint32_t snaplen;    /* --drops-snaplen: bytes kept of each frame */
+	uint64_t max_bytes;  /* --drops-max-mb: 0 none; reached, the file takes no more */
+	uint64_t capped;     /* dropped frames not written: the cap was reached */
 	bool virtual_frames; /* --drops-virtual: the incast senders' frames too */
 	uint64_t virtual_skipped;
 };
@@ -178,6 +182,11 @@ replay_on_drop(void *arg, struct rte_mbuf *m, uint32_t reason)
 	}
 	emu_switch_annotate(d->sw, m, (int)reason, true, comment, sizeof(comment));
 	len = RTE_MIN(len, d->snaplen); /* headers: a drop capture is for what and why */
+	if (d->max_bytes != 0 && (d->capped != 0 ||
+				  emu_pcapw_size(d->w) + sizeof(comment) + len > d->max_bytes)) {
+		d->capped++; /* stopped at its cap: the file stays complete, the run goes on */
+		return;
+	}
 	if (emu_pcapw_write(d->w, 0, d->now_ns, rte_pktmbuf_read(m, 0, len, d->linear), len,
 			    emu_wire_len(m), 0, comment) == 0)
 		d->frames++;
@@ -235,6 +244,7 @@ app_replay_main(int argc, char **argv)
 		{ "drops", required_argument, NULL, 'd' },
 		{ "drops-virtual", no_argument, NULL, 'V' },
 		{ "drops-snaplen", required_argument, NULL, 'N' },
+		{ "drops-max-mb", required_argument, NULL, 'X' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *in_args[REPLAY_MAX_FILES], *out_args[REPLAY_MAX_FILES];
@@ -307,6 +317,20 @@ app_replay_main(int argc, char **argv)
 		case 'V':
 			drops.virtual_frames = true;
 			break;
+		case 'X': {
+			char *end;
+			double v;
+
+			errno = 0;
+			v = strtod(optarg, &end);
+			if (errno != 0 || end == optarg || *end != '\0' || !(v >= 0.01) || v > 1e9) {
+				fprintf(stderr, "rocemu replay: --drops-max-mb: must be a number of MB "
+					"from 0.01 to 1e9, got \"%s\"\n", optarg);
+				return APP_EXIT_CONFIG;
+			}
+			drops.max_bytes = (uint64_t)(v * 1e6);
+			break;
+		}
 		case 'N': {
 			char *end;
 			unsigned long v;
@@ -377,9 +401,10 @@ app_replay_main(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (drops_file == NULL && (drops.virtual_frames || drops.snaplen != 0)) {
+	if (drops_file == NULL && (drops.virtual_frames || drops.snaplen != 0 ||
+				   drops.max_bytes != 0)) {
 		fprintf(stderr, "rocemu replay: --drops-%s: needs --drops FILE.pcapng\n",
-			drops.virtual_frames ? "virtual" : "snaplen");
+			drops.virtual_frames ? "virtual" : drops.snaplen != 0 ? "snaplen" : "max-mb");
 		goto out;
 	}
 	if (drops.snaplen == 0)
@@ -584,12 +609,16 @@ app_replay_main(int argc, char **argv)
 		bool all = outs[i].port == REPLAY_ALL_PORTS;
 		uint64_t others = 0;
 
-		fprintf(sum, "replay: out %s -> %s: %" PRIu64 " frames\n",
-		       all ? "every port" : ctx.pl->port_names[outs[i].port], outs[i].file,
-		       outs[i].frames);
+		/* the summary names a file only once it is in place */
 		if (emu_pcapw_close(outs[i].w, &err) != 0) {
+			fprintf(sum, "replay: out %s: FAILED, not written (below)\n",
+				all ? "every port" : ctx.pl->port_names[outs[i].port]);
 			fprintf(stderr, "rocemu replay: --out %s\n", err.msg);
 			rc = APP_EXIT_FAIL;
+		} else {
+			fprintf(sum, "replay: out %s -> %s: %" PRIu64 " frames\n",
+				all ? "every port" : ctx.pl->port_names[outs[i].port], outs[i].file,
+				outs[i].frames);
 		}
 		outs[i].w = NULL;
 		if (all)
@@ -608,23 +637,42 @@ app_replay_main(int argc, char **argv)
 			emu_timeline_sample(tl, ctx.sw, tl_snap, tl_last_ns);
 		emu_switch_snap_take(ctx.sw, tl_snap);
 		emu_timeline_sample(tl, ctx.sw, tl_snap, now_ns);
-		fprintf(sum, "replay: timeline -> %s: %" PRIu64 " rows\n", o.timeline_file,
-		       emu_timeline_rows(tl));
-		if (emu_timeline_close(tl, &err) != 0) {
-			fprintf(stderr, "rocemu replay: --timeline %s\n", err.msg);
-			rc = APP_EXIT_FAIL;
+		{
+			uint64_t rows = emu_timeline_rows(tl);
+
+			if (emu_timeline_close(tl, &err) != 0) {
+				fprintf(sum, "replay: timeline: FAILED, not written (below)\n");
+				fprintf(stderr, "rocemu replay: --timeline %s\n", err.msg);
+				rc = APP_EXIT_FAIL;
+			} else {
+				fprintf(sum, "replay: timeline -> %s: %" PRIu64 " rows\n",
+					o.timeline_file, rows);
+			}
 		}
 		tl = NULL;
 	}
 	if (drops.w != NULL) {
-		fprintf(sum, "replay: drops -> %s: %" PRIu64 " frames", drops_file, drops.frames);
-		if (drops.virtual_skipped > 0)
-			fprintf(sum, " (%" PRIu64 " dropped virtual incast frames not written: "
-				"--drops-virtual to include them)", drops.virtual_skipped);
-		fprintf(sum, "\n");
 		if (emu_pcapw_close(drops.w, &err) != 0) {
+			/* a file never put in place is not named as written (its data: below) */
+			fprintf(sum, "replay: drops: FAILED, not written (below)\n");
 			fprintf(stderr, "rocemu replay: --drops %s\n", err.msg);
 			rc = APP_EXIT_FAIL;
+		} else {
+			fprintf(sum, "replay: drops -> %s: %" PRIu64 " frames", drops_file,
+				drops.frames);
+			if (drops.virtual_skipped > 0)
+				fprintf(sum, " (%" PRIu64 " dropped virtual incast frames not "
+					"written: --drops-virtual to include them)",
+					drops.virtual_skipped);
+			fprintf(sum, "\n");
+			if (drops.capped > 0) {
+				fprintf(stderr, "rocemu replay: --drops %s: reached --drops-max-mb "
+					"%.6g: capture stopped there (%" PRIu64 " frames in the file, "
+					"%" PRIu64 " dropped frames after it not written), forwarding "
+					"went on\n", drops_file, (double)drops.max_bytes / 1e6,
+					drops.frames, drops.capped);
+				rc = APP_EXIT_FAIL;
+			}
 		}
 		drops.w = NULL;
 	}
@@ -643,7 +691,7 @@ app_replay_main(int argc, char **argv)
 			sum == stdout ? "standard output" : "standard error", strerror(errno));
 		rc = APP_EXIT_FAIL;
 	}
-	if (emu_switch_report_failures(ctx.sw, stderr) > 0)
+	if (emu_switch_report_failures_as(ctx.sw, stderr, "rocemu replay") > 0)
 		rc = APP_EXIT_FAIL;
 	if (any_bad && !lenient) {
 		fprintf(stderr, "rocemu replay: an input had an unreadable record (exit status 1; "

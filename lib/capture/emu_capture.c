@@ -112,6 +112,12 @@ struct emu_capture {
 	uint32_t file_idx;
 	uint64_t files_done;
 	uint32_t snaplen_file;
+	/* max_bytes: a size cap over every file of the capture; reached, the capture stops */
+	uint64_t max_bytes;      /* 0: none */
+	uint64_t bytes_done;     /* bytes of the files rotation closed */
+	uint64_t capped;         /* frames not written after the cap was reached */
+	bool cap_reached;
+	bool io_failed;          /* a write, rotation or close failed: the file is not in place */
 	unsigned int n_if;
 	const char *const *if_names;
 };
@@ -476,6 +482,7 @@ emu_capture_push_burst(struct emu_capture *cap, struct rte_mbuf **pkts, unsigned
 static void
 emu_capture_failed(struct emu_capture *cap, int rc)
 {
+	cap->io_failed = true;
 	if (cap->errmsg[0] == '\0')
 		snprintf(cap->errmsg, sizeof(cap->errmsg), "%s: write failed: %s", cap->file,
 			 strerror(-rc));
@@ -541,9 +548,11 @@ emu_capture_rotate(struct emu_capture *cap)
 
 	emu_pcapw_flush(cap->w);
 	cap->written_done += emu_pcapw_records_out(cap->w);
+	cap->bytes_done += emu_pcapw_size(cap->w);
 	if (emu_pcapw_close(cap->w, &err) != 0) {
 		cap->w = NULL;
 		cap->closed = true;
+		cap->io_failed = true;
 		snprintf(cap->errmsg, sizeof(cap->errmsg), "%s", err.msg);
 		return;
 	}
@@ -556,6 +565,7 @@ emu_capture_rotate(struct emu_capture *cap)
 				cap->if_names, &err);
 	if (cap->w == NULL) {
 		cap->closed = true;
+		cap->io_failed = true;
 		snprintf(cap->errmsg, sizeof(cap->errmsg), "%s", err.msg);
 	}
 }
@@ -565,6 +575,34 @@ emu_capture_set_rotation(struct emu_capture *cap, uint64_t bytes, uint32_t files
 {
 	cap->rotate_bytes = bytes;
 	cap->rotate_files = files;
+}
+
+void
+emu_capture_set_max_bytes(struct emu_capture *cap, uint64_t bytes)
+{
+	cap->max_bytes = bytes;
+}
+
+/* Whether the record of @p caplen bytes would take the capture past its size cap; the first
+ * time, the capture stops (what it wrote stays a complete file) and says so once. */
+static bool
+emu_capture_over_cap(struct emu_capture *cap, uint32_t caplen)
+{
+	uint64_t now;
+
+	if (cap->max_bytes == 0)
+		return false;
+	if (cap->cap_reached)
+		return true;
+	now = cap->bytes_done + (cap->w != NULL ? emu_pcapw_size(cap->w) : 0);
+	if (now + 64 + caplen <= cap->max_bytes)
+		return false;
+	cap->cap_reached = true;
+	if (cap->errmsg[0] == '\0')
+		snprintf(cap->errmsg, sizeof(cap->errmsg), "%s: reached its size cap of %.6g MB: "
+			 "capture stopped there (the file is complete up to it), forwarding went "
+			 "on", cap->file, (double)cap->max_bytes / 1e6);
+	return true;
 }
 
 unsigned int
@@ -609,6 +647,10 @@ emu_capture_drain(struct emu_capture *cap, unsigned int max)
 			}
 			if (cap->no_comments)
 				com = NULL;
+		}
+		if (!cap->closed && emu_capture_over_cap(cap, r->caplen)) {
+			cap->capped++;
+			goto next;
 		}
 		if (!cap->closed && cap->rotate_bytes != 0 &&
 		    emu_pcapw_size(cap->w) + 64 + r->caplen > cap->rotate_bytes &&
@@ -662,9 +704,11 @@ emu_capture_close(struct emu_capture *cap)
 	rc = cap->w != NULL ? emu_pcapw_close(cap->w, &err) : 0;
 	cap->w = NULL;
 	cap->closed = true;
-	if (rc != 0)
+	if (rc != 0) {
 		/* the commit's message says where the data is: it replaces the short one */
+		cap->io_failed = true;
 		snprintf(cap->errmsg, sizeof(cap->errmsg), "%s", err.msg);
+	}
 	return cap->errmsg[0] != '\0' ? -EIO : 0;
 }
 
@@ -672,6 +716,12 @@ const char *
 emu_capture_error(const struct emu_capture *cap)
 {
 	return cap->errmsg[0] != '\0' ? cap->errmsg : NULL;
+}
+
+bool
+emu_capture_file_failed(const struct emu_capture *cap)
+{
+	return cap->io_failed;
 }
 
 void
@@ -700,10 +750,11 @@ emu_capture_stats(const struct emu_capture *cap, struct emu_capture_stats *s)
 	s->ring_full = cap->ring_full;
 	s->nombuf = cap->nombuf;
 	s->filtered_drops = cap->filtered_drops;
+	s->capped = cap->capped;
 	s->written = cap->written_done + (cap->w != NULL ? emu_pcapw_records_out(cap->w) : 0);
 	/* once the file failed, what the writer had taken but did not get out is lost too */
 	s->write_errors = cap->write_errors +
-			  (cap->errmsg[0] != '\0' ? cap->accepted - s->written : 0);
+			  (cap->io_failed ? cap->accepted - s->written : 0);
 }
 
 const char *

@@ -31,6 +31,7 @@ struct emu_capture_stats {
 	uint64_t written;   /**< frames in the file(s): written out, not just buffered (main lcore) */
 	uint64_t write_errors; /**< frames lost because the file failed (main lcore) */
 	uint64_t filtered_drops; /**< dropped frames not written: reason not in the list (main) */
+	uint64_t capped;    /**< not written: the size cap was reached (main lcore) */
 };
 
 /**
@@ -83,6 +84,14 @@ void emu_capture_set_no_comments(struct emu_capture *cap);
  */
 void emu_capture_set_rotation(struct emu_capture *cap, uint64_t bytes, uint32_t files);
 
+/**
+ * A size cap (@p bytes over every file of a rotation; 0: none): the record that would take the
+ * capture past it stops the capture: its file stays complete and is put in place at close,
+ * later frames are counted in capped, and emu_capture_error() says so (the run's exit status
+ * is 1). Main lcore, before the first drain.
+ */
+void emu_capture_set_max_bytes(struct emu_capture *cap, uint64_t bytes);
+
 /** Worker side: copy @p m stamped @p ts_ns. Returns false when it could not be captured. */
 bool emu_capture_push(struct emu_capture *cap, struct rte_mbuf *m, uint64_t ts_ns);
 
@@ -122,8 +131,14 @@ void emu_capture_flush(struct emu_capture *cap);
  */
 int emu_capture_close(struct emu_capture *cap);
 
-/** The file's first failure as one line, NULL when none. */
+/** The file's first failure (or the size cap reached) as one line, NULL when none. */
 const char *emu_capture_error(const struct emu_capture *cap);
+
+/**
+ * After close: whether the file is not where it was asked to be (a write or close error; the
+ * message says where its data is). A capture stopped by its size cap alone is in place.
+ */
+bool emu_capture_file_failed(const struct emu_capture *cap);
 
 /** Ring slots. */
 uint32_t emu_capture_ring_size(const struct emu_capture *cap);

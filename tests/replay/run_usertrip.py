@@ -10,7 +10,10 @@ Checks, one section per fix:
 - virtual: neither the capture stage nor --drops writes a virtual incast frame unless asked
   ("virtual": true, --drops-virtual), and the summary says how many it left out.
 - snaplen: --drops writes 128-byte headers by default (--drops-snaplen B to change it), each
-  with its length on the wire."""
+  with its length on the wire.
+- caps: a capture stage's max_mb and --drops-max-mb stop that capture only (its file complete
+  and in place, every frame still forwarded), with one line, and exit status 1; a write error
+  likewise; the summary names only files that exist."""
 import copy
 import json
 import os
@@ -143,12 +146,65 @@ def section_snaplen(lab):
         "--drops-snaplen without --drops refused: %r" % r.stderr.split("\n")[0])
 
 
+def section_caps(lab):
+    print("== size caps and write errors stop one capture, not the run")
+    out = os.path.join(lab.tmp, "caps-out.pcap")
+    pl = lab.pipeline("capped", annotate="all", max_mb=0.02)
+    r = lab.replay(pl, "--out", out + ":p1", profile=False)
+    capf = os.path.join(lab.tmp, "capped.pcapng")
+    lines = [x for x in r.stderr.splitlines() if "size cap" in x]
+    check(r.returncode == 1 and len(lines) == 1 and lines[0].startswith(
+        "rocemu replay: stage capture: %s: reached its size cap of 0.02 MB: capture stopped "
+        "there" % capf), "capture max_mb 0.02: exit 1 and one line: %r" % r.stderr)
+    _, recs = capfile.read(capf) if os.path.exists(capf) else (None, [])
+    check(0 < len(recs) < 200 and os.path.getsize(capf) <= 20000,
+          "the capture stopped at its cap: %d records, %d bytes" % (
+              len(recs), os.path.getsize(capf) if os.path.exists(capf) else -1))
+    _, fwd = capfile.read(out) if os.path.exists(out) else (None, [])
+    check(len(fwd) == 200, "forwarding went on: %d of 200 frames out of p1" % len(fwd))
+    check("capture: %d packets written to %s (stopped at max_mb)" % (len(recs), capf) in r.stdout,
+          "the summary names the file and says where it stopped")
+    drops = os.path.join(lab.tmp, "capped-drops.pcapng")
+    r = lab.replay(lab.pipeline("capd"), "--drops", drops, "--drops-virtual", "--drops-max-mb",
+                   "0.01", "--out", out + ":p1")
+    lines = [x for x in r.stderr.splitlines() if "--drops-max-mb" in x]
+    check(r.returncode == 1 and len(lines) == 1 and lines[0].startswith(
+        "rocemu replay: --drops %s: reached --drops-max-mb 0.01: capture stopped there" % drops),
+        "--drops-max-mb 0.01: exit 1 and one line: %r" % r.stderr)
+    _, recs = capfile.read(drops) if os.path.exists(drops) else (None, [])
+    check(0 < len(recs) < 100 and os.path.getsize(drops) <= 10000,
+          "--drops stopped at its cap: %d records, %d bytes" % (
+              len(recs), os.path.getsize(drops) if os.path.exists(drops) else -1))
+    _, fwd = capfile.read(out) if os.path.exists(out) else (None, [])
+    check(len(fwd) == 200, "forwarding went on: %d of 200 frames out of p1" % len(fwd))
+    r = lab.replay(lab.pipeline("capf"), "--drops", "/dev/full", "--drops-virtual")
+    check(r.returncode == 1 and "rocemu replay: --drops /dev/full: write failed" in r.stderr,
+          "--drops on a full device: exit 1, named: %r" % r.stderr)
+    check("drops -> /dev/full" not in r.stdout and "replay: drops: FAILED, not written" in
+          r.stdout, "the summary does not name the failed file as written")
+    pl = lab.pipeline("capfull")
+    with open(pl) as f:
+        d = json.load(f)
+    d["egress"][0]["file"] = "/dev/full"
+    del d["egress"][0]["drops"]
+    with open(pl, "w") as f:
+        json.dump(d, f)
+    r = lab.replay(pl, "--out", out + ":p1", profile=False)
+    _, fwd = capfile.read(out) if os.path.exists(out) else (None, [])
+    check(r.returncode == 1 and "stage capture: /dev/full: write failed" in r.stderr and
+          len(fwd) == 200 and "written to /dev/full" not in r.stdout and
+          "capture: FAILED, " in r.stdout,
+          "capture stage on a full device: exit 1, forwarding went on, the summary says FAILED: "
+          "%r" % [x for x in r.stdout.splitlines() if "capture" in x])
+
+
 def main():
     rocemu, src = os.path.abspath(sys.argv[1]), sys.argv[2]
     with tempfile.TemporaryDirectory() as tmp:
         lab = Lab(rocemu, src, tmp)
         section_virtual(lab)
         section_snaplen(lab)
+        section_caps(lab)
     if FAILS:
         print("FAILED: %d checks" % len(FAILS))
         return 1
