@@ -7,7 +7,8 @@
  * Packet capture without I/O on the worker: the worker copies the first snaplen bytes of a
  * packet (and, for annotated pcapng, its metadata and trace) into a fixed-size record of a
  * single-producer/single-consumer ring of records; the main lcore writes the records to a
- * nanosecond pcap or pcapng (emu_pcapw: one write() per 256 KB, every write checked, the file put
+ * nanosecond pcap or pcapng in time order (a 10 ms window sorts what the worker pushed out
+ * of order, emu_capsort.h; emu_pcapw: one write() per 256 KB, every write checked, the file put
  * in place only when complete). When the ring is full the packet is counted and not
  * captured; the forwarded packet is never affected. A write error stops the file, counts
  * what it lost and is reported.
@@ -32,6 +33,8 @@ struct emu_capture_stats {
 	uint64_t write_errors; /**< frames lost because the file failed (main lcore) */
 	uint64_t filtered_drops; /**< dropped frames not written: reason not in the list (main) */
 	uint64_t capped;    /**< not written: the size cap was reached (main lcore) */
+	uint64_t late;      /**< later than the writer's time-order window: written at the
+			     *   time of the record before them, so the file stays in order */
 };
 
 /**

@@ -571,6 +571,12 @@ capture_summary(const void *priv, char *buf, size_t len)
 			snprintf(buf + u, len - u, "; %lu dropped virtual incast frames not captured "
 				 "(\"virtual\": true to include them)", (unsigned long)virt);
 	}
+	if (s.late > 0) {
+		size_t u = strlen(buf);
+
+		snprintf(buf + u, len - u, "; %lu frames later than the 10 ms time-order window, "
+			 "written at the time of the frame before them", (unsigned long)s.late);
+	}
 	if (s.ring_full > 0) {
 		/* by design the datapath never waits for the writer; what that cost is said here */
 		size_t u = strlen(buf);
