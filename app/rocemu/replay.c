@@ -73,9 +73,10 @@ replay_usage(FILE *f)
 		"--in FILE:PORT feeds the frames of FILE into port PORT (a port name of the\n"
 		"pipeline); without :PORT, into the first port. pcap and pcapng inputs, micro- or\n"
 		"nanosecond; header captures (caplen < orig_len) are timed and shaped at orig_len.\n"
-		"--out FILE:PORT writes the frames port PORT sends (pcapng when FILE ends in\n"
-		".pcapng, else nanosecond pcap); without :PORT, every frame the switch sends, in\n"
-		"departure order, as pcapng with one interface per port (named after the port).\n"
+		"--out FILE:PORT writes the frames port PORT sends; without :PORT, every frame the\n"
+		"switch sends, in departure order. The format follows the name: FILE.pcapng is\n"
+		"pcapng (for every port: one interface per port, named after it), any other name\n"
+		"nanosecond pcap (for every port: the ports not told apart, no comments).\n"
 		"Outputs are written under a temporary name and put in place when complete; an\n"
 		"output may not be an input or another output. Frames leaving a port without an\n"
 		"--out are counted as sent. An unreadable input record stops that input and makes\n"
@@ -219,7 +220,8 @@ replay_write(struct replay_out *outs, unsigned int n_out, struct emu_switch *sw,
 							       comment, sizeof(comment)) > 0;
 
 				/* a failed file keeps its first error; the run goes on */
-				if (emu_pcapw_write(ro->w, ro->port == REPLAY_ALL_PORTS ? p : 0,
+				if (emu_pcapw_write(ro->w, ro->port == REPLAY_ALL_PORTS && ro->pcapng ?
+							p : 0,
 						    emu_meta(pkts[i])->ts_ns,
 						    rte_pktmbuf_read(pkts[i], 0, len, linear), len,
 						    emu_wire_len(pkts[i]), EMU_PCAPW_OUTBOUND,
@@ -386,18 +388,16 @@ app_replay_main(int argc, char **argv)
 			}
 		refs[n_refs++] = (struct emu_file_ref){ "--out", outs[i].file, false };
 	}
-	if (annotate_given != NULL && replay_annotate == REPLAY_ANN_ALL) {
-		/* like a capture stage's "annotate" on a .pcap file: an option with no effect
-		 * ("events", the default, may be given whatever the outputs) */
+	if (annotate_given != NULL && replay_annotate != REPLAY_ANN_NONE) {
+		/* like a capture stage's "annotate" on a .pcap file: an option with no effect */
 		bool any_pcapng = false;
 
 		for (i = 0; i < n_out; i++)
-			any_pcapng |= outs[i].port == REPLAY_ALL_PORTS ||
-				      emu_pcapw_fmt_for(outs[i].file) == EMU_PCAPW_PCAPNG;
+			any_pcapng |= emu_pcapw_fmt_for(outs[i].file) == EMU_PCAPW_PCAPNG;
 		if (!any_pcapng) {
 			fprintf(stderr, "rocemu replay: --annotate %s: no --out is pcapng, so no frame "
-				"could carry a comment (name a FILE.pcapng, or give --out FILE alone "
-				"for every port)\n", annotate_given);
+				"could carry a comment (a .pcap file is classic pcap: name a "
+				"FILE.pcapng)\n", annotate_given);
 			goto out;
 		}
 	}
@@ -443,14 +443,17 @@ app_replay_main(int argc, char **argv)
 	}
 	for (i = 0; i < n_out; i++) {
 		bool all = outs[i].port == REPLAY_ALL_PORTS;
+		static const char *const merged[] = { "all" };
 
-		outs[i].pcapng = all || emu_pcapw_fmt_for(outs[i].file) == EMU_PCAPW_PCAPNG;
+		/* the format follows the name: .pcapng is pcapng, anything else classic pcap (for
+		 * every port too: one interface, the ports not told apart) */
+		outs[i].pcapng = emu_pcapw_fmt_for(outs[i].file) == EMU_PCAPW_PCAPNG;
 		if (outs[i].pcapng && replay_annotate != REPLAY_ANN_NONE)
 			emu_switch_want_trace(ctx.sw); /* the comments are the traces */
 		outs[i].w = emu_pcapw_open(outs[i].file,
 					   outs[i].pcapng ? EMU_PCAPW_PCAPNG : EMU_PCAPW_PCAP,
-					   65535, all ? ctx.pl->n_ports : 1,
-					   all ? ctx.pl->port_names :
+					   65535, all && outs[i].pcapng ? ctx.pl->n_ports : 1,
+					   all ? (outs[i].pcapng ? ctx.pl->port_names : merged) :
 						 &ctx.pl->port_names[outs[i].port],
 					   &err);
 		if (outs[i].w == NULL) {

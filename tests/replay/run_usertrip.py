@@ -16,7 +16,9 @@ Checks, one section per fix:
   likewise; the summary names only files that exist.
 - order: every file the run writes (the capture stage's, --out for every port, --drops) is in
   time order, traffic both ways with drops and the incast (capinfos' "strict time order"; the
-  live case, records pushed out of order, is tests/unit/test_capture.c test_time_order)."""
+  live case, records pushed out of order, is tests/unit/test_capture.c test_time_order).
+- format: an output's format follows its name (.pcap classic, .pcapng pcapng), for every port
+  too; annotations refuse a run whose outputs are all classic pcap."""
 import copy
 import json
 import os
@@ -219,6 +221,25 @@ def section_order(lab):
                   os.path.basename(f), len(recs), capfile.backwards(recs)))
 
 
+def section_format(lab):
+    print("== an output's format follows its extension")
+    pl = lab.pipeline("fmt", drops=None)
+    for name, want in (("x.pcap", "pcap"), ("x.pcapng", "pcapng")):
+        for port in ("", ":p1"):
+            out = os.path.join(lab.tmp, name)
+            r = lab.replay(pl, "--out", out + port, profile=False)
+            fmt, recs = capfile.read(out) if r.returncode == 0 else (None, [])
+            check(fmt == want and len(recs) == 200,
+                  "--out %s%s: %s with %d records (want %s)" % (name, port, fmt, len(recs), want))
+    for ann in ("events", "all"):
+        r = lab.replay(pl, "--out", os.path.join(lab.tmp, "x.pcap"), "--annotate", ann,
+                       profile=False)
+        check(r.returncode == 2 and r.stderr.startswith(
+            "rocemu replay: --annotate %s: no --out is pcapng, so no frame could carry a "
+            "comment (a .pcap file is classic pcap: name a FILE.pcapng)" % ann),
+            "--annotate %s with --out x.pcap refused: %r" % (ann, r.stderr.split("\n")[0]))
+
+
 def main():
     rocemu, src = os.path.abspath(sys.argv[1]), sys.argv[2]
     with tempfile.TemporaryDirectory() as tmp:
@@ -227,6 +248,7 @@ def main():
         section_snaplen(lab)
         section_caps(lab)
         section_order(lab)
+        section_format(lab)
     if FAILS:
         print("FAILED: %d checks" % len(FAILS))
         return 1
