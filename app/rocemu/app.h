@@ -99,6 +99,13 @@ int app_write_prom(const struct app_ctx *ctx, const char *file, struct emu_err *
 /** Write the --stats JSON file. */
 int app_write_stats(const struct app_ctx *ctx, const char *file, struct emu_err *err);
 
+/** "rocemu MODE" ("rocemu replay", "rocemu check"; "rocemu" live): every error line starts with
+ * it and a colon. */
+extern const char *app_prog;
+
+/** "rocemu 0.1.0 (git COMMIT, DPDK 22.11.x)": --version, the replay summary, --stats. */
+const char *app_version(void);
+
 int app_live_main(int argc, char **argv);
 int app_replay_main(int argc, char **argv);
 int app_check_main(int argc, char **argv);

@@ -438,7 +438,7 @@ app_replay_main(int argc, char **argv)
 	}
 	eal = true;
 	if (app_build(&ctx, &o, &err) != 0) {
-		fprintf(stderr, "%s\n", err.msg);
+		fprintf(stderr, "%s: %s\n", app_prog, err.msg);
 		goto out;
 	}
 	for (i = 0; i < n_out; i++) {
@@ -679,6 +679,7 @@ app_replay_main(int argc, char **argv)
 		}
 		drops.w = NULL;
 	}
+	fprintf(sum, "replay: %s\n", app_version());
 	fprintf(sum, "replay: virtual clock ended at %" PRIu64 ".%09" PRIu64 " s\n",
 	       now_ns / UINT64_C(1000000000), now_ns % UINT64_C(1000000000));
 	if (changes_in != UINT64_MAX && emu_switch_profile_changes(ctx.sw) > changes_in)
@@ -810,7 +811,7 @@ app_check_main(int argc, char **argv)
 	}
 	rc = app_build(&ctx, &o, &err);
 	if (rc != 0)
-		fprintf(stderr, "%s\n", err.msg);
+		fprintf(stderr, "%s: %s\n", app_prog, err.msg);
 	if (rc == 0) {
 		emu_switch_route_warnings(ctx.sw, stderr);
 		emu_profile_path_warnings(ctx.prof, ctx.sw, stderr);

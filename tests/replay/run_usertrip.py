@@ -18,7 +18,10 @@ Checks, one section per fix:
   time order, traffic both ways with drops and the incast (capinfos' "strict time order"; the
   live case, records pushed out of order, is tests/unit/test_capture.c test_time_order).
 - format: an output's format follows its name (.pcap classic, .pcapng pcapng), for every port
-  too; annotations refuse a run whose outputs are all classic pcap."""
+  too; annotations refuse a run whose outputs are all classic pcap.
+- prefix: every error line of replay and check starts "rocemu replay:" / "rocemu check:" (a
+  pipeline's, a profile's, an option's, getopt's); --version names the git commit and DPDK's
+  version, and so do the replay summary and --stats."""
 import copy
 import json
 import os
@@ -122,7 +125,8 @@ def section_virtual(lab):
           "--drops-virtual: %d virtual frames written, as the capture stage" %
           virtual_frames(drp))
     r = lab.replay(lab.pipeline("capbad", virtual=True, drops=None), profile=False)
-    check(r.returncode == 2 and r.stderr.startswith("egress[0].virtual: needs \"drops\""),
+    check(r.returncode == 2 and r.stderr.startswith(
+        "rocemu replay: egress[0].virtual: needs \"drops\""),
           "\"virtual\" without \"drops\" is refused: %r" % r.stderr.split("\n")[0])
 
 
@@ -240,6 +244,47 @@ def section_format(lab):
             "--annotate %s with --out x.pcap refused: %r" % (ann, r.stderr.split("\n")[0]))
 
 
+def section_prefix(lab):
+    print("== error lines start \"rocemu MODE:\"; --version")
+    bad = os.path.join(lab.tmp, "bad.json")
+    with open(bad, "w") as f:
+        f.write('{"ports": [')
+    cases = [
+        (["replay", "--pipeline", bad, "--in", lab.inp], "rocemu replay: "),
+        (["replay", "--pipeline", "nope.json", "--in", lab.inp], "rocemu replay: "),
+        (["replay", "--pipeline", lab.pipeline("pfx"), "--profile", bad, "--in", lab.inp],
+         "rocemu replay: "),
+        (["replay", "--bogus"], "rocemu replay: "),
+        (["replay", "--seed", "x", "--in", lab.inp], "rocemu replay: "),
+        (["replay", "--in", lab.inp, "--stats", lab.inp], "rocemu replay: "),
+        (["check", bad], "rocemu check: "),
+        (["check", "--bogus"], "rocemu check: "),
+        (["check", "--max-mem", "0", bad], "rocemu check: "),
+        (["schema", "nothing"], "rocemu schema: "),
+    ]
+    for argv, want in cases:
+        r = subprocess.run([lab.rocemu] + argv, capture_output=True, text=True, timeout=60,
+                           cwd=lab.tmp)
+        first = r.stderr.split("\n")[0]
+        check(r.returncode == 2 and first.startswith(want),
+              "%s: %r" % (" ".join(argv[:2]), first[:100]))
+    r = subprocess.run([lab.rocemu, "--version"], capture_output=True, text=True, timeout=60)
+    dpdk = subprocess.run(["pkg-config", "--modversion", "libdpdk"], capture_output=True,
+                          text=True).stdout.strip()
+    git = subprocess.run(["git", "-C", lab.src, "rev-parse", "--short=12", "HEAD"],
+                         capture_output=True, text=True).stdout.strip()
+    v = r.stdout.strip()
+    check(r.returncode == 0 and v.startswith("rocemu ") and "(git " in v and
+          ("DPDK " + dpdk) in v and (not git or git in v),
+          "--version: %r (git %s, DPDK %s)" % (v, git, dpdk))
+    st = os.path.join(lab.tmp, "pfx-stats.json")
+    r = lab.replay(lab.pipeline("pfx"), "--stats", st, profile=False)
+    with open(st) as f:
+        stats = json.load(f)
+    check(r.returncode == 0 and ("replay: " + v + "\n") in r.stdout and stats.get("version") == v,
+          "the replay summary and --stats name the version")
+
+
 def main():
     rocemu, src = os.path.abspath(sys.argv[1]), sys.argv[2]
     with tempfile.TemporaryDirectory() as tmp:
@@ -249,6 +294,7 @@ def main():
         section_caps(lab)
         section_order(lab)
         section_format(lab)
+        section_prefix(lab)
     if FAILS:
         print("FAILED: %d checks" % len(FAILS))
         return 1
