@@ -144,5 +144,12 @@ int app_common_opt(struct app_opts *o, int c, const char *arg);
 /** Parse a non-negative number of seconds; -1 on error. */
 int app_parse_seconds(const char *opt, const char *arg, double *out);
 
+/**
+ * A WARNING line for each port with lossless priorities under PFC that replay feeds (@p fed:
+ * per port, true when an --in feeds it; NULL: every such port, as check says): a replayed
+ * input cannot be paused. Returns how many.
+ */
+unsigned int app_unpausable_warnings(const struct emu_pipeline *pl, const bool *fed, FILE *f);
+
 /** Load o->pipeline (or the default) into ctx->pl; prints the message. */
 int app_load_pipeline(struct app_ctx *ctx, struct app_opts *o);

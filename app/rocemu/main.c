@@ -383,6 +383,33 @@ app_common_opt(struct app_opts *o, int c, const char *arg)
 	}
 }
 
+unsigned int
+app_unpausable_warnings(const struct emu_pipeline *pl, const bool *fed, FILE *f)
+{
+	unsigned int i, n = 0, q;
+
+	for (i = 0; i < pl->n_ports && i < EMU_TM_MAX_PORTS; i++) {
+		const struct emu_tm_port_cfg *pc = &pl->tm.ports[i];
+		char prios[32] = "";
+		size_t u = 0;
+
+		if ((fed != NULL && !fed[i]) || !pc->pfc.enabled || pc->lossless_mask == 0)
+			continue;
+		for (q = 0; q < EMU_TM_N_PRIO; q++)
+			if (pc->lossless_mask & (1u << q))
+				u += (size_t)snprintf(prios + u, sizeof(prios) - u, "%s%u",
+						      u != 0 ? "," : "", q);
+		fprintf(f, "%s: WARNING: port %s: lossless priority %s (PFC) %s, which PFC cannot "
+			"pause: when the port's headroom fills, the frames a NIC would have held back "
+			"are dropped (drop_headroom_overflow); live, the NIC behind the port is "
+			"paused\n", app_prog, pl->port_names[i], prios,
+			fed != NULL ? "is fed by a replayed --in" :
+				      "in a replay is fed by its --in");
+		n++;
+	}
+	return n;
+}
+
 int
 app_load_pipeline(struct app_ctx *ctx, struct app_opts *o)
 {

@@ -490,6 +490,13 @@ app_replay_main(int argc, char **argv)
 	}
 	emu_switch_route_warnings(ctx.sw, stderr);
 	emu_profile_path_warnings(ctx.prof, ctx.sw, stderr);
+	{
+		bool fed[EMU_MAX_PORTS] = { false };
+
+		for (i = 0; i < n_in; i++)
+			fed[ins[i].port] = true;
+		app_unpausable_warnings(ctx.pl, fed, stderr);
+	}
 	if (app_stop_signal != 0)
 		goto out; /* stopped while setting up (said at out) */
 	running = true;
@@ -815,6 +822,7 @@ app_check_main(int argc, char **argv)
 	if (rc == 0) {
 		emu_switch_route_warnings(ctx.sw, stderr);
 		emu_profile_path_warnings(ctx.prof, ctx.sw, stderr);
+		app_unpausable_warnings(ctx.pl, NULL, stderr);
 		printf("%s%s%s: OK (needs %.0f MB)\n", o.pipeline, o.profile ? " + " : "",
 		       o.profile ? o.profile : "", (double)prep.needs.total_bytes / 1e6);
 		if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -21,7 +21,9 @@ Checks, one section per fix:
   too; annotations refuse a run whose outputs are all classic pcap.
 - prefix: every error line of replay and check starts "rocemu replay:" / "rocemu check:" (a
   pipeline's, a profile's, an option's, getopt's); --version names the git commit and DPDK's
-  version, and so do the replay summary and --stats."""
+  version, and so do the replay summary and --stats.
+- unpausable: replay and check say when a lossless class under PFC is fed by replayed inputs,
+  which PFC cannot pause (drop_headroom_overflow on priority 3 follows)."""
 import copy
 import json
 import os
@@ -285,6 +287,28 @@ def section_prefix(lab):
           "the replay summary and --stats name the version")
 
 
+def section_unpausable(lab):
+    print("== lossless classes fed by inputs PFC cannot pause")
+    r = lab.replay(lab.pipeline("unp"), profile=False)
+    w = [x for x in r.stderr.splitlines() if "PFC cannot pause" in x]
+    check(r.returncode == 0 and w == [
+        "rocemu replay: WARNING: port p0: lossless priority 3 (PFC) is fed by a replayed --in, "
+        "which PFC cannot pause: when the port's headroom fills, the frames a NIC would have "
+        "held back are dropped (drop_headroom_overflow); live, the NIC behind the port is "
+        "paused"], "replay into p0 alone: one warning, for p0: %r" % w)
+    r = subprocess.run([lab.rocemu, "check", lab.pipeline("unp")], capture_output=True,
+                       text=True, timeout=60)
+    w = [x for x in r.stderr.splitlines() if "PFC cannot pause" in x]
+    check(r.returncode == 0 and len(w) == 2 and w[0].startswith(
+        "rocemu check: WARNING: port p0: lossless priority 3 (PFC) in a replay is fed by its "
+        "--in, which PFC cannot pause") and "port p1:" in w[1], "check: one per port: %r" % w)
+    r = subprocess.run([lab.rocemu, "check", os.path.join(lab.src, "pipelines",
+                                                          "bump-in-wire.json")],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0 and "PFC cannot pause" not in r.stderr,
+          "no warning without PFC (bump-in-wire.json)")
+
+
 def main():
     rocemu, src = os.path.abspath(sys.argv[1]), sys.argv[2]
     with tempfile.TemporaryDirectory() as tmp:
@@ -295,6 +319,7 @@ def main():
         section_order(lab)
         section_format(lab)
         section_prefix(lab)
+        section_unpausable(lab)
     if FAILS:
         print("FAILED: %d checks" % len(FAILS))
         return 1
