@@ -151,5 +151,13 @@ int app_parse_seconds(const char *opt, const char *arg, double *out);
  */
 unsigned int app_unpausable_warnings(const struct emu_pipeline *pl, const bool *fed, FILE *f);
 
+/**
+ * rocemu check: a WARNING line for each capture stage of @p pipeline (its file; @p pl loaded
+ * from it) that may write more than 1 GB over @p profile's length (NULL: a minute) at line
+ * rate, unless max_mb or rotation bounds it (estimate.c). Returns how many.
+ */
+unsigned int app_capture_estimate(const struct emu_pipeline *pl, const char *pipeline,
+				  const char *profile, FILE *f);
+
 /** Load o->pipeline (or the default) into ctx->pl; prints the message. */
 int app_load_pipeline(struct app_ctx *ctx, struct app_opts *o);

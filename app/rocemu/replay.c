@@ -823,6 +823,7 @@ app_check_main(int argc, char **argv)
 		emu_switch_route_warnings(ctx.sw, stderr);
 		emu_profile_path_warnings(ctx.prof, ctx.sw, stderr);
 		app_unpausable_warnings(ctx.pl, NULL, stderr);
+		app_capture_estimate(ctx.pl, o.pipeline, o.profile, stderr);
 		printf("%s%s%s: OK (needs %.0f MB)\n", o.pipeline, o.profile ? " + " : "",
 		       o.profile ? o.profile : "", (double)prep.needs.total_bytes / 1e6);
 		if (fflush(stdout) != 0 || ferror(stdout)) {

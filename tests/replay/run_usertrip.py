@@ -23,7 +23,9 @@ Checks, one section per fix:
   pipeline's, a profile's, an option's, getopt's); --version names the git commit and DPDK's
   version, and so do the replay summary and --stats.
 - unpausable: replay and check say when a lossless class under PFC is fed by replayed inputs,
-  which PFC cannot pause (drop_headroom_overflow on priority 3 follows)."""
+  which PFC cannot pause (drop_headroom_overflow on priority 3 follows).
+- estimate: check estimates a capture's volume over the profile and warns above 1 GB unless
+  max_mb or rotation bounds it (capture-annotated + incast-8to1: about 10.8 GB)."""
 import copy
 import json
 import os
@@ -309,6 +311,32 @@ def section_unpausable(lab):
           "no warning without PFC (bump-in-wire.json)")
 
 
+def section_estimate(lab):
+    print("== check estimates a run's capture volume")
+    prof = os.path.join(lab.src, "profiles", "incast-8to1.json")
+    for name, keys, want in (
+            ("est", {}, "may write about 10.8 GB in the profile's 3 s"),
+            ("estmax", {"max_mb": 500}, None),
+            ("estrot", {"rotate_mb": 100, "rotate_files": 5}, None),
+            ("estframes", {"max_frames": 100000}, None),
+            ("estsecs", {"max_seconds": 0.1}, None)):
+        r = subprocess.run([lab.rocemu, "check", lab.pipeline(name, **keys), "--profile", prof],
+                           capture_output=True, text=True, timeout=60)
+        w = [x for x in r.stderr.splitlines() if "may write about" in x]
+        if want is None:
+            check(r.returncode == 0 and not w, "%s %s: no warning: %r" % (name, keys, w))
+        else:
+            check(r.returncode == 0 and len(w) == 1 and w[0].startswith(
+                "rocemu check: WARNING: egress[0] (") and want in w[0] and "max_mb" in w[0],
+                "%s: one warning: %r" % (name, w))
+    r = subprocess.run([lab.rocemu, "check", lab.pipeline("estsmall", ports=["p0"],
+                                                           snaplen=64, drops=None)],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0 and any("may write about" in x and "in 60 s" in x
+                                    for x in r.stderr.splitlines()),
+          "without a profile: a minute at line rate: %r" % r.stderr.splitlines()[-1:])
+
+
 def main():
     rocemu, src = os.path.abspath(sys.argv[1]), sys.argv[2]
     with tempfile.TemporaryDirectory() as tmp:
@@ -320,6 +348,7 @@ def main():
         section_format(lab)
         section_prefix(lab)
         section_unpausable(lab)
+        section_estimate(lab)
     if FAILS:
         print("FAILED: %d checks" % len(FAILS))
         return 1
