@@ -25,7 +25,11 @@ Checks, one section per fix:
 - unpausable: replay and check say when a lossless class under PFC is fed by replayed inputs,
   which PFC cannot pause (drop_headroom_overflow on priority 3 follows).
 - estimate: check estimates a capture's volume over the profile and warns above 1 GB unless
-  max_mb or rotation bounds it (capture-annotated + incast-8to1: about 10.8 GB)."""
+  max_mb or rotation bounds it (capture-annotated + incast-8to1: about 10.8 GB).
+- docs: in a README.md code block with two or more rocegen/rocemu processes, each names its own
+  --file-prefix;
+  profiles/README.md lists every shipped profile; scripts/demo.sh names the captures it
+  leaves in its "full outputs" line and says the next run replaces them."""
 import copy
 import json
 import os
@@ -337,6 +341,32 @@ def section_estimate(lab):
           "without a profile: a minute at line rate: %r" % r.stderr.splitlines()[-1:])
 
 
+def section_docs(lab):
+    import glob
+    import re
+    print("== the docs as written")
+    with open(os.path.join(lab.src, "README.md")) as f:
+        readme = f.read()
+    for block in re.findall(r"```sh\n(.*?)```", readme, re.S):
+        cmds = re.findall(r"^(?:ip netns exec \S+ )?(?:\S*/)?(rocegen|rocemu) ((?:-l |\.\.\.).*?)"
+                          r"(?:\n(?!\s)|$)", block, re.M | re.S)
+        if len(cmds) >= 2:
+            ok = all("--file-prefix" in c[1] for c in cmds)
+            check(ok, "README block with %d DPDK processes: each has its own --file-prefix" %
+                  len(cmds))
+    with open(os.path.join(lab.src, "profiles", "README.md")) as f:
+        preadme = f.read()
+    missing = [os.path.basename(p) for p in glob.glob(os.path.join(lab.src, "profiles", "*.json"))
+               if "`%s`" % os.path.basename(p) not in preadme]
+    check(not missing, "profiles/README.md lists every profile (missing: %s)" % missing)
+    with open(os.path.join(lab.src, "scripts", "demo.sh")) as f:
+        demo = f.read()
+    full = demo[demo.index('echo "full outputs:'):]
+    full = full[:full.index("exit $rc")]
+    check("captures:" in full and "next run" in full and "replacing the previous run" in demo,
+          "scripts/demo.sh names its captures and says the next run replaces them")
+
+
 def main():
     rocemu, src = os.path.abspath(sys.argv[1]), sys.argv[2]
     with tempfile.TemporaryDirectory() as tmp:
@@ -349,6 +379,7 @@ def main():
         section_prefix(lab)
         section_unpausable(lab)
         section_estimate(lab)
+        section_docs(lab)
     if FAILS:
         print("FAILED: %d checks" % len(FAILS))
         return 1
