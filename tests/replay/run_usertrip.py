@@ -33,6 +33,7 @@ Checks, one section per fix:
 import copy
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -279,12 +280,14 @@ def section_prefix(lab):
     r = subprocess.run([lab.rocemu, "--version"], capture_output=True, text=True, timeout=60)
     dpdk = subprocess.run(["pkg-config", "--modversion", "libdpdk"], capture_output=True,
                           text=True).stdout.strip()
-    git = subprocess.run(["git", "-C", lab.src, "rev-parse", "--short=12", "HEAD"],
-                         capture_output=True, text=True).stdout.strip()
     v = r.stdout.strip()
-    check(r.returncode == 0 and v.startswith("rocemu ") and "(git " in v and
-          ("DPDK " + dpdk) in v and (not git or git in v),
-          "--version: %r (git %s, DPDK %s)" % (v, git, dpdk))
+    m = re.search(r"\(git ([0-9a-f]{7,40})(-dirty)?, ", v)
+    # the commit the binary was built from (HEAD may have moved on since)
+    known = m is not None and subprocess.run(
+        ["git", "-C", lab.src, "cat-file", "-e", m.group(1) + "^{commit}"],
+        capture_output=True).returncode == 0
+    check(r.returncode == 0 and v.startswith("rocemu ") and m is not None and known and
+          ("DPDK " + dpdk) in v, "--version: %r (a commit of this tree; DPDK %s)" % (v, dpdk))
     st = os.path.join(lab.tmp, "pfx-stats.json")
     r = lab.replay(lab.pipeline("pfx"), "--stats", st, profile=False)
     with open(st) as f:
