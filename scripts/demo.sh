@@ -56,6 +56,12 @@ ROCEGEN=$BUILD/app/rocegen/rocegen
 export LAB_PREFIX=${LAB_PREFIX:-remu}
 LAB=$ROOT/scripts/lab/lab.sh
 WORK=$BUILD/demo
+# Each run starts afresh in $WORK: say what of the last run goes (its captures above all)
+if [ -d "$WORK" ]; then
+	old=$(cd "$WORK" && ls -- *.pcap *.pcapng 2>/dev/null | tr '\n' ' ')
+	[ -n "$old" ] && echo "demo: replacing the previous run's outputs in $WORK, captures" \
+		"included: $old(copy them elsewhere to keep them)"
+fi
 rm -rf "$WORK"
 mkdir -p "$WORK"
 ROCEMU_PID=
@@ -142,6 +148,8 @@ rc=0
 python3 scripts/lab/demo_report.py "$WORK" "$PIPELINE" "$PROFILE" "$rc_a" "$rc_b" || rc=1
 [ $rc_e -eq 0 ] || { echo "demo: FAILED: rocemu exited with $rc_e"; rc=1; }
 echo
+caps=$(cd "$WORK" && ls -- *.pcap *.pcapng 2>/dev/null | sed "s|^|$WORK/|" | tr '\n' ' ')
 echo "full outputs: $WORK/{a,b}.out (rocegen, per-QP counters), $WORK/rocemu.out (per-port," \
-	"per-stage, per-queue counters), $WORK/{a,b,stats}.json"
+	"per-stage, per-queue counters), $WORK/{a,b,stats}.json${caps:+, captures: $caps}" \
+	"(the next run of the demo replaces $WORK: copy what you want to keep)"
 exit $rc

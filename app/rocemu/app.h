@@ -105,6 +105,13 @@ int app_write_prom(const struct app_ctx *ctx, const char *file, struct emu_err *
 /** Write the --stats JSON file. */
 int app_write_stats(const struct app_ctx *ctx, const char *file, struct emu_err *err);
 
+/** "rocemu MODE" ("rocemu replay", "rocemu check"; "rocemu" live): every error line starts with
+ * it and a colon. */
+extern const char *app_prog;
+
+/** "rocemu 0.1.0 (git COMMIT, DPDK 22.11.x)": --version, the replay summary, --stats. */
+const char *app_version(void);
+
 int app_live_main(int argc, char **argv);
 int app_replay_main(int argc, char **argv);
 int app_check_main(int argc, char **argv);
@@ -142,6 +149,21 @@ int app_common_opt(struct app_opts *o, int c, const char *arg);
 
 /** Parse a non-negative number of seconds; -1 on error. */
 int app_parse_seconds(const char *opt, const char *arg, double *out);
+
+/**
+ * A WARNING line for each port with lossless priorities under PFC that replay feeds (@p fed:
+ * per port, true when an --in feeds it; NULL: every such port, as check says): a replayed
+ * input cannot be paused. Returns how many.
+ */
+unsigned int app_unpausable_warnings(const struct emu_pipeline *pl, const bool *fed, FILE *f);
+
+/**
+ * rocemu check: a WARNING line for each capture stage of @p pipeline (its file; @p pl loaded
+ * from it) that may write more than 1 GB over @p profile's length (NULL: a minute) at line
+ * rate, unless max_mb or rotation bounds it (estimate.c). Returns how many.
+ */
+unsigned int app_capture_estimate(const struct emu_pipeline *pl, const char *pipeline,
+				  const char *profile, FILE *f);
 
 /** Load o->pipeline (or the default) into ctx->pl; prints the message. */
 int app_load_pipeline(struct app_ctx *ctx, struct app_opts *o);

@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -311,6 +312,7 @@ app_live_main(int argc, char **argv)
 	struct emu_timeline *tl = NULL;
 	struct emu_snap *tl_snap = NULL;
 	uint64_t lost;
+	sigset_t sigs;
 
 	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		live_usage(stdout);
@@ -321,7 +323,17 @@ app_live_main(int argc, char **argv)
 	signal(SIGINT, live_on_signal);
 	signal(SIGTERM, live_on_signal);
 	signal(SIGHUP, live_on_sighup);
+	/* Only the main thread takes these signals: EAL's threads (workers, interrupts,
+	 * telemetry and the telemetry clients' threads) inherit the mask blocked here, so a
+	 * handler never runs on a thread that the main loop's flags would race with (TSan saw a
+	 * SIGHUP delivered to a telemetry client's thread). What arrives meanwhile is pending. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	ret = rte_eal_init(argc, argv);
+	pthread_sigmask(SIG_UNBLOCK, &sigs, NULL);
 	if (ret < 0) {
 		fprintf(stderr, "rocemu: EAL initialisation failed: %s (see rocemu --help)\n",
 			rte_strerror(rte_errno));

@@ -20,7 +20,10 @@
 #include <rte_lcore.h>
 #include <rte_log.h>
 
+#include <rte_version.h>
+
 #include "app.h"
+#include "app/rocemu/version.h"
 #include "lib/base/emu_prom.h"
 #include "lib/base/emu_rundir.h"
 
@@ -96,12 +99,12 @@ app_prepare(struct app_ctx *ctx, const struct app_opts *o, const struct emu_file
 	unsigned int n = 0, i;
 
 	if (emu_pipeline_needs(ctx->pl, &prep->needs, &err) != 0) {
-		fprintf(stderr, "%s (in %s)\n", err.msg, ctx->pl->file);
+		fprintf(stderr, "%s: %s (in %s)\n", app_prog, err.msg, ctx->pl->file);
 		return -1;
 	}
 	if (emu_pipeline_check_mem(&prep->needs, emu_mem_limit_bytes(o->max_mem_mb),
 				   o->max_mem_mb != 0, &err) != 0) {
-		fprintf(stderr, "%s (in %s)\n", err.msg, ctx->pl->file);
+		fprintf(stderr, "%s: %s (in %s)\n", app_prog, err.msg, ctx->pl->file);
 		return -1;
 	}
 	for (i = 0; i < n_refs && n < RTE_DIM(all); i++)
@@ -121,7 +124,7 @@ app_prepare(struct app_ctx *ctx, const struct app_opts *o, const struct emu_file
 						  prep->needs.file_input[i],
 						  prep->needs.file_rotates[i] };
 	if (emu_files_check(all, n, &err) != 0) {
-		fprintf(stderr, "rocemu: %s\n", err.msg);
+		fprintf(stderr, "%s: %s\n", app_prog, err.msg);
 		return -1;
 	}
 	/* an output on standard output keeps it to itself: the summary goes to stderr */
@@ -130,11 +133,11 @@ app_prepare(struct app_ctx *ctx, const struct app_opts *o, const struct emu_file
 		if (!all[i].input && emu_out_names_stdout(all[i].path))
 			ctx->summary = stderr;
 	if (o->stats_file != NULL && emu_out_probe(o->stats_file, &err) != 0) {
-		fprintf(stderr, "rocemu: --stats %s\n", err.msg);
+		fprintf(stderr, "%s: --stats %s\n", app_prog, err.msg);
 		return -1;
 	}
 	if (o->prom_file != NULL && emu_out_probe(o->prom_file, &err) != 0) {
-		fprintf(stderr, "rocemu: --prometheus %s\n", err.msg);
+		fprintf(stderr, "%s: --prometheus %s\n", app_prog, err.msg);
 		return -1;
 	}
 	return 0;
@@ -255,6 +258,7 @@ app_write_stats(const struct app_ctx *ctx, const char *file, struct emu_err *err
 
 	json_object_set_new(stats, "pipeline", json_string(ctx->pl->file));
 	json_object_set_new(stats, "seed", json_integer((json_int_t)ctx->seed));
+	json_object_set_new(stats, "version", json_string(app_version()));
 	if (ctx->live)
 		json_object_set_new(stats, "polling", json_pack("{s:I,s:I}", "gaps_over_1ms",
 			(json_int_t)ctx->poll_gaps_over_1ms, "longest_gap_ns",
@@ -274,18 +278,50 @@ app_write_stats(const struct app_ctx *ctx, const char *file, struct emu_err *err
 	return rc;
 }
 
+const char *app_prog = "rocemu";
+
+const char *
+app_version(void)
+{
+	static char v[160];
+
+	if (v[0] == '\0')
+		snprintf(v, sizeof(v), "rocemu %s (git %s, %s)", ROCEMU_VERSION, ROCEMU_GIT,
+			 rte_version());
+	return v;
+}
+
 int
 main(int argc, char **argv)
 {
+	static const char *const modes[][2] = {
+		{ "replay", "rocemu replay" }, { "check", "rocemu check" },
+		{ "schema", "rocemu schema" },
+	};
+	unsigned int i;
+
 	/* a closed pipe on an output is a write error like any other (EPIPE: named, exit 1,
 	 * the other files still written), not a silent death by SIGPIPE */
 	signal(SIGPIPE, SIG_IGN);
-	if (argc > 1 && strcmp(argv[1], "replay") == 0)
-		return app_replay_main(argc - 1, argv + 1);
-	if (argc > 1 && strcmp(argv[1], "check") == 0)
-		return app_check_main(argc - 1, argv + 1);
-	if (argc > 1 && strcmp(argv[1], "schema") == 0)
-		return app_schema_main(argc - 1, argv + 1);
+	if (argc > 1 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0)) {
+		printf("%s\n", app_version());
+		return fflush(stdout) == 0 && !ferror(stdout) ? APP_EXIT_OK : APP_EXIT_FAIL;
+	}
+	for (i = 0; argc > 1 && i < RTE_DIM(modes); i++) {
+		if (strcmp(argv[1], modes[i][0]) != 0)
+			continue;
+		/* every error line of the mode starts "rocemu MODE:", getopt's too (argv[0]) */
+		app_prog = modes[i][1];
+		argv[1] = (char *)(uintptr_t)app_prog;
+		switch (i) {
+		case 0:
+			return app_replay_main(argc - 1, argv + 1);
+		case 1:
+			return app_check_main(argc - 1, argv + 1);
+		default:
+			return app_schema_main(argc - 1, argv + 1);
+		}
+	}
 	return app_live_main(argc, argv);
 }
 
@@ -298,8 +334,8 @@ app_parse_seconds(const char *opt, const char *arg, double *out)
 	errno = 0;
 	v = strtod(arg, &end);
 	if (errno != 0 || end == arg || *end != '\0' || !(v >= 0) || v > 1e9) {
-		fprintf(stderr, "rocemu: %s: must be a number of seconds >= 0, got \"%s\"\n", opt,
-			arg);
+		fprintf(stderr, "%s: %s: must be a number of seconds >= 0, got \"%s\"\n", app_prog,
+			opt, arg);
 		return -1;
 	}
 	*out = v;
@@ -327,8 +363,8 @@ app_common_opt(struct app_opts *o, int c, const char *arg)
 		o->seed = strtoull(arg, &end, 10);
 		if (errno != 0 || end == arg || *end != '\0' || arg[0] < '0' || arg[0] > '9' ||
 		    o->seed > (uint64_t)INT64_MAX) {
-			fprintf(stderr, "rocemu: --seed: must be a decimal integer from 0 to %" PRId64
-				", got \"%s\"\n", INT64_MAX, arg);
+			fprintf(stderr, "%s: --seed: must be a decimal integer from 0 to %" PRId64
+				", got \"%s\"\n", app_prog, INT64_MAX, arg);
 			return -1;
 		}
 		o->seed_given = true;
@@ -344,8 +380,8 @@ app_common_opt(struct app_opts *o, int c, const char *arg)
 		o->timeline_us = strtod(arg, &end);
 		if (errno != 0 || end == arg || *end != '\0' || !(o->timeline_us >= 0.001) ||
 		    o->timeline_us > 1e9) {
-			fprintf(stderr, "rocemu: --timeline-us: must be a number of microseconds "
-				"from 0.001 (1 ns) to 1e9, got \"%s\"\n", arg);
+			fprintf(stderr, "%s: --timeline-us: must be a number of microseconds "
+				"from 0.001 (1 ns) to 1e9, got \"%s\"\n", app_prog, arg);
 			return -1;
 		}
 		return 1;
@@ -354,14 +390,41 @@ app_common_opt(struct app_opts *o, int c, const char *arg)
 		o->max_mem_mb = strtoull(arg, &end, 10);
 		if (errno != 0 || end == arg || *end != '\0' || arg[0] < '0' || arg[0] > '9' ||
 		    o->max_mem_mb == 0 || o->max_mem_mb > (UINT64_C(1) << 40)) {
-			fprintf(stderr, "rocemu: --max-mem: must be a number of MB from 1, got \"%s\"\n",
-				arg);
+			fprintf(stderr, "%s: --max-mem: must be a number of MB from 1, got \"%s\"\n",
+				app_prog, arg);
 			return -1;
 		}
 		return 1;
 	default:
 		return 0;
 	}
+}
+
+unsigned int
+app_unpausable_warnings(const struct emu_pipeline *pl, const bool *fed, FILE *f)
+{
+	unsigned int i, n = 0, q;
+
+	for (i = 0; i < pl->n_ports && i < EMU_TM_MAX_PORTS; i++) {
+		const struct emu_tm_port_cfg *pc = &pl->tm.ports[i];
+		char prios[32] = "";
+		size_t u = 0;
+
+		if ((fed != NULL && !fed[i]) || !pc->pfc.enabled || pc->lossless_mask == 0)
+			continue;
+		for (q = 0; q < EMU_TM_N_PRIO; q++)
+			if (pc->lossless_mask & (1u << q))
+				u += (size_t)snprintf(prios + u, sizeof(prios) - u, "%s%u",
+						      u != 0 ? "," : "", q);
+		fprintf(f, "%s: WARNING: port %s: lossless priority %s (PFC) %s, which PFC cannot "
+			"pause: when the port's headroom fills, the frames a NIC would have held back "
+			"are dropped (drop_headroom_overflow); live, the NIC behind the port is "
+			"paused\n", app_prog, pl->port_names[i], prios,
+			fed != NULL ? "is fed by a replayed --in" :
+				      "in a replay is fed by its --in");
+		n++;
+	}
+	return n;
 }
 
 int
@@ -373,9 +436,10 @@ app_load_pipeline(struct app_ctx *ctx, struct app_opts *o)
 		o->pipeline = app_default_pipeline();
 	if (emu_pipeline_load(o->pipeline, &ctx->pl, &err) != 0) {
 		if (err.names_file)
-			fprintf(stderr, "%s\n", err.msg); /* a JSON syntax error names the file */
+			/* a JSON syntax error names the file */
+			fprintf(stderr, "%s: %s\n", app_prog, err.msg);
 		else
-			fprintf(stderr, "%s (in %s)\n", err.msg, o->pipeline);
+			fprintf(stderr, "%s: %s (in %s)\n", app_prog, err.msg, o->pipeline);
 		return -1;
 	}
 	return 0;

@@ -1,9 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Over 600 lines (736): the replay loop, its inputs and outputs (per-port pcap, the merged
- * pcapng), --annotate/--drops/--timeline and signal handling share one run state; the input
- * side is the piece to move out next.
- *
  * rocemu replay: pcap in, pcap out, on a virtual clock taken from the input
  * timestamps. The same stages and TM as live mode run; the clock jumps from
  * event to event (next input packet, next TM departure, next profile phase),
@@ -12,10 +8,7 @@
  * reads a real clock, so the output is a function of the inputs, pipeline,
  * profile and seed alone.
  *
- * rocemu check: load and validate a pipeline (and a profile), then exit.
- *
- * Over 600 lines: replay and check; check moves to its own file when the options are shared
- * through a table.
+ * Its inputs and outputs are replay_io.c; rocemu check is check.c.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -30,186 +23,9 @@
 #include <rte_mbuf.h>
 
 #include "app.h"
-#include "lib/capture/emu_pcapr.h"
-#include "lib/capture/emu_pcapw.h"
 #include "lib/switch/emu_timeline.h"
 
-#define REPLAY_MAX_FILES EMU_MAX_PORTS
-#define REPLAY_ALL_PORTS UINT16_MAX
-
-struct replay_in {
-	char *file;
-	uint16_t port;
-	struct emu_pcapr r;
-	bool has_next;
-	bool bad;           /* stopped on an unreadable record */
-	struct emu_pcap_rec rec;
-	uint64_t frames;    /* frames read */
-	uint64_t snapped;   /* of which header captures (caplen < orig_len) */
-	uint64_t late;      /* of which timed before the clock (its times went backwards) */
-};
-
-struct replay_out {
-	char *file;
-	uint16_t port;      /* REPLAY_ALL_PORTS: every port, one pcapng interface each */
-	bool pcapng;        /* annotated */
-	struct emu_pcapw *w;
-	uint64_t frames;
-};
-
-static void
-replay_usage(FILE *f)
-{
-	fprintf(f,
-		"usage: rocemu replay --pipeline FILE [--profile FILE] [--seed N] [--stats FILE]\n"
-		"                     [--max-mem MB] [--lenient] [--annotate none|events|all]\n"
-		"                     [--drops DROPS.pcapng] [--prometheus FILE.prom]\n"
-		"                     [--timeline FILE.csv [--timeline-us N]]\n"
-		"                     --in IN.pcap[:PORT] ... [--out OUT[:PORT] ...]\n"
-		"Runs the pipeline offline on a virtual clock taken from the input timestamps.\n"
-		"--in FILE:PORT feeds the frames of FILE into port PORT (a port name of the\n"
-		"pipeline); without :PORT, into the first port. pcap and pcapng inputs, micro- or\n"
-		"nanosecond; header captures (caplen < orig_len) are timed and shaped at orig_len.\n"
-		"--out FILE:PORT writes the frames port PORT sends (pcapng when FILE ends in\n"
-		".pcapng, else nanosecond pcap); without :PORT, every frame the switch sends, in\n"
-		"departure order, as pcapng with one interface per port (named after the port).\n"
-		"Outputs are written under a temporary name and put in place when complete; an\n"
-		"output may not be an input or another output. Frames leaving a port without an\n"
-		"--out are counted as sent. An unreadable input record stops that input and makes\n"
-		"the exit status 1 (--lenient: 0). SIGINT/SIGTERM stop reading, let the switch\n"
-		"empty, finish the files and exit 128 + signal. Exit status: see README.\n"
-		"pcapng outputs carry a comment on each frame something happened to (--annotate\n"
-		"events, the default; all: every frame, refused with no pcapng --out; none):\n"
-		"\"rocemu: in=p0 out=p1 t_in=NS prio=3 qdepth=B wait=NSns ce=red delayed=NSns\n"
-		"event=STAGE.COUNTER created=STAGE path=N via=LINK,LINK\" (path: the first fabric\n"
-		"link it took, 1 + its index in --stats fabric.links[]; via: the links it took, by\n"
-		"name). --in - reads standard input, --out -\n"
-		"writes standard output (the summary then goes to standard error).\n"
-		"--drops writes every dropped frame, at the time it was dropped, with\n"
-		"\"drop=REASON\" (the names of the summary's drops by reason).\n");
-}
-
-/* Split "file.pcap:PORT" (PORT optional) and resolve PORT against the pipeline. */
-static int
-replay_file_port(const char *opt, const char *arg, const struct emu_pipeline *pl, char **file,
-		 uint16_t *port, uint16_t dflt)
-{
-	char *copy = strdup(arg), *colon;
-	unsigned int i;
-
-	if (copy == NULL)
-		return -1;
-	colon = strrchr(copy, ':');
-	*port = dflt;
-	if (colon != NULL) {
-		*colon = '\0';
-		for (i = 0; i < pl->n_ports; i++)
-			if (strcmp(pl->port_names[i], colon + 1) == 0)
-				break;
-		if (i == pl->n_ports) {
-			fprintf(stderr, "rocemu replay: %s %s: no port named \"%s\" in %s\n", opt,
-				arg, colon + 1, pl->file);
-			free(copy);
-			return -1;
-		}
-		*port = (uint16_t)i;
-	}
-	if (copy[0] == '\0') {
-		fprintf(stderr, "rocemu replay: %s \"%s\": empty file name\n", opt, arg);
-		free(copy);
-		return -1;
-	}
-	*file = copy;
-	return 0;
-}
-
-static void
-replay_in_next(struct replay_in *in)
-{
-	struct emu_err err;
-	int rc;
-
-	if (!in->has_next)
-		return;
-	rc = emu_pcapr_next(&in->r, &in->rec, &err);
-	if (rc < 0 && app_stop_signal != 0)
-		rc = 0; /* a read from a pipe cut by the stop (EINTR): the input ends there */
-	if (rc < 0) {
-		fprintf(stderr, "rocemu replay: %s; the frames before it were replayed\n", err.msg);
-		in->bad = true;
-	}
-	in->has_next = rc == 1;
-	if (rc == 1) {
-		in->frames++;
-		in->snapped += in->rec.caplen < in->rec.origlen;
-	}
-}
-
-enum replay_annotate { REPLAY_ANN_NONE, REPLAY_ANN_EVENTS, REPLAY_ANN_ALL };
-
-static enum replay_annotate replay_annotate = REPLAY_ANN_EVENTS;
-
-/* --drops: every dropped frame, at the time it was dropped, with its reason. */
-struct replay_drops {
-	struct emu_pcapw *w;
-	struct emu_switch *sw;
-	uint8_t *linear;
-	uint64_t now_ns;
-	uint64_t frames;
-};
-
-static void
-replay_on_drop(void *arg, struct rte_mbuf *m, uint32_t reason)
-{
-	struct replay_drops *d = arg;
-	uint32_t len = rte_pktmbuf_pkt_len(m);
-	char comment[512];
-
-	emu_switch_annotate(d->sw, m, (int)reason, true, comment, sizeof(comment));
-	if (emu_pcapw_write(d->w, 0, d->now_ns, rte_pktmbuf_read(m, 0, len, d->linear), len,
-			    emu_wire_len(m), 0, comment) == 0)
-		d->frames++;
-}
-
-static void
-replay_write(struct replay_out *outs, unsigned int n_out, struct emu_switch *sw,
-	     unsigned int n_ports, uint64_t now_ns, uint8_t *linear)
-{
-	char comment[512];
-	struct rte_mbuf **pkts;
-	unsigned int p, o;
-	uint16_t n, i;
-
-	emu_switch_tick(sw, now_ns);
-	for (p = 0; p < n_ports; p++) {
-		if (emu_switch_tx_idle(sw, (uint16_t)p))
-			continue; /* its tx_prepare would change nothing */
-		n = emu_switch_tx_prepare(sw, (uint16_t)p, now_ns, &pkts);
-		for (o = 0; o < n_out; o++) {
-			struct replay_out *ro = &outs[o];
-
-			if (ro->port != p && ro->port != REPLAY_ALL_PORTS)
-				continue;
-			for (i = 0; i < n; i++) {
-				uint32_t len = rte_pktmbuf_pkt_len(pkts[i]);
-				bool ann = ro->pcapng && replay_annotate != REPLAY_ANN_NONE &&
-					   emu_switch_annotate(sw, pkts[i], -1,
-							       replay_annotate == REPLAY_ANN_ALL,
-							       comment, sizeof(comment)) > 0;
-
-				/* a failed file keeps its first error; the run goes on */
-				if (emu_pcapw_write(ro->w, ro->port == REPLAY_ALL_PORTS ? p : 0,
-						    emu_meta(pkts[i])->ts_ns,
-						    rte_pktmbuf_read(pkts[i], 0, len, linear), len,
-						    emu_wire_len(pkts[i]), EMU_PCAPW_OUTBOUND,
-						    ann ? comment : NULL) == 0)
-					ro->frames++;
-			}
-		}
-		rte_pktmbuf_free_bulk(pkts, n);
-		emu_switch_tx_done(sw, (uint16_t)p, n);
-	}
-}
+#include "app/rocemu/replay.h"
 
 int
 app_replay_main(int argc, char **argv)
@@ -221,6 +37,9 @@ app_replay_main(int argc, char **argv)
 		{ "lenient", no_argument, NULL, 'L' },
 		{ "annotate", required_argument, NULL, 'A' },
 		{ "drops", required_argument, NULL, 'd' },
+		{ "drops-virtual", no_argument, NULL, 'V' },
+		{ "drops-snaplen", required_argument, NULL, 'N' },
+		{ "drops-max-mb", required_argument, NULL, 'X' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *in_args[REPLAY_MAX_FILES], *out_args[REPLAY_MAX_FILES];
@@ -290,6 +109,38 @@ app_replay_main(int argc, char **argv)
 		case 'd':
 			drops_file = optarg;
 			break;
+		case 'V':
+			drops.virtual_frames = true;
+			break;
+		case 'X': {
+			char *end;
+			double v;
+
+			errno = 0;
+			v = strtod(optarg, &end);
+			if (errno != 0 || end == optarg || *end != '\0' || !(v >= 0.01) || v > 1e9) {
+				fprintf(stderr, "rocemu replay: --drops-max-mb: must be a number of MB "
+					"from 0.01 to 1e9, got \"%s\"\n", optarg);
+				return APP_EXIT_CONFIG;
+			}
+			drops.max_bytes = (uint64_t)(v * 1e6);
+			break;
+		}
+		case 'N': {
+			char *end;
+			unsigned long v;
+
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno != 0 || end == optarg || *end != '\0' || optarg[0] < '0' ||
+			    optarg[0] > '9' || v < 64 || v > 65535) {
+				fprintf(stderr, "rocemu replay: --drops-snaplen: must be a number of "
+					"bytes from 64 to 65535, got \"%s\"\n", optarg);
+				return APP_EXIT_CONFIG;
+			}
+			drops.snaplen = (uint32_t)v;
+			break;
+		}
 		case APP_OPT_HELP:
 			replay_usage(stdout);
 			return APP_EXIT_OK;
@@ -330,21 +181,27 @@ app_replay_main(int argc, char **argv)
 			}
 		refs[n_refs++] = (struct emu_file_ref){ "--out", outs[i].file, false };
 	}
-	if (annotate_given != NULL && replay_annotate == REPLAY_ANN_ALL) {
-		/* like a capture stage's "annotate" on a .pcap file: an option with no effect
-		 * ("events", the default, may be given whatever the outputs) */
+	if (annotate_given != NULL && replay_annotate != REPLAY_ANN_NONE) {
+		/* like a capture stage's "annotate" on a .pcap file: an option with no effect */
 		bool any_pcapng = false;
 
 		for (i = 0; i < n_out; i++)
-			any_pcapng |= outs[i].port == REPLAY_ALL_PORTS ||
-				      emu_pcapw_fmt_for(outs[i].file) == EMU_PCAPW_PCAPNG;
+			any_pcapng |= emu_pcapw_fmt_for(outs[i].file) == EMU_PCAPW_PCAPNG;
 		if (!any_pcapng) {
 			fprintf(stderr, "rocemu replay: --annotate %s: no --out is pcapng, so no frame "
-				"could carry a comment (name a FILE.pcapng, or give --out FILE alone "
-				"for every port)\n", annotate_given);
+				"could carry a comment (a .pcap file is classic pcap: name a "
+				"FILE.pcapng)\n", annotate_given);
 			goto out;
 		}
 	}
+	if (drops_file == NULL && (drops.virtual_frames || drops.snaplen != 0 ||
+				   drops.max_bytes != 0)) {
+		fprintf(stderr, "rocemu replay: --drops-%s: needs --drops FILE.pcapng\n",
+			drops.virtual_frames ? "virtual" : drops.snaplen != 0 ? "snaplen" : "max-mb");
+		goto out;
+	}
+	if (drops.snaplen == 0)
+		drops.snaplen = REPLAY_DROPS_SNAPLEN;
 	if (drops_file != NULL)
 		refs[n_refs++] = (struct emu_file_ref){ "--drops", drops_file, false };
 	if (app_prepare(&ctx, &o, refs, n_refs, &prep) != 0)
@@ -374,19 +231,22 @@ app_replay_main(int argc, char **argv)
 	}
 	eal = true;
 	if (app_build(&ctx, &o, &err) != 0) {
-		fprintf(stderr, "%s\n", err.msg);
+		fprintf(stderr, "%s: %s\n", app_prog, err.msg);
 		goto out;
 	}
 	for (i = 0; i < n_out; i++) {
 		bool all = outs[i].port == REPLAY_ALL_PORTS;
+		static const char *const merged[] = { "all" };
 
-		outs[i].pcapng = all || emu_pcapw_fmt_for(outs[i].file) == EMU_PCAPW_PCAPNG;
+		/* the format follows the name: .pcapng is pcapng, anything else classic pcap (for
+		 * every port too: one interface, the ports not told apart) */
+		outs[i].pcapng = emu_pcapw_fmt_for(outs[i].file) == EMU_PCAPW_PCAPNG;
 		if (outs[i].pcapng && replay_annotate != REPLAY_ANN_NONE)
 			emu_switch_want_trace(ctx.sw); /* the comments are the traces */
 		outs[i].w = emu_pcapw_open(outs[i].file,
 					   outs[i].pcapng ? EMU_PCAPW_PCAPNG : EMU_PCAPW_PCAP,
-					   65535, all ? ctx.pl->n_ports : 1,
-					   all ? ctx.pl->port_names :
+					   65535, all && outs[i].pcapng ? ctx.pl->n_ports : 1,
+					   all ? (outs[i].pcapng ? ctx.pl->port_names : merged) :
 						 &ctx.pl->port_names[outs[i].port],
 					   &err);
 		if (outs[i].w == NULL) {
@@ -408,7 +268,7 @@ app_replay_main(int argc, char **argv)
 		}
 	}
 	if (drops_file != NULL) {
-		drops.w = emu_pcapw_open(drops_file, EMU_PCAPW_PCAPNG, 65535, 1,
+		drops.w = emu_pcapw_open(drops_file, EMU_PCAPW_PCAPNG, drops.snaplen, 1,
 					 (const char *const[]){ "drop" }, &err);
 		if (drops.w == NULL) {
 			fprintf(stderr, "rocemu replay: --drops %s\n", err.msg);
@@ -423,6 +283,13 @@ app_replay_main(int argc, char **argv)
 	}
 	emu_switch_route_warnings(ctx.sw, stderr);
 	emu_profile_path_warnings(ctx.prof, ctx.sw, stderr);
+	{
+		bool fed[EMU_MAX_PORTS] = { false };
+
+		for (i = 0; i < n_in; i++)
+			fed[ins[i].port] = true;
+		app_unpausable_warnings(ctx.pl, fed, stderr);
+	}
 	if (app_stop_signal != 0)
 		goto out; /* stopped while setting up (said at out) */
 	running = true;
@@ -545,12 +412,16 @@ app_replay_main(int argc, char **argv)
 		bool all = outs[i].port == REPLAY_ALL_PORTS;
 		uint64_t others = 0;
 
-		fprintf(sum, "replay: out %s -> %s: %" PRIu64 " frames\n",
-		       all ? "every port" : ctx.pl->port_names[outs[i].port], outs[i].file,
-		       outs[i].frames);
+		/* the summary names a file only once it is in place */
 		if (emu_pcapw_close(outs[i].w, &err) != 0) {
+			fprintf(sum, "replay: out %s: FAILED, not written (below)\n",
+				all ? "every port" : ctx.pl->port_names[outs[i].port]);
 			fprintf(stderr, "rocemu replay: --out %s\n", err.msg);
 			rc = APP_EXIT_FAIL;
+		} else {
+			fprintf(sum, "replay: out %s -> %s: %" PRIu64 " frames\n",
+				all ? "every port" : ctx.pl->port_names[outs[i].port], outs[i].file,
+				outs[i].frames);
 		}
 		outs[i].w = NULL;
 		if (all)
@@ -569,22 +440,46 @@ app_replay_main(int argc, char **argv)
 			emu_timeline_sample(tl, ctx.sw, tl_snap, tl_last_ns);
 		emu_switch_snap_take(ctx.sw, tl_snap);
 		emu_timeline_sample(tl, ctx.sw, tl_snap, now_ns);
-		fprintf(sum, "replay: timeline -> %s: %" PRIu64 " rows\n", o.timeline_file,
-		       emu_timeline_rows(tl));
-		if (emu_timeline_close(tl, &err) != 0) {
-			fprintf(stderr, "rocemu replay: --timeline %s\n", err.msg);
-			rc = APP_EXIT_FAIL;
+		{
+			uint64_t rows = emu_timeline_rows(tl);
+
+			if (emu_timeline_close(tl, &err) != 0) {
+				fprintf(sum, "replay: timeline: FAILED, not written (below)\n");
+				fprintf(stderr, "rocemu replay: --timeline %s\n", err.msg);
+				rc = APP_EXIT_FAIL;
+			} else {
+				fprintf(sum, "replay: timeline -> %s: %" PRIu64 " rows\n",
+					o.timeline_file, rows);
+			}
 		}
 		tl = NULL;
 	}
 	if (drops.w != NULL) {
-		fprintf(sum, "replay: drops -> %s: %" PRIu64 " frames\n", drops_file, drops.frames);
 		if (emu_pcapw_close(drops.w, &err) != 0) {
+			/* a file never put in place is not named as written (its data: below) */
+			fprintf(sum, "replay: drops: FAILED, not written (below)\n");
 			fprintf(stderr, "rocemu replay: --drops %s\n", err.msg);
 			rc = APP_EXIT_FAIL;
+		} else {
+			fprintf(sum, "replay: drops -> %s: %" PRIu64 " frames", drops_file,
+				drops.frames);
+			if (drops.virtual_skipped > 0)
+				fprintf(sum, " (%" PRIu64 " dropped virtual incast frames not "
+					"written: --drops-virtual to include them)",
+					drops.virtual_skipped);
+			fprintf(sum, "\n");
+			if (drops.capped > 0) {
+				fprintf(stderr, "rocemu replay: --drops %s: reached --drops-max-mb "
+					"%.6g: capture stopped there (%" PRIu64 " frames in the file, "
+					"%" PRIu64 " dropped frames after it not written), forwarding "
+					"went on\n", drops_file, (double)drops.max_bytes / 1e6,
+					drops.frames, drops.capped);
+				rc = APP_EXIT_FAIL;
+			}
 		}
 		drops.w = NULL;
 	}
+	fprintf(sum, "replay: %s\n", app_version());
 	fprintf(sum, "replay: virtual clock ended at %" PRIu64 ".%09" PRIu64 " s\n",
 	       now_ns / UINT64_C(1000000000), now_ns % UINT64_C(1000000000));
 	if (changes_in != UINT64_MAX && emu_switch_profile_changes(ctx.sw) > changes_in)
@@ -600,7 +495,7 @@ app_replay_main(int argc, char **argv)
 			sum == stdout ? "standard output" : "standard error", strerror(errno));
 		rc = APP_EXIT_FAIL;
 	}
-	if (emu_switch_report_failures(ctx.sw, stderr) > 0)
+	if (emu_switch_report_failures_as(ctx.sw, stderr, "rocemu replay") > 0)
 		rc = APP_EXIT_FAIL;
 	if (any_bad && !lenient) {
 		fprintf(stderr, "rocemu replay: an input had an unreadable record (exit status 1; "
@@ -662,75 +557,3 @@ out:
 	return rc;
 }
 
-int
-app_check_main(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		APP_COMMON_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
-	struct app_opts o = { 0 };
-	struct app_ctx ctx = { 0 };
-	struct app_prep prep;
-	struct emu_err err;
-	int c, rc;
-
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		int h = app_common_opt(&o, c, optarg);
-
-		if (h < 0)
-			return APP_EXIT_CONFIG;
-		if (h > 0)
-			continue;
-		if (c == APP_OPT_HELP) {
-			printf("usage: rocemu check [--pipeline] FILE [--profile FILE] [--max-mem MB]\n"
-			       "Validates a pipeline (and a profile against it) as a run would, "
-			       "without taking its memory or opening its files, and exits: 0 when "
-			       "a run with it would start, 2 with the first error otherwise.\n");
-			return APP_EXIT_OK;
-		}
-		fprintf(stderr, "rocemu check: see rocemu check --help\n");
-		return APP_EXIT_CONFIG;
-	}
-	if (optind < argc) {
-		if (o.pipeline != NULL || optind + 1 < argc) {
-			fprintf(stderr, "rocemu check: unexpected argument \"%s\" (one pipeline: "
-				"FILE or --pipeline FILE)\n", argv[optind + (o.pipeline == NULL)]);
-			return APP_EXIT_CONFIG;
-		}
-		o.pipeline = argv[optind];
-	}
-	if (app_load_pipeline(&ctx, &o) != 0)
-		return APP_EXIT_CONFIG;
-	if (app_prepare(&ctx, &o, NULL, 0, &prep) != 0) {
-		emu_pipeline_free(ctx.pl);
-		return APP_EXIT_CONFIG;
-	}
-	ctx.pl->check_only = true;
-	/* builds nothing that holds packets: little memory whatever the pipeline needs */
-	if (app_eal_init_portless("rocemu", 512, &err) != 0) {
-		fprintf(stderr, "rocemu check: %s\n", err.msg);
-		emu_pipeline_free(ctx.pl);
-		return APP_EXIT_FAIL;
-	}
-	rc = app_build(&ctx, &o, &err);
-	if (rc != 0)
-		fprintf(stderr, "%s\n", err.msg);
-	if (rc == 0) {
-		emu_switch_route_warnings(ctx.sw, stderr);
-		emu_profile_path_warnings(ctx.prof, ctx.sw, stderr);
-		printf("%s%s%s: OK (needs %.0f MB)\n", o.pipeline, o.profile ? " + " : "",
-		       o.profile ? o.profile : "", (double)prep.needs.total_bytes / 1e6);
-		if (fflush(stdout) != 0 || ferror(stdout)) {
-			fprintf(stderr, "rocemu check: the verdict could not be written to "
-				"standard output: %s\n", strerror(errno));
-			app_teardown(&ctx);
-			app_eal_cleanup();
-			return APP_EXIT_FAIL;
-		}
-	}
-	app_teardown(&ctx);
-	app_eal_cleanup();
-	return rc == 0 ? APP_EXIT_OK : APP_EXIT_CONFIG;
-}

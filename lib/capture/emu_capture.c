@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The capture ring, both of its sides: the worker's push (records written in place) and the
- * main lcore's drain into lib/capture's file writer, with rotation. About 710 lines, over the
- * ~600 of lib/: the two sides share the record layout and the ring's indices, which stay
+ * main lcore's drain into lib/capture's file writer, with rotation, the size cap and the
+ * time-order window (emu_capsort.c). About 820 lines, over the ~600 of lib/: the two sides share the record layout and the ring's indices, which stay
  * private to this file (splitting it would put them in a header for two readers).
  */
 #include <errno.h>
@@ -20,6 +20,7 @@
 
 #include "lib/base/emu_out.h"
 #include "lib/pkt/emu_pkt.h"
+#include "lib/capture/emu_capsort.h"
 #include "lib/capture/emu_capture.h"
 #include "lib/capture/emu_pcapw.h"
 
@@ -112,9 +113,27 @@ struct emu_capture {
 	uint32_t file_idx;
 	uint64_t files_done;
 	uint32_t snaplen_file;
+	/* max_bytes: a size cap over every file of the capture; reached, the capture stops */
+	uint64_t max_bytes;      /* 0: none */
+	uint64_t bytes_done;     /* bytes of the files rotation closed */
+	uint64_t capped;         /* frames not written after the cap was reached */
+	bool cap_reached;
+	bool io_failed;          /* a write, rotation or close failed: the file is not in place */
+	/* the writer's time-order window (emu_capsort.h) */
+	struct emu_capsort *order;
+	uint64_t last_ts_ns;     /* the last time written */
+	uint64_t late;           /* records later than the window: written at last_ts_ns */
 	unsigned int n_if;
 	const char *const *if_names;
 };
+
+/*
+ * The writer's time-order window: records are held until one EMU_CAP_ORDER_NS newer was seen
+ * (10 ms: a live pass lasts microseconds, a stalled one milliseconds), at most as many as the
+ * ring holds and EMU_CAP_ORDER_MAX_BYTES of them (malloc'd on the main lcore, not EAL memory).
+ */
+#define EMU_CAP_ORDER_NS 10000000ULL
+#define EMU_CAP_ORDER_MAX_BYTES (16u << 20)
 
 /* Bytes of a slot: the header, then the frame's first bytes. */
 static uint32_t
@@ -169,6 +188,21 @@ emu_capture_alloc(struct emu_capture *cap, struct emu_err *err)
 	return 0;
 }
 
+/* An entry of the time-order window: a slot, then its annotation. */
+static uint32_t
+emu_capture_order_bytes(const struct emu_capture *cap)
+{
+	return cap->slot_size + (uint32_t)sizeof(struct emu_cap_ann);
+}
+
+static uint32_t
+emu_capture_order_entries(const struct emu_capture *cap)
+{
+	uint32_t by_bytes = EMU_CAP_ORDER_MAX_BYTES / emu_capture_order_bytes(cap);
+
+	return RTE_MAX(RTE_MIN(cap->mask + 1, by_bytes), 64u);
+}
+
 struct emu_capture *
 emu_capture_create(const char *file, uint32_t snaplen, uint32_t max_frame, uint32_t ring_size,
 		   struct emu_err *err)
@@ -199,6 +233,10 @@ emu_capture_create_ng(const char *file, uint32_t snaplen, uint32_t max_frame, ui
 	cap->mask = rte_align32pow2(ring_size) - 1;
 	if (emu_capture_alloc(cap, err) != 0)
 		goto fail;
+	cap->order = emu_capsort_create(emu_capture_order_entries(cap), emu_capture_order_bytes(cap),
+					EMU_CAP_ORDER_NS);
+	if (cap->order == NULL)
+		goto nomem;
 	cap->n_if = emu_pcapw_fmt_for(file) == EMU_PCAPW_PCAPNG ? n_if : 1;
 	cap->if_names = if_names;
 	cap->w = emu_pcapw_open(file, emu_pcapw_fmt_for(file), snaplen, cap->n_if, if_names, err);
@@ -476,6 +514,7 @@ emu_capture_push_burst(struct emu_capture *cap, struct rte_mbuf **pkts, unsigned
 static void
 emu_capture_failed(struct emu_capture *cap, int rc)
 {
+	cap->io_failed = true;
 	if (cap->errmsg[0] == '\0')
 		snprintf(cap->errmsg, sizeof(cap->errmsg), "%s: write failed: %s", cap->file,
 			 strerror(-rc));
@@ -541,9 +580,11 @@ emu_capture_rotate(struct emu_capture *cap)
 
 	emu_pcapw_flush(cap->w);
 	cap->written_done += emu_pcapw_records_out(cap->w);
+	cap->bytes_done += emu_pcapw_size(cap->w);
 	if (emu_pcapw_close(cap->w, &err) != 0) {
 		cap->w = NULL;
 		cap->closed = true;
+		cap->io_failed = true;
 		snprintf(cap->errmsg, sizeof(cap->errmsg), "%s", err.msg);
 		return;
 	}
@@ -556,6 +597,7 @@ emu_capture_rotate(struct emu_capture *cap)
 				cap->if_names, &err);
 	if (cap->w == NULL) {
 		cap->closed = true;
+		cap->io_failed = true;
 		snprintf(cap->errmsg, sizeof(cap->errmsg), "%s", err.msg);
 	}
 }
@@ -565,6 +607,91 @@ emu_capture_set_rotation(struct emu_capture *cap, uint64_t bytes, uint32_t files
 {
 	cap->rotate_bytes = bytes;
 	cap->rotate_files = files;
+}
+
+void
+emu_capture_set_max_bytes(struct emu_capture *cap, uint64_t bytes)
+{
+	cap->max_bytes = bytes;
+}
+
+/* Whether the record of @p caplen bytes would take the capture past its size cap; the first
+ * time, the capture stops (what it wrote stays a complete file) and says so once. */
+static bool
+emu_capture_over_cap(struct emu_capture *cap, uint32_t caplen)
+{
+	uint64_t now;
+
+	if (cap->max_bytes == 0)
+		return false;
+	if (cap->cap_reached)
+		return true;
+	now = cap->bytes_done + (cap->w != NULL ? emu_pcapw_size(cap->w) : 0);
+	if (now + 64 + caplen <= cap->max_bytes)
+		return false;
+	cap->cap_reached = true;
+	if (cap->errmsg[0] == '\0')
+		snprintf(cap->errmsg, sizeof(cap->errmsg), "%s: reached its size cap of %.6g MB: "
+			 "capture stopped there (the file is complete up to it), forwarding went "
+			 "on", cap->file, (double)cap->max_bytes / 1e6);
+	return true;
+}
+
+/* One record leaving the reorder window: its comment, the drop filter, the cap and rotation,
+ * then the file. A record later than the window allowed is written at the time of the one
+ * before it (counted): the file stays in time order. */
+static void
+emu_capture_emit(void *arg, uint64_t ts_ns, const uint8_t *entry)
+{
+	struct emu_capture *cap = arg;
+	const struct emu_cap_rec *r = (const struct emu_cap_rec *)entry;
+	const struct emu_cap_ann *a = (r->info & EMU_CAP_ANN) ?
+		(const struct emu_cap_ann *)(entry + cap->slot_size) : NULL;
+	char comment[512];
+	const char *com = NULL;
+	int rc = -EBADF;
+
+	if (a != NULL && cap->annotate != NULL) {
+		struct emu_pkt_meta mt;
+
+		memset(&mt, 0, offsetof(struct emu_pkt_meta, pkt));
+		memcpy(&mt.trace, &a->trace, sizeof(mt.trace));
+		mt.in_port = a->in_port;
+		mt.out_port = a->out_port;
+		mt.prio = a->prio;
+		if (cap->annotate(cap->annotate_arg, &mt, -1, cap->annotate_all, comment,
+				  sizeof(comment)) > 0)
+			com = comment;
+		if (a->trace.drop_reason != 0 && (com == NULL ||
+						  !emu_capture_drop_wanted(cap, com))) {
+			cap->filtered_drops++;
+			return;
+		}
+		if (cap->no_comments)
+			com = NULL;
+	}
+	if (!cap->closed && emu_capture_over_cap(cap, r->caplen)) {
+		cap->capped++;
+		return;
+	}
+	if (ts_ns < cap->last_ts_ns) {
+		cap->late++;
+		ts_ns = cap->last_ts_ns;
+	}
+	cap->last_ts_ns = ts_ns;
+	if (!cap->closed && cap->rotate_bytes != 0 &&
+	    emu_pcapw_size(cap->w) + 64 + r->caplen > cap->rotate_bytes &&
+	    emu_pcapw_records(cap->w) > 0)
+		emu_capture_rotate(cap);
+	if (!cap->closed)
+		rc = emu_pcapw_write(cap->w, r->ifidx, ts_ns, (const uint8_t *)(r + 1), r->caplen,
+				     r->origlen, r->info & EMU_CAP_DIR_MASK, com);
+	if (rc == 0) {
+		cap->accepted++;
+	} else {
+		cap->write_errors++;
+		emu_capture_failed(cap, rc);
+	}
 }
 
 unsigned int
@@ -579,10 +706,7 @@ emu_capture_drain(struct emu_capture *cap, unsigned int max)
 		const uint8_t *ahead = cap->slots +
 			(size_t)((head + EMU_CAP_PREFETCH) & cap->mask) * cap->slot_size;
 		const struct emu_cap_ann *a = NULL;
-		char comment[512];
-		const char *com = NULL;
 		uint32_t l;
-		int rc = -EBADF;
 
 		/* the worker wrote around the cache: the slots come from memory */
 		for (l = 0; l < cap->slot_size; l += RTE_CACHE_LINE_SIZE)
@@ -591,39 +715,9 @@ emu_capture_drain(struct emu_capture *cap, unsigned int max)
 			a = &cap->anns[cap->ann_head++ & cap->mask];
 			rte_prefetch0(&cap->anns[(cap->ann_head + EMU_CAP_PREFETCH) & cap->mask]);
 		}
-		if (a != NULL && cap->annotate != NULL) {
-			struct emu_pkt_meta mt;
-
-			memset(&mt, 0, offsetof(struct emu_pkt_meta, pkt));
-			memcpy(&mt.trace, &a->trace, sizeof(mt.trace));
-			mt.in_port = a->in_port;
-			mt.out_port = a->out_port;
-			mt.prio = a->prio;
-			if (cap->annotate(cap->annotate_arg, &mt, -1, cap->annotate_all, comment,
-					  sizeof(comment)) > 0)
-				com = comment;
-			if (a->trace.drop_reason != 0 && (com == NULL ||
-						    !emu_capture_drop_wanted(cap, com))) {
-				cap->filtered_drops++;
-				goto next;
-			}
-			if (cap->no_comments)
-				com = NULL;
-		}
-		if (!cap->closed && cap->rotate_bytes != 0 &&
-		    emu_pcapw_size(cap->w) + 64 + r->caplen > cap->rotate_bytes &&
-		    emu_pcapw_records(cap->w) > 0)
-			emu_capture_rotate(cap);
-		if (!cap->closed)
-			rc = emu_pcapw_write(cap->w, r->ifidx, r->ts_ns, (const uint8_t *)(r + 1),
-					     r->caplen, r->origlen, r->info & EMU_CAP_DIR_MASK, com);
-		if (rc == 0) {
-			cap->accepted++;
-		} else {
-			cap->write_errors++;
-			emu_capture_failed(cap, rc);
-		}
-next:
+		/* into the time-order window (emu_capsort.h); what is due goes to the file */
+		emu_capsort_add(cap->order, r->ts_ns, r, sizeof(*r) + r->caplen, a, cap->slot_size,
+				sizeof(*a), emu_capture_emit, cap);
 		head++;
 		done++;
 		if (head == tail)
@@ -640,6 +734,7 @@ emu_capture_flush(struct emu_capture *cap)
 {
 	while (emu_capture_drain(cap, UINT32_MAX) > 0)
 		;
+	emu_capsort_drain(cap->order, emu_capture_emit, cap);
 	if (!cap->closed) {
 		int rc = emu_pcapw_flush(cap->w);
 
@@ -662,9 +757,11 @@ emu_capture_close(struct emu_capture *cap)
 	rc = cap->w != NULL ? emu_pcapw_close(cap->w, &err) : 0;
 	cap->w = NULL;
 	cap->closed = true;
-	if (rc != 0)
+	if (rc != 0) {
 		/* the commit's message says where the data is: it replaces the short one */
+		cap->io_failed = true;
 		snprintf(cap->errmsg, sizeof(cap->errmsg), "%s", err.msg);
+	}
 	return cap->errmsg[0] != '\0' ? -EIO : 0;
 }
 
@@ -674,6 +771,12 @@ emu_capture_error(const struct emu_capture *cap)
 	return cap->errmsg[0] != '\0' ? cap->errmsg : NULL;
 }
 
+bool
+emu_capture_file_failed(const struct emu_capture *cap)
+{
+	return cap->io_failed;
+}
+
 void
 emu_capture_free(struct emu_capture *cap)
 {
@@ -681,6 +784,7 @@ emu_capture_free(struct emu_capture *cap)
 		return;
 	/* Not closed: the run never finished (refused, or failed): leave the old file alone. */
 	emu_pcapw_abort(cap->w);
+	emu_capsort_free(cap->order);
 	rte_free(cap->slots);
 	rte_free(cap->anns);
 	free(cap->file);
@@ -700,10 +804,12 @@ emu_capture_stats(const struct emu_capture *cap, struct emu_capture_stats *s)
 	s->ring_full = cap->ring_full;
 	s->nombuf = cap->nombuf;
 	s->filtered_drops = cap->filtered_drops;
+	s->capped = cap->capped;
+	s->late = cap->late;
 	s->written = cap->written_done + (cap->w != NULL ? emu_pcapw_records_out(cap->w) : 0);
 	/* once the file failed, what the writer had taken but did not get out is lost too */
 	s->write_errors = cap->write_errors +
-			  (cap->errmsg[0] != '\0' ? cap->accepted - s->written : 0);
+			  (cap->io_failed ? cap->accepted - s->written : 0);
 }
 
 const char *

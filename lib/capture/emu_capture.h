@@ -7,7 +7,8 @@
  * Packet capture without I/O on the worker: the worker copies the first snaplen bytes of a
  * packet (and, for annotated pcapng, its metadata and trace) into a fixed-size record of a
  * single-producer/single-consumer ring of records; the main lcore writes the records to a
- * nanosecond pcap or pcapng (emu_pcapw: one write() per 256 KB, every write checked, the file put
+ * nanosecond pcap or pcapng in time order (a 10 ms window sorts what the worker pushed out
+ * of order, emu_capsort.h; emu_pcapw: one write() per 256 KB, every write checked, the file put
  * in place only when complete). When the ring is full the packet is counted and not
  * captured; the forwarded packet is never affected. A write error stops the file, counts
  * what it lost and is reported.
@@ -31,6 +32,9 @@ struct emu_capture_stats {
 	uint64_t written;   /**< frames in the file(s): written out, not just buffered (main lcore) */
 	uint64_t write_errors; /**< frames lost because the file failed (main lcore) */
 	uint64_t filtered_drops; /**< dropped frames not written: reason not in the list (main) */
+	uint64_t capped;    /**< not written: the size cap was reached (main lcore) */
+	uint64_t late;      /**< later than the writer's time-order window: written at the
+			     *   time of the record before them, so the file stays in order */
 };
 
 /**
@@ -83,6 +87,14 @@ void emu_capture_set_no_comments(struct emu_capture *cap);
  */
 void emu_capture_set_rotation(struct emu_capture *cap, uint64_t bytes, uint32_t files);
 
+/**
+ * A size cap (@p bytes over every file of a rotation; 0: none): the record that would take the
+ * capture past it stops the capture: its file stays complete and is put in place at close,
+ * later frames are counted in capped, and emu_capture_error() says so (the run's exit status
+ * is 1). Main lcore, before the first drain.
+ */
+void emu_capture_set_max_bytes(struct emu_capture *cap, uint64_t bytes);
+
 /** Worker side: copy @p m stamped @p ts_ns. Returns false when it could not be captured. */
 bool emu_capture_push(struct emu_capture *cap, struct rte_mbuf *m, uint64_t ts_ns);
 
@@ -122,8 +134,14 @@ void emu_capture_flush(struct emu_capture *cap);
  */
 int emu_capture_close(struct emu_capture *cap);
 
-/** The file's first failure as one line, NULL when none. */
+/** The file's first failure (or the size cap reached) as one line, NULL when none. */
 const char *emu_capture_error(const struct emu_capture *cap);
+
+/**
+ * After close: whether the file is not where it was asked to be (a write or close error; the
+ * message says where its data is). A capture stopped by its size cap alone is in place.
+ */
+bool emu_capture_file_failed(const struct emu_capture *cap);
 
 /** Ring slots. */
 uint32_t emu_capture_ring_size(const struct emu_capture *cap);

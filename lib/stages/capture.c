@@ -28,7 +28,8 @@
 	_(NOMBUF, "not_captured_nombuf") \
 	_(FILTERED, "filtered") \
 	_(LIMIT, "not_captured_limit") \
-	_(DROPS_OFFERED, "drops_offered")
+	_(DROPS_OFFERED, "drops_offered") \
+	_(VIRTUAL, "not_captured_virtual")
 
 enum capture_ctr {
 #define CAPTURE_CTR_ENUM(e, s) CAPTURE_CTR_##e,
@@ -45,7 +46,8 @@ static const char *const capture_ctr_names[] = {
 
 static const char *const capture_keys[] = { "file", "snaplen", "ring_size", "ports", "enabled",
 					    "annotate", "drops", "filter", "rotate_mb", "rotate_files",
-					    "max_frames", "max_seconds", NULL };
+					    "max_frames", "max_seconds", "max_mb", "virtual",
+					    NULL };
 
 #define CAPTURE_MAX_DROP_NAMES 16
 
@@ -73,14 +75,25 @@ static const struct emu_key capture_key_entries[] = {
 	EMU_K_INT("max_frames", 0, 0, INT64_MAX, "stop after this many frames; 0: no limit"),
 	EMU_K_NUM("max_seconds", 0.0, 0.0, false, 1e9,
 		  "stop this long after the first frame (s); 0: no limit"),
+	EMU_K_NUM("max_mb", 0.0, 0.0, false, 1e9,
+		  "stop capturing when the files would grow past this many MB in all (at least "
+		  "0.01); the run goes on and exits 1; 0: no cap"),
+	EMU_K_BOOL("virtual", false,
+		   "also capture the virtual incast senders' dropped frames (they never cross a "
+		   "wire; an 8:1 incast drops millions a second)"),
 };
 static const struct emu_key_table capture_key_table = {
 	.title = "capture", .desc = "writes the packets it sees (and drops) to a pcap/pcapng file",
 	.keys = capture_key_entries, .n_keys = RTE_DIM(capture_key_entries),
 	.names = capture_keys, .extra_names = emu_stage_extra_names,
-	/* drops (other than false) and annotate need a pcapng file */
-	.schema = "{\"anyOf\": [{\"properties\": {\"file\": {\"pattern\": \"\\\\.pcapng$\"}}}, "
-		  "{\"properties\": {\"drops\": {\"const\": false}, \"annotate\": false}}]}",
+	/* drops (other than false) and annotate need a pcapng file; virtual needs drops; max_mb is
+	 * 0 or at least 0.01 */
+	.schema = "{\"allOf\": [{\"anyOf\": [{\"properties\": {\"file\": {\"pattern\": "
+		  "\"\\\\.pcapng$\"}}}, {\"properties\": {\"drops\": {\"const\": false}, "
+		  "\"annotate\": false}}]}, {\"if\": {\"required\": [\"virtual\"], \"properties\": "
+		  "{\"virtual\": {\"const\": true}}}, \"then\": {\"required\": [\"drops\"], "
+		  "\"properties\": {\"drops\": {\"not\": {\"const\": false}}}}}, {\"properties\": "
+		  "{\"max_mb\": {\"not\": {\"exclusiveMinimum\": 0, \"exclusiveMaximum\": 0.01}}}}]}",
 };
 static const struct emu_key capture_set_entries[] = {
 	EMU_K_BOOL("enabled", true, "start or stop capturing"),
@@ -95,6 +108,7 @@ struct capture_priv {
 	bool enabled;
 	bool pcapng;
 	bool drops;
+	bool virtual_frames; /* "virtual": the incast senders' frames too */
 	struct rte_bpf *bpf; /* "filter": frames it returns 0 for are not captured */
 	uint64_t max_frames;  /* 0: no limit */
 	uint64_t max_ns;      /* 0: no limit; from the first frame captured */
@@ -170,6 +184,12 @@ capture_on_drop(void *arg, struct rte_mbuf *m, uint32_t reason)
 {
 	struct capture_priv *cp = arg;
 
+	if (unlikely(emu_meta(m)->flags & EMU_META_VIRTUAL) && !cp->virtual_frames) {
+		/* a frame no wire carried: only when asked ("virtual") */
+		if (cp->enabled)
+			cp->ctr[CAPTURE_CTR_VIRTUAL] += 1;
+		return;
+	}
 	if (cp->enabled && (cp->bpf == NULL || rte_bpf_exec(cp->bpf, m) != 0) &&
 	    !capture_limited(cp, emu_meta(m)->ts_ns)) {
 		cp->drops_seen++;
@@ -285,7 +305,7 @@ capture_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 	unsigned int i;
 
 	const char *filter;
-	double rotate_mb = 0, max_s = 0;
+	double rotate_mb = 0, max_s = 0, max_mb = 0;
 	int64_t rotate_files = 0, max_frames = 0;
 
 	rc = capture_read(cfg, env, &c, err);
@@ -305,6 +325,14 @@ capture_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 		rc = emu_key_int(cfg, env->path, T, "max_frames", &max_frames, err);
 	if (rc == 0)
 		rc = emu_key_num(cfg, env->path, T, "max_seconds", &max_s, err);
+	if (rc == 0)
+		rc = emu_key_bool(cfg, env->path, T, "virtual", &cp->virtual_frames, err);
+	if (rc == 0)
+		rc = emu_key_num(cfg, env->path, T, "max_mb", &max_mb, err);
+	if (rc == 0 && max_mb != 0 && max_mb < 0.01) {
+		emu_json_path(path, sizeof(path), env->path, "max_mb");
+		rc = emu_err_set(err, "%s: at least 0.01 (10 kB), got %g", path, max_mb);
+	}
 	if (rc == 0 && rotate_files != 0 && rotate_mb == 0) {
 		emu_json_path(path, sizeof(path), env->path, "rotate_files");
 		rc = emu_err_set(err, "%s: needs \"rotate_mb\"", path);
@@ -319,6 +347,11 @@ capture_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 		rc = capture_read_drops(cp, cfg, env->path, err);
 	if (rc != 0)
 		return rc;
+	if (cp->virtual_frames && !cp->drops) {
+		emu_json_path(path, sizeof(path), env->path, "virtual");
+		return emu_err_set(err, "%s: needs \"drops\" (virtual incast frames reach a capture "
+				   "only when dropped)", path);
+	}
 	cp->pcapng = emu_pcapw_fmt_for(c.file) == EMU_PCAPW_PCAPNG;
 	if (!cp->pcapng && (json_object_get(cfg, "annotate") != NULL || cp->drops)) {
 		emu_json_path(path, sizeof(path), env->path,
@@ -354,6 +387,8 @@ capture_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 	}
 	if (rotate_mb > 0)
 		emu_capture_set_rotation(cp->cap, (uint64_t)(rotate_mb * 1e6), (uint32_t)rotate_files);
+	if (max_mb > 0)
+		emu_capture_set_max_bytes(cp->cap, (uint64_t)(max_mb * 1e6));
 	/* a list of drop reasons is applied by the writer to the annotation, even with "none" */
 	if (cp->pcapng && (strcmp(ann, "none") != 0 || cp->drop_ptrs[0] != NULL) &&
 	    env->annotate != NULL) {
@@ -493,8 +528,12 @@ capture_failed(const void *priv, char *msg, size_t len)
 	if (e == NULL)
 		return false;
 	emu_capture_stats(cp->cap, &s);
-	snprintf(msg, len, "%s (%lu frames in the file, %lu captured frames lost)", e,
-		 (unsigned long)s.written, (unsigned long)s.write_errors);
+	if (!emu_capture_file_failed(cp->cap))
+		snprintf(msg, len, "%s (%lu frames in the file, %lu captured frames after the cap "
+			 "not written)", e, (unsigned long)s.written, (unsigned long)s.capped);
+	else
+		snprintf(msg, len, "%s (%lu frames in the file, %lu captured frames lost)", e,
+			 (unsigned long)s.written, (unsigned long)s.write_errors);
 	return true;
 }
 
@@ -509,10 +548,16 @@ capture_summary(const void *priv, char *buf, size_t len)
 		return;
 	}
 	emu_capture_stats(cp->cap, &s);
-	snprintf(buf, len, "capture: %lu packets written to %s%s", (unsigned long)s.written,
-		 emu_capture_file(cp->cap), emu_capture_error(cp->cap) != NULL ? " (FAILED)" : "");
+	if (emu_capture_file_failed(cp->cap))
+		/* the file is not in place: name where its data is (the error says), not it */
+		snprintf(buf, len, "capture: FAILED, %lu packets written: %s",
+			 (unsigned long)s.written, emu_capture_error(cp->cap));
+	else
+		snprintf(buf, len, "capture: %lu packets written to %s%s", (unsigned long)s.written,
+			 emu_capture_file(cp->cap), s.capped > 0 ? " (stopped at max_mb)" : "");
 	if (cp->drops) {
 		size_t u = strlen(buf);
+		uint64_t virt = cp->ctr != NULL ? cp->ctr[CAPTURE_CTR_VIRTUAL] : 0;
 
 		if (cp->drop_ptrs[0] != NULL)
 			snprintf(buf + u, len - u, " (%lu dropped frames handed to it, %lu of them "
@@ -521,6 +566,16 @@ capture_summary(const void *priv, char *buf, size_t len)
 		else
 			snprintf(buf + u, len - u, " (%lu dropped frames handed to it)",
 				 (unsigned long)cp->drops_seen);
+		u = strlen(buf);
+		if (virt > 0)
+			snprintf(buf + u, len - u, "; %lu dropped virtual incast frames not captured "
+				 "(\"virtual\": true to include them)", (unsigned long)virt);
+	}
+	if (s.late > 0) {
+		size_t u = strlen(buf);
+
+		snprintf(buf + u, len - u, "; %lu frames later than the 10 ms time-order window, "
+			 "written at the time of the frame before them", (unsigned long)s.late);
 	}
 	if (s.ring_full > 0) {
 		/* by design the datapath never waits for the writer; what that cost is said here */

@@ -55,6 +55,12 @@ emu_switch_route_warnings(const struct emu_switch *sw, FILE *f)
 unsigned int
 emu_switch_report_failures(const struct emu_switch *sw, FILE *f)
 {
+	return emu_switch_report_failures_as(sw, f, "rocemu");
+}
+
+unsigned int
+emu_switch_report_failures_as(const struct emu_switch *sw, FILE *f, const char *prog)
+{
 	char msg[EMU_ERR_LEN + 128];
 	unsigned int i, n = 0;
 
@@ -63,7 +69,7 @@ emu_switch_report_failures(const struct emu_switch *sw, FILE *f)
 
 		if (st->ops->failed != NULL && st->initialised &&
 		    st->ops->failed(st->priv, msg, sizeof(msg))) {
-			fprintf(f, "rocemu: stage %s: %s\n", st->name, msg);
+			fprintf(f, "%s: stage %s: %s\n", prog, st->name, msg);
 			n++;
 		}
 	}

@@ -369,6 +369,9 @@ unsigned int emu_switch_route_warnings(const struct emu_switch *sw, FILE *f);
 /** After emu_switch_service(final): print one line per stage that failed; returns how many. */
 unsigned int emu_switch_report_failures(const struct emu_switch *sw, FILE *f);
 
+/** The same, each line starting "@p prog: " ("rocemu replay") instead of "rocemu: ". */
+unsigned int emu_switch_report_failures_as(const struct emu_switch *sw, FILE *f, const char *prog);
+
 /**
  * Have the switch write every packet's trace (struct emu_trace) although no stage reads it:
  * for a caller that formats annotations itself (emu_switch_annotate(): replay's pcapng

@@ -442,12 +442,15 @@ def scenario_path_warnings(rocemu, src, tmp, base):
                            capture_output=True, text=True, timeout=60)
         check(r.returncode == 0, "W: %s: check exits 0 (a warning is no error): %s"
               % (tag, r.stderr))
-        return [l for l in r.stderr.splitlines() if "WARNING" in l]
+        # the path warnings (not check's note on lossless inputs a replay cannot pause)
+        return [l for l in r.stderr.splitlines() if "WARNING" in l and
+                "PFC cannot pause" not in l]
 
     r = subprocess.run([rocemu, "check", "--pipeline", pipe, "--profile",
                         os.path.join(src, "profiles", "spine-down.json")],
                        capture_output=True, text=True, timeout=60)
-    check(r.returncode == 0 and "WARNING" not in r.stderr,
+    check(r.returncode == 0 and not [l for l in r.stderr.splitlines() if "WARNING" in l and
+                                     "PFC cannot pause" not in l],
           "W: spine-down.json: no warning (%s)" % r.stderr.strip())
     hole = {"phases": [{"at_s": 1, "duration_s": 2, "tm": {"spine1-leaf1": {"link": "down"}}}]}
     w = warnings(hole, "hole")

@@ -801,7 +801,7 @@ def t_capture_filter():
     d["egress"][0]["filter"] = "udp port"
     write_json("filtbad.json", d)
     r = run(["check", "filtbad.json"])
-    check(r.returncode == 2 and r.stderr.startswith("egress[0].filter: "),
+    check(r.returncode == 2 and r.stderr.startswith("rocemu check: egress[0].filter: "),
           "a bad filter is refused by check with its path (%s)" % r.stderr.strip())
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Every invalid/<case>/input.json must be refused by `rocemu check` with exit code 2 and the
-first line of stderr equal to invalid/<case>/error ({file} stands for the input's path; the
-" (in FILE)" suffix rocemu adds is ignored). A case with a `kind` file saying "profile" is a
+first line of stderr equal to "rocemu check: " and invalid/<case>/error ({file} stands for the
+input's path; the " (in FILE)" suffix rocemu adds is ignored). A case with a `kind` file saying "profile" is a
 profile checked against invalid/base-pipeline.json (or against the shipped pipeline its
 `pipeline` file names); otherwise it is a pipeline.
 Also: every shipped pipeline, and every shipped profile against the default pipeline (or the one
@@ -52,6 +52,9 @@ def main():
             r = check(rocemu, ["--pipeline", inp])
         lines = r.stderr.splitlines()
         got = lines[0] if lines else ""
+        # every error line of check starts "rocemu check: " (README, "Exit status")
+        got = got[len("rocemu check: "):] if got.startswith("rocemu check: ") else \
+            "(no \"rocemu check: \" prefix) " + got
         if got.endswith(")") and " (in " in got:
             got = got[:got.rindex(" (in ")]
         ok = r.returncode == 2 and got == want

@@ -309,6 +309,106 @@ test_ring_annotated_events(void **state)
 	cap_run(CAP_ANN_EVENTS);
 }
 
+/*
+ * Time order, as capinfos checks it: the worker pushes what a live pass makes, frames dropped
+ * at arrival stamped with the pass's time before the frames the TM releases stamped with their
+ * departures earlier in the pass, port after port. The file must hold every record, each no
+ * earlier than the one before it, with their own times (none later than the window). A record
+ * later than the 10 ms window is still written in order, at the time before it, and counted.
+ */
+static void
+test_time_order(void **state)
+{
+	char file[] = "/tmp/rocemu_test_capture_XXXXXX.pcapng";
+	static const char *const ifs[] = { "p0", "p1", "drop" };
+	uint64_t now = 5000000000ULL, prev = 0, sum_in = 0, sum_out = 0;
+	struct emu_capture_stats st;
+	struct emu_capture *cap;
+	struct emu_pcap_rec rec;
+	struct emu_pcapr rd;
+	struct emu_err err;
+	unsigned int pass, i, n_in = 0, n_out = 0, backwards = 0;
+	int fd;
+
+	(void)state;
+	mode = CAP_HEADERS;
+	fd = mkstemps(file, 7);
+	assert_true(fd >= 0);
+	close(fd);
+	cap = emu_capture_create_ng(file, CAP_SNAP, 9216, 4096, 3, ifs, &err);
+	assert_non_null(cap);
+	for (pass = 0; pass < 400; pass++) {
+		uint64_t prev_now = now;
+		struct rte_mbuf *m;
+
+		now += 1000 + cap_rand() % 20000;
+		/* a frame dropped at arrival, stamped now */
+		m = cap_frame(100, false);
+		cap_fill_meta(m, now);
+		assert_true(emu_capture_push_if(cap, m, now, 2, 0, 3));
+		sum_in += now;
+		n_in++;
+		rte_pktmbuf_free(m);
+		/* then each port's departures since the last pass */
+		for (i = 0; i < 2; i++) {
+			struct rte_mbuf *burst[8];
+			unsigned int k, n = 1 + cap_rand() % 8;
+			uint64_t t = prev_now;
+
+			for (k = 0; k < n; k++) {
+				burst[k] = cap_frame(60 + cap_rand() % 1000, false);
+				t += 1 + (now - prev_now) / (n + 1);
+				cap_fill_meta(burst[k], t);
+				emu_meta(burst[k])->out_port = (uint16_t)i;
+				sum_in += t;
+				n_in++;
+			}
+			assert_int_equal(emu_capture_push_burst(cap, burst, n, true), n);
+			rte_pktmbuf_free_bulk(burst, n);
+		}
+		if (cap_rand() % 3 == 0)
+			emu_capture_drain(cap, cap_rand() % 64);
+	}
+	/* one record 20 ms late: beyond the window */
+	{
+		struct rte_mbuf *m = cap_frame(100, false);
+
+		now += 50000000ULL;
+		cap_fill_meta(m, now);
+		assert_true(emu_capture_push_if(cap, m, now, 2, 0, 3));
+		cap_fill_meta(m, now - 20000000ULL);
+		assert_true(emu_capture_push_if(cap, m, now - 20000000ULL, 2, 0, 3));
+		rte_pktmbuf_free(m);
+		emu_capture_drain(cap, 8);
+		cap_fill_meta(m = cap_frame(100, false), now + 11000000ULL);
+		assert_true(emu_capture_push_if(cap, m, now + 11000000ULL, 2, 0, 3));
+		rte_pktmbuf_free(m);
+		cap_fill_meta(m = cap_frame(100, false), now - 1);
+		assert_true(emu_capture_push_if(cap, m, now - 1, 2, 0, 3));
+		rte_pktmbuf_free(m);
+	}
+	assert_int_equal(emu_capture_close(cap), 0);
+	emu_capture_stats(cap, &st);
+	assert_int_equal(st.written, n_in + 4);
+	assert_int_equal(st.late, 1); /* now - 1, after now + 11 ms had pushed now out */
+	emu_capture_free(cap);
+
+	memset(&rd, 0, sizeof(rd));
+	assert_int_equal(emu_pcapr_open(&rd, file, NULL, &err), 0);
+	while (emu_pcapr_next(&rd, &rec, &err) == 1) {
+		backwards += rec.ts_ns < prev;
+		prev = rec.ts_ns;
+		if (n_out < n_in)
+			sum_out += rec.ts_ns;
+		n_out++;
+	}
+	emu_pcapr_close(&rd);
+	unlink(file);
+	assert_int_equal(backwards, 0);
+	assert_int_equal(n_out, n_in + 4);
+	assert_true(sum_out == sum_in); /* the records of the passes kept their own times */
+}
+
 int
 main(void)
 {
@@ -316,6 +416,7 @@ main(void)
 		cmocka_unit_test(test_ring_headers),
 		cmocka_unit_test(test_ring_annotated),
 		cmocka_unit_test(test_ring_annotated_events),
+		cmocka_unit_test(test_time_order),
 	};
 
 	pool = test_eal_pool("test_capture", 512);
