@@ -79,6 +79,10 @@ main(int argc, char **argv)
 		fprintf(stderr, "rocegen: out of memory\n");
 		return 1;
 	}
+	if (argc > 1 && strcmp(argv[1], "node") == 0) {
+		free(st);
+		return rg_node_main(argc - 1, argv + 1);
+	}
 	for (i = 1; i < argc && dd < 0; i++)
 		if (strcmp(argv[i], "--") == 0)
 			dd = i;
@@ -97,7 +101,7 @@ main(int argc, char **argv)
 
 		argv[dd] = argv[0];
 		optind = 0;
-		rc = rg_parse_args(argc - dd, argv + dd, &st->o);
+		rc = rg_parse_args(argc - dd, argv + dd, &st->o, false);
 		argv[dd] = save;
 		if (rc != 0) {
 			free(st);
@@ -125,7 +129,7 @@ main(int argc, char **argv)
 		/* no "--": EAL took what it knows, the rest is ours */
 		argv[rc] = argv[0];
 		optind = 0;
-		i = rg_parse_args(argc - rc, argv + rc, &st->o);
+		i = rg_parse_args(argc - rc, argv + rc, &st->o, false);
 		if (i != 0) {
 			ret = i > 0 ? 0 : 1;
 			goto out;
@@ -151,6 +155,20 @@ main(int argc, char **argv)
 	st->R = st->o.n_procs * st->o.n_ranks;
 	/* a polling loop comes back every few tens of us: the port may send a burst that long */
 	st->port_ns_per_byte = 8000.0 / st->o.line_mbps;
+	if (st->o.node_on) {
+		/* the node's cap per NIC (line, PCIe, host buffer); this one port carries all of
+		 * the node's rails */
+		st->port_ns_per_byte = 8.0 / (st->o.node_eval.host_cap_gbps * st->o.node.nics);
+		printf("rocegen: node: %u GPUs (%s, %s), %u NIC(s) of %.0f Gb/s on PCIe %ux%u MPS %u, "
+		       "GDR %s: host cap %.1f Gb/s per NIC (by %s); the port paced at %.1f Gb/s; "
+		       "intra-node %.1f GB/s + %.1f us a step\n", st->o.node.gpus,
+		       node_gpu_name(st->o.node.gpu), node_fabric_name(st->o.node.fabric),
+		       st->o.node.nics, st->o.node.nic_gbps, st->o.node.pcie.gen,
+		       st->o.node.pcie.lanes, st->o.node.pcie.mps, st->o.node.gdr ? "on" : "off",
+		       st->o.node_eval.host_cap_gbps, st->o.node_eval.host_cap_by,
+		       st->o.node_eval.host_cap_gbps * st->o.node.nics,
+		       st->o.node_eval.fabric_GBps, st->o.node_eval.fabric_latency_ns / 1e3);
+	}
 	st->port_credit_ns = RTE_MAX((uint64_t)RG_BURST_NS,
 				     (uint64_t)(RG_BURST_BYTES * st->port_ns_per_byte));
 	/* --poll-sleep-us: the default 50 us timer slack would stretch every short sleep */
@@ -203,6 +221,7 @@ out:
 	free(st->qps);
 	free(st->qp_of);
 	free(st->msg_seq);
+	json_decref(st->o.node_flags);
 	free(st);
 	if (eal_up)
 		rte_eal_cleanup();

@@ -72,6 +72,17 @@ rg_usage(FILE *f)
 		"  --window-kb N        outstanding bytes per QP in KB (default 256)\n"
 		"  --rx-loss PCT        test aid: drop PCT %% of received RoCE frames (seeded)\n"
 		"  --seed N             seed for --rx-loss (default 1)\n"
+		"  --node FILE          the GPU server around each process (docs/node.md): GPUs,\n"
+		"                       NICs and their PCIe slots, GPUDirect, the intra-node\n"
+		"                       fabric; the port is paced at the model's host cap and\n"
+		"                       the intra-node phase takes the model's time. Flags for\n"
+		"                       its common keys (over the file's; any of them turns the\n"
+		"                       model on): --pcie GENxLANES (e.g. 4x16), --gdr on|off,\n"
+		"                       --gpus N (= --ranks), --nics N, --fabric nvlink3|\n"
+		"                       nvlink4|nvlink5|xgmi|pcie|pcie-acs, --gpu-gen volta|\n"
+		"                       ampere|hopper|blackwell|cdna3, --cpu intel|amd|arm|other,\n"
+		"                       --host-mem-GBps X. `rocegen node [those options]`\n"
+		"                       prints the model's figures as JSON (no EAL, no port)\n"
 		"  --json FILE          write the table and per-QP counters as JSON (checked before\n"
 		"                       the run starts; replaced only when complete)\n"
 		"  --help               this text; after an EAL option (rocegen -l 0 --help): EAL's\n"
@@ -105,7 +116,7 @@ rg_parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-static int
+int
 rg_parse_uint(const char *opt, const char *s, unsigned long lo, unsigned long hi,
 	      unsigned long *out)
 {
@@ -162,7 +173,7 @@ rg_parse_hosts(const char *arg, struct rg_opts *o)
 
 /* rocegen's options (argv[0] is skipped): 0, -1 after a message, 1 after --help was printed. */
 int
-rg_parse_args(int argc, char **argv, struct rg_opts *o)
+rg_parse_args(int argc, char **argv, struct rg_opts *o, bool node_only)
 {
 	static const struct option longopts[] = {
 		{ "ip", required_argument, NULL, 'i' },
@@ -191,6 +202,15 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 		{ "srd-spray", required_argument, NULL, 'Y' },
 		{ "srd-rtt-us", required_argument, NULL, 'U' },
 		{ "poll-sleep-us", required_argument, NULL, 'Z' },
+		{ "node", required_argument, NULL, 256 },
+		{ "pcie", required_argument, NULL, 257 },
+		{ "gdr", required_argument, NULL, 258 },
+		{ "gpus", required_argument, NULL, 259 },
+		{ "nics", required_argument, NULL, 260 },
+		{ "fabric", required_argument, NULL, 261 },
+		{ "gpu-gen", required_argument, NULL, 262 },
+		{ "cpu", required_argument, NULL, 263 },
+		{ "host-mem-GBps", required_argument, NULL, 264 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -294,6 +314,7 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 			if (rg_parse_uint("--ranks", optarg, 1, RG_MAX_LOCAL, &v) != 0)
 				return -1;
 			o->n_ranks = (unsigned int)v;
+			o->ranks_set = true;
 			break;
 		case 'm':
 			if (rg_parse_uint("--mtu", optarg, 256, 4096, &v) != 0)
@@ -314,6 +335,7 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 			if (rg_parse_uint("--line-rate-mbps", optarg, 1, 1000000, &v) != 0)
 				return -1;
 			o->line_mbps = (double)v;
+			o->line_set = true;
 			break;
 		case 'T':
 			if (rg_parse_uint("--timeout", optarg, 1, 31, &v) != 0)
@@ -379,6 +401,20 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 				return -1;
 			o->poll_sleep_us = (unsigned int)v;
 			break;
+		case 256:
+			o->node_file = optarg;
+			break;
+		case 257:
+		case 258:
+		case 259:
+		case 260:
+		case 261:
+		case 262:
+		case 263:
+		case 264:
+			if (rg_node_flag(o, c, optarg) != 0)
+				return -1;
+			break;
 		case 'h':
 			rg_usage(stdout);
 			return 1;
@@ -391,6 +427,10 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o)
 		fprintf(stderr, "rocegen: unexpected argument \"%s\"\n", argv[optind]);
 		return -1;
 	}
+	if ((o->node_file != NULL || o->node_flags != NULL || node_only) && rg_node_setup(o) != 0)
+		return -1;
+	if (node_only)
+		return 0;
 	if (!o->ip_set || o->peer_set == o->hosts_set) {
 		fprintf(stderr, "rocegen: --ip and one of --peer-ip or --hosts are required\n");
 		return -1;

@@ -16,6 +16,7 @@
 #include <jansson.h>
 #include <rte_cycles.h>
 
+#include "lib/node/node_model.h"
 #include "rg_ep.h"
 #include "rg_sched.h"
 
@@ -66,6 +67,13 @@ struct rg_opts {
 	unsigned int srd_spray;
 	unsigned int srd_rtt_us;	/* 0: no RTT congestion signal */
 	unsigned int poll_sleep_us;	/* 0: busy polling */
+	bool ranks_set, line_set;	/* --ranks, --line-rate-mbps given */
+	/* the node model (lib/node): on with --node or any node flag */
+	const char *node_file;
+	json_t *node_flags;		/* the node flags as node-file keys, over the file's */
+	bool node_on;
+	struct node_cfg node;
+	struct node_eval node_eval;
 };
 
 /*
@@ -140,6 +148,10 @@ struct rg_state {
 	uint64_t rx_lost;		/* dropped on purpose (--rx-loss) */
 	uint64_t local_bytes;		/* moved between ranks of this process */
 	uint64_t wire_bytes;		/* posted to the wire (first transmissions) */
+	uint64_t step_ns;		/* the node model: a step's time without the CPU's own
+					 * copies and reductions, at least its intra-node time */
+	uint64_t intra_ns;		/* ... its intra-node time (the model's) */
+	double row_intra_us[RG_MAX_ROWS];	/* per iteration, in the table's rows */
 	uint64_t rng;
 };
 
@@ -158,8 +170,19 @@ rg_now_ns(const struct rg_state *st)
 
 /* rg_cli.c */
 void rg_usage(FILE *f);
-/* rocegen's options (argv[0] is skipped): 0, -1 after a message, 1 after --help was printed. */
-int rg_parse_args(int argc, char **argv, struct rg_opts *o);
+/* @p s as an integer in lo..hi, or -1 after a message naming @p opt. */
+int rg_parse_uint(const char *opt, const char *s, unsigned long lo, unsigned long hi,
+		  unsigned long *out);
+/* rocegen's options (argv[0] is skipped): 0, -1 after a message, 1 after --help was printed;
+ * @p node_only: only the node options (rocegen node ...), no addresses needed. */
+int rg_parse_args(int argc, char **argv, struct rg_opts *o, bool node_only);
+
+/* rg_node.c: a node flag (getopt code 257..264) as its node-file key; the node file with the
+ * flags over it into o->node (0 or -1 after a message); rocegen node [--node FILE] [node
+ * flags]: the model's figures as JSON on stdout, no EAL. */
+int rg_node_flag(struct rg_opts *o, int c, const char *arg);
+int rg_node_setup(struct rg_opts *o);
+int rg_node_main(int argc, char **argv);
 
 /* rg_port.c */
 int rg_port_setup(struct rg_state *st);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/node/node_load.h"
 #include "rg_main.h"
 
 
@@ -47,6 +48,8 @@ rg_report(struct rg_state *st, struct rg_out *out)
 		       algbw * factor);
 		row = json_pack("{s:I, s:f, s:f, s:f}", "size", (json_int_t)size, "time_us", us,
 				"algbw_gbps", algbw, "busbw_gbps", algbw * factor);
+		if (st->o.node_on)
+			json_object_set_new(row, "intra_node_us", json_real(st->row_intra_us[r]));
 		json_array_append_new(rows, row);
 	}
 	printf("# per-QP counters (QPs that carried traffic)\n");
@@ -95,6 +98,17 @@ rg_report(struct rg_state *st, struct rg_out *out)
 	json_object_set_new(root, "busbw_factor", json_real(factor));
 	json_object_set_new(root, "local_bytes", json_integer((json_int_t)st->local_bytes));
 	json_object_set_new(root, "wire_bytes_posted", json_integer((json_int_t)st->wire_bytes));
+	if (st->o.node_on) {
+		json_t *n = node_json(&st->o.node, &st->o.node_eval);
+
+		/* per NIC, Gb/s: min(line, PCIe, host buffer) (docs/node.md) */
+		json_object_set(root, "host_cap_gbps", json_object_get(n, "host_cap_gbps"));
+		json_object_set_new(root, "node", n);
+		for (r = 0; r < st->n_rows; r++)
+			printf("# %12" PRIu64 " bytes: intra-node phase %.1f us of %.1f (the node "
+			       "model's time)\n", st->row_sizes[r], st->row_intra_us[r],
+			       st->row_us[r]);
+	}
 	json_object_set_new(root, "results", rows);
 	json_object_set_new(root, "qps", qps);
 	json_object_set_new(root, "tx_dropped_by_pmd", json_integer((json_int_t)st->tx_dropped));

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_common.h>
 #include <rte_mempool.h>
 
 #include "rg_main.h"
@@ -243,24 +244,84 @@ rg_add(struct rg_state *st, float *dst, const float *src, uint64_t n)
 	}
 }
 
-/* One step: post our transfers (copies for local destinations), wait, apply what landed. */
+/* The node model's intra-node time of step @p s: the largest number of bytes one of our ranks
+ * sends to ranks of this process, over the fabric (0 without the model). */
+static uint64_t
+rg_step_intra_ns(const struct rg_state *st, unsigned int s)
+{
+	const struct rg_sched *sc = &st->sched;
+	uint64_t out[RG_MAX_LOCAL] = { 0 }, most = 0;
+	unsigned int nl = st->o.n_ranks, k;
+
+	if (!st->o.node_on)
+		return 0;
+	for (k = sc->step_first[s]; k < sc->step_first[s + 1]; k++) {
+		const struct rg_xfer *x = &sc->x[k];
+
+		if (rg_is_local(st, x->src) && rg_is_local(st, x->dst))
+			out[x->src % nl] += x->len;
+	}
+	for (k = 0; k < nl; k++)
+		most = RTE_MAX(most, out[k]);
+	return node_intra_ns(&st->o.node_eval, most);
+}
+
+/* GDR off: the largest message one of our ranks puts on the wire in step @p s waits for the
+ * GPU to write it into the host buffer (0 without the model or with GDR). */
+static uint64_t
+rg_step_stage_ns(const struct rg_state *st, unsigned int s)
+{
+	const struct rg_sched *sc = &st->sched;
+	uint64_t most = 0;
+	unsigned int k;
+
+	if (!st->o.node_on || st->o.node.gdr)
+		return 0;
+	for (k = sc->step_first[s]; k < sc->step_first[s + 1]; k++) {
+		const struct rg_xfer *x = &sc->x[k];
+
+		if (rg_is_local(st, x->src) && !rg_is_local(st, x->dst))
+			most = RTE_MAX(most, x->len);
+	}
+	return node_stage_ns(&st->o.node, most);
+}
+
+/* Poll until @p ns of the step's time (wall clock since @p t0 less the CPU's own copies and
+ * reductions, @p cpu) went by. */
+static void
+rg_hold_until(struct rg_state *st, uint64_t t0, uint64_t cpu, uint64_t ns)
+{
+	while (rg_now_ns(st) - t0 - cpu < ns && !rg_timed_out(st))
+		rg_poll(st);
+}
+
+/*
+ * One step: post our transfers (copies for local destinations), wait, apply what landed.
+ * With the node model, the step's time (st->step_ns) leaves out what this CPU spends copying
+ * and reducing (a GPU does that at hundreds of GB/s) and lasts at least the model's time for
+ * its intra-node transfers; with GDR off its sends wait for their staging in host memory.
+ */
 static int
 rg_step(struct rg_state *st, unsigned int s)
 {
 	const struct rg_sched *sc = &st->sched;
 	unsigned int nl = st->o.n_ranks, nq = st->o.n_qps, q;
 	uint32_t imm = st->imm++, k, expected = 0;
+	uint64_t t0 = rg_now_ns(st), cpu = 0, t, intra = rg_step_intra_ns(st, s);
 	char what[64];
 
+	rg_hold_until(st, t0, 0, rg_step_stage_ns(st, s));
 	for (k = sc->step_first[s]; k < sc->step_first[s + 1]; k++) {
 		const struct rg_xfer *x = &sc->x[k];
 		bool ls = rg_is_local(st, x->src), ld = rg_is_local(st, x->dst);
 		uint64_t off, plen, seq;
 
 		if (ls && ld) {
+			t = rg_now_ns(st);
 			memcpy(st->land[x->dst % nl] + x->land_off, st->data[x->src % nl] + x->src_off,
 			       x->len);
 			st->local_bytes += x->len;
+			cpu += rg_now_ns(st) - t;
 			continue;
 		}
 		/* the receiver only counts the parts: one (round robin) or the non-empty ones */
@@ -285,6 +346,7 @@ rg_step(struct rg_state *st, unsigned int s)
 	snprintf(what, sizeof(what), "step %u of %s", s, rg_coll_name(sc->coll));
 	if (rg_wait(st, imm, expected, what) != 0)
 		return -1;
+	t = rg_now_ns(st);
 	for (k = sc->step_first[s]; k < sc->step_first[s + 1]; k++) {
 		const struct rg_xfer *x = &sc->x[k];
 		uint8_t *d, *l;
@@ -297,6 +359,12 @@ rg_step(struct rg_state *st, unsigned int s)
 			memcpy(d, l, x->len);
 		else
 			rg_add(st, (float *)d, (const float *)l, x->len / 4);
+	}
+	cpu += rg_now_ns(st) - t;
+	if (st->o.node_on) {
+		rg_hold_until(st, t0, cpu, intra);
+		st->step_ns += rg_now_ns(st) - t0 - cpu;
+		st->intra_ns += intra;
 	}
 	return 0;
 }
@@ -398,7 +466,7 @@ int
 rg_run(struct rg_state *st)
 {
 	unsigned int total = st->o.warmup + st->o.iters, it, s;
-	uint64_t size, t_iter, timed;
+	uint64_t size, t_iter, timed, intra;
 
 	if (rg_barrier(st, "the start-up handshake (every process up)") != 0)
 		return -1;
@@ -415,13 +483,19 @@ rg_run(struct rg_state *st)
 		}
 		rg_data_init(st);
 		timed = 0;
+		intra = 0;
 		for (it = 0; it < total; it++) {
 			t_iter = rg_now_ns(st);
+			st->step_ns = 0;
+			st->intra_ns = 0;
 			for (s = 0; s < st->sched.n_steps; s++)
 				if (rg_step(st, s) != 0)
 					return -1;
-			if (it >= st->o.warmup)
-				timed += rg_now_ns(st) - t_iter;
+			if (it >= st->o.warmup) {
+				/* the node model: the steps' own times (rg_step) */
+				timed += st->o.node_on ? st->step_ns : rg_now_ns(st) - t_iter;
+				intra += st->intra_ns;
+			}
 			if (it == 0 && rg_verify(st) != 0)
 				return -1;
 			rg_bitmap_clear(st);
@@ -432,6 +506,7 @@ rg_run(struct rg_state *st)
 				timed += rg_now_ns(st) - t_iter;
 		}
 		st->row_sizes[st->n_rows] = st->sched.size;
+		st->row_intra_us[st->n_rows] = (double)intra / 1e3 / st->o.iters;
 		st->row_us[st->n_rows++] = (double)timed / 1e3 / st->o.iters;
 	}
 	return 0;

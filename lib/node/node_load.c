@@ -46,7 +46,7 @@ static const struct emu_key node_keys[] = {
 		      "(default: NCCL's ring latency for the fabric, 3.4 NVLink/xGMI, 5.7 PCIe)"),
 	EMU_K_INT_DYN("nics", 1, NODE_MAX_GPUS, "NICs per node, one per rail, at most gpus "
 		      "(default: gpus)"),
-	EMU_K_NUM_DYN("nic_gbps", 0, true, 1e4, "each NIC's line rate in Gb/s (default: "
+	EMU_K_NUM_DYN("nic_gbps", 0, true, 1000, "each NIC's line rate in Gb/s (default: "
 		      "rocegen's --line-rate-mbps)"),
 	EMU_K_OBJ("pcie", &node_pcie_table, "each NIC's PCIe slot (default 5x16, MPS 256)"),
 	EMU_K_OBJ("gpu_pcie", &node_pcie_table, "each GPU's PCIe slot: the GDR-off path and "

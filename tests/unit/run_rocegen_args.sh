@@ -10,6 +10,7 @@
 # --json runs use two rocegen back to back over a net_memif pair (a 4 KB all-reduce, < 1 s).
 set -u
 ROCEGEN=$1
+SRC=${2:-$(cd "$(dirname "$0")/../.." && pwd)}
 PREFIX=rgargs$$
 EAL=(--no-huge -m 256 --no-pci --log-level=lib.eal:error --file-prefix=$PREFIX
 	--vdev=net_null0)
@@ -249,6 +250,24 @@ for f in sys.argv[1:]:
 	ok
 else
 	bad "memif pair with --transport srd --qps 2 --split-data-on-qps 1: exit $rca/$rcb"
+	sed 's/^/    a| /' "$WORK/a.out"; sed 's/^/    b| /' "$WORK/b.out"
+fi
+# the node model (--node with flags over it): Gen1 x1 caps each NIC at the model's figure
+# (2.5 GT/s x 8b/10b / 8 x TLP share x MPS 256 write efficiency = 1.753 Gb/s), the JSON carries
+# it per NIC with the node and each row's intra-node phase time; the data still verifies
+pair "$WORK/n_a.json" "$WORK/n_b.json" --node "$SRC/nodes/pcie-only.json" --gpus 1 --nics 1 --pcie 1x1
+if [ $rca -eq 0 ] && [ $rcb -eq 0 ] && grep -q "verify 4096 bytes: data ok" "$WORK/a.out" &&
+	grep -q "host cap 1.8 Gb/s per NIC (by pcie)" "$WORK/a.out" &&
+	python3 -c 'import json, sys
+for f in sys.argv[1:]:
+    d = json.load(open(f))
+    assert d["node"]["pcie"] == {"gen": 1, "lanes": 1, "mps": 256}, d["node"]
+    assert d["node"]["fabric"] == "pcie-acs" and not d["node"]["gdr"], d["node"]
+    assert len(d["host_cap_gbps"]) == 1 and abs(d["host_cap_gbps"][0] - 1.7535) < 0.001, d
+    assert d["results"][0]["intra_node_us"] == 0, d["results"]' "$WORK/n_a.json" "$WORK/n_b.json"; then
+	ok
+else
+	bad "memif pair with --node: exit $rca/$rcb"
 	sed 's/^/    a| /' "$WORK/a.out"; sed 's/^/    b| /' "$WORK/b.out"
 fi
 no_rundir "the memif pair (A)" ${PREFIX}_a
