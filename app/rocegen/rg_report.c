@@ -47,7 +47,7 @@ rg_report(struct rg_state *st, struct rg_out *out)
 		       size / 4, "float", rg_coll_reduces(coll) ? "sum" : "none", us, algbw,
 		       algbw * factor);
 		row = json_pack("{s:I, s:f, s:f, s:f}", "size", (json_int_t)size, "time_us", us,
-				"algbw_gbps", algbw, "busbw_gbps", algbw * factor);
+				"algbw_GBps", algbw, "busbw_GBps", algbw * factor);
 		if (st->o.node_on)
 			json_object_set_new(row, "intra_node_us", json_real(st->row_intra_us[r]));
 		json_array_append_new(rows, row);
