@@ -175,8 +175,7 @@ main(int argc, char **argv)
 	if (st->o.poll_sleep_us > 0)
 		(void)prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	memset(st->ctrl_src, 0xC7, sizeof(st->ctrl_src));
-	if (rg_sched_build(&st->sched_max, st->o.coll, st->o.algo, st->R, st->o.root,
-			   st->o.size) != 0) {
+	if (rg_build(st, &st->sched_max, st->o.size) != 0) {
 		fprintf(stderr, "rocegen: cannot build the %s schedule over %u ranks\n",
 			rg_coll_name(st->o.coll), st->R);
 		goto out;
@@ -188,7 +187,8 @@ main(int argc, char **argv)
 	       "%u QP(s) per pair (%u QPs here, %s%s), MTU %u, DCQCN %s; running\n", st->proc,
 	       st->o.n_procs, st->proc * st->o.n_ranks, st->proc * st->o.n_ranks + st->o.n_ranks - 1,
 	       st->R, rg_coll_name(st->o.coll),
-	       st->o.coll == RG_COLL_ALLREDUCE && st->o.algo == RG_ALGO_TREE ? " (tree)" : "",
+	       st->o.coll != RG_COLL_ALLREDUCE ? "" : st->o.algo == RG_ALGO_TREE ? " (tree)" :
+	       st->o.algo == RG_ALGO_HIER ? " (hier)" : "",
 	       st->sched_max.size, st->o.n_qps, st->n_qp, st->o.srd ? "SRD" : "RC",
 	       st->o.split ? ", messages split over them" : "", st->o.mtu, st->o.dcqcn);
 	fflush(stdout);

@@ -30,7 +30,11 @@ rg_usage(FILE *f)
 		"                       order (--ip must be one of them); the same list everywhere\n"
 		"  --test NAME          p2p | allreduce | allgather | reducescatter | broadcast |\n"
 		"                       alltoall | incast (default allreduce)\n"
-		"  --algo ring|tree     all-reduce algorithm: ring, or NCCL's double binary tree\n"
+		"  --algo ring|tree|hier  all-reduce algorithm: ring (default), NCCL's double\n"
+		"                       binary tree, or hierarchical: ring reduce-scatter inside\n"
+		"                       each process, ring all-reduce per rail (rank k of every\n"
+		"                       process) across processes, ring all-gather inside: only\n"
+		"                       2S(P-1)/P bytes per process of P on the wire\n"
 		"  --root N             broadcast / incast root rank (default 0)\n"
 		"  --size N[K|M|G]      message / buffer size in bytes (default 64M)\n"
 		"  -b N, -e N, -f F     size sweep from -b to -e bytes, times F each (like\n"
@@ -269,8 +273,11 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o, bool node_only)
 				o->algo = RG_ALGO_RING;
 			else if (strcmp(optarg, "tree") == 0)
 				o->algo = RG_ALGO_TREE;
+			else if (strcmp(optarg, "hier") == 0)
+				o->algo = RG_ALGO_HIER;
 			else {
-				fprintf(stderr, "rocegen: --algo: ring or tree, got \"%s\"\n", optarg);
+				fprintf(stderr, "rocegen: --algo: ring, tree or hier, got \"%s\"\n",
+					optarg);
 				return -1;
 			}
 			break;
@@ -469,6 +476,10 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o, bool node_only)
 	if (o->root >= o->n_procs * o->n_ranks) {
 		fprintf(stderr, "rocegen: --root: must be below the %u ranks\n",
 			o->n_procs * o->n_ranks);
+		return -1;
+	}
+	if (o->algo == RG_ALGO_HIER && o->coll != RG_COLL_ALLREDUCE) {
+		fprintf(stderr, "rocegen: --algo hier: only with --test allreduce\n");
 		return -1;
 	}
 	if (o->coll == RG_COLL_P2P && o->n_procs % 2 != 0) {

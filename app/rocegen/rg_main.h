@@ -199,6 +199,8 @@ int rg_resolve_peers(struct rg_state *st);
 int rg_qps_init(struct rg_state *st);
 int rg_alloc(struct rg_state *st);
 int rg_run(struct rg_state *st);
+/* The schedule of the run's collective and algorithm for @p size bytes (rg_sched.h). */
+int rg_build(const struct rg_state *st, struct rg_sched *s, uint64_t size);
 
 /* rg_report.c */
 int rg_report(struct rg_state *st, struct rg_out *out);

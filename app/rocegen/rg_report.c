@@ -31,7 +31,8 @@ rg_report(struct rg_state *st, struct rg_out *out)
 
 	printf("#\n# %s%s over %u ranks (%u processes x %u), %u QP(s) per pair, MTU %u\n",
 	       rg_coll_name(coll), coll == RG_COLL_ALLREDUCE ?
-	       (st->o.algo == RG_ALGO_TREE ? " (tree)" : " (ring)") : "", st->R,
+	       (st->o.algo == RG_ALGO_TREE ? " (tree)" : st->o.algo == RG_ALGO_HIER ? " (hier)" :
+		" (ring)") : "", st->R,
 	       st->o.n_procs, st->o.n_ranks, st->o.n_qps, st->o.mtu);
 	printf("# transport %s", st->o.srd ? "srd" : "rc");
 	if (st->o.srd)
@@ -82,8 +83,8 @@ rg_report(struct rg_state *st, struct rg_out *out)
 	       st->tx_dropped, st->tx_deferred, st->rx_other, st->pfc.pfc_rcvd,
 	       st->arp_replies_sent, st->rx_lost);
 	json_object_set_new(root, "test", json_string(rg_coll_name(coll)));
-	json_object_set_new(root, "algo", json_string(st->o.algo == RG_ALGO_TREE &&
-						      coll == RG_COLL_ALLREDUCE ? "tree" : "ring"));
+	json_object_set_new(root, "algo", json_string(coll == RG_COLL_ALLREDUCE ?
+						      rg_algo_name(st->o.algo) : "ring"));
 	json_object_set_new(root, "ranks", json_integer(st->R));
 	json_object_set_new(root, "transport", json_string(st->o.srd ? "srd" : "rc"));
 	json_object_set_new(root, "split_data_on_qps", json_integer(st->o.split));

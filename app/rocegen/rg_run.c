@@ -463,6 +463,14 @@ rg_alloc(struct rg_state *st)
 }
 
 int
+rg_build(const struct rg_state *st, struct rg_sched *s, uint64_t size)
+{
+	if (st->o.algo == RG_ALGO_HIER)
+		return rg_sched_build_hier(s, st->R, st->o.n_ranks, size);
+	return rg_sched_build(s, st->o.coll, st->o.algo, st->R, st->o.root, size);
+}
+
+int
 rg_run(struct rg_state *st)
 {
 	unsigned int total = st->o.warmup + st->o.iters, it, s;
@@ -475,8 +483,7 @@ rg_run(struct rg_state *st)
 	for (size = st->o.min_size; size <= st->o.size && st->n_rows < RG_MAX_ROWS;
 	     size *= st->o.factor) {
 		rg_sched_free(&st->sched);
-		if (rg_sched_build(&st->sched, st->o.coll, st->o.algo, st->R, st->o.root,
-				   size) != 0) {
+		if (rg_build(st, &st->sched, size) != 0) {
 			fprintf(stderr, "rocegen: cannot build the schedule for %" PRIu64 " bytes\n",
 				size);
 			return -1;

@@ -52,7 +52,7 @@ IP=(--ip 198.18.0.1 --peer-ip 198.18.0.11)
 check "--ip and one of --peer-ip or --hosts are required" --ip 198.18.0.1
 check "--ip and one of --peer-ip or --hosts are required" "${IP[@]}" --hosts 198.18.0.1,198.18.0.2
 check "--test: p2p, allreduce, allgather" "${IP[@]}" --test allreduc
-check "--algo: ring or tree" "${IP[@]}" --algo butterfly
+check "--algo: ring, tree or hier" "${IP[@]}" --algo butterfly
 check "--hosts: not an IPv4 address" --ip 198.18.0.1 --hosts 198.18.0.1,nothost
 check "--hosts: at least two addresses" --ip 198.18.0.1 --hosts 198.18.0.1
 check "is listed twice" --ip 198.18.0.1 --hosts 198.18.0.1,198.18.0.1
