@@ -216,11 +216,14 @@ out:
 		free(st->land[k]);
 		free(st->bitmap[k]);
 	}
-	for (k = 0; st->qps != NULL && k < st->n_qp; k++)
+	for (k = 0; st->qps != NULL && k < st->n_qp; k++) {
 		rg_ep_free(&st->qps[k].ep);
+		free(st->qps[k].cts);
+	}
 	free(st->qps);
 	free(st->qp_of);
 	free(st->msg_seq);
+	free(st->nccl_msgs);
 	json_decref(st->o.node_flags);
 	free(st);
 	if (eal_up)

@@ -49,6 +49,13 @@ rg_usage(FILE *f)
 		"                       1: each message cut into --qps parts of\n"
 		"                       DIVUP(DIVUP(size, qps), 128) x 128 bytes, one per QP\n"
 		"                       (default 0)\n"
+		"  --proto simple|ll128|ll|none  NCCL's net/IB wire pattern: messages of at most\n"
+		"                       the protocol's size (Simple: ring 1 MiB, tree and\n"
+		"                       broadcast 512 KiB, p2p/all-to-all 128 KiB; LL 32 KiB;\n"
+		"                       LL128 576000 B), each after the receiver's 64-byte CTS\n"
+		"                       RDMA WRITE, sent as one RDMA WRITE with immediate = its\n"
+		"                       size (default none: a transfer is one WRITE with\n"
+		"                       immediate, no CTS)\n"
 		"  --transport rc|srd   rc: RC QPs, go-back-N (default); srd: SRD-like transport:\n"
 		"                       packets sprayed over --srd-paths UDP source ports, placed\n"
 		"                       out of order, SACKed (BTH opcodes 0xC0 data, 0xC1 SACK),\n"
@@ -206,6 +213,7 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o, bool node_only)
 		{ "srd-spray", required_argument, NULL, 'Y' },
 		{ "srd-rtt-us", required_argument, NULL, 'U' },
 		{ "poll-sleep-us", required_argument, NULL, 'Z' },
+		{ "proto", required_argument, NULL, 265 },
 		{ "node", required_argument, NULL, 256 },
 		{ "pcie", required_argument, NULL, 257 },
 		{ "gdr", required_argument, NULL, 258 },
@@ -411,6 +419,16 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o, bool node_only)
 		case 256:
 			o->node_file = optarg;
 			break;
+		case 265:
+			for (o->proto = RG_PROTO_NONE; o->proto <= RG_PROTO_LL; o->proto++)
+				if (strcmp(optarg, rg_proto_name(o->proto)) == 0)
+					break;
+			if (o->proto > RG_PROTO_LL) {
+				fprintf(stderr, "rocegen: --proto: simple, ll128, ll or none, got "
+					"\"%s\"\n", optarg);
+				return -1;
+			}
+			break;
 		case 257:
 		case 258:
 		case 259:
@@ -476,6 +494,11 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o, bool node_only)
 	if (o->root >= o->n_procs * o->n_ranks) {
 		fprintf(stderr, "rocegen: --root: must be below the %u ranks\n",
 			o->n_procs * o->n_ranks);
+		return -1;
+	}
+	if (o->proto != RG_PROTO_NONE && o->srd) {
+		fprintf(stderr, "rocegen: --proto: NCCL's net/IB pattern is RC's: not with "
+			"--transport srd\n");
 		return -1;
 	}
 	if (o->algo == RG_ALGO_HIER && o->coll != RG_COLL_ALLREDUCE) {

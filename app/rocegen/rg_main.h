@@ -34,6 +34,17 @@
 #define RG_BURST_BYTES 65536	/* ... and at least this many bytes' worth (as ep_qp's pacer) */
 #define RG_TXQ 256		/* frames kept when the PMD's TX ring is full */
 #define RG_TXQ_STALL_NS 200000000u	/* ... for at most this long */
+#define RG_CTS_SLOTS 256	/* NET_IB_MAX_REQUESTS: CTS FIFO slots per connection */
+#define RG_CTS_BYTES 64		/* sizeof(struct ncclIbSendFifo) */
+
+/* --proto: NCCL's wire pattern (rg_nccl.c) with a protocol's message sizes, or none (a
+ * transfer is one RDMA WRITE with immediate, no clear-to-send) */
+enum rg_proto {
+	RG_PROTO_NONE,
+	RG_PROTO_SIMPLE,
+	RG_PROTO_LL128,
+	RG_PROTO_LL,
+};
 
 struct rg_opts {
 	uint8_t ip[4];
@@ -67,6 +78,7 @@ struct rg_opts {
 	unsigned int srd_spray;
 	unsigned int srd_rtt_us;	/* 0: no RTT congestion signal */
 	unsigned int poll_sleep_us;	/* 0: busy polling */
+	enum rg_proto proto;
 	bool ranks_set, line_set;	/* --ranks, --line-rate-mbps given */
 	/* the node model (lib/node): on with --node or any node flag */
 	const char *node_file;
@@ -98,6 +110,8 @@ struct rg_qp {
 	unsigned int peer_proc;
 	bool requester;
 	bool ctrl;		/* a barrier QP (channel n_qps) */
+	uint8_t *cts;		/* --proto: requester: the CTS FIFO the receiver writes (its
+				 * memory region); responder: the CTS elements it sends */
 };
 
 struct rg_imm {
@@ -127,6 +141,10 @@ struct rg_state {
 	uint32_t qp_of_len;
 	unsigned int tx_next;		/* round robin start */
 	uint64_t *msg_seq;		/* messages posted per (src, dst) pair (round robin) */
+	uint64_t *nccl_msgs;		/* --proto: NCCL messages per (src, dst) pair, either side */
+	uint64_t data_cqes;		/* --proto: data completions (imm = size) not yet waited for */
+	uint64_t cts_posted;		/* --proto: CTS writes posted */
+	uint64_t nccl_msgs_posted;	/* --proto: data messages (parts) posted */
 	uint8_t *data[RG_MAX_LOCAL];
 	uint8_t *land[RG_MAX_LOCAL];
 	uint64_t *bitmap[RG_MAX_LOCAL];
@@ -201,6 +219,25 @@ int rg_alloc(struct rg_state *st);
 int rg_run(struct rg_state *st);
 /* The schedule of the run's collective and algorithm for @p size bytes (rg_sched.h). */
 int rg_build(const struct rg_state *st, struct rg_sched *s, uint64_t size);
+
+/* rg_run.c, for rg_nccl.c: post a WRITE (with @p imm unless @p op says otherwise), waiting for
+ * room; wait for our writes' ACKs and @p expected completions of immediate @p imm
+ * (RG_IMM_DATA: --proto's data completions). */
+#define RG_IMM_DATA UINT32_MAX
+int rg_post_op(struct rg_state *st, struct rg_ep *qp, enum ep_wr_op op, const uint8_t *buf,
+	       uint64_t len, uint64_t va, uint32_t imm);
+int rg_wait(struct rg_state *st, uint32_t imm, uint32_t expected, const char *what);
+
+/* rg_nccl.c: NCCL's net/IB pattern for --proto */
+const char *rg_proto_name(enum rg_proto p);
+/* The largest data bytes of one network message of the run's collective and protocol. */
+uint64_t rg_nccl_max_msg(const struct rg_state *st);
+/* The receiver's CTS writes for every message due to our ranks in step @p s; returns the
+ * number of data completions to wait for, or -1. */
+int64_t rg_nccl_post_cts(struct rg_state *st, unsigned int s);
+/* Transfer @p x from one of our ranks: each message waits for its CTS, then goes as one RDMA
+ * WRITE with immediate (its size) per QP part. 0 or -1. */
+int rg_nccl_send(struct rg_state *st, const struct rg_xfer *x);
 
 /* rg_report.c */
 int rg_report(struct rg_state *st, struct rg_out *out);

@@ -368,10 +368,21 @@ rg_poll(struct rg_state *st)
 		if (st->qps[q].requester) {
 			while (rg_ep_poll_sq(qp, &c))
 				;
+			/* --proto: the receiver's CTS writes land here (no immediate) */
+			while (st->o.proto != RG_PROTO_NONE && rg_ep_poll_rq(qp, &c))
+				;
 		} else {
-			while (rg_ep_poll_rq(qp, &c))
-				if (c.has_imm)
+			while (rg_ep_poll_rq(qp, &c)) {
+				if (!c.has_imm)
+					continue;
+				if (st->o.proto != RG_PROTO_NONE && !st->qps[q].ctrl)
+					st->data_cqes++;	/* imm = the size, as NCCL */
+				else
 					rg_imm_arrived(st, c.imm);
+			}
+			/* --proto: its own CTS writes' completions */
+			while (st->o.proto != RG_PROTO_NONE && rg_ep_poll_sq(qp, &c))
+				;
 		}
 	}
 }

@@ -110,6 +110,18 @@ rg_report(struct rg_state *st, struct rg_out *out)
 			       "model's time)\n", st->row_sizes[r], st->row_intra_us[r],
 			       st->row_us[r]);
 	}
+	json_object_set_new(root, "proto", json_string(rg_proto_name(st->o.proto)));
+	if (st->o.proto != RG_PROTO_NONE) {
+		json_object_set_new(root, "nccl_max_message_bytes",
+				    json_integer((json_int_t)rg_nccl_max_msg(st)));
+		json_object_set_new(root, "nccl_messages_posted",
+				    json_integer((json_int_t)st->nccl_msgs_posted));
+		json_object_set_new(root, "cts_writes_posted",
+				    json_integer((json_int_t)st->cts_posted));
+		printf("# NCCL wire pattern (%s): %" PRIu64 " messages of at most %" PRIu64
+		       " bytes, %" PRIu64 " CTS writes of %d bytes\n", rg_proto_name(st->o.proto),
+		       st->nccl_msgs_posted, rg_nccl_max_msg(st), st->cts_posted, RG_CTS_BYTES);
+	}
 	json_object_set_new(root, "results", rows);
 	json_object_set_new(root, "qps", qps);
 	json_object_set_new(root, "tx_dropped_by_pmd", json_integer((json_int_t)st->tx_dropped));

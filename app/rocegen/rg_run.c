@@ -46,6 +46,16 @@ rg_qp_add(struct rg_state *st, unsigned int src, unsigned int dst, unsigned int 
 	} else {
 		dcqcn_params_by_name(&c.dcqcn, st->o.dcqcn, st->o.line_mbps);
 	}
+	if (st->o.proto != RG_PROTO_NONE && !ctrl) {
+		/* NCCL's CTS: the receiver writes 64-byte elements into the sender's FIFO */
+		q->cts = calloc(RG_CTS_SLOTS, RG_CTS_BYTES);
+		if (q->cts == NULL)
+			return -1;
+		if (requester) {
+			c.mr = q->cts;
+			c.mr_len = RG_CTS_SLOTS * RG_CTS_BYTES;
+		}
+	}
 	if (!requester) {
 		c.mr = ctrl ? st->ctrl_land : st->land[lr];
 		c.mr_len = ctrl ? sizeof(st->ctrl_land) : st->sched_max.land_len[dst];
@@ -73,6 +83,8 @@ rg_qp_add(struct rg_state *st, unsigned int src, unsigned int dst, unsigned int 
 	if (rc != 0) {
 		fprintf(stderr, "rocegen: QP 0x%x: %s\n", qpn,
 			rc == -ENOMEM ? "out of memory" : "bad parameters");
+		free(q->cts);
+		q->cts = NULL;
 		return -1;
 	}
 	q->peer_proc = peer / st->o.n_ranks;
@@ -106,7 +118,8 @@ rg_qps_init(struct rg_state *st)
 	st->qp_of = malloc(st->qp_of_len * sizeof(*st->qp_of));
 	st->qps = calloc(max_qps, sizeof(*st->qps));
 	st->msg_seq = calloc((size_t)R * R, sizeof(*st->msg_seq));
-	if (st->qp_of == NULL || st->qps == NULL || st->msg_seq == NULL) {
+	st->nccl_msgs = calloc((size_t)R * R, sizeof(*st->nccl_msgs));
+	if (st->qp_of == NULL || st->qps == NULL || st->msg_seq == NULL || st->nccl_msgs == NULL) {
 		free(pairs);
 		fprintf(stderr, "rocegen: out of memory for %u QPs\n", max_qps);
 		return -1;
@@ -151,12 +164,12 @@ rg_dump_qps(const struct rg_state *st)
 	}
 }
 
-static int
-rg_post(struct rg_state *st, struct rg_ep *qp, const uint8_t *buf, uint64_t len, uint64_t va,
-	uint32_t imm)
+int
+rg_post_op(struct rg_state *st, struct rg_ep *qp, enum ep_wr_op op, const uint8_t *buf,
+	   uint64_t len, uint64_t va, uint32_t imm)
 {
-	struct ep_wr wr = { .wr_id = imm, .op = EP_WR_WRITE_IMM, .local = buf,
-			    .len = (uint32_t)len, .remote_va = va, .imm = imm };
+	struct ep_wr wr = { .wr_id = imm, .op = op, .local = buf, .len = (uint32_t)len,
+			    .remote_va = va, .imm = imm };
 	int rc;
 
 	while ((rc = rg_ep_post(qp, &wr)) == -ENOSPC)
@@ -169,8 +182,15 @@ rg_post(struct rg_state *st, struct rg_ep *qp, const uint8_t *buf, uint64_t len,
 	return 0;
 }
 
-/* Wait until our writes are acknowledged and @p expected completions with @p imm arrived. */
 static int
+rg_post(struct rg_state *st, struct rg_ep *qp, const uint8_t *buf, uint64_t len, uint64_t va,
+	uint32_t imm)
+{
+	return rg_post_op(st, qp, EP_WR_WRITE_IMM, buf, len, va, imm);
+}
+
+/* Wait until our writes are acknowledged and @p expected completions with @p imm arrived. */
+int
 rg_wait(struct rg_state *st, uint32_t imm, uint32_t expected, const char *what)
 {
 	struct rg_imm *e = &st->seen[imm % RG_IMM_SLOTS];
@@ -191,11 +211,17 @@ rg_wait(struct rg_state *st, uint32_t imm, uint32_t expected, const char *what)
 			}
 			idle = idle && (!st->qps[q].requester || rg_ep_idle(qp));
 		}
-		got = e->imm == imm ? e->count : 0;
+		if (imm == RG_IMM_DATA)	/* --proto: no data arrives before its CTS went out */
+			got = (uint32_t)st->data_cqes;
+		else
+			got = e->imm == imm ? e->count : 0;
 		if (idle && got >= expected) {
 			if (got > expected)
 				st->imm_unexpected += got - expected;
-			e->count = 0;
+			if (imm == RG_IMM_DATA)
+				st->data_cqes = 0;
+			else
+				e->count = 0;
 			return 0;
 		}
 		if (st->imm_unexpected != 0) {
@@ -311,6 +337,14 @@ rg_step(struct rg_state *st, unsigned int s)
 	char what[64];
 
 	rg_hold_until(st, t0, 0, rg_step_stage_ns(st, s));
+	if (st->o.proto != RG_PROTO_NONE) {
+		int64_t n = rg_nccl_post_cts(st, s);
+
+		if (n < 0)
+			return -1;
+		expected = (uint32_t)n;
+		imm = RG_IMM_DATA;
+	}
 	for (k = sc->step_first[s]; k < sc->step_first[s + 1]; k++) {
 		const struct rg_xfer *x = &sc->x[k];
 		bool ls = rg_is_local(st, x->src), ld = rg_is_local(st, x->dst);
@@ -322,6 +356,11 @@ rg_step(struct rg_state *st, unsigned int s)
 			       x->len);
 			st->local_bytes += x->len;
 			cpu += rg_now_ns(st) - t;
+			continue;
+		}
+		if (st->o.proto != RG_PROTO_NONE) {
+			if (ls && rg_nccl_send(st, x) != 0)
+				return -1;
 			continue;
 		}
 		/* the receiver only counts the parts: one (round robin) or the non-empty ones */

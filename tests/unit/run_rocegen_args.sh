@@ -53,6 +53,9 @@ check "--ip and one of --peer-ip or --hosts are required" --ip 198.18.0.1
 check "--ip and one of --peer-ip or --hosts are required" "${IP[@]}" --hosts 198.18.0.1,198.18.0.2
 check "--test: p2p, allreduce, allgather" "${IP[@]}" --test allreduc
 check "--algo: ring, tree or hier" "${IP[@]}" --algo butterfly
+check "--proto: simple, ll128, ll or none" "${IP[@]}" --proto fast
+check "--proto: NCCL's net/IB pattern is RC's" "${IP[@]}" --proto simple --transport srd
+check "--algo hier: only with --test allreduce" "${IP[@]}" --algo hier --test allgather
 check "--hosts: not an IPv4 address" --ip 198.18.0.1 --hosts 198.18.0.1,nothost
 check "--hosts: at least two addresses" --ip 198.18.0.1 --hosts 198.18.0.1
 check "is listed twice" --ip 198.18.0.1 --hosts 198.18.0.1,198.18.0.1
