@@ -34,7 +34,10 @@ rg_usage(FILE *f)
 		"                       binary tree, or hierarchical: ring reduce-scatter inside\n"
 		"                       each process, ring all-reduce per rail (rank k of every\n"
 		"                       process) across processes, ring all-gather inside: only\n"
-		"                       2S(P-1)/P bytes per process of P on the wire\n"
+		"                       2S(P-1)/P bytes per process of P on the wire; auto:\n"
+		"                       ring or tree and the protocol (--proto, unless given)\n"
+		"                       as NCCL's tuning picks them for the largest size, from\n"
+		"                       the node model (docs/node.md)\n"
 		"  --root N             broadcast / incast root rank (default 0)\n"
 		"  --size N[K|M|G]      message / buffer size in bytes (default 64M)\n"
 		"  -b N, -e N, -f F     size sweep from -b to -e bytes, times F each (like\n"
@@ -283,8 +286,10 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o, bool node_only)
 				o->algo = RG_ALGO_TREE;
 			else if (strcmp(optarg, "hier") == 0)
 				o->algo = RG_ALGO_HIER;
+			else if (strcmp(optarg, "auto") == 0)
+				o->algo_auto = true;
 			else {
-				fprintf(stderr, "rocegen: --algo: ring, tree or hier, got \"%s\"\n",
+				fprintf(stderr, "rocegen: --algo: ring, tree, hier or auto, got \"%s\"\n",
 					optarg);
 				return -1;
 			}
@@ -522,6 +527,8 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o, bool node_only)
 		}
 		o->dcqcn_params.line_rate_mbps = o->line_mbps;
 	}
+	if (o->algo_auto)
+		rg_algo_auto(o);
 	if (o->min_size == 0 || o->min_size > o->size)
 		o->min_size = o->size;
 	if (rg_sched_round(o->min_size, o->n_procs * o->n_ranks) == 0) {

@@ -79,6 +79,8 @@ struct rg_opts {
 	unsigned int srd_rtt_us;	/* 0: no RTT congestion signal */
 	unsigned int poll_sleep_us;	/* 0: busy polling */
 	enum rg_proto proto;
+	bool algo_auto;			/* --algo auto: NCCL's choice, made by rg_algo_auto */
+	double auto_times_us[2][3];	/* its candidates (lib/node/node_tune.h), < 0: off */
 	bool ranks_set, line_set;	/* --ranks, --line-rate-mbps given */
 	/* the node model (lib/node): on with --node or any node flag */
 	const char *node_file;
@@ -201,6 +203,9 @@ int rg_parse_args(int argc, char **argv, struct rg_opts *o, bool node_only);
 int rg_node_flag(struct rg_opts *o, int c, const char *arg);
 int rg_node_setup(struct rg_opts *o);
 int rg_node_main(int argc, char **argv);
+/* --algo auto: the algorithm and protocol NCCL's tuning picks for the largest size, from the
+ * node model (its defaults without --node); sets o->algo and, unless given, o->proto. */
+void rg_algo_auto(struct rg_opts *o);
 
 /* rg_port.c */
 int rg_port_setup(struct rg_state *st);

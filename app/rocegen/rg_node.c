@@ -4,12 +4,14 @@
  * through lib/node's loader into rg_opts, and `rocegen node ...`, which prints the model.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/node/node_load.h"
+#include "lib/node/node_tune.h"
 #include "rg_main.h"
 
 /* A node flag (--pcie, --gdr, ...) as the node-file key it stands for, over the file's: the
@@ -147,4 +149,38 @@ rg_node_main(int argc, char **argv)
 	json_decref(o->node_flags);
 	free(o);
 	return rc;
+}
+
+void
+rg_algo_auto(struct rg_opts *o)
+{
+	struct node_cfg c;
+	struct node_eval e;
+	struct node_tune_in in = { .nodes = o->n_procs, .ppn = o->n_ranks, .node = &c, .eval = &e };
+	enum node_algo a;
+	enum node_proto p;
+
+	if (o->node_on) {
+		c = o->node;
+	} else {
+		node_cfg_default(&c);
+		c.gpus = c.nics = o->n_ranks;
+		c.nic_gbps = o->line_mbps / 1000;
+	}
+	node_model_eval(&c, &e);
+	if (o->coll != RG_COLL_ALLREDUCE) {
+		o->algo = RG_ALGO_RING;	/* NCCL: the other collectives here are ring-only */
+		return;
+	}
+	node_tune_pick(&in, o->size, &a, &p, o->auto_times_us);
+	o->algo = a == NODE_ALGO_TREE ? RG_ALGO_TREE : RG_ALGO_RING;
+	if (o->proto == RG_PROTO_NONE && !o->srd)
+		o->proto = p == NODE_PROTO_LL ? RG_PROTO_LL : p == NODE_PROTO_LL128 ?
+			   RG_PROTO_LL128 : RG_PROTO_SIMPLE;
+	printf("rocegen: --algo auto: %s/%s for %" PRIu64 " bytes over %u nodes x %u (NCCL's "
+	       "tuning, us: tree ll %.1f ll128 %.1f simple %.1f, ring ll %.1f ll128 %.1f simple "
+	       "%.1f; < 0: not enabled)\n", node_algo_name(a), node_proto_name(p), o->size,
+	       o->n_procs, o->n_ranks, o->auto_times_us[0][0], o->auto_times_us[0][1],
+	       o->auto_times_us[0][2], o->auto_times_us[1][0], o->auto_times_us[1][1],
+	       o->auto_times_us[1][2]);
 }

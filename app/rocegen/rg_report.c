@@ -111,6 +111,17 @@ rg_report(struct rg_state *st, struct rg_out *out)
 			       st->row_us[r]);
 	}
 	json_object_set_new(root, "proto", json_string(rg_proto_name(st->o.proto)));
+	if (st->o.algo_auto && coll == RG_COLL_ALLREDUCE) {
+		json_t *t = json_object();
+		static const char *const names[2][3] = { { "tree_ll", "tree_ll128", "tree_simple" },
+							  { "ring_ll", "ring_ll128", "ring_simple" } };
+
+		for (r = 0; r < 2; r++)
+			for (c = 0; c < 3; c++)
+				json_object_set_new(t, names[r][c],
+						    json_real(st->o.auto_times_us[r][c]));
+		json_object_set_new(root, "algo_auto_times_us", t);
+	}
 	if (st->o.proto != RG_PROTO_NONE) {
 		json_object_set_new(root, "nccl_max_message_bytes",
 				    json_integer((json_int_t)rg_nccl_max_msg(st)));

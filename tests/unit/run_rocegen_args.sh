@@ -52,7 +52,7 @@ IP=(--ip 198.18.0.1 --peer-ip 198.18.0.11)
 check "--ip and one of --peer-ip or --hosts are required" --ip 198.18.0.1
 check "--ip and one of --peer-ip or --hosts are required" "${IP[@]}" --hosts 198.18.0.1,198.18.0.2
 check "--test: p2p, allreduce, allgather" "${IP[@]}" --test allreduc
-check "--algo: ring, tree or hier" "${IP[@]}" --algo butterfly
+check "--algo: ring, tree, hier or auto" "${IP[@]}" --algo butterfly
 check "--proto: simple, ll128, ll or none" "${IP[@]}" --proto fast
 check "--proto: NCCL's net/IB pattern is RC's" "${IP[@]}" --proto simple --transport srd
 check "--algo hier: only with --test allreduce" "${IP[@]}" --algo hier --test allgather
@@ -271,6 +271,23 @@ for f in sys.argv[1:]:
 	ok
 else
 	bad "memif pair with --node: exit $rca/$rcb"
+	sed 's/^/    a| /' "$WORK/a.out"; sed 's/^/    b| /' "$WORK/b.out"
+fi
+# --algo auto: NCCL's tuning picks ring/LL for 4 KB over 2 nodes of 1 GPU (every candidate's
+# time in the JSON); the run uses it, with the NCCL wire pattern of that protocol, and verifies
+pair "$WORK/t_a.json" "$WORK/t_b.json" --algo auto
+if [ $rca -eq 0 ] && [ $rcb -eq 0 ] && grep -q "verify 4096 bytes: data ok" "$WORK/a.out" &&
+	grep -q "^rocegen: --algo auto: ring/ll for 4096 bytes over 2 nodes x 1" "$WORK/a.out" &&
+	python3 -c 'import json, sys
+for f in sys.argv[1:]:
+    d = json.load(open(f))
+    assert d["algo"] == "ring" and d["proto"] == "ll", (d["algo"], d["proto"])
+    t = d["algo_auto_times_us"]
+    assert min(v for v in t.values() if v >= 0) == t["ring_ll"], t
+    assert d["cts_writes_posted"] == d["nccl_messages_posted"] > 0, d' "$WORK/t_a.json" "$WORK/t_b.json"; then
+	ok
+else
+	bad "memif pair with --algo auto: exit $rca/$rcb"
 	sed 's/^/    a| /' "$WORK/a.out"; sed 's/^/    b| /' "$WORK/b.out"
 fi
 no_rundir "the memif pair (A)" ${PREFIX}_a

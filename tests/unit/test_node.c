@@ -17,6 +17,7 @@
 
 #include "lib/node/node_load.h"
 #include "lib/node/node_model.h"
+#include "lib/node/node_tune.h"
 
 #define near(a, b, tol) assert_true((a) > (b) - (tol) && (a) < (b) + (tol))
 
@@ -131,6 +132,50 @@ test_caps(void **state)
 	assert_int_equal(node_stage_ns(&c, 1 << 20), 0);
 }
 
+/* NODE.md's worked example: 2 x 8 H100, Intel, all-reduce latency terms (us) */
+static void
+test_tune(void **state)
+{
+	struct node_cfg c;
+	struct node_eval e;
+	struct node_tune_in in = { .nodes = 2, .ppn = 8, .node = &c, .eval = &e };
+	double t[NODE_N_ALGOS][NODE_N_PROTOS];
+	enum node_algo a;
+	enum node_proto p;
+
+	(void)state;
+	node_cfg_default(&c);
+	node_model_eval(&c, &e);
+	near(node_tune_lat_us(NODE_ALGO_TREE, NODE_PROTO_LL, &in, 0), 25.2, 1e-9);
+	near(node_tune_lat_us(NODE_ALGO_TREE, NODE_PROTO_LL128, &in, 0), 48.5, 1e-9);
+	near(node_tune_lat_us(NODE_ALGO_RING, NODE_PROTO_LL, &in, 0), 40.0, 1e-9);
+	near(node_tune_lat_us(NODE_ALGO_RING, NODE_PROTO_LL128, &in, 0), 75.2, 1e-9);
+	near(node_tune_lat_us(NODE_ALGO_TREE, NODE_PROTO_SIMPLE, &in, 0), 92.4, 1e-9);
+	near(node_tune_lat_us(NODE_ALGO_RING, NODE_PROTO_SIMPLE, &in, 0), 131.6, 1e-9);
+	/* ... x1.4 for Ring Simple once each channel and rank has 64 bytes */
+	near(node_tune_lat_us(NODE_ALGO_RING, NODE_PROTO_SIMPLE, &in, 1 << 20), 131.6 * 1.4,
+	     1e-9);
+	/* 16 nodes: Tree LL 55.2, Ring LL 311.6 */
+	in.nodes = 16;
+	near(node_tune_lat_us(NODE_ALGO_TREE, NODE_PROTO_LL, &in, 0), 55.2, 1e-9);
+	near(node_tune_lat_us(NODE_ALGO_RING, NODE_PROTO_LL, &in, 0), 311.6, 1e-9);
+	/* "Tree/LL wins small sizes"; large sizes go to Ring Simple once bandwidth dominates */
+	in.nodes = 2;
+	node_tune_pick(&in, 1024, &a, &p, t);
+	assert_int_equal(a, NODE_ALGO_TREE);
+	assert_int_equal(p, NODE_PROTO_LL);
+	node_tune_pick(&in, 1ULL << 30, &a, &p, t);
+	assert_int_equal(a, NODE_ALGO_RING);
+	assert_int_equal(p, NODE_PROTO_SIMPLE);
+	/* no LL128 without NVLink inside or without GDR */
+	c.fabric = NODE_FABRIC_PCIE;
+	node_model_eval(&c, &e);
+	node_tune_pick(&in, 1 << 20, &a, &p, t);
+	assert_true(t[NODE_ALGO_RING][NODE_PROTO_LL128] < 0);
+	assert_true(t[NODE_ALGO_TREE][NODE_PROTO_LL128] < 0);
+	assert_true(p != NODE_PROTO_LL128);
+}
+
 static int
 load(const char *text, struct node_cfg *c, struct emu_err *err)
 {
@@ -190,6 +235,7 @@ main(void)
 		cmocka_unit_test(test_pcie),
 		cmocka_unit_test(test_fabric),
 		cmocka_unit_test(test_caps),
+		cmocka_unit_test(test_tune),
 		cmocka_unit_test(test_load),
 	};
 
