@@ -180,7 +180,8 @@ main(int argc, char **argv)
 			rg_coll_name(st->o.coll), st->R);
 		goto out;
 	}
-	if (rg_alloc(st) != 0 || rg_port_setup(st) != 0 || rg_qps_init(st) != 0 ||
+	if (rg_alloc(st) != 0 || rg_nccl_alloc(st) != 0 || rg_port_setup(st) != 0 ||
+	    rg_qps_init(st) != 0 ||
 	    rg_resolve_peers(st) != 0)
 		goto out_port;
 	printf("rocegen: process %u of %u, ranks %u..%u of %u, %s%s, up to %" PRIu64 " bytes, "
@@ -224,6 +225,7 @@ out:
 	free(st->qp_of);
 	free(st->msg_seq);
 	free(st->nccl_msgs);
+	rg_nccl_free(st);
 	json_decref(st->o.node_flags);
 	free(st);
 	if (eal_up)

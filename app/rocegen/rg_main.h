@@ -121,6 +121,14 @@ struct rg_imm {
 	uint32_t count;
 };
 
+struct rg_ll_msg {
+	unsigned int lr;	/* our rank */
+	uint64_t wire_off;	/* in ll_rx[lr] */
+	uint64_t land_off;	/* in land[lr] */
+	uint64_t len;		/* data bytes */
+	uint64_t flag;
+};
+
 struct rg_state {
 	struct rg_opts o;
 	uint16_t port;
@@ -147,6 +155,13 @@ struct rg_state {
 	uint64_t data_cqes;		/* --proto: data completions (imm = size) not yet waited for */
 	uint64_t cts_posted;		/* --proto: CTS writes posted */
 	uint64_t nccl_msgs_posted;	/* --proto: data messages (parts) posted */
+	/* --proto ll|ll128: messages in NCCL's line format, encoded into ll_tx and landing in
+	 * ll_rx (a rank's data QPs' memory region), both refilled every step; decoded into
+	 * land after the step's wait (rg_nccl_land) */
+	uint8_t *ll_tx, *ll_rx[RG_MAX_LOCAL];
+	uint64_t ll_tx_len, ll_rx_len[RG_MAX_LOCAL], ll_tx_used, ll_rx_used[RG_MAX_LOCAL];
+	struct rg_ll_msg *ll_pend;	/* the step's messages to decode */
+	uint32_t ll_n_pend, ll_cap_pend;
 	uint8_t *data[RG_MAX_LOCAL];
 	uint8_t *land[RG_MAX_LOCAL];
 	uint64_t *bitmap[RG_MAX_LOCAL];
@@ -243,6 +258,11 @@ int64_t rg_nccl_post_cts(struct rg_state *st, unsigned int s);
 /* Transfer @p x from one of our ranks: each message waits for its CTS, then goes as one RDMA
  * WRITE with immediate (its size) per QP part. 0 or -1. */
 int rg_nccl_send(struct rg_state *st, const struct rg_xfer *x);
+/* ll|ll128: the line-format buffers (before the QPs: their memory regions), and after a
+ * step's wait the decoding of what landed (flags checked, bytes marked placed); 0 or -1. */
+int rg_nccl_alloc(struct rg_state *st);
+void rg_nccl_free(struct rg_state *st);
+int rg_nccl_land(struct rg_state *st);
 
 /* rg_report.c */
 int rg_report(struct rg_state *st, struct rg_out *out);

@@ -60,6 +60,11 @@ rg_qp_add(struct rg_state *st, unsigned int src, unsigned int dst, unsigned int 
 		c.mr = ctrl ? st->ctrl_land : st->land[lr];
 		c.mr_len = ctrl ? sizeof(st->ctrl_land) : st->sched_max.land_len[dst];
 		c.placed_bitmap = ctrl ? NULL : st->bitmap[lr];
+		if (!ctrl && st->ll_rx[lr] != NULL) {	/* --proto ll|ll128: lines land here */
+			c.mr = st->ll_rx[lr];
+			c.mr_len = st->ll_rx_len[lr];
+			c.placed_bitmap = NULL;		/* rg_nccl_land marks the data */
+		}
 	}
 	if (st->o.srd) {
 		struct ep_srd_cfg sc;
@@ -386,6 +391,8 @@ rg_step(struct rg_state *st, unsigned int s)
 	if (rg_wait(st, imm, expected, what) != 0)
 		return -1;
 	t = rg_now_ns(st);
+	if (rg_nccl_land(st) != 0)
+		return -1;
 	for (k = sc->step_first[s]; k < sc->step_first[s + 1]; k++) {
 		const struct rg_xfer *x = &sc->x[k];
 		uint8_t *d, *l;

@@ -290,6 +290,26 @@ else
 	bad "memif pair with --algo auto: exit $rca/$rcb"
 	sed 's/^/    a| /' "$WORK/a.out"; sed 's/^/    b| /' "$WORK/b.out"
 fi
+# --proto ll / ll128 over 2 QPs, messages split: NCCL's line formats on the wire. A 4 KB ring
+# all-reduce of 2 ranks sends 2 messages of 2048 data bytes a process: LL 2 x 4096 wire bytes
+# (16-byte lines of 8 data bytes), LL128 2 x 18 x 128 = 4608 (120 data bytes a line); the
+# receiver checks every line's flag, decodes, verifies
+for proto in ll:8192 ll128:4608; do
+	pair "$WORK/l_a.json" "$WORK/l_b.json" --proto ${proto%:*} --qps 2 --split-data-on-qps 1
+	if [ $rca -eq 0 ] && [ $rcb -eq 0 ] && grep -q "verify 4096 bytes: data ok, 4096 of 4096" \
+		"$WORK/a.out" && python3 -c 'import json, sys
+for f in sys.argv[2:]:
+    d = json.load(open(f))
+    assert d["proto"] == sys.argv[1].split(":")[0], d["proto"]
+    assert d["wire_bytes_posted"] == int(sys.argv[1].split(":")[1]), d["wire_bytes_posted"]
+    assert d["cts_writes_posted"] == 2 and d["nccl_messages_posted"] == 4, d' "$proto" \
+		"$WORK/l_a.json" "$WORK/l_b.json"; then
+		ok
+	else
+		bad "memif pair with --proto ${proto%:*}: exit $rca/$rcb"
+		sed 's/^/    a| /' "$WORK/a.out"; sed 's/^/    b| /' "$WORK/b.out"
+	fi
+done
 no_rundir "the memif pair (A)" ${PREFIX}_a
 no_rundir "the memif pair (B)" ${PREFIX}_b
 
