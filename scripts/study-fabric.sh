@@ -63,7 +63,7 @@ links = {l["name"]: l["counters"]["routed"] for l in st["fabric"]["links"]}
 up = "/".join(str(links["leaf0-spine%d" % k]) for k in range(4))
 a, b = (json.load(open(f)) for f in sys.argv[4:])
 rows = a.get("results") or a.get("table") or []
-bus = max(r.get("busbw_gbps", r.get("busbw", 0)) for r in rows) if rows else float("nan")
+bus = max(r.get("busbw_GBps", r.get("busbw", 0)) for r in rows) if rows else float("nan")
 def tot(k, req):
     return sum(q.get(k, 0) for d in (a, b) for q in d["qps"] if q["requester"] == req)
 print("| %s | %s | %.4f | %s | %d | %d | %d | %d |" % (name, qps, bus, up,

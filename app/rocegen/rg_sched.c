@@ -32,6 +32,12 @@ rg_coll_name(enum rg_coll c)
 	return c < RG_COLL_MAX ? rg_coll_names[c] : "?";
 }
 
+const char *
+rg_algo_name(enum rg_algo a)
+{
+	return a == RG_ALGO_TREE ? "tree" : a == RG_ALGO_HIER ? "hier" : "ring";
+}
+
 int
 rg_coll_by_name(const char *name)
 {
@@ -156,6 +162,8 @@ rg_add(struct rg_sched *s, unsigned int step, unsigned int src, unsigned int dst
 	return 0;
 }
 
+static int rg_sched_finish(struct rg_sched *s);
+
 static int
 rg_xfer_cmp(const void *a, const void *b)
 {
@@ -227,8 +235,7 @@ rg_sched_build(struct rg_sched *s, enum rg_coll coll, enum rg_algo algo, unsigne
 	       unsigned int root, uint64_t size)
 {
 	unsigned int R = n_ranks, g, j, st, c;
-	uint64_t cb, land[RG_MAX_RANKS];
-	uint32_t i;
+	uint64_t cb;
 	int rc = 0;
 
 	memset(s, 0, sizeof(*s));
@@ -300,13 +307,85 @@ rg_sched_build(struct rg_sched *s, enum rg_coll coll, enum rg_algo algo, unsigne
 	}
 	if (rc != 0)
 		goto fail;
+	rc = rg_sched_finish(s);
+	if (rc != 0)
+		goto fail;
+	return 0;
+fail:
+	rg_sched_free(s);
+	return rc;
+}
+
+int
+rg_sched_build_hier(struct rg_sched *s, unsigned int n_ranks, unsigned int per_node,
+		    uint64_t size)
+{
+	unsigned int R = n_ranks, G = per_node, P, p, k, st, c, base;
+	uint64_t cb, nb;
+	int rc = 0;
+
+	memset(s, 0, sizeof(*s));
+	if (R < 1 || R > RG_MAX_RANKS || G < 1 || R % G != 0)
+		return -EINVAL;
+	P = R / G;
+	s->coll = RG_COLL_ALLREDUCE;
+	s->algo = RG_ALGO_HIER;
+	s->n_ranks = R;
+	s->size = rg_sched_round(size, R);
+	if (s->size == 0)
+		return -EINVAL;
+	nb = s->size / G;	/* a node chunk: rank k of a node ends up owning chunk k */
+	cb = s->size / R;	/* a rail chunk: a part of a node chunk */
+	for (p = 0; p < P && rc == 0; p++) {
+		base = p * G;
+		/* intra-node reduce-scatter, steps 0 .. G - 2 */
+		for (st = 0; st + 1 < G && rc == 0; st++)
+			for (k = 0; k < G && rc == 0; k++) {
+				c = (k + 2 * G - st - 1) % G;
+				rc = rg_add(s, st, base + k, base + (k + 1) % G, RG_REDUCE, c * nb,
+					    c * nb, nb);
+			}
+		/* intra-node all-gather, after the rails' 2 (P - 1) steps */
+		for (st = 0; st + 1 < G && rc == 0; st++)
+			for (k = 0; k < G && rc == 0; k++) {
+				c = (k + G - st) % G;
+				rc = rg_add(s, G - 1 + 2 * (P - 1) + st, base + k,
+					    base + (k + 1) % G, RG_COPY, c * nb, c * nb, nb);
+			}
+	}
+	/* rail k: a ring all-reduce of node chunk k over the nodes */
+	for (k = 0; k < G && rc == 0; k++)
+		for (st = 0; st + 1 < P && rc == 0; st++)
+			for (p = 0; p < P && rc == 0; p++) {
+				uint64_t o = k * nb + (uint64_t)((p + 2 * P - st - 1) % P) * cb;
+
+				rc = rg_add(s, G - 1 + st, p * G + k, ((p + 1) % P) * G + k,
+					    RG_REDUCE, o, o, cb);
+				o = k * nb + (uint64_t)((p + P - st) % P) * cb;
+				if (rc == 0)
+					rc = rg_add(s, G - 1 + P - 1 + st, p * G + k,
+						    ((p + 1) % P) * G + k, RG_COPY, o, o, cb);
+			}
+	if (rc == 0)
+		rc = rg_sched_finish(s);
+	if (rc != 0)
+		rg_sched_free(s);
+	return rc;
+}
+
+/* Sort the transfers into steps and give each a landing offset of its own. */
+static int
+rg_sched_finish(struct rg_sched *s)
+{
+	uint64_t land[RG_MAX_RANKS];
+	uint32_t i;
+	unsigned int st;
+
 	if (s->n > 0)	/* one rank: nothing to move */
 		qsort(s->x, s->n, sizeof(*s->x), rg_xfer_cmp);
 	s->step_first = calloc(s->n_steps + 1, sizeof(*s->step_first));
-	if (s->step_first == NULL) {
-		rc = -ENOMEM;
-		goto fail;
-	}
+	if (s->step_first == NULL)
+		return -ENOMEM;
 	memset(land, 0, sizeof(land));
 	for (i = 0, st = 0; i < s->n; i++) {
 		while (st <= s->x[i].step)
@@ -318,9 +397,6 @@ rg_sched_build(struct rg_sched *s, enum rg_coll coll, enum rg_algo algo, unsigne
 		s->step_first[st++] = s->n;
 	memcpy(s->land_len, land, sizeof(land));
 	return 0;
-fail:
-	rg_sched_free(s);
-	return rc;
 }
 
 void

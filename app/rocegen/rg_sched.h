@@ -37,6 +37,7 @@ enum rg_coll {
 enum rg_algo {
 	RG_ALGO_RING,
 	RG_ALGO_TREE,
+	RG_ALGO_HIER,	/**< all-reduce: intra-node RS, inter-node AR per rail, intra-node AG */
 };
 
 enum rg_kind {
@@ -73,6 +74,9 @@ struct rg_sched {
 const char *rg_coll_name(enum rg_coll c);
 int rg_coll_by_name(const char *name);
 
+/** Name of an algorithm ("ring", "tree", "hier"). */
+const char *rg_algo_name(enum rg_algo a);
+
 /** Bytes a size is rounded down to (a multiple of 64 x ranks bytes, like nccl-tests' count). */
 uint64_t rg_sched_round(uint64_t size, unsigned int n_ranks);
 
@@ -82,6 +86,17 @@ uint64_t rg_sched_round(uint64_t size, unsigned int n_ranks);
  */
 int rg_sched_build(struct rg_sched *s, enum rg_coll coll, enum rg_algo algo,
 		   unsigned int n_ranks, unsigned int root, uint64_t size);
+
+/**
+ * The hierarchical all-reduce of @p n_ranks ranks, @p per_node to a node (ranks p x per_node
+ * .. + per_node - 1 on node p): a ring reduce-scatter inside each node (per_node - 1 steps,
+ * rank k ends with chunk k of S / per_node reduced over its node), a ring all-reduce of chunk
+ * k among the ranks k of every node (rail k: 2 (nodes - 1) steps of S / n_ranks), and a ring
+ * all-gather inside each node. Only the rails' steps cross nodes: 2 S (nodes - 1) / nodes
+ * bytes per node and iteration, where the flat ring puts 2 S (R - 1) / R. 0, -EINVAL, -ENOMEM.
+ */
+int rg_sched_build_hier(struct rg_sched *s, unsigned int n_ranks, unsigned int per_node,
+			uint64_t size);
 
 void rg_sched_free(struct rg_sched *s);
 

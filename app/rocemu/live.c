@@ -63,7 +63,7 @@ live_usage(FILE *f)
 		"usage: rocemu [EAL options] -- [options]\n"
 		"       rocemu replay --pipeline FILE --in IN.pcap[:PORT] ... --out OUT.pcap[:PORT] ...\n"
 		"       rocemu check [--pipeline FILE] [--profile FILE]\n"
-		"       rocemu schema pipeline|profile [--out FILE]   (JSON Schema for editors)\n"
+		"       rocemu schema pipeline|profile|node [--out FILE]   (JSON Schema for editors)\n"
 		"\n"
 		"Live mode options (after --):\n"
 		"  --pipeline FILE       switch definition (default pipelines/bump-in-wire.json)\n"

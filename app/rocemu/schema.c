@@ -1,20 +1,22 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * rocemu schema pipeline|profile [--out FILE]: the JSON Schema (draft 2020-12) of pipeline or
- * profile files, written from the key tables the loaders read through. No EAL.
+ * rocemu schema pipeline|profile|node [--out FILE]: the JSON Schema (draft 2020-12) of pipeline,
+ * profile or node (rocegen --node) files, written from the key tables the loaders read through.
+ * No EAL.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "app.h"
+#include "lib/node/node_load.h"
 #include "lib/switch/emu_schema.h"
 
 static void
 schema_usage(FILE *f)
 {
-	fprintf(f, "usage: rocemu schema pipeline|profile [--out FILE]\n"
-		   "  writes the JSON Schema (draft 2020-12) of pipeline or profile files to\n"
+	fprintf(f, "usage: rocemu schema pipeline|profile|node [--out FILE]\n"
+		   "  writes the JSON Schema (draft 2020-12) of pipeline, profile or node files to\n"
 		   "  stdout or FILE; point an editor at it with a top-level \"$schema\" key\n");
 }
 
@@ -35,7 +37,8 @@ app_schema_main(int argc, char **argv)
 		} else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
 			out_file = argv[++i];
 		} else if (what == NULL && (strcmp(argv[i], "pipeline") == 0 ||
-					    strcmp(argv[i], "profile") == 0)) {
+					    strcmp(argv[i], "profile") == 0 ||
+					    strcmp(argv[i], "node") == 0)) {
 			what = argv[i];
 		} else {
 			fprintf(stderr, "rocemu schema: unexpected argument \"%s\"\n", argv[i]);
@@ -47,7 +50,9 @@ app_schema_main(int argc, char **argv)
 		schema_usage(stderr);
 		return 2;
 	}
-	s = strcmp(what, "pipeline") == 0 ? emu_pipeline_schema(&err) : emu_profile_schema(&err);
+	s = strcmp(what, "pipeline") == 0 ? emu_pipeline_schema(&err) :
+	    strcmp(what, "node") == 0	  ? node_schema(&err) :
+					    emu_profile_schema(&err);
 	if (s == NULL) {
 		fprintf(stderr, "rocemu schema: %s\n", err.msg);
 		return 1;

@@ -74,7 +74,7 @@ v = sorted(float(x) for x in sys.stdin.read().split())
 print("nan" if not v else "%.4g" % (v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2))'
 }
 
-# run_pair NAME ARGS...: two rocegen over memif; prints "pps_each_way busbw_gbps". DPDK 22.11's
+# run_pair NAME ARGS...: two rocegen over memif; prints "pps_each_way busbw_GBps". DPDK 22.11's
 # memif PMD now and then crashes inside rte_eth_dev_stop() when both ends stop at once (SIGSEGV
 # in librte_eal under memif's disconnect, after the report): such a pair is run once more,
 # saying so on stderr.
@@ -123,7 +123,7 @@ pps, bw = [], []
 for f in sys.argv[1:]:
     r = json.load(open(f))["results"][0]
     pps.append(r["size"] / 4096 / (r["time_us"] / 1e6))
-    bw.append(r["busbw_gbps"])
+    bw.append(r["busbw_GBps"])
 print("%.0f %.4f" % (sum(pps) / 2, sum(bw) / 2))
 PY
 }

@@ -71,13 +71,13 @@ for f in sys.argv[1:3]:
     r = d["results"][-1]
     assert r["size"] == 64 << 20, r
     for row in d["results"]:
-        assert row["busbw_gbps"] > 0 and row["time_us"] > 0, row
+        assert row["busbw_GBps"] > 0 and row["time_us"] > 0, row
     keys = ("tx_packets", "retransmitted_packets", "naks_received", "naks_sent", "timeouts",
             "cnps_received", "cnps_sent", "paused_ns", "final_rate_mbps")
     q = {k: sum(x[k] for x in d["qps"]) for k in keys}
     print("  %s| %s: %d ranks, busbw %.3f GB/s, retransmitted %d, NAKs sent %d received %d, "
           "timeouts %d, in-process bytes %d"
-          % (name, f.split("/")[-1], d["ranks"], r["busbw_gbps"], q["retransmitted_packets"],
+          % (name, f.split("/")[-1], d["ranks"], r["busbw_GBps"], q["retransmitted_packets"],
              q["naks_sent"], q["naks_received"], q["timeouts"], d["local_bytes"]))
 PY
 }
@@ -151,7 +151,7 @@ d = json.load(open(sys.argv[1]))
 r = d["results"][0]
 assert d["ranks"] == 4, d["ranks"]
 # busbw = algbw x 2(R - 1)/R; in memory: 6 steps x 16 MB per iteration, 3 iterations
-assert abs(r["busbw_gbps"] - r["algbw_gbps"] * 1.5) < 1e-9 * r["busbw_gbps"] + 1e-12, r
+assert abs(r["busbw_GBps"] - r["algbw_GBps"] * 1.5) < 1e-9 * r["busbw_GBps"] + 1e-12, r
 assert d["local_bytes"] == 3 * 6 * (16 << 20), d["local_bytes"]
 print("ok: 4 ranks: busbw = 1.5 x algbw, %d bytes moved inside each process" % d["local_bytes"])
 PY

@@ -78,7 +78,7 @@ nl = R // n
 iters = 3  # --warmup 1 --iters 2
 for d in ds:
     for r in d["results"]:
-        assert abs(r["busbw_gbps"] - r["algbw_gbps"] * d["busbw_factor"]) <= 1e-9 * r["busbw_gbps"], r
+        assert abs(r["busbw_GBps"] - r["algbw_GBps"] * d["busbw_factor"]) <= 1e-9 * r["busbw_GBps"], r
 # bytes between processes per iteration, from the algorithm
 def proc(g):
     return g // nl
@@ -104,7 +104,7 @@ retx = sum(q["retransmitted_packets"] for q in qps)
 r = d0["results"][0]
 print("ok: %s: %d processes x %d ranks, %d bytes: busbw %.4f GB/s (algbw %.4f x %.3f), "
       "%d bytes on the wire%s, %d QPs, %d retransmitted"
-      % (name, n, nl, size, r["busbw_gbps"], r["algbw_gbps"], d0["busbw_factor"], got,
+      % (name, n, nl, size, r["busbw_GBps"], r["algbw_GBps"], d0["busbw_factor"], got,
          " as the algorithm moves" if wire is not None else "", len(qps), retx))
 PY
 }

@@ -18,6 +18,7 @@ LAYERS = {
     "base": 0,      # errors, JSON, output files, RNG, hashes: no DPDK
     "proto": 1,     # RoCEv2 wire formats, ICRC
     "dcqcn": 1,     # the DCQCN model, pure
+    "node": 1,      # rocegen's node model (PCIe, GDR, NVLink), pure
     "pkt": 2,       # packet metadata and trace, the drop path, the held queue
     "endpoint": 2,  # rocegen's RC endpoint
     "stage": 3,     # the stage contract, match expressions

@@ -10,6 +10,7 @@
 # --json runs use two rocegen back to back over a net_memif pair (a 4 KB all-reduce, < 1 s).
 set -u
 ROCEGEN=$1
+SRC=${2:-$(cd "$(dirname "$0")/../.." && pwd)}
 PREFIX=rgargs$$
 EAL=(--no-huge -m 256 --no-pci --log-level=lib.eal:error --file-prefix=$PREFIX
 	--vdev=net_null0)
@@ -51,7 +52,10 @@ IP=(--ip 198.18.0.1 --peer-ip 198.18.0.11)
 check "--ip and one of --peer-ip or --hosts are required" --ip 198.18.0.1
 check "--ip and one of --peer-ip or --hosts are required" "${IP[@]}" --hosts 198.18.0.1,198.18.0.2
 check "--test: p2p, allreduce, allgather" "${IP[@]}" --test allreduc
-check "--algo: ring or tree" "${IP[@]}" --algo butterfly
+check "--algo: ring, tree, hier or auto" "${IP[@]}" --algo butterfly
+check "--proto: simple, ll128, ll or none" "${IP[@]}" --proto fast
+check "--proto: NCCL's net/IB pattern is RC's" "${IP[@]}" --proto simple --transport srd
+check "--algo hier: only with --test allreduce" "${IP[@]}" --algo hier --test allgather
 check "--hosts: not an IPv4 address" --ip 198.18.0.1 --hosts 198.18.0.1,nothost
 check "--hosts: at least two addresses" --ip 198.18.0.1 --hosts 198.18.0.1
 check "is listed twice" --ip 198.18.0.1 --hosts 198.18.0.1,198.18.0.1
@@ -251,6 +255,61 @@ else
 	bad "memif pair with --transport srd --qps 2 --split-data-on-qps 1: exit $rca/$rcb"
 	sed 's/^/    a| /' "$WORK/a.out"; sed 's/^/    b| /' "$WORK/b.out"
 fi
+# the node model (--node with flags over it): Gen1 x1 caps each NIC at the model's figure
+# (2.5 GT/s x 8b/10b / 8 x TLP share x MPS 256 write efficiency = 1.753 Gb/s), the JSON carries
+# it per NIC with the node and each row's intra-node phase time; the data still verifies
+pair "$WORK/n_a.json" "$WORK/n_b.json" --node "$SRC/nodes/pcie-only.json" --gpus 1 --nics 1 --pcie 1x1
+if [ $rca -eq 0 ] && [ $rcb -eq 0 ] && grep -q "verify 4096 bytes: data ok" "$WORK/a.out" &&
+	grep -q "host cap 1.8 Gb/s per NIC (by pcie)" "$WORK/a.out" &&
+	python3 -c 'import json, sys
+for f in sys.argv[1:]:
+    d = json.load(open(f))
+    assert d["node"]["pcie"] == {"gen": 1, "lanes": 1, "mps": 256}, d["node"]
+    assert d["node"]["fabric"] == "pcie-acs" and not d["node"]["gdr"], d["node"]
+    assert len(d["host_cap_gbps"]) == 1 and abs(d["host_cap_gbps"][0] - 1.7535) < 0.001, d
+    assert d["results"][0]["intra_node_us"] == 0, d["results"]' "$WORK/n_a.json" "$WORK/n_b.json"; then
+	ok
+else
+	bad "memif pair with --node: exit $rca/$rcb"
+	sed 's/^/    a| /' "$WORK/a.out"; sed 's/^/    b| /' "$WORK/b.out"
+fi
+# --algo auto: NCCL's tuning picks ring/LL for 4 KB over 2 nodes of 1 GPU (every candidate's
+# time in the JSON); the run uses it, with the NCCL wire pattern of that protocol, and verifies
+pair "$WORK/t_a.json" "$WORK/t_b.json" --algo auto
+if [ $rca -eq 0 ] && [ $rcb -eq 0 ] && grep -q "verify 4096 bytes: data ok" "$WORK/a.out" &&
+	grep -q "^rocegen: --algo auto: ring/ll for 4096 bytes over 2 nodes x 1" "$WORK/a.out" &&
+	python3 -c 'import json, sys
+for f in sys.argv[1:]:
+    d = json.load(open(f))
+    assert d["algo"] == "ring" and d["proto"] == "ll", (d["algo"], d["proto"])
+    t = d["algo_auto_times_us"]
+    assert min(v for v in t.values() if v >= 0) == t["ring_ll"], t
+    assert d["cts_writes_posted"] == d["nccl_messages_posted"] > 0, d' "$WORK/t_a.json" "$WORK/t_b.json"; then
+	ok
+else
+	bad "memif pair with --algo auto: exit $rca/$rcb"
+	sed 's/^/    a| /' "$WORK/a.out"; sed 's/^/    b| /' "$WORK/b.out"
+fi
+# --proto ll / ll128 over 2 QPs, messages split: NCCL's line formats on the wire. A 4 KB ring
+# all-reduce of 2 ranks sends 2 messages of 2048 data bytes a process: LL 2 x 4096 wire bytes
+# (16-byte lines of 8 data bytes), LL128 2 x 18 x 128 = 4608 (120 data bytes a line); the
+# receiver checks every line's flag, decodes, verifies
+for proto in ll:8192 ll128:4608; do
+	pair "$WORK/l_a.json" "$WORK/l_b.json" --proto ${proto%:*} --qps 2 --split-data-on-qps 1
+	if [ $rca -eq 0 ] && [ $rcb -eq 0 ] && grep -q "verify 4096 bytes: data ok, 4096 of 4096" \
+		"$WORK/a.out" && python3 -c 'import json, sys
+for f in sys.argv[2:]:
+    d = json.load(open(f))
+    assert d["proto"] == sys.argv[1].split(":")[0], d["proto"]
+    assert d["wire_bytes_posted"] == int(sys.argv[1].split(":")[1]), d["wire_bytes_posted"]
+    assert d["cts_writes_posted"] == 2 and d["nccl_messages_posted"] == 4, d' "$proto" \
+		"$WORK/l_a.json" "$WORK/l_b.json"; then
+		ok
+	else
+		bad "memif pair with --proto ${proto%:*}: exit $rca/$rcb"
+		sed 's/^/    a| /' "$WORK/a.out"; sed 's/^/    b| /' "$WORK/b.out"
+	fi
+done
 no_rundir "the memif pair (A)" ${PREFIX}_a
 no_rundir "the memif pair (B)" ${PREFIX}_b
 

@@ -6,7 +6,8 @@
  * what the collective must (rg_sched_verify, itself checked against a corrupted float); landing
  * areas never overlap within an iteration; every rank's bytes on the wire are what nccl-tests'
  * bus-bandwidth factor assumes; NCCL's double binary tree has each rank interior in at most one
- * of the two trees (power-of-two rank counts, as NCCL states).
+ * of the two trees (power-of-two rank counts, as NCCL states); the hierarchical all-reduce puts
+ * only its rails' bytes across nodes.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -202,6 +203,55 @@ test_names_and_errors(void **state)
 	assert_int_equal(rg_sched_build(&s, RG_COLL_ALLREDUCE, RG_ALGO_RING, 8, 0, 511), -EINVAL);
 }
 
+/* The hierarchical all-reduce: right result for every split of 1..16 ranks into nodes, and only
+ * the rails' transfers cross nodes: 2 S (P - 1) / P bytes out of each node of G ranks (P
+ * nodes), against the flat ring's 2 S (R - 1) / R out of each node (rank G - 1 to the next
+ * node's rank 0); the wire messages are S / R bytes each. */
+static void
+test_hier_allreduce(void **state)
+{
+	static const unsigned int splits[][2] = { { 1, 1 }, { 2, 1 }, { 1, 4 }, { 2, 4 },
+						  { 4, 2 }, { 3, 2 }, { 2, 8 }, { 4, 4 } };
+	unsigned int t;
+
+	(void)state;
+	for (t = 0; t < sizeof(splits) / sizeof(splits[0]); t++) {
+		unsigned int P = splits[t][0], G = splits[t][1], R = P * G, a;
+		uint64_t S = (uint64_t)64 * R * 16;
+
+		for (a = 0; a < 2; a++) {
+			struct rg_sched s;
+			uint64_t out[RG_MAX_RANKS] = { 0 };
+			uint32_t k;
+
+			if (a == 0)
+				assert_int_equal(rg_sched_build_hier(&s, R, G, S), 0);
+			else
+				assert_int_equal(rg_sched_build(&s, RG_COLL_ALLREDUCE, RG_ALGO_RING,
+								R, 0, S), 0);
+			assert_int_equal(run_in_memory(&s, false), 0);
+			assert_true(R == 1 || run_in_memory(&s, true) > 0);
+			for (k = 0; k < s.n; k++)
+				if (s.x[k].src / G != s.x[k].dst / G) {
+					out[s.x[k].src / G] += s.x[k].len;
+					if (a == 0)
+						assert_int_equal(s.x[k].len, S / R);
+				}
+			for (k = 0; k < P; k++)
+				assert_int_equal(out[k], P == 1 ? 0 :
+						 a == 0 ? 2 * S * (P - 1) / P :
+						 2 * S * (R - 1) / R);
+			rg_sched_free(&s);
+		}
+	}
+	{
+		struct rg_sched s;
+
+		assert_int_equal(rg_sched_build_hier(&s, 6, 4, 1 << 16), -EINVAL);
+		assert_int_equal(rg_sched_build_hier(&s, 4, 0, 1 << 16), -EINVAL);
+	}
+}
+
 int
 main(void)
 {
@@ -209,6 +259,7 @@ main(void)
 		cmocka_unit_test(test_p2p),
 		cmocka_unit_test(test_ring_allreduce),
 		cmocka_unit_test(test_tree_allreduce),
+		cmocka_unit_test(test_hier_allreduce),
 		cmocka_unit_test(test_allgather),
 		cmocka_unit_test(test_reducescatter),
 		cmocka_unit_test(test_broadcast),

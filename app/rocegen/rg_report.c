@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rocegen's report: the table and per-QP counters on stdout and the --json document, written
+ * under a temporary name and renamed into place when complete.
+ */
+#include <fcntl.h>
+#include <libgen.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/node/node_load.h"
+#include "rg_main.h"
+
+
+/* The table and counters on stdout, and as JSON into @p out (NULL: none); -1 if that failed. */
+int
+rg_report(struct rg_state *st, struct rg_out *out)
+{
+	const enum rg_coll coll = st->o.coll;
+	double factor = rg_busbw_factor(coll, st->R);
+	unsigned int q, c, r, shown = 0;
+	uint64_t tot[RG_EP_MAX_CTRS] = { 0 };
+	const struct rg_ep *first = st->n_qp > 0 ? &st->qps[0].ep : NULL;
+	json_t *root = json_object(), *rows = json_array(), *qps = json_array(), *row;
+	int rc = 0;
+
+	printf("#\n# %s%s over %u ranks (%u processes x %u), %u QP(s) per pair, MTU %u\n",
+	       rg_coll_name(coll), coll == RG_COLL_ALLREDUCE ?
+	       (st->o.algo == RG_ALGO_TREE ? " (tree)" : st->o.algo == RG_ALGO_HIER ? " (hier)" :
+		" (ring)") : "", st->R,
+	       st->o.n_procs, st->o.n_ranks, st->o.n_qps, st->o.mtu);
+	printf("# transport %s", st->o.srd ? "srd" : "rc");
+	if (st->o.srd)
+		printf(" (%u paths, %u packet(s) per path)", st->o.srd_paths, st->o.srd_spray);
+	printf(", split-data-on-qps %d\n", st->o.split);
+	printf("# %12s %12s %6s %6s %10s %11s %11s\n", "size(B)", "count", "type", "redop",
+	       "time(us)", "algbw(GB/s)", "busbw(GB/s)");
+	for (r = 0; r < st->n_rows; r++) {
+		uint64_t size = st->row_sizes[r];
+		double us = st->row_us[r], algbw = (double)size / (us * 1e3); /* GB/s */
+
+		printf("  %12" PRIu64 " %12" PRIu64 " %6s %6s %10.1f %11.3f %11.3f\n", size,
+		       size / 4, "float", rg_coll_reduces(coll) ? "sum" : "none", us, algbw,
+		       algbw * factor);
+		row = json_pack("{s:I, s:f, s:f, s:f}", "size", (json_int_t)size, "time_us", us,
+				"algbw_GBps", algbw, "busbw_GBps", algbw * factor);
+		if (st->o.node_on)
+			json_object_set_new(row, "intra_node_us", json_real(st->row_intra_us[r]));
+		json_array_append_new(rows, row);
+	}
+	printf("# per-QP counters (QPs that carried traffic)\n");
+	for (q = 0; q < st->n_qp; q++) {
+		const struct rg_ep *qp = &st->qps[q].ep;
+		json_t *o = rg_ep_json(qp);
+
+		for (c = 0; c < rg_ep_n_ctrs(qp); c++)
+			tot[c] += rg_ep_ctr(qp, c);
+		if (o != NULL) {
+			json_object_set_new(o, "requester", json_boolean(st->qps[q].requester));
+			json_array_append_new(qps, o);
+		}
+		if (!rg_ep_carried(qp))
+			continue;
+		if (shown++ >= 32)
+			continue;
+		rg_ep_print(qp, stdout, "# ");
+	}
+	if (shown > 32)
+		printf("#  (%u more in the JSON)\n", shown - 32);
+	printf("#  all %u QPs:", st->n_qp);
+	for (c = 0; first != NULL && c < rg_ep_n_ctrs(first); c++)
+		if (tot[c] != 0)
+			printf(" %s=%" PRIu64, rg_ep_ctr_name(first, c), tot[c]);
+	printf("\n# in-process rank-to-rank bytes (not on the wire): %" PRIu64 "\n", st->local_bytes);
+	printf("# port: tx_dropped_by_pmd=%" PRIu64 " tx_deferred=%" PRIu64 " rx_other=%" PRIu64
+	       " pfc_rcvd=%" PRIu64
+	       " arp_replies=%" PRIu64 " rx_lost_on_purpose=%" PRIu64 "\n",
+	       st->tx_dropped, st->tx_deferred, st->rx_other, st->pfc.pfc_rcvd,
+	       st->arp_replies_sent, st->rx_lost);
+	json_object_set_new(root, "test", json_string(rg_coll_name(coll)));
+	json_object_set_new(root, "algo", json_string(coll == RG_COLL_ALLREDUCE ?
+						      rg_algo_name(st->o.algo) : "ring"));
+	json_object_set_new(root, "ranks", json_integer(st->R));
+	json_object_set_new(root, "transport", json_string(st->o.srd ? "srd" : "rc"));
+	json_object_set_new(root, "split_data_on_qps", json_integer(st->o.split));
+	json_object_set_new(root, "qps_per_pair", json_integer(st->o.n_qps));
+	if (st->o.srd) {
+		json_object_set_new(root, "srd_paths", json_integer(st->o.srd_paths));
+		json_object_set_new(root, "srd_spray", json_integer(st->o.srd_spray));
+	}
+	json_object_set_new(root, "processes", json_integer(st->o.n_procs));
+	json_object_set_new(root, "process", json_integer(st->proc));
+	json_object_set_new(root, "first_rank", json_integer(st->proc * st->o.n_ranks));
+	json_object_set_new(root, "busbw_factor", json_real(factor));
+	json_object_set_new(root, "local_bytes", json_integer((json_int_t)st->local_bytes));
+	json_object_set_new(root, "wire_bytes_posted", json_integer((json_int_t)st->wire_bytes));
+	if (st->o.node_on) {
+		json_t *n = node_json(&st->o.node, &st->o.node_eval);
+
+		/* per NIC, Gb/s: min(line, PCIe, host buffer) (docs/node.md) */
+		json_object_set(root, "host_cap_gbps", json_object_get(n, "host_cap_gbps"));
+		json_object_set_new(root, "node", n);
+		for (r = 0; r < st->n_rows; r++)
+			printf("# %12" PRIu64 " bytes: intra-node phase %.1f us of %.1f (the node "
+			       "model's time)\n", st->row_sizes[r], st->row_intra_us[r],
+			       st->row_us[r]);
+	}
+	json_object_set_new(root, "proto", json_string(rg_proto_name(st->o.proto)));
+	if (st->o.algo_auto && coll == RG_COLL_ALLREDUCE) {
+		json_t *t = json_object();
+		static const char *const names[2][3] = { { "tree_ll", "tree_ll128", "tree_simple" },
+							  { "ring_ll", "ring_ll128", "ring_simple" } };
+
+		for (r = 0; r < 2; r++)
+			for (c = 0; c < 3; c++)
+				json_object_set_new(t, names[r][c],
+						    json_real(st->o.auto_times_us[r][c]));
+		json_object_set_new(root, "algo_auto_times_us", t);
+	}
+	if (st->o.proto != RG_PROTO_NONE) {
+		json_object_set_new(root, "nccl_max_message_bytes",
+				    json_integer((json_int_t)rg_nccl_max_msg(st)));
+		json_object_set_new(root, "nccl_messages_posted",
+				    json_integer((json_int_t)st->nccl_msgs_posted));
+		json_object_set_new(root, "cts_writes_posted",
+				    json_integer((json_int_t)st->cts_posted));
+		printf("# NCCL wire pattern (%s): %" PRIu64 " messages of at most %" PRIu64
+		       " bytes, %" PRIu64 " CTS writes of %d bytes\n", rg_proto_name(st->o.proto),
+		       st->nccl_msgs_posted, rg_nccl_max_msg(st), st->cts_posted, RG_CTS_BYTES);
+	}
+	json_object_set_new(root, "results", rows);
+	json_object_set_new(root, "qps", qps);
+	json_object_set_new(root, "tx_dropped_by_pmd", json_integer((json_int_t)st->tx_dropped));
+	json_object_set_new(root, "tx_deferred", json_integer((json_int_t)st->tx_deferred));
+	json_object_set_new(root, "rx_lost_on_purpose", json_integer((json_int_t)st->rx_lost));
+	json_object_set_new(root, "pfc_received", json_integer((json_int_t)st->pfc.pfc_rcvd));
+	json_object_set_new(root, "pause_received", json_integer((json_int_t)st->pfc.pause_rcvd));
+	if (out != NULL && rg_out_write(out, root) != 0)
+		rc = -1;
+	json_decref(root);
+	return rc;
+}
+
+/* Open @p path for the --json output (struct rg_out); prints one line and fails if it cannot. */
+int
+rg_out_open(struct rg_out *out, const char *path)
+{
+	char dir[PATH_MAX], base[PATH_MAX];
+	struct stat sb;
+	int fd;
+
+	memset(out, 0, sizeof(*out));
+	out->path = path;
+	if (path[0] == '\0') {
+		fprintf(stderr, "rocegen: --json: empty file name\n");
+		return -1;
+	}
+	if (strlen(path) >= sizeof(dir) - 32) {
+		fprintf(stderr, "rocegen: --json %s: name too long\n", path);
+		return -1;
+	}
+	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		if (S_ISDIR(sb.st_mode)) {
+			fprintf(stderr, "rocegen: --json %s: is a directory\n", path);
+			return -1;
+		}
+		/* a device or FIFO: a stream, written in place */
+		out->f = fopen(path, "w");
+		if (out->f == NULL) {
+			fprintf(stderr, "rocegen: --json %s: %s\n", path, strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+	snprintf(dir, sizeof(dir), "%s", path);
+	snprintf(base, sizeof(base), "%s", path);
+	snprintf(out->tmp, sizeof(out->tmp), "%s/.%s.XXXXXX", dirname(dir), basename(base));
+	fd = mkstemp(out->tmp);
+	if (fd < 0) {
+		snprintf(dir, sizeof(dir), "%s", path);
+		fprintf(stderr, "rocegen: --json %s: cannot create a file in %s: %s\n", path,
+			dirname(dir), strerror(errno));
+		out->tmp[0] = '\0';
+		return -1;
+	}
+	/* mkstemp makes it 0600; the file gets what a plain create would give it */
+	{
+		mode_t um = umask(0);
+
+		umask(um);
+		if (fchmod(fd, 0666 & ~um) != 0) {
+			fprintf(stderr, "rocegen: --json %s: %s: %s\n", path, out->tmp,
+				strerror(errno));
+			close(fd);
+			unlink(out->tmp);
+			out->tmp[0] = '\0';
+			return -1;
+		}
+	}
+	out->f = fdopen(fd, "w");
+	if (out->f == NULL) {
+		fprintf(stderr, "rocegen: --json %s: %s\n", path, strerror(errno));
+		close(fd);
+		unlink(out->tmp);
+		out->tmp[0] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
+/* Drop the --json output without touching PATH (a run that did not get to its report). */
+void
+rg_out_abandon(struct rg_out *out)
+{
+	if (out->f != NULL)
+		fclose(out->f);
+	out->f = NULL;
+	if (out->tmp[0] != '\0')
+		unlink(out->tmp);
+	out->tmp[0] = '\0';
+}
+
+/* Write @p doc, close, and put the file in place; one line naming the file and errno if not. */
+int
+rg_out_write(struct rg_out *out, const json_t *doc)
+{
+	int rc = 0, e = 0;
+
+	if (json_dumpf(doc, out->f, JSON_INDENT(2)) != 0 || fputc('\n', out->f) == EOF ||
+	    fflush(out->f) != 0 || ferror(out->f)) {
+		e = errno;
+		rc = -1;
+	}
+	if (fclose(out->f) != 0 && rc == 0) {
+		e = errno;
+		rc = -1;
+	}
+	out->f = NULL;
+	if (rc == 0 && out->tmp[0] != '\0' && rename(out->tmp, out->path) != 0) {
+		e = errno;
+		rc = -1;
+	}
+	if (rc != 0) {
+		fprintf(stderr, "rocegen: --json %s: write failed: %s\n", out->path,
+			e != 0 ? strerror(e) : "I/O error");
+		if (out->tmp[0] != '\0')
+			unlink(out->tmp);
+	}
+	out->tmp[0] = '\0';
+	return rc;
+}
