@@ -348,15 +348,20 @@ def section_docs(lab):
     import glob
     import re
     print("== the docs as written")
-    with open(os.path.join(lab.src, "README.md")) as f:
-        readme = f.read()
-    for block in re.findall(r"```sh\n(.*?)```", readme, re.S):
-        cmds = re.findall(r"^(?:ip netns exec \S+ )?(?:\S*/)?(rocegen|rocemu) ((?:-l |\.\.\.).*?)"
-                          r"(?:\n(?!\s)|$)", block, re.M | re.S)
-        if len(cmds) >= 2:
-            ok = all("--file-prefix" in c[1] for c in cmds)
-            check(ok, "README block with %d DPDK processes: each has its own --file-prefix" %
-                  len(cmds))
+    # README.md and every docs page (the rocegen examples moved to docs/rocegen.md)
+    multi = 0
+    for doc in ["README.md"] + sorted(glob.glob(os.path.join(lab.src, "docs", "*.md"))):
+        with open(os.path.join(lab.src, doc)) as f:
+            readme = f.read()
+        for block in re.findall(r"```sh\n(.*?)```", readme, re.S):
+            cmds = re.findall(r"^(?:ip netns exec \S+ )?(?:\S*/)?(rocegen|rocemu) "
+                              r"((?:-l |\.\.\.).*?)(?:\n(?!\s)|$)", block, re.M | re.S)
+            if len(cmds) >= 2:
+                multi += 1
+                ok = all("--file-prefix" in c[1] for c in cmds)
+                check(ok, "%s block with %d DPDK processes: each has its own --file-prefix" %
+                      (os.path.basename(doc), len(cmds)))
+    check(multi > 0, "the docs have a block with two DPDK processes (%d found)" % multi)
     with open(os.path.join(lab.src, "profiles", "README.md")) as f:
         preadme = f.read()
     missing = [os.path.basename(p) for p in glob.glob(os.path.join(lab.src, "profiles", "*.json"))
