@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's worked study ("Multipath: what ECMP, spraying and a reorder buffer do to an RC
+# The worked study of docs/fabric.md ("Multipath: what ECMP, spraying and a reorder buffer do to an RC
 # all-reduce"): rocegen's ring all-reduce between two software RoCE endpoints (two processes, two
 # ranks each: 4 ranks) in the netns lab, through rocemu's emulated leaf-spine
 # (pipelines/ecmp-4x25.json, spray-4x25.json, scaled by

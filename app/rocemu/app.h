@@ -12,7 +12,7 @@
 #include "lib/switch/emu_switch.h"
 
 /*
- * Exit codes (README "Exit status"): 0 the run did all it was asked and accounted for every
+ * Exit codes (docs/running.md, "Files, memory and exit status"): 0 the run did all it was asked and accounted for every
  * packet; 1 it ran but something was lost or went wrong (a write error, a bad input record, a
  * conservation mismatch, frames not injected); 2 refused before it started (arguments,
  * configuration, files, memory); 128 + N stopped by signal N after finishing its files.

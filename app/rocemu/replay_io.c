@@ -36,7 +36,7 @@ replay_usage(FILE *f)
 		"output may not be an input or another output. Frames leaving a port without an\n"
 		"--out are counted as sent. An unreadable input record stops that input and makes\n"
 		"the exit status 1 (--lenient: 0). SIGINT/SIGTERM stop reading, let the switch\n"
-		"empty, finish the files and exit 128 + signal. Exit status: see README.\n"
+		"empty, finish the files and exit 128 + signal. Exit status: see docs/running.md.\n"
 		"pcapng outputs carry a comment on each frame something happened to (--annotate\n"
 		"events, the default; all: every frame, refused with no pcapng --out; none):\n"
 		"\"rocemu: in=p0 out=p1 t_in=NS prio=3 qdepth=B wait=NSns ce=red delayed=NSns\n"

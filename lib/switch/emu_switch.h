@@ -399,7 +399,7 @@ uint32_t emu_switch_n_reasons(const struct emu_switch *sw);
 bool emu_switch_reason_name(const struct emu_switch *sw, uint32_t id, char *buf, size_t len);
 
 /**
- * The annotation of @p m (a pcapng packet comment, documented in the README): "rocemu:" then
+ * The annotation of @p m (a pcapng packet comment, documented in docs/capture.md): "rocemu:" then
  * key=value fields of its trace: in, out, t_in (ns), prio, qdepth (bytes ahead of it at
  * enqueue), wait (enqueue to serialisation, ns), ce=red|event, delayed=NS, corrupted,
  * rewritten, duplicate, event=COUNTER, created=STAGE|switch|incast, and drop=REASON when

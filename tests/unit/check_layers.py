@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""The layers of lib/ (README.md, "Layers"): a file of a library may include headers of its
-own library and of the layers below it, never of a layer above or beside it.
+"""The layers of lib/ (docs/architecture.md, "Layout and layers"): a file of a library may
+include headers of its own library and of the layers below it, never of a layer above or beside it.
 
     check_layers.py ROOT            check ROOT/lib; exit 1 and one line per violation
     check_layers.py --self-test     prove the check fails on an upward include
