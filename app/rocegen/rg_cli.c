@@ -59,6 +59,11 @@ rg_usage(FILE *f)
 		"                       RDMA WRITE, sent as one RDMA WRITE with immediate = its\n"
 		"                       size (default none: a transfer is one WRITE with\n"
 		"                       immediate, no CTS)\n"
+		"  --adaptive-routing 0|1  NCCL_IB_ADAPTIVE_ROUTING (NCCL: 1 on InfiniBand, 0 on\n"
+		"                       RoCE): a message over --ar-threshold goes as an RDMA\n"
+		"                       WRITE of the data, then a 0-byte RDMA WRITE with\n"
+		"                       immediate = its size (default 0; with --proto)\n"
+		"  --ar-threshold N     NCCL_IB_AR_THRESHOLD in bytes (default 8192)\n"
 		"  --transport rc|srd   rc: RC QPs, go-back-N (default); srd: SRD-like transport:\n"
 		"                       packets sprayed over --srd-paths UDP source ports, placed\n"
 		"                       out of order, SACKed (BTH opcodes 0xC0 data, 0xC1 SACK),\n"
@@ -217,6 +222,8 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o, bool node_only)
 		{ "srd-rtt-us", required_argument, NULL, 'U' },
 		{ "poll-sleep-us", required_argument, NULL, 'Z' },
 		{ "proto", required_argument, NULL, 265 },
+		{ "adaptive-routing", required_argument, NULL, 266 },
+		{ "ar-threshold", required_argument, NULL, 267 },
 		{ "node", required_argument, NULL, 256 },
 		{ "pcie", required_argument, NULL, 257 },
 		{ "gdr", required_argument, NULL, 258 },
@@ -249,6 +256,7 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o, bool node_only)
 	o->limit_s = 120;
 	o->timeout = 14;
 	o->window_bytes = 256 * 1024;
+	o->ar_threshold = 8192;
 	o->seed = 1;
 	o->srd_paths = 16;
 	o->srd_spray = 1;
@@ -434,6 +442,16 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o, bool node_only)
 				return -1;
 			}
 			break;
+		case 266:
+			if (rg_parse_uint("--adaptive-routing", optarg, 0, 1, &v) != 0)
+				return -1;
+			o->ar = v == 1;
+			break;
+		case 267:
+			if (rg_parse_uint("--ar-threshold", optarg, 0, 1UL << 30, &v) != 0)
+				return -1;
+			o->ar_threshold = v;
+			break;
 		case 257:
 		case 258:
 		case 259:
@@ -504,6 +522,11 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o, bool node_only)
 	if (o->proto != RG_PROTO_NONE && o->srd) {
 		fprintf(stderr, "rocegen: --proto: NCCL's net/IB pattern is RC's: not with "
 			"--transport srd\n");
+		return -1;
+	}
+	if (o->ar && o->proto == RG_PROTO_NONE) {
+		fprintf(stderr, "rocegen: --adaptive-routing: changes NCCL's net/IB pattern: "
+			"only with --proto simple, ll128 or ll\n");
 		return -1;
 	}
 	if (o->algo == RG_ALGO_HIER && o->coll != RG_COLL_ALLREDUCE) {

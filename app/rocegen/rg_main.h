@@ -79,6 +79,8 @@ struct rg_opts {
 	unsigned int srd_rtt_us;	/* 0: no RTT congestion signal */
 	unsigned int poll_sleep_us;	/* 0: busy polling */
 	enum rg_proto proto;
+	bool ar;			/* --adaptive-routing 1 (NCCL_IB_ADAPTIVE_ROUTING) */
+	uint64_t ar_threshold;		/* --ar-threshold (NCCL_IB_AR_THRESHOLD, 8192) */
 	bool algo_auto;			/* --algo auto: NCCL's choice, made by rg_algo_auto */
 	double auto_times_us[2][3];	/* its candidates (lib/node/node_tune.h), < 0: off */
 	bool ranks_set, line_set;	/* --ranks, --line-rate-mbps given */
@@ -155,6 +157,7 @@ struct rg_state {
 	uint64_t data_cqes;		/* --proto: data completions (imm = size) not yet waited for */
 	uint64_t cts_posted;		/* --proto: CTS writes posted */
 	uint64_t nccl_msgs_posted;	/* --proto: data messages (parts) posted */
+	uint64_t ar_imm_posted;		/* --adaptive-routing: 0-byte WRITE_WITH_IMM posted */
 	/* --proto ll|ll128: messages in NCCL's line format, encoded into ll_tx and landing in
 	 * ll_rx (a rank's data QPs' memory region), both refilled every step; decoded into
 	 * land after the step's wait (rg_nccl_land) */

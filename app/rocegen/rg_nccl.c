@@ -14,8 +14,9 @@
  * LL and LL128 messages go in NCCL's line formats (include/device.h): LL 16-byte lines
  * {data1, flag, data2, flag} (8 data bytes a line: 50 % of the wire is data), LL128
  * 128-byte lines of 15 data words and a flag word (120 of 128 bytes, 93.75 %); the receiver
- * checks every line's flag (the message's index) and decodes. Not done: adaptive routing's
- * WRITE + 0-byte WRITE_WITH_IMM (the endpoint has no 0-byte writes).
+ * checks every line's flag (the message's index) and decodes. --adaptive-routing 1: a message
+ * over NCCL_IB_AR_THRESHOLD (8192) goes as an RDMA WRITE of the data and a 0-byte RDMA WRITE
+ * with immediate (the size), two WRs on the same QP, as NCCL does on InfiniBand.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -358,11 +359,22 @@ rg_nccl_send(struct rg_state *st, const struct rg_xfer *x)
 			rg_qp_share(wlen, nq, st->o.split, idx - 1, q, &poff, &plen);
 			if (plen == 0)
 				continue;
-			/* where the CTS said, as NCCL's sender does */
-			if (rg_post_op(st, rg_qp_lookup(st, rg_qpn(st, x->src, x->dst, q, false)),
-				       EP_WR_WRITE_IMM, src + poff, plen, addr + poff,
-				       (uint32_t)plen) != 0)
+			struct rg_ep *ep = rg_qp_lookup(st, rg_qpn(st, x->src, x->dst, q, false));
+
+			/* where the CTS said, as NCCL's sender does; with adaptive routing and a
+			 * message over the threshold, the data as a plain WRITE and the completion
+			 * as a 0-byte WRITE with immediate after it (ncclIbMultiSend) */
+			if (st->o.ar && wlen > st->o.ar_threshold) {
+				if (rg_post_op(st, ep, EP_WR_WRITE, src + poff, plen, addr + poff,
+					       0) != 0 ||
+				    rg_post_op(st, ep, EP_WR_WRITE_IMM, src + poff, 0,
+					       addr + poff + plen, (uint32_t)plen) != 0)
+					return -1;
+				st->ar_imm_posted++;
+			} else if (rg_post_op(st, ep, EP_WR_WRITE_IMM, src + poff, plen,
+					      addr + poff, (uint32_t)plen) != 0) {
 				return -1;
+			}
 			st->wire_bytes += plen;
 			st->nccl_msgs_posted++;
 		}

@@ -129,9 +129,19 @@ rg_report(struct rg_state *st, struct rg_out *out)
 				    json_integer((json_int_t)st->nccl_msgs_posted));
 		json_object_set_new(root, "cts_writes_posted",
 				    json_integer((json_int_t)st->cts_posted));
+		json_object_set_new(root, "adaptive_routing", json_boolean(st->o.ar));
+		json_object_set_new(root, "ar_threshold_bytes",
+				    json_integer((json_int_t)st->o.ar_threshold));
+		json_object_set_new(root, "ar_imm_writes_posted",
+				    json_integer((json_int_t)st->ar_imm_posted));
 		printf("# NCCL wire pattern (%s): %" PRIu64 " messages of at most %" PRIu64
-		       " bytes, %" PRIu64 " CTS writes of %d bytes\n", rg_proto_name(st->o.proto),
+		       " bytes, %" PRIu64 " CTS writes of %d bytes", rg_proto_name(st->o.proto),
 		       st->nccl_msgs_posted, rg_nccl_max_msg(st), st->cts_posted, RG_CTS_BYTES);
+		if (st->o.ar)
+			printf("; adaptive routing: %" PRIu64 " of them as WRITE + 0-byte WRITE "
+			       "with immediate (over %" PRIu64 " bytes)", st->ar_imm_posted,
+			       st->o.ar_threshold);
+		printf("\n");
 	}
 	json_object_set_new(root, "results", rows);
 	json_object_set_new(root, "qps", qps);

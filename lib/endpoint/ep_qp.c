@@ -142,14 +142,16 @@ ep_qp_post(struct ep_qp *qp, const struct ep_wr *wr)
 
 	if (qp->state != EP_QP_RTS)
 		return -EIO;
-	if (wr->len == 0)
+	/* a 0-byte WRITE or SEND with immediate is one packet with no payload (NCCL's
+	 * completion write under adaptive routing); without an immediate it would say nothing */
+	if (wr->len == 0 && wr->op != EP_WR_WRITE_IMM && wr->op != EP_WR_SEND_IMM)
 		return -EINVAL;
 	if (qp->wr_tail - qp->wr_head >= EP_MAX_WR)
 		return -ENOSPC;
 	s = ep_slot(qp, qp->wr_tail++);
 	s->wr = *wr;
 	s->first_psn = qp->next_psn;
-	s->npkts = (wr->len + qp->cfg.mtu - 1) / qp->cfg.mtu;
+	s->npkts = wr->len == 0 ? 1 : (wr->len + qp->cfg.mtu - 1) / qp->cfg.mtu;
 	qp->next_psn = (qp->next_psn + s->npkts) & EP_PSN_MASK;
 	return 0;
 }

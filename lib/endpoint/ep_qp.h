@@ -210,7 +210,8 @@ int ep_qp_init(struct ep_qp *qp, const struct ep_qp_cfg *cfg, struct ep_pfc *pfc
 /** Set the peer's MAC address (learned by ARP after the QP was set up). */
 void ep_qp_set_dst_mac(struct ep_qp *qp, const uint8_t mac[6]);
 
-/** Post a work request; returns 0, -ENOSPC (queue full), -EINVAL (zero length), -EIO (error). */
+/** Post a work request; returns 0, -ENOSPC (queue full), -EINVAL (zero length without an
+ * immediate: a 0-byte WRITE or SEND with immediate is one empty packet), -EIO (error). */
 int ep_qp_post(struct ep_qp *qp, const struct ep_wr *wr);
 
 /**

@@ -11,6 +11,10 @@
 #   - every message has the receiver's 64-byte CTS RDMA WRITE (no immediate) on the same QP
 #     pair before it, one per message;
 # and both processes verified the data, every byte placed; busbw = algbw x 2(R-1)/R (nccl-tests).
+# A third run, ring-ar, is the ring with --adaptive-routing 1: every message (1 MiB, over the
+# 8 KiB threshold) goes as an RDMA WRITE without immediate followed, on the same QP at the next
+# PSN, by a 0-byte RDMA WRITE ONLY with immediate = the message's size (NCCL on InfiniBand);
+# the other runs have no such 0-byte write.
 # Exits 77 (skip, said loudly) only when the machine cannot make namespaces.
 set -u
 ROCEMU=$(readlink -f "$1")
@@ -31,18 +35,24 @@ cat >"$WORK/pipeline.json" <<JSON
 }
 JSON
 SIZE=$((16 << 20))
-for algo in ring hier; do
+for run in ring hier ring-ar; do
+	algo=${run%-ar}
+	AR=()
+	[ "$run" = ring-ar ] && AR=(--adaptive-routing 1)
 	rocemu_start -l 0 --no-huge --no-pci -m 1024 --file-prefix=rn_$$ $("$LAB" eal) -- \
 		--pipeline "$WORK/pipeline.json"
 	# the lab's kernels own .1/.2; rocegen's ranks take .11-.14 (A) and .21-.24 (B)
 	rocegen_pair 198.18.0.11 198.18.0.21 --test allreduce --ranks 4 --size $SIZE \
-		--iters 1 --warmup 0 --proto simple --algo $algo --timeout 16 --time-limit 200
+		--iters 1 --warmup 0 --proto simple --algo $algo --timeout 16 --time-limit 200 \
+		"${AR[@]}"
 	sleep 0.5
 	rocemu_stop
-	grep -q "^conservation: .*: OK$" "$WORK/rocemu.out" || fail "$algo: no OK conservation line"
-	python3 - "$algo" "$SIZE" "$WORK/roce.pcap" "$WORK/a.json" "$WORK/b.json" <<'PY' ||
+	grep -q "^conservation: .*: OK$" "$WORK/rocemu.out" || fail "$run: no OK conservation line"
+	python3 - "$run" "$SIZE" "$WORK/roce.pcap" "$WORK/a.json" "$WORK/b.json" <<'PY' ||
 import json, struct, sys
-algo, S, pcap = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+run, S, pcap = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+algo, ar = run.replace("-ar", ""), run.endswith("-ar")
+MTU = 1024
 ds = [json.load(open(f)) for f in sys.argv[4:6]]
 R, P = 8, 2
 want = 2 * S * (R - 1) // R if algo == "ring" else 2 * S * (P - 1) // P
@@ -52,6 +62,7 @@ endian = "<" if struct.unpack("<I", hdr[:4])[0] in (0xa1b2c3d4, 0xa1b23c4d) else
 msgs = {}     # (direction, data QPN, first PSN) -> DMA length: data messages, deduplicated
 cts = {}      # (direction, QPN, PSN) -> (time, DMA length, idx)
 first_data = {}
+ar_imm = {}   # (direction, QPN, PSN) -> immediate: 0-byte WRITE ONLY with immediate
 n = 0
 while True:
     rec = f.read(16)
@@ -77,6 +88,10 @@ while True:
             cts.setdefault((direction, qpn, psn), (t, dma, idx))
         elif dma == 4:
             pass                    # the barrier (control QPs)
+        elif op == 0x0B and dma == 0:
+            assert incl >= bth + 32, "a 0-byte WRITE with immediate cut short"
+            ar_imm.setdefault((direction, qpn, psn),
+                              int.from_bytes(fr[bth + 28:bth + 32], "big"))
         else:
             msgs.setdefault((direction, qpn, psn), dma)
             first_data.setdefault((direction, qpn, psn), t)
@@ -101,22 +116,34 @@ for d in ("A->B", "B->A"):
         dt, ct = sorted(per_pair[q]), sorted(cts_pair[q])
         assert len(dt) == len(ct), (d, hex(q), "messages", len(dt), "CTS", len(ct))
         assert all(c < m for c, m in zip(ct, dt)), (d, hex(q), "a message before its CTS")
+    mine = {k: v for k, v in ar_imm.items() if k[0] == d}
+    if ar:
+        # each message's data WRITE, then at the next PSN its 0-byte WRITE with immediate
+        want_imm = {(d, q, (p + (v + MTU - 1) // MTU) & 0xFFFFFF): v
+                     for (dd, q, p), v in msgs.items() if dd == d}
+        assert mine == want_imm, (d, "0-byte WRITE_WITH_IMM", len(mine), "want", len(want_imm))
+        print("ok: %s %s: every message is a WRITE followed by a 0-byte WRITE with immediate "
+              "= its size (%d)" % (run, d, len(mine)))
+    else:
+        assert not mine, (d, "0-byte WRITE_WITH_IMM without adaptive routing", len(mine))
     print("ok: %s %s: %d messages of %d bytes = %d bytes (2S(%s-1)/%s = %d), each after its "
-          "64-byte CTS" % (algo, d, len(sizes), expect_size, sum(sizes),
+          "64-byte CTS" % (run, d, len(sizes), expect_size, sum(sizes),
                             "R" if algo == "ring" else "P", "R" if algo == "ring" else "P", want))
 for dj in ds:
     assert dj["algo"] == algo and dj["proto"] == "simple" and dj["ranks"] == R, dj["algo"]
     assert dj["wire_bytes_posted"] == want, (dj["wire_bytes_posted"], want)
     assert dj["cts_writes_posted"] == dj["nccl_messages_posted"] == want // min(S // R, 1 << 20)
+    assert dj["adaptive_routing"] == ar
+    assert dj["ar_imm_writes_posted"] == (dj["nccl_messages_posted"] if ar else 0), dj
     r = dj["results"][0]
     assert r["size"] == S
     algbw = S / (r["time_us"] * 1e3)
     assert abs(r["algbw_GBps"] - algbw) <= 1e-6 * algbw, (r, algbw)
     assert abs(r["busbw_GBps"] - algbw * 2 * (R - 1) / R) <= 1e-6 * algbw, r
 print("ok: %s: both processes verified; busbw %.4f GB/s = algbw x 2(R-1)/R; %d frames captured"
-      % (algo, ds[0]["results"][0]["busbw_GBps"], n))
+      % (run, ds[0]["results"][0]["busbw_GBps"], n))
 PY
-		fail "$algo: capture checks"
+		fail "$run: capture checks"
 	rm -f "$WORK/roce.pcap"
 done
 echo "PASS"

@@ -55,6 +55,11 @@ check "--test: p2p, allreduce, allgather" "${IP[@]}" --test allreduc
 check "--algo: ring, tree, hier or auto" "${IP[@]}" --algo butterfly
 check "--proto: simple, ll128, ll or none" "${IP[@]}" --proto fast
 check "--proto: NCCL's net/IB pattern is RC's" "${IP[@]}" --proto simple --transport srd
+check "--adaptive-routing: changes NCCL's net/IB pattern: only with --proto" "${IP[@]}" \
+	--adaptive-routing 1
+check "--adaptive-routing: must be an integer in 0..1" "${IP[@]}" --proto simple \
+	--adaptive-routing 2
+check "--ar-threshold: must be an integer" "${IP[@]}" --proto simple --ar-threshold -1
 check "--algo hier: only with --test allreduce" "${IP[@]}" --algo hier --test allgather
 check "--hosts: not an IPv4 address" --ip 198.18.0.1 --hosts 198.18.0.1,nothost
 check "--hosts: at least two addresses" --ip 198.18.0.1 --hosts 198.18.0.1
@@ -91,7 +96,8 @@ for how in "--help" "-h" "EAL -- --help" "EAL -l 0 --help"; do
 	esac
 	miss=
 	for opt in --hosts --peer-ip --json --ranks --qps --rx-loss --time-limit \
-		--split-data-on-qps --transport --srd-paths --srd-spray --srd-rtt-us; do
+		--split-data-on-qps --transport --srd-paths --srd-spray --srd-rtt-us \
+		--proto --adaptive-routing --ar-threshold; do
 		grep -qF -- "  $opt" <<<"$out" || miss="$miss $opt"
 	done
 	# EAL's --help (EAL options before it) shows EAL's options too, then ours

@@ -603,6 +603,55 @@ test_send_and_write_only(void **state)
 	wire_free(w);
 }
 
+/* NCCL's pattern under adaptive routing (NODE.md): the data as an RDMA WRITE, then a 0-byte
+ * RDMA WRITE ONLY with immediate (one packet: BTH, RETH of DMA length 0, ImmDt, no payload)
+ * whose completion, carrying the size, tells the receiver the data is there; a 0-byte WRITE
+ * or SEND without an immediate is refused */
+static void
+test_zero_byte_write_imm(void **state)
+{
+	struct wire *w = wire_new(1024, 7, false, 64 * 1024);
+	struct ep_wr data = { .wr_id = 1, .op = EP_WR_WRITE, .local = w->src, .len = 20000,
+			      .remote_va = 4096 };
+	struct ep_wr imm = { .wr_id = 2, .op = EP_WR_WRITE_IMM, .local = w->src, .len = 0,
+			     .remote_va = 4096 + 20000, .imm = 20000 };
+	struct ep_wr bad = { .wr_id = 3, .op = EP_WR_WRITE, .local = w->src, .len = 0 };
+	struct ep_cqe c;
+	unsigned int i, n_rq = 0, n_sq = 0;
+
+	(void)state;
+	assert_int_equal(ep_qp_post(&w->a, &bad), -EINVAL);
+	bad.op = EP_WR_SEND;
+	assert_int_equal(ep_qp_post(&w->a, &bad), -EINVAL);
+	assert_int_equal(ep_qp_post(&w->a, &data), 0);
+	assert_int_equal(ep_qp_post(&w->a, &imm), 0);
+	for (i = 0; i < 100 && (n_rq < 2 || n_sq < 2); i++) {
+		wire_step(w);
+		while (ep_qp_poll_rq(&w->b, &c)) {
+			n_rq++;
+			assert_int_equal(c.len, n_rq == 1 ? 20000 : 0);
+			assert_int_equal(c.has_imm, n_rq == 2);
+			assert_int_equal(c.opcode, n_rq == 1 ? ROCE_OP_RDMA_WRITE_LAST :
+					 ROCE_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE);
+			if (c.has_imm)
+				assert_int_equal(c.imm, 20000);
+		}
+		while (ep_qp_poll_sq(&w->a, &c))
+			assert_int_equal(c.wr_id, ++n_sq);
+		w->now += 1000;
+	}
+	assert_int_equal(n_rq, 2);
+	assert_int_equal(n_sq, 2);
+	/* 20 packets of data and the empty one; its PSN counted like any other */
+	assert_int_equal(w->a.ctrs[EP_CTR_TX_DATA_PKTS], 20 + 1);
+	assert_int_equal(w->a.ctrs[EP_CTR_TX_PAYLOAD_BYTES], 20000);
+	assert_int_equal(w->b.epsn, 7 + 21);
+	assert_int_equal(w->b.ctrs[EP_CTR_RX_PLACED_BYTES], 20000);
+	assert_memory_equal(w->dst + 4096, w->src, 20000);
+	assert_true(ep_qp_idle(&w->a));
+	wire_free(w);
+}
+
 /* 1% random loss of data and ACKs/NAKs: 4 messages of 1 MB complete, every byte placed */
 static void
 test_random_loss(void **state)
@@ -749,6 +798,7 @@ main(void)
 		cmocka_unit_test(test_pacer_idle),
 		cmocka_unit_test(test_pfc_pause),
 		cmocka_unit_test(test_send_and_write_only),
+		cmocka_unit_test(test_zero_byte_write_imm),
 		cmocka_unit_test(test_random_loss),
 		cmocka_unit_test(test_bidir_delay_loss),
 	};
