@@ -98,6 +98,9 @@ void app_install_stop_signals(void);
 
 /** Free what app_build() made (and the pipeline). */
 void app_teardown(struct app_ctx *ctx);
+/** app_teardown() for a process about to call app_eal_cleanup() and exit: the mbuf pool is
+ * not freed on its own (EAL's cleanup unmaps it with the rest of its memory). */
+void app_teardown_exit(struct app_ctx *ctx);
 
 /** Rewrite the --prometheus textfile (atomically). */
 int app_write_prom(const struct app_ctx *ctx, const char *file, struct emu_err *err);

@@ -549,7 +549,7 @@ out:
 	free(tl_snap);
 	free(linear);
 	if (eal) {
-		app_teardown(&ctx);
+		app_teardown_exit(&ctx);
 		app_eal_cleanup();
 	} else {
 		emu_pipeline_free(ctx.pl);
