@@ -1,35 +1,43 @@
 #!/usr/bin/env bash
-# The demo: the one-machine lab with a ring all-reduce crossing rocemu.
+# The demo: the one-machine lab with a ring all-reduce crossing rocemu, and DCQCN at work.
 #
 # Installs what is missing (apt-get), builds, creates two network namespaces joined through
-# rocemu (net_af_packet on veth) and runs rocemu as the lossless RoCE switch of
-# pipelines/dcqcn-lab.json with an incast profile (profiles/demo-incast.json: the link to B
-# drops to 10 Gb/s and 8 virtual senders load it 2:1 in bursts). Then: ping and ARP, a UDP burst
-# each way (non-RoCE traffic passes untouched), and a ring all-reduce between two rocegen
-# processes, one per namespace (software RoCE RC endpoints with DCQCN and PFC, on
-# net_af_packet over the namespace's veth end). rocemu marks ECN on the congested port,
-# rocegen's notification points answer with CNPs, rocemu's PFC pauses the senders. At the end
-# rocegen's nccl-tests tables (both processes) are printed next to rocemu's summary (ECN, PFC,
-# drops, conservation), followed by checks: the demo exits non-zero, saying why, when the
-# all-reduce fails, rocemu's conservation check fails, or (for a pipeline that configures
-# them) no CE mark, no CNP or no PFC frame happened. Idempotent; tears the lab down on exit,
-# also on failure.
+# rocemu (net_af_packet on veth) and runs rocemu as the RoCE switch of
+# pipelines/demo-dcqcn.json: the link towards B at 55 Mb/s with ECN marking, scaled so that a
+# software sender's rate is set by DCQCN and not by its CPU, capturing every frame it
+# receives. Then: ping and ARP, a UDP burst each way (non-RoCE traffic passes untouched), and
+# a ring all-reduce between two rocegen processes, one per namespace (software RoCE RC
+# endpoints with DCQCN and PFC at --line-rate-mbps 50, with DCQCN's timers scaled to that
+# rate: profiles/dcqcn-50m.conf). Once both are up the profile is switched in over telemetry
+# (profiles/incast-8to1-50m.json: 8 virtual senders burst into B's queue for 2 s), so its
+# time zero is when traffic flows. rocemu marks A's frames CE, B's notification point answers
+# with CNPs, A's reaction point cuts its rate and recovers between and after the bursts. At the
+# end: rocegen's nccl-tests tables next to rocemu's summary; A's sending rate over time as the
+# capture shows it against DCQCN's model (rocestat, in text); rocestat's report with its plots
+# (build/demo/report/index.html, rate.png); then checks: the demo exits non-zero, saying why,
+# when the all-reduce fails, rocemu's conservation check fails, or (for a pipeline that
+# configures them) no CE mark, no CNP or no DCQCN cut happened, or a lossless frame was lost
+# where PFC should have paused. Idempotent; tears the lab down on exit, also on failure.
+# The earlier 100 Gb/s scenario (PFC pauses, the cut too small to bite in software):
+#   scripts/demo.sh --pipeline pipelines/dcqcn-lab.json --profile profiles/demo-incast.json \
+#                   --line-rate-mbps 100000 --dcqcn nvidia --size 32M --iters 3
 #
 #   scripts/demo.sh [--pipeline FILE] [--profile FILE] [--size N[K|M|G]] [--iters N]
-#                   [--line-rate-mbps R]
+#                   [--line-rate-mbps R] [--dcqcn nvidia|FILE]
 # Environment: BUILD (build directory, default build), LAB_PREFIX (default remu: names the
 # namespaces, veths and DPDK file prefixes, so a demo can run next to other labs).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
-PIPELINE=$ROOT/pipelines/dcqcn-lab.json
-PROFILE=$ROOT/profiles/demo-incast.json
-SIZE=32M
-ITERS=3
-LINE_MBPS=100000
+PIPELINE=$ROOT/pipelines/demo-dcqcn.json
+PROFILE=$ROOT/profiles/incast-8to1-50m.json
+SIZE=16M
+ITERS=1
+LINE_MBPS=50
+DCQCN=$ROOT/profiles/dcqcn-50m.conf
 usage() {
 	echo "usage: scripts/demo.sh [--pipeline FILE] [--profile FILE] [--size N[K|M|G]] [--iters N]" \
-		"[--line-rate-mbps R]" >&2
+		"[--line-rate-mbps R] [--dcqcn nvidia|FILE]" >&2
 	exit 2
 }
 while [ $# -gt 0 ]; do
@@ -40,6 +48,8 @@ while [ $# -gt 0 ]; do
 	--size) SIZE=$2; shift 2 ;;
 	--iters) ITERS=$2; shift 2 ;;
 	--line-rate-mbps) LINE_MBPS=$2; shift 2 ;;
+	--dcqcn) case "$2" in nvidia|paper|off) DCQCN=$2 ;; *) DCQCN=$(realpath "$2") || exit 2 ;; esac
+		shift 2 ;;
 	*) usage ;;
 	esac
 done
@@ -52,6 +62,7 @@ case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 ninja -C "$BUILD" >/dev/null || { echo "demo: build failed (run ninja -C $BUILD)"; exit 1; }
 ROCEMU=$BUILD/app/rocemu/rocemu
 ROCEGEN=$BUILD/app/rocegen/rocegen
+ROCESTAT=$BUILD/app/rocestat/rocestat
 
 export LAB_PREFIX=${LAB_PREFIX:-remu}
 LAB=$ROOT/scripts/lab/lab.sh
@@ -66,6 +77,7 @@ rm -rf "$WORK"
 mkdir -p "$WORK"
 ROCEMU_PID=
 GEN_PIDS=()
+CPUS0=$(taskset -pc $$ | sed 's/.*: //')
 cleanup() {
 	local p
 	for p in "${GEN_PIDS[@]}"; do kill -INT "$p" 2>/dev/null; done
@@ -74,18 +86,21 @@ cleanup() {
 	# DPDK leaves /var/run/dpdk/PREFIX behind even after a clean exit
 	rm -rf "/var/run/dpdk/${LAB_PREFIX}_emu" "/var/run/dpdk/${LAB_PREFIX}_a" \
 		"/var/run/dpdk/${LAB_PREFIX}_b"
+	taskset -pc "$CPUS0" $$ >/dev/null 2>&1
 }
 trap cleanup EXIT
 eval "$("$LAB" env)"
 "$LAB" up || exit 1
 
 echo
-echo "== rocemu between $NS_A and $NS_B: $(basename "$PIPELINE")${PROFILE:+ with $(basename "$PROFILE")}"
+echo "== rocemu between $NS_A and $NS_B: $(basename "$PIPELINE")${PROFILE:+, then $(basename "$PROFILE") once the all-reduce runs}"
 args=(--pipeline "$PIPELINE" --stats-interval 1 --stats "$WORK/stats.json")
-[ -n "$PROFILE" ] && args+=(--profile "$PROFILE")
-# 2 cores: rocemu alone on lcore 0 (its main lcore runs the switch and the stats), both
-# rocegen on lcore 1. --no-pci: never touch this machine's own NICs.
-(cd "$WORK" && exec "$ROCEMU" -l 0 --no-huge --no-pci -m 1024 --file-prefix="${LAB_PREFIX}_emu" \
+# 2 CPUs: rocemu's switch on a worker lcore alone on CPU 1 (-l 0-1: its main lcore, which
+# sleeps between its services, on CPU 0), both rocegen and this script on CPU 0: a busy
+# process beside the worker would delay its polls, and the capture's times with them.
+# --no-pci: never touch this machine's own NICs.
+taskset -pc 0 $$ >/dev/null || { echo "demo: taskset -pc 0 failed (util-linux)"; exit 1; }
+(cd "$WORK" && exec "$ROCEMU" -l 0-1 --no-huge --no-pci -m 1024 --file-prefix="${LAB_PREFIX}_emu" \
 	--log-level=lib.eal:warning $("$LAB" eal) -- "${args[@]}") >"$WORK/rocemu.out" 2>&1 &
 ROCEMU_PID=$!
 for _ in $(seq 100); do
@@ -112,21 +127,43 @@ wait $RB; wait $RA
 sed 's/^/B: /' "$WORK/recv_b"; sed 's/^/A: /' "$WORK/recv_a"
 
 echo
-echo "== traffic: ring all-reduce of $SIZE x $ITERS iterations (+1 warm-up) between rocegen in" \
-	"$NS_A and $NS_B"
+echo "== traffic: ring all-reduce of $SIZE x $ITERS iteration(s) between rocegen in $NS_A and" \
+	"$NS_B at $LINE_MBPS Mb/s"
 # The lab's kernels own .1/.2; rocegen takes other addresses so the kernels stay out of it.
 # Each rocegen is one DPDK process on the namespace's veth end (net_af_packet, 1024 B MTU).
-GEN_ARGS=(--test allreduce --size "$SIZE" --iters "$ITERS" --line-rate-mbps "$LINE_MBPS"
-	--time-limit 100)
+# --poll-sleep-us 20: a busy poller sharing its CPU loses whole scheduler slices and then
+# sends in bursts; one that sleeps when idle keeps its rate at 10 ms resolution.
+GEN_ARGS=(--test allreduce --size "$SIZE" --iters "$ITERS" --warmup 0
+	--line-rate-mbps "$LINE_MBPS" --dcqcn "$DCQCN" --poll-sleep-us 20 --window-kb 1024
+	--timeout 16 --time-limit 100)
 t0=$(date +%s.%N)
-ip netns exec "$NS_A" "$ROCEGEN" -l 1 --no-huge -m 512 --no-pci --file-prefix="${LAB_PREFIX}_a" \
+ip netns exec "$NS_A" "$ROCEGEN" -l 0 --no-huge -m 512 --no-pci --file-prefix="${LAB_PREFIX}_a" \
 	--vdev=net_af_packet0,iface=eth0,framecnt=2048 -- --ip 198.18.0.11 --peer-ip 198.18.0.12 \
 	--json "$WORK/a.json" "${GEN_ARGS[@]}" >"$WORK/a.out" 2>&1 &
 GEN_PIDS+=($!)
-ip netns exec "$NS_B" "$ROCEGEN" -l 1 --no-huge -m 512 --no-pci --file-prefix="${LAB_PREFIX}_b" \
+ip netns exec "$NS_B" "$ROCEGEN" -l 0 --no-huge -m 512 --no-pci --file-prefix="${LAB_PREFIX}_b" \
 	--vdev=net_af_packet0,iface=eth0,framecnt=2048 -- --ip 198.18.0.12 --peer-ip 198.18.0.11 \
 	--json "$WORK/b.json" "${GEN_ARGS[@]}" >"$WORK/b.out" 2>&1 &
 GEN_PIDS+=($!)
+if [ -n "$PROFILE" ]; then
+	# the profile's time zero when traffic flows, however long start-up took
+	for _ in $(seq 300); do
+		[ "$(cat "$WORK/a.out" "$WORK/b.out" 2>/dev/null | grep -c "all 2 processes up")" -eq 2 ] &&
+			break
+		sleep 0.1
+	done
+	python3 - "/var/run/dpdk/${LAB_PREFIX}_emu/dpdk_telemetry.v2" "$PROFILE" <<'PY' ||
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+json.loads(s.recv(16384).decode())
+s.send(("/rocemu/profile," + sys.argv[2]).encode())
+r = json.loads(s.recv(16384).decode())["/rocemu/profile"]
+print("rocemu: telemetry: profile %s: %s" % (r["result"], r["message"]))
+sys.exit(0 if r["result"] == "loaded" else 1)
+PY
+		echo "demo: FAILED: rocemu did not load $PROFILE"
+fi
 rc_a=0 rc_b=0
 wait "${GEN_PIDS[0]}" || rc_a=$?
 wait "${GEN_PIDS[1]}" || rc_b=$?
@@ -147,9 +184,22 @@ echo "== rocegen's nccl-tests tables (left) | rocemu's summary (right)"
 rc=0
 python3 scripts/lab/demo_report.py "$WORK" "$PIPELINE" "$PROFILE" "$rc_a" "$rc_b" || rc=1
 [ $rc_e -eq 0 ] || { echo "demo: FAILED: rocemu exited with $rc_e"; rc=1; }
+cap=$(cd "$WORK" && ls -- ingress.pcap* 2>/dev/null | head -1)
+if [ -n "$cap" ] && [ -x "$ROCESTAT" ]; then
+	echo
+	echo "== A's sending rate as rocemu received it, against DCQCN's model (rocestat)"
+	# rocestat's model: the parameters rocegen ran, at its line rate
+	gbps=$(awk -v m="$LINE_MBPS" 'BEGIN { printf "%g", m / 1000 }')
+	"$ROCESTAT" report --quiet --link-gbps "$gbps" --dcqcn "$DCQCN" --window-us 50000 \
+		"$WORK/$cap" "$WORK/report" >"$WORK/rocestat.out" 2>&1
+	rs=$?
+	python3 scripts/lab/demo_rate.py "$WORK/report" "$LINE_MBPS" || rc=1
+	[ $rs -le 1 ] || { echo "demo: FAILED: rocestat exited with $rs (see $WORK/rocestat.out)"; rc=1; }
+fi
 echo
 caps=$(cd "$WORK" && ls -- *.pcap *.pcapng 2>/dev/null | sed "s|^|$WORK/|" | tr '\n' ' ')
 echo "full outputs: $WORK/{a,b}.out (rocegen, per-QP counters), $WORK/rocemu.out (per-port," \
-	"per-stage, per-queue counters), $WORK/{a,b,stats}.json${caps:+, captures: $caps}" \
+	"per-stage, per-queue counters), $WORK/{a,b,stats}.json${caps:+, captures: $caps}," \
+	"rocestat's report: $WORK/report/index.html (report.txt, rate.png)" \
 	"(the next run of the demo replaces $WORK: copy what you want to keep)"
 exit $rc

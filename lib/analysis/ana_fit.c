@@ -46,7 +46,7 @@ struct ana_fitp {
 static const struct ana_fitp ana_fitps[] = {
 	{ "initial_alpha_value", 0, OFF(initial_alpha), 0.01, 1.0 },
 	{ "dce_tcp_g", 0, OFF(g), 1.0 / 1024, 0.5 },
-	/* up to 1 s: timers scaled for a slow link (tests/analysis/dcqcn-50m.conf: 20 ms) */
+	/* up to 1 s: timers scaled for a slow link (profiles/dcqcn-50m.conf: 20 ms) */
 	{ "rpg_time_reset", 1, OFF(rpg_time_reset_ns), 1000, 1000000000 },
 	{ "rpg_ai_rate", 0, OFF(rpg_ai_rate_mbps), 0.1, 100000 },
 	{ "rpg_hai_rate", 0, OFF(rpg_hai_rate_mbps), 0.1, 100000 },

@@ -5,8 +5,10 @@ rocemu did (right), then the checks. Exits 1 when a check fails, saying which an
   demo_report.py WORK PIPELINE PROFILE RC_A RC_B
 
 WORK holds a.out/a.json (rocegen in namespace A), b.out/b.json (B), rocemu.out and stats.json
-(rocemu). PIPELINE is the pipeline file: a check is made only for what it configures (CE marks
-and CNPs when a TM port has "ecn", PFC frames when one has "pfc"). PROFILE may be "".
+(rocemu). PIPELINE is the pipeline file: a check is made only for what it configures: with
+"ecn" on a TM port, CE marks, CNPs, and the DCQCN cut (A's rate below 60 % of its line rate
+and back above 90 % at the end); with "pfc", no lossless frame lost (a pause, when a queue
+reached XOFF, is reported; DCQCN may keep every queue below it). PROFILE may be "".
 """
 import json
 import os
@@ -68,6 +70,10 @@ def rocegen_column(tag, ns_ip, out, js, rc):
     d["min_rate_mbps"] = min(q["min_rate_mbps"] for q in qps)
     d["final_rate_mbps"] = min(q["final_rate_mbps"] for q in qps)
     d["pfc_received"] = js.get("pfc_received", 0)
+    d["line_mbps"] = max(q.get("final_rate_mbps", 0) for q in qps)
+    senders = [q for q in qps if q.get("requester") and q.get("cnps_received", 0) > 0]
+    d["cut_min_mbps"] = min((q["min_rate_mbps"] for q in senders), default=None)
+    d["cut_final_mbps"] = min((q["final_rate_mbps"] for q in senders), default=None)
     col.append("sent %d data frames, %d resent (%d timeouts, %d NAKs in)"
                % (d["tx_data_packets"], d["retransmitted_packets"], d["timeouts"],
                   d["naks_received"]))
@@ -142,7 +148,10 @@ def rocemu_column(stats, out, pipeline, profile):
     col.append("drops: " + (", ".join(drops) if drops else "none"))
     cons = [l for l in out if l.startswith("conservation:")]
     col.append(cons[-1] if cons else "conservation: (no line)")
-    return col, {"ce_roce": ce_roce, "xoff": xoff, "ok": stats["conservation"]["ok"]}
+    # a lossless class loses frames only when PFC came too late (its headroom overflowed)
+    lossless = sum(c.get("drop_headroom_overflow", 0) for c in tm.values())
+    return col, {"ce_roce": ce_roce, "xoff": xoff, "ok": stats["conservation"]["ok"],
+                 "lossless_drops": lossless}
 
 
 def wrap(lines, width):
@@ -209,13 +218,27 @@ def main():
                   "CNP: rocegen's notification points sent %d CNPs, %d reached the senders"
                   % (sent, rcvd),
                   "CNP: no CNP made it (sent %d, received %d)" % (sent, rcvd))
+            # the reaction point: the QPs that got CNPs cut their rate and recovered
+            cut = [(t, x) for t, x in (("A", a), ("B", b)) if x["cut_min_mbps"] is not None]
+            line = max(a["line_mbps"], b["line_mbps"])
+            lo = min((x["cut_min_mbps"] for _, x in cut), default=line)
+            fin = min((x["cut_final_mbps"] for _, x in cut), default=line)
+            who = ",".join(t for t, _ in cut) or "no sender"
+            check(bool(cut) and lo < 0.6 * line and fin >= 0.9 * line,
+                  "DCQCN: %s cut its rate to %.1f Mb/s (%.0f %% of %.0f) and was back at %.1f Mb/s"
+                  % (who, lo, 100 * lo / line, line, fin),
+                  "DCQCN: no cut below 60 %% of the line rate and back (%s: lowest %.1f, final %.1f "
+                  "of %.0f Mb/s)" % (who, lo, fin, line))
         else:
             print("--     ECN/CNP: not checked (%s configures no ECN)" % os.path.basename(pipeline))
         if want_pfc:
             got = a["pfc_received"] + b["pfc_received"]
-            check(e["xoff"] > 0 and got > 0,
-                  "PFC: rocemu sent %d XOFF frames, rocegen received %d PFC frames" % (e["xoff"], got),
-                  "PFC: no pause happened (rocemu XOFF %d, rocegen received %d)" % (e["xoff"], got))
+            check(e["lossless_drops"] == 0,
+                  "PFC: no lossless frame lost; rocemu sent %d XOFF frames, rocegen received %d "
+                  "PFC frames%s" % (e["xoff"], got, "" if e["xoff"] else
+                                    " (no queue reached XOFF: DCQCN kept them below it)"),
+                  "PFC: %d lossless frames lost (rocemu XOFF %d, rocegen received %d)"
+                  % (e["lossless_drops"], e["xoff"], got))
         else:
             print("--     PFC: not checked (%s configures no PFC)" % os.path.basename(pipeline))
     if fails:

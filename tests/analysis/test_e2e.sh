@@ -10,10 +10,10 @@
 #           receiver's naks_sent, at egress = the sender's naks_received; rocestat's busbw of
 #           the iteration within 2% of rocegen's table.
 #   incast: the DCQCN lab at 50 Mb/s: tests/analysis/dcqcn-lab-50m-capture.json, switched to
-#           tests/e2e/incast-8to1-50m.json once both rocegen are up (p1, the link to B, at
+#           profiles/incast-8to1-50m.json once both rocegen are up (p1, the link to B, at
 #           55 Mb/s; from 0.3 s to 2.3 s an 8:1 incast, 8 virtual senders at 13.75 Mb/s, 10 ms
 #           on / 190 ms off, sharing B's queue with A's ECN-marked traffic); rocegen at
-#           --line-rate-mbps 50 with --dcqcn tests/analysis/dcqcn-50m.conf; one ring
+#           --line-rate-mbps 50 with --dcqcn profiles/dcqcn-50m.conf; one ring
 #           all-reduce of 16 MB (about 3 s; A has data but between the ring's two steps,
 #           5-52 ms here, which rocestat finds and leaves out as idle time). The counters as
 #           in loss (CNPs at ingress = B's cnps_sent, at egress = A's cnps_received, CE at
@@ -95,7 +95,7 @@ MODE=${5:-loss}
 ARGS0=("$ROCEMU" "$ROCEGEN" "$ROCESTAT" "$SRC" "$MODE") # absolute: for a repeat
 CPUS0=
 LAB_PREFIX=rst$$
-DCQCN_CONF=$SRC/tests/analysis/dcqcn-50m.conf
+DCQCN_CONF=$SRC/profiles/dcqcn-50m.conf
 WINDOW_US=50000
 . "$SRC/tests/e2e/lab_common.sh"
 lab_begin "rocestat end to end ($MODE)"
@@ -131,7 +131,7 @@ else
 		kill -0 $RP 2>/dev/null || break
 		sleep 0.1
 	done
-	rocemu_profile_switch "rst_$$" "$SRC/tests/e2e/incast-8to1-50m.json"
+	rocemu_profile_switch "rst_$$" "$SRC/profiles/incast-8to1-50m.json"
 	wait $RP || exit 1
 fi
 sleep 0.5

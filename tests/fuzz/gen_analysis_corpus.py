@@ -7,7 +7,7 @@
                     with 16 whole frames; the small real capture of tests/analysis/data/real;
                     and hostile files (a header alone, a record cut short, a pcapng whose comment
                     option overruns its block, an unsupported link type)
-  corpus/dcqcn/     --dcqcn files: tests/analysis/dcqcn-50m.conf, the same values as sysfs
+  corpus/dcqcn/     --dcqcn files: profiles/dcqcn-50m.conf, the same values as sysfs
                     `grep . roce_rp/*` output, debugfs rp_/np_ names and a JSON object, and
                     refusals (unknown name, not a number, out of range, a line too long)
   corpus/applog/    --app-log files: nccl-tests all_reduce_perf output (in and out of place
@@ -104,7 +104,7 @@ def captures(out):
 
 
 def dcqcn(out):
-    conf = open(os.path.join(SRC, "tests/analysis/dcqcn-50m.conf")).read()
+    conf = open(os.path.join(SRC, "profiles/dcqcn-50m.conf")).read()
     put(out, "dcqcn", conf)
     values = {}
     for line in conf.splitlines():
