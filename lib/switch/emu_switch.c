@@ -457,7 +457,9 @@ emu_switch_drain(struct emu_switch *sw, uint16_t port, uint64_t now_ns)
 			n = emu_tm_dequeue_lens(sw->tm, port, now_ns, burst, &tx->lens[tx->n],
 						RTE_MIN(room, EMU_BURST), &sw->tm_rng);
 			tx->n += n;
-			if (n == 0)
+			/* fewer than asked: the TM gave all that is due by now (emu_tm_dequeue_lens
+			 * advances the port to now whatever it returns), a second call finds none */
+			if (n < RTE_MIN(room, EMU_BURST))
 				break;
 			continue;
 		}
