@@ -67,7 +67,7 @@ struct emu_trace {
  * corrupted, rewritten, copied, created by the switch, or the target of an impair event.
  * Those frames, and the dropped ones, are what an annotated capture comments on unless asked
  * for all (emu_switch_annotate_meta()); the capture's worker side copies the trace of those
- * alone (lib/capture/emu_capture.c).
+ * alone (lib/capture/emu_capture_push.c).
  */
 static inline bool
 emu_trace_eventful(const struct emu_trace *tr)

@@ -4,7 +4,7 @@
  * RoCE port, a BTH and its extension headers, every length consistent) as inline functions,
  * so that the parse stage's per-packet loop takes the class-only parse
  * (roce_parse_partial_min_inline()) and the datapath's (roce_parse_partial_dp_inline(), a
- * fabric's) without a call; roce_parse.c uses the same functions for
+ * fabric's) without a call; roce_parse_dp.c uses the same functions for
  * every partial parse, so there is one copy of each check. Internal to lib/proto and
  * lib/stages/parse.c.
  */
@@ -84,7 +84,7 @@ roce_fast_is_ipv4(const uint8_t *hdr, uint32_t avail)
 }
 
 /*
- * The checks after the IP header, for parse_fast_check() (roce_parse.c) and
+ * The checks after the IP header, for parse_fast_check() (roce_parse_dp.c) and
  * roce_fast_check_ipv4(): UDP to the RoCE port with the length the IP header leaves it, a BTH
  * and its extension headers within the smaller of the bytes at hand and the IP end, the pad
  * within the payload. Returns 1 and fills the rest of *h, or 0. Inline: with the offsets of

@@ -1,8 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Over 600 lines (about 730): one data structure: the QP table, the per-QP sorted hold list and the
- * release ring are used together on every packet.
- *
  * reorder: a PSN-sorting reorder buffer in front of a stock RC NIC (egress only), for fabrics
  * that spray a QP over paths of different delay: an RC responder drops every out-of-sequence
  * packet and NAKs the hole (go-back-N), so this stage sorts each QP's requests back into PSN
@@ -35,6 +32,9 @@
  * same time; in-order arrivals of a QP with packets there queue behind them, so each QP's
  * order holds. Packets released in process() leave with the departure time of the packet that
  * released them. The trace gets the time held (delay_ns) and the delayed mark.
+ *
+ * Its configuration (keys, init, needs, free) is in reorder_config.c; the layouts both share in
+ * reorder_priv.h.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -51,6 +51,7 @@
 #include <rte_prefetch.h>
 
 #include "stages.h"
+#include "reorder_priv.h"
 
 #define REORDER_FOREACH_CTR(_) \
 	_(PASSED_IN_ORDER, "passed_in_order") \
@@ -80,96 +81,6 @@ static const char *const reorder_ctr_names[] = {
 #undef REORDER_CTR_NAME
 };
 
-static const char *const reorder_keys[] = { "ports", "match", "timeout_us", "max_held_pkts",
-					    "max_qps", "policy", "start", NULL };
-
-static const char *const reorder_policy_vals[] = { "flush", "drop", NULL };
-
-static const struct emu_key reorder_key_entries[] = {
-	EMU_K_ARR("ports", EMU_KEY_STR, NULL, "{\"minItems\": 1}",
-		  "egress ports whose packets are sorted; default: every port"),
-	{ .name = "match", .type = EMU_KEY_OBJ, .sub = &emu_match_table,
-	  .schema = "{\"not\": {\"required\": [\"iteration\"]}}",
-	  .desc = "only packets this matches are sorted (no iteration)" },
-	EMU_K_NUM("timeout_us", 100.0, 0.0, true, 10e6,
-		  "a hole is given up after this (us): what is held goes out, the NIC sees the gap"),
-	EMU_K_INT("max_held_pkts", 16384, 1, 4194304, "packets held at once at most"),
-	EMU_K_INT("max_qps", 4096, 8, 1048576, "QPs (destination IP + DestQP) tracked at most"),
-	EMU_K_ENUM("policy", "flush", reorder_policy_vals,
-		   "when full: flush (release the oldest QP in order) or drop (the arriving packet)"),
-	EMU_K_ANY("start", "{\"oneOf\": [{\"const\": \"first\"}, {\"type\": \"integer\", "
-		  "\"minimum\": 0, \"maximum\": 16777215}]}",
-		  "expected PSN of a new QP: \"first\" (its first packet's) or a PSN"),
-};
-static const struct emu_key_table reorder_key_table = {
-	.title = "reorder",
-	.desc = "puts each QP's packets back into PSN order in front of an RC NIC (egress)",
-	.keys = reorder_key_entries, .n_keys = RTE_DIM(reorder_key_entries), .names = reorder_keys,
-	.extra_names = emu_stage_extra_names,
-};
-#define T (&reorder_key_table)
-
-#define REORDER_NIL UINT32_MAX
-#define REORDER_WAYS 8
-#define REORDER_CHUNK 32 /* packets whose QP entries are prefetched together */
-#define REORDER_PSN_MASK 0xffffffu
-#define REORDER_PSN_HALF 0x800000u
-#define REORDER_TIMEOUT_US_DEFAULT 100.0
-#define REORDER_MAX_HELD_DEFAULT 16384 /* 100 us at 400 Gb/s is 4883 frames of 1 KB */
-#define REORDER_MAX_QPS_DEFAULT 4096   /* ConWeave's Tofino2 flow table */
-#define REORDER_READY_SLACK 1024 /* ready ring beyond 2 x max_held_pkts */
-
-struct reorder_node {
-	struct rte_mbuf *m;
-	uint64_t t_hold_ns;
-	uint32_t psn, qp;
-	uint32_t prev, next;   /* the QP's held packets by PSN; next links the free list */
-	uint32_t older, newer; /* every held packet by arrival */
-};
-/* Node lists are circular through sentinel nodes after the max_held packet nodes: one for
- * the arrival order (REORDER_ARR), one per QP entry (reorder_qs()): no end cases. */
-#define REORDER_ARR(rp) ((rp)->max_held)
-#define reorder_qs(rp, qi) ((rp)->max_held + 1 + (qi))
-#define reorder_oldest(rp) (&(rp)->nodes[(rp)->nodes[REORDER_ARR(rp)].newer])
-
-struct reorder_qp {
-	uint8_t ip[16];
-	uint32_t qpn, sig;   /* sig 0: free entry */
-	/* expected and n_held, then n_ready and sync: two 8-byte words that
-	 * reorder_in_order_idle() tests at once */
-	uint32_t expected;   /* E (below 2^24) */
-	uint32_t n_held;     /* in the buffer */
-	uint32_t n_ready;    /* in the ready ring */
-	uint32_t sync;       /* 1: E unknown, the next request sets it; else 0 */
-	uint32_t gen;      /* bumped when the entry is reused: ring entries of the old QP */
-	uint64_t used;     /* LRU stamp */
-} __rte_cache_aligned; /* one line per lookup */
-_Static_assert(offsetof(struct reorder_qp, n_held) == offsetof(struct reorder_qp, expected) + 4 &&
-	       offsetof(struct reorder_qp, n_ready) == offsetof(struct reorder_qp, expected) + 8 &&
-	       offsetof(struct reorder_qp, sync) == offsetof(struct reorder_qp, expected) + 12,
-	       "reorder_in_order_idle() reads expected..sync as two words");
-
-struct reorder_ready {
-	struct rte_mbuf *m;
-	uint32_t qp, gen;
-};
-
-struct reorder_priv {
-	uint8_t is_request[256]; /* reorder_is_request() of every opcode, for the per-packet test */
-	uint32_t port_mask, start_psn;
-	bool has_match, policy_drop, start_first;
-	struct emu_match match;
-	uint64_t timeout_ns, stamp, ready_since_ns;
-	struct reorder_node *nodes;
-	uint32_t max_held, n_used, free_head, max_depth;
-	struct reorder_qp *qps;
-	uint32_t bucket_mask, n_qps;
-	uint32_t *hints;     /* direct-mapped: entry + 1 of a QP seen at reorder_hint(), or 0 */
-	uint32_t hint_mask;  /* hint slots - 1 */
-	struct reorder_ready *ready;
-	uint32_t ready_mask, ready_head, ready_n;
-};
-
 /* Where the packets of one process() or release() call go. */
 struct reorder_out {
 	struct rte_mbuf **pkts;
@@ -183,21 +94,6 @@ struct reorder_out {
 
 #define reorder_dist(psn, expected) (((psn) - (expected)) & REORDER_PSN_MASK)
 #define reorder_ahead(d) ((d) != 0 && (d) < REORDER_PSN_HALF)
-
-/* RC/UC request opcodes: what a responder checks against its expected PSN. */
-static inline bool
-reorder_is_request(uint8_t opcode)
-{
-	uint8_t tr = opcode & ROCE_TRANSPORT_MASK, op = opcode & ROCE_OP_MASK;
-
-	if (tr == ROCE_TRANSPORT_UC)
-		return op <= ROCE_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE;
-	if (tr != ROCE_TRANSPORT_RC)
-		return false;
-	return op <= ROCE_OP_RDMA_READ_REQUEST || op == ROCE_OP_COMPARE_SWAP ||
-	       op == ROCE_OP_FETCH_ADD || op == ROCE_OP_SEND_LAST_WITH_INVALIDATE ||
-	       op == ROCE_OP_SEND_ONLY_WITH_INVALIDATE;
-}
 
 /* Is request @p psn (below 2^24) the one QP @p q expects, with nothing of it held or in the
  * ready ring and E known? (sync 0, n_held 0, n_ready 0, E = psn; two compares.) */
@@ -572,145 +468,6 @@ reorder_summary(const void *priv, char *buf, size_t len)
 	snprintf(buf, len, "%" PRIu32 " QPs tracked, %" PRIu32 " packets held (%" PRIu32 " due), "
 		 "at most %" PRIu32 " for one QP", rp->n_qps, rp->n_used, rp->ready_n,
 		 rp->max_depth);
-}
-
-/* ---- configuration ---- */
-
-struct reorder_cfg {
-	double timeout_us;
-	int64_t max_held, max_qps, start;
-	const char *policy;
-	uint32_t n_buckets, ready_slots;
-};
-
-/* Every key but ports and match (init() and needs() both read them). */
-static int
-reorder_cfg_read(const json_t *cfg, const char *path, struct reorder_cfg *c, struct emu_err *err)
-{
-	const json_t *v = json_object_get(cfg, "start");
-	char p1[EMU_JSON_PATH_LEN];
-	int rc;
-
-	rc = emu_key_num(cfg, path, T, "timeout_us", &c->timeout_us, err);
-	if (rc == 0 && llround(c->timeout_us * 1000.0) == 0)
-		rc = emu_err_set(err, "%s.timeout_us: must be at least 0.001 (1 ns), got %g", path,
-				 c->timeout_us);
-	if (rc == 0)
-		rc = emu_key_int(cfg, path, T, "max_held_pkts", &c->max_held, err);
-	if (rc == 0)
-		rc = emu_key_int(cfg, path, T, "max_qps", &c->max_qps, err);
-	if (rc == 0)
-		rc = emu_key_str(cfg, path, T, "policy", &c->policy, err);
-	if (rc != 0)
-		return rc;
-	emu_json_path(p1, sizeof(p1), path, "start");
-	c->start = -1; /* "first" */
-	if (json_is_string(v) && strcmp(json_string_value(v), "first") != 0)
-		return emu_err_set(err, "%s: must be \"first\" or a PSN 0-16777215, got \"%s\"",
-				   p1, json_string_value(v));
-	if (v != NULL && !json_is_integer(v) && !json_is_string(v))
-		return emu_err_set(err, "%s: must be \"first\" or a PSN 0-16777215, got %s", p1,
-				   emu_json_type_name(v));
-	if (json_is_integer(v) &&
-	    (rc = emu_json_int_value(v, p1, 0, REORDER_PSN_MASK, &c->start, err)) != 0)
-		return rc;
-	c->n_buckets = rte_align32pow2((uint32_t)((c->max_qps + REORDER_WAYS - 1) / REORDER_WAYS));
-	c->ready_slots = rte_align32pow2((uint32_t)(2 * c->max_held + REORDER_READY_SLACK));
-	return 0;
-}
-
-static int
-reorder_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, struct emu_err *err)
-{
-	const json_t *match = json_object_get(cfg, "match");
-	struct reorder_priv *rp = priv;
-	char p1[EMU_JSON_PATH_LEN];
-	struct reorder_cfg c;
-	uint32_t i;
-	int rc;
-
-	if (!env->egress)
-		return emu_err_set(err, "%s.type: \"reorder\" must be in the egress list (it sorts "
-				   "what the paths deliver, in front of the receiving NIC)",
-				   env->path);
-	rc = reorder_cfg_read(cfg, env->path, &c, err);
-	emu_json_path(p1, sizeof(p1), env->path, "match");
-	if (rc == 0 && match != NULL)
-		rc = emu_match_parse(match, p1, env->port_names, env->n_ports,
-				     env->out_port_known, &rp->match, err);
-	if (rc == 0 && match != NULL && (rp->match.flags & EMU_MATCH_ITERATION))
-		rc = emu_err_set(err, "%s.iteration: not in a reorder stage (no iteration tracker "
-				 "there)", p1);
-	if (rc == 0)
-		rc = emu_stage_port_mask(cfg, env, "ports", &rp->port_mask, err);
-	if (rc != 0 || env->check_only)
-		return rc;
-	rp->has_match = match != NULL;
-	rp->policy_drop = strcmp(c.policy, "drop") == 0;
-	rp->start_first = c.start < 0;
-	rp->start_psn = c.start < 0 ? 0 : (uint32_t)c.start;
-	rp->timeout_ns = (uint64_t)llround(c.timeout_us * 1000.0);
-	rp->nodes = calloc((size_t)c.max_held + 1 + (size_t)c.n_buckets * REORDER_WAYS,
-			   sizeof(*rp->nodes));
-	rp->qps = aligned_alloc(RTE_CACHE_LINE_SIZE, (size_t)c.n_buckets * REORDER_WAYS *
-				sizeof(*rp->qps));
-	rp->ready = calloc(c.ready_slots, sizeof(*rp->ready));
-	rp->hints = calloc((size_t)c.n_buckets * REORDER_WAYS, sizeof(*rp->hints));
-	if (rp->nodes == NULL || rp->qps == NULL || rp->ready == NULL || rp->hints == NULL)
-		return emu_err_setrc(err, -ENOMEM, "%s.max_held_pkts: cannot allocate %" PRId64
-				     " held packets and %" PRId64 " QPs", env->path, c.max_held,
-				     c.max_qps);
-	memset(rp->qps, 0, (size_t)c.n_buckets * REORDER_WAYS * sizeof(*rp->qps));
-	rp->max_held = (uint32_t)c.max_held;
-	for (i = 0; i < rp->max_held; i++)
-		rp->nodes[i].next = i + 1 < rp->max_held ? i + 1 : REORDER_NIL;
-	rp->nodes[i].older = rp->nodes[i].newer = i; /* the arrival list's sentinel */
-	for (i = 0; i < 256; i++)
-		rp->is_request[i] = reorder_is_request((uint8_t)i);
-	rp->bucket_mask = c.n_buckets - 1;
-	rp->hint_mask = c.n_buckets * REORDER_WAYS - 1;
-	rp->ready_mask = c.ready_slots - 1;
-	return 0;
-}
-
-static int
-reorder_needs(const json_t *cfg, const struct emu_stage_env *env, struct emu_stage_needs *needs,
-	      struct emu_err *err)
-{
-	struct reorder_cfg c;
-	int rc = reorder_cfg_read(cfg, env->path, &c, err);
-
-	if (rc != 0)
-		return rc;
-	/* nodes, the ready ring and the QP table (the packets come from the switch's pool) */
-	needs->mem_bytes = (uint64_t)(c.max_held + 1) * sizeof(struct reorder_node) +
-			   (uint64_t)c.ready_slots * sizeof(struct reorder_ready) +
-			   (uint64_t)c.n_buckets * REORDER_WAYS *
-				   (sizeof(struct reorder_qp) + sizeof(struct reorder_node) +
-				    sizeof(uint32_t));
-	snprintf(needs->mem_key, sizeof(needs->mem_key), "max_held_pkts");
-	return 0;
-}
-
-static void
-reorder_free(void *priv)
-{
-	struct reorder_priv *rp = priv;
-	uint32_t i, k = REORDER_ARR(rp);
-
-	for (i = 0; i < rp->n_used; i++) { /* n_used > 0: the nodes and the sentinel are there */
-		k = rp->nodes[k].newer;
-		rte_pktmbuf_free(rp->nodes[k].m);
-	}
-	for (; rp->ready != NULL && rp->ready_n > 0; rp->ready_n--) {
-		rte_pktmbuf_free(rp->ready[rp->ready_head].m);
-		rp->ready_head = (rp->ready_head + 1) & rp->ready_mask;
-	}
-	free(rp->nodes);
-	free(rp->qps);
-	free(rp->ready);
-	free(rp->hints);
-	memset(rp, 0, sizeof(*rp));
 }
 
 /* Without a match it reads the class, opcode, DestQP, PSN and destination address only. */
