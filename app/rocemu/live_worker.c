@@ -136,8 +136,9 @@ live_workers_build(struct live_state *st, struct emu_err *err)
 	st->w[0].sw = st->ctx.sw;
 	for (w = 1; w < st->n_workers; w++) {
 		/* each replica its own RNG streams (worker 0's are the one-worker run's) */
-		st->w[w].sw = emu_switch_create(st->ctx.pl, st->ctx.pool,
-						st->ctx.seed + 0x9e3779b97f4a7c15ULL * w, err);
+		st->w[w].sw = emu_switch_create_replica(st->ctx.pl, st->ctx.pool,
+							st->ctx.seed + 0x9e3779b97f4a7c15ULL * w,
+							st->ctx.sw, err);
 		if (st->w[w].sw == NULL)
 			return -1;
 	}

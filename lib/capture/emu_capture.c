@@ -149,6 +149,36 @@ fail:
 	return NULL;
 }
 
+struct emu_capture *
+emu_capture_create_peer(struct emu_capture *writer, uint32_t ring_size, struct emu_err *err)
+{
+	struct emu_capture *cap;
+
+	if (writer->writer != NULL || writer->n_peers >= EMU_CAP_MAX_PEERS) {
+		emu_err_setrc(err, -EINVAL, "capture: at most %d producers of one file",
+			      EMU_CAP_MAX_PEERS + 1);
+		return NULL;
+	}
+	cap = rte_zmalloc("emu_capture_ctl", sizeof(*cap), RTE_CACHE_LINE_SIZE);
+	if (cap == NULL) {
+		emu_err_setrc(err, -ENOMEM, "capture: out of memory");
+		return NULL;
+	}
+	/* what the worker's push reads (emu_capture_push.c): the record layout, and which
+	 * frames get the trace the writer formats */
+	cap->snaplen = writer->snaplen;
+	cap->annotating = writer->annotating;
+	cap->annotate_all = writer->annotate_all;
+	cap->mask = rte_align32pow2(ring_size) - 1;
+	if (emu_capture_alloc(cap, err) != 0) {
+		emu_capture_free(cap);
+		return NULL;
+	}
+	cap->writer = writer;
+	writer->peers[writer->n_peers++] = cap;
+	return cap;
+}
+
 /* The first failure of the file: say it once, keep counting what is lost. */
 static void
 emu_capture_failed(struct emu_capture *cap, int rc)
@@ -333,8 +363,9 @@ emu_capture_emit(void *arg, uint64_t ts_ns, const uint8_t *entry)
 	}
 }
 
-unsigned int
-emu_capture_drain(struct emu_capture *cap, unsigned int max)
+/* Up to @p max records of @p cap's ring (the writer's own or a peer's) into @p w's window. */
+static unsigned int
+emu_capture_drain_ring(struct emu_capture *w, struct emu_capture *cap, unsigned int max)
 {
 	uint32_t head = cap->head, tail = __atomic_load_n(&cap->tail, __ATOMIC_ACQUIRE);
 	unsigned int done = 0;
@@ -355,8 +386,8 @@ emu_capture_drain(struct emu_capture *cap, unsigned int max)
 			rte_prefetch0(&cap->anns[(cap->ann_head + EMU_CAP_PREFETCH) & cap->mask]);
 		}
 		/* into the time-order window (emu_capsort.h); what is due goes to the file */
-		emu_capsort_add(cap->order, r->ts_ns, r, sizeof(*r) + r->caplen, a, cap->slot_size,
-				sizeof(*a), emu_capture_emit, cap);
+		emu_capsort_add(w->order, r->ts_ns, r, sizeof(*r) + r->caplen, a, w->slot_size,
+				sizeof(*a), emu_capture_emit, w);
 		head++;
 		done++;
 		if (head == tail)
@@ -368,9 +399,31 @@ emu_capture_drain(struct emu_capture *cap, unsigned int max)
 	return done;
 }
 
+/*
+ * The writer's own ring, then each peer's, up to @p max records each, into one time-order
+ * window: the workers' clocks are one (the TSC), so their records interleave by time as long
+ * as no worker is behind the others by more than the window (10 ms; a worker descheduled that
+ * long makes its records late: counted, written at the time before them).
+ */
+unsigned int
+emu_capture_drain(struct emu_capture *cap, unsigned int max)
+{
+	unsigned int done, i;
+
+	if (cap->writer != NULL)
+		return 0; /* a peer: its writer drains it */
+	done = emu_capture_drain_ring(cap, cap, max);
+	for (i = 0; i < cap->n_peers; i++)
+		if (cap->peers[i] != NULL)
+			done += emu_capture_drain_ring(cap, cap->peers[i], max);
+	return done;
+}
+
 void
 emu_capture_flush(struct emu_capture *cap)
 {
+	if (cap->writer != NULL)
+		return; /* a peer: its writer flushes it */
 	while (emu_capture_drain(cap, UINT32_MAX) > 0)
 		;
 	emu_capsort_drain(cap->order, emu_capture_emit, cap);
@@ -388,6 +441,8 @@ emu_capture_close(struct emu_capture *cap)
 	struct emu_err err;
 	int rc;
 
+	if (cap->writer != NULL)
+		return 0; /* a peer has no file: its writer closes it */
 	if (cap->closed)
 		return cap->errmsg[0] != '\0' ? -EIO : 0;
 	emu_capture_flush(cap);
@@ -419,8 +474,21 @@ emu_capture_file_failed(const struct emu_capture *cap)
 void
 emu_capture_free(struct emu_capture *cap)
 {
+	unsigned int i;
+
 	if (cap == NULL)
 		return;
+	if (cap->writer != NULL) {
+		/* a peer: what it still holds goes to the file first (the run's last records) */
+		if (!cap->writer->closed && cap->writer->order != NULL)
+			emu_capture_drain_ring(cap->writer, cap, UINT32_MAX);
+		for (i = 0; i < cap->writer->n_peers; i++)
+			if (cap->writer->peers[i] == cap)
+				cap->writer->peers[i] = NULL;
+	}
+	for (i = 0; i < cap->n_peers; i++)
+		if (cap->peers[i] != NULL)
+			cap->peers[i]->writer = NULL;
 	/* Not closed: the run never finished (refused, or failed): leave the old file alone. */
 	emu_pcapw_abort(cap->w);
 	emu_capsort_free(cap->order);
@@ -439,9 +507,17 @@ emu_capture_ring_size(const struct emu_capture *cap)
 void
 emu_capture_stats(const struct emu_capture *cap, struct emu_capture_stats *s)
 {
+	unsigned int i;
+
 	s->captured = cap->captured;
 	s->ring_full = cap->ring_full;
 	s->nombuf = cap->nombuf;
+	for (i = 0; i < cap->n_peers; i++)
+		if (cap->peers[i] != NULL) {
+			s->captured += cap->peers[i]->captured;
+			s->ring_full += cap->peers[i]->ring_full;
+			s->nombuf += cap->peers[i]->nombuf;
+		}
 	s->filtered_drops = cap->filtered_drops;
 	s->capped = cap->capped;
 	s->late = cap->late;

@@ -138,6 +138,17 @@ int emu_capture_close(struct emu_capture *cap);
 const char *emu_capture_error(const struct emu_capture *cap);
 
 /**
+ * Another producer of @p writer's file (live --workers: one per worker beyond the first): a
+ * ring of @p ring_size records of the writer's layout (snaplen, annotations), pushed to as
+ * any capture, with no file of its own. @p writer's emu_capture_drain() reads it with its own
+ * ring into the one time-order window, and its emu_capture_stats() add its counters.
+ * Created before the first frame; at most 15 per writer. Freed with emu_capture_free()
+ * (what is still in it is written first, unless the writer is closed or freed).
+ */
+struct emu_capture *emu_capture_create_peer(struct emu_capture *writer, uint32_t ring_size,
+					    struct emu_err *err);
+
+/**
  * After close: whether the file is not where it was asked to be (a write or close error; the
  * message says where its data is). A capture stopped by its size cap alone is in place.
  */

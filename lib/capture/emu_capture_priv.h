@@ -54,6 +54,7 @@ struct emu_cap_rec {
 #define EMU_CAP_DIR_MASK 0x03
 #define EMU_CAP_ANN 0x80 /* the record's emu_cap_ann is the next entry of the second ring */
 #define EMU_CAP_PREFETCH 4 /* slots the writer prefetches ahead */
+#define EMU_CAP_MAX_PEERS 15 /* producers besides the writer's own ring (EMU_MAX_WORKERS - 1) */
 
 /* What emu_switch_annotate_meta() reads of a packet's metadata: its bytes 8-16 and its trace
  * (bytes 24-64), copied as they are (see emu_capture_put()). */
@@ -120,6 +121,11 @@ struct emu_capture {
 	uint64_t late;           /* records later than the window: written at last_ts_ns */
 	unsigned int n_if;
 	const char *const *if_names;
+	/* several producers (live --workers): one ring per worker, one file. A peer is a ring
+	 * without a file whose records this writer drains with its own (emu_capture_create_peer) */
+	struct emu_capture *writer;	/* a peer's writer; NULL for a writer */
+	struct emu_capture *peers[EMU_CAP_MAX_PEERS];
+	unsigned int n_peers;
 };
 
 #endif

@@ -80,6 +80,11 @@ struct emu_stage_env {
 	 * outside process(): a drop hook runs on the same lcore, between stages. NULL in checks.
 	 */
 	uint64_t *ctr;
+	/**
+	 * A replica's stage (live --workers, ops->replicable): the priv of the same stage in the
+	 * first replica, whose service serves both; NULL for the first replica or a lone switch.
+	 */
+	void *primary;
 };
 
 /** "type" and "name", the keys every stage object has (the switch reads them). */
@@ -173,6 +178,13 @@ struct emu_stage_ops {
 	json_t *(*settings)(const void *priv);
 	/** Optional: non-worker work (file writing). @p final flushes everything. */
 	void (*service)(void *priv, bool final);
+	/**
+	 * With service: the stage runs on several replicas of a switch (live --workers): a
+	 * replica's init gets env->primary, the same stage of the first replica, and the
+	 * primary's service serves every replica (a capture: one file, a ring per worker).
+	 * Without it, a stage with a service is refused with --workers above 1.
+	 */
+	bool replicable;
 	/** Optional: packets the stage holds right now (delay lines, reorder buffers). */
 	uint64_t (*held)(const void *priv);
 	/** Optional: one line of extra summary text (e.g. "12 packets written to x.pcap"). */

@@ -46,9 +46,33 @@ static const char *const capture_ctr_names[] = {
 #undef CAPTURE_CTR_NAME
 };
 
+/* max_frames and max_ns over every worker's replica (live --workers): one count and one
+ * first time, the first replica's, taken atomically (a frame more than max_frames may be
+ * refused as two workers race for the last one; none is taken beyond it) */
+static bool
+capture_limited_shared(struct capture_priv *r, uint64_t now_ns)
+{
+	uint64_t first = __atomic_load_n(&r->first_ns, __ATOMIC_RELAXED), zero = 0;
+
+	if (first == 0) {
+		if (!__atomic_compare_exchange_n(&r->first_ns, &zero, now_ns, false,
+						 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			now_ns = RTE_MAX(now_ns, zero);
+		first = __atomic_load_n(&r->first_ns, __ATOMIC_RELAXED);
+	}
+	if (r->max_ns != 0 && now_ns > first && now_ns - first >= r->max_ns)
+		return true;
+	if (r->max_frames != 0 &&
+	    __atomic_fetch_add(&r->taken, 1, __ATOMIC_RELAXED) >= r->max_frames)
+		return true;
+	return false;
+}
+
 static inline bool
 capture_limited(struct capture_priv *cp, uint64_t now_ns)
 {
+	if (cp->primary != NULL || cp->n_peers > 0)
+		return capture_limited_shared(cp->primary != NULL ? cp->primary : cp, now_ns);
 	if (cp->taken == 0)
 		cp->first_ns = now_ns;
 	if ((cp->max_frames != 0 && cp->taken >= cp->max_frames) ||
@@ -138,6 +162,15 @@ static void
 capture_free(void *priv)
 {
 	struct capture_priv *cp = priv;
+	unsigned int i;
+
+	/* a replica goes before its first replica (emu_switch_create_replica()): unlink it */
+	for (i = 0; cp->primary != NULL && i < cp->primary->n_peers; i++)
+		if (cp->primary->peers[i] == cp)
+			cp->primary->peers[i] = NULL;
+	for (i = 0; i < cp->n_peers; i++)
+		if (cp->peers[i] != NULL)
+			cp->peers[i]->primary = NULL;
 
 	emu_capture_free(cp->cap);
 	cp->cap = NULL;
@@ -212,10 +245,16 @@ capture_summary(const void *priv, char *buf, size_t len)
 	const struct capture_priv *cp = priv;
 	struct emu_capture_stats s;
 
-	if (cp->cap == NULL) {
-		buf[0] = '\0';
+	uint64_t drops_seen = cp->drops_seen;
+	unsigned int i;
+
+	if (cp->cap == NULL || cp->primary != NULL) {
+		buf[0] = '\0'; /* a replica's file is its first replica's, which says it all */
 		return;
 	}
+	for (i = 0; i < cp->n_peers; i++)
+		if (cp->peers[i] != NULL)
+			drops_seen += cp->peers[i]->drops_seen;
 	emu_capture_stats(cp->cap, &s);
 	if (emu_capture_file_failed(cp->cap))
 		/* the file is not in place: name where its data is (the error says), not it */
@@ -230,11 +269,11 @@ capture_summary(const void *priv, char *buf, size_t len)
 
 		if (cp->drop_ptrs[0] != NULL)
 			snprintf(buf + u, len - u, " (%lu dropped frames handed to it, %lu of them "
-				 "not of the listed reasons)", (unsigned long)cp->drops_seen,
+				 "not of the listed reasons)", (unsigned long)drops_seen,
 				 (unsigned long)s.filtered_drops);
 		else
 			snprintf(buf + u, len - u, " (%lu dropped frames handed to it)",
-				 (unsigned long)cp->drops_seen);
+				 (unsigned long)drops_seen);
 		u = strlen(buf);
 		if (virt > 0)
 			snprintf(buf + u, len - u, "; %lu dropped virtual incast frames not captured "
@@ -288,6 +327,7 @@ const struct emu_stage_ops emu_stage_capture = {
 	.apply = capture_apply,
 	.settings = capture_settings,
 	.service = capture_service,
+	.replicable = true,
 	.summary = capture_summary,
 	.needs = capture_needs,
 	.failed = capture_failed,

@@ -294,6 +294,23 @@ capture_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 			emu_err_prefix(err, path);
 		return rc;
 	}
+	if (env->primary != NULL) {
+		/* another worker's replica: a ring of its own into the first replica's file,
+		 * whose writer (rotation, cap, annotations, drop filter) serves both */
+		struct capture_priv *pcp = env->primary;
+
+		if (pcp->cap == NULL || pcp->n_peers >= CAPTURE_MAX_PEERS)
+			return emu_err_set(err, "%s: no first replica to join", path);
+		cp->cap = emu_capture_create_peer(pcp->cap, (uint32_t)c.ring_size, err);
+		if (cp->cap == NULL) {
+			emu_err_prefix(err, path);
+			return -1;
+		}
+		cp->primary = pcp;
+		pcp->peers[pcp->n_peers++] = cp;
+		cp->annotating = pcp->annotating;
+		goto hooks;
+	}
 	cp->cap = emu_capture_create_ng(c.file, (uint32_t)c.snaplen, env->max_frame_bytes,
 					(uint32_t)c.ring_size, env->n_ports + cp->drops, cp->if_ptrs,
 					err);
@@ -320,6 +337,7 @@ capture_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 		if (strcmp(ann, "none") == 0)
 			emu_capture_set_no_comments(cp->cap);
 	}
+hooks:
 	cp->ctr = env->ctr;
 	if (cp->drops && (env->ctr == NULL || env->add_drop_hook == NULL ||
 			  env->add_drop_hook(env->sw, capture_on_drop, cp) != 0)) {

@@ -14,6 +14,7 @@
 #include "lib/stages/stages.h"
 
 #define CAPTURE_MAX_DROP_NAMES 16
+#define CAPTURE_MAX_PEERS 15 /* replicas besides the first (emu_capture's producers) */
 
 struct capture_priv {
 	struct emu_capture *cap;
@@ -36,6 +37,10 @@ struct capture_priv {
 	const char *if_ptrs[EMU_MAX_PORTS + 2];
 	char drop_names[CAPTURE_MAX_DROP_NAMES][64];
 	const char *drop_ptrs[CAPTURE_MAX_DROP_NAMES + 1];
+	/* live --workers: a replica's stage pushes into a ring of the first replica's file */
+	struct capture_priv *primary;          /* a replica's: the first replica's stage */
+	struct capture_priv *peers[CAPTURE_MAX_PEERS]; /* the first replica's: the others */
+	unsigned int n_peers;
 };
 
 /* capture_config.c */

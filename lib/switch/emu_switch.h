@@ -125,6 +125,16 @@ struct emu_switch;
 struct emu_switch *emu_switch_create(struct emu_pipeline *pl, struct rte_mempool *pool,
 				     uint64_t seed, struct emu_err *err);
 
+/**
+ * Another replica of @p primary (built from the same @p pl) for another worker lcore: as
+ * emu_switch_create(), but its replicable stages (captures) join @p primary's instead of
+ * opening files of their own: @p primary's emu_switch_service() serves both. Free the
+ * replica before @p primary.
+ */
+struct emu_switch *emu_switch_create_replica(struct emu_pipeline *pl, struct rte_mempool *pool,
+					     uint64_t seed, struct emu_switch *primary,
+					     struct emu_err *err);
+
 /** Free the switch and every packet it holds; accepts NULL. The pipeline stays the caller's. */
 void emu_switch_free(struct emu_switch *sw);
 

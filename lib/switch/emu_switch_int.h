@@ -78,6 +78,7 @@ struct emu_incast_src {
 
 struct emu_switch {
 	struct emu_pipeline *pl;
+	struct emu_switch *primary; /* a replica's first replica (emu_switch_create_replica) */
 	struct rte_mempool *pool;
 	unsigned int n_ports;
 	unsigned int n_stages;

@@ -100,6 +100,9 @@ emu_switch_add_stages(struct emu_switch *sw, const char *list_key, bool egress, 
 		env.add_drop_hook = emu_switch_env_add_drop_hook;
 		env.sw = sw;
 		env.ctr = st->ctr;
+		/* the same pipeline: the primary's stage of this index is this one's */
+		env.primary = sw->primary != NULL && st->ops->replicable ?
+			sw->primary->stages[sw->n_stages - 1].priv : NULL;
 		rc = st->ops->init(st->priv, o, &env, err);
 		if (rc != 0)
 			return rc;
@@ -168,6 +171,13 @@ struct emu_switch *
 emu_switch_create(struct emu_pipeline *pl, struct rte_mempool *pool, uint64_t seed,
 		  struct emu_err *err)
 {
+	return emu_switch_create_replica(pl, pool, seed, NULL, err);
+}
+
+struct emu_switch *
+emu_switch_create_replica(struct emu_pipeline *pl, struct rte_mempool *pool, uint64_t seed,
+			  struct emu_switch *primary, struct emu_err *err)
+{
 	struct emu_switch *sw;
 
 	sw = rte_zmalloc("emu_switch", sizeof(*sw), RTE_CACHE_LINE_SIZE);
@@ -177,6 +187,7 @@ emu_switch_create(struct emu_pipeline *pl, struct rte_mempool *pool, uint64_t se
 	}
 	sw->pl = pl;
 	sw->pool = pool;
+	sw->primary = primary;
 	pthread_mutex_init(&sw->snap_mu, NULL);
 	sw->n_ports = pl->n_ports;
 	sw->emit.pkts = sw->emit_pkts;

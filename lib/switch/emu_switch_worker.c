@@ -45,7 +45,8 @@ emu_switch_set_worker(struct emu_switch *sw, uint64_t owned, const uint8_t *owne
 			self = owner_of[i];
 	}
 	for (i = 0; i < sw->n_stages; i++)
-		if (sw->stages[i].ops->service != NULL && n_workers > 1)
+		if (sw->stages[i].ops->service != NULL && !sw->stages[i].ops->replicable &&
+		    n_workers > 1)
 			return emu_err_set(err, "%s.%s: a %s stage writes a file from one switch: "
 					   "it runs with --workers 1 for now (docs/multicore.md)",
 					   sw->stages[i].egress ? "egress" : "ingress",

@@ -409,6 +409,96 @@ test_time_order(void **state)
 	assert_true(sum_out == sum_in); /* the records of the passes kept their own times */
 }
 
+/*
+ * Several producers of one file (live --workers): the writer's own ring and a peer's, each
+ * pushed by "its worker" with times that interleave with the other's (each ring in its own
+ * order, the two clocks one). Drained in random amounts, the file must hold every record of
+ * both, in time order, with their own times; the writer's counters add the peer's; a peer
+ * freed with records still in its ring writes them first; the writer's ring full while the
+ * peer's has room (and the reverse) is counted per ring and summed.
+ */
+static void
+test_peers(void **state)
+{
+	char file[] = "/tmp/rocemu_test_capture_XXXXXX.pcap";
+	uint64_t t[2] = { 1000000000ULL, 1000000500ULL }, prev = 0, sum_in = 0, sum_out = 0;
+	struct emu_capture *cap, *peer, *ring[2];
+	struct emu_capture_stats st;
+	struct emu_pcap_rec rec;
+	struct emu_pcapr rd;
+	struct emu_err err;
+	unsigned int i, k, n_in = 0, n_out = 0, backwards = 0, full = 0;
+	int fd;
+
+	(void)state;
+	mode = CAP_HEADERS;
+	fd = mkstemps(file, 5);
+	assert_true(fd >= 0);
+	close(fd);
+	cap = emu_capture_create(file, CAP_SNAP, 9216, 256, &err);
+	assert_non_null(cap);
+	peer = emu_capture_create_peer(cap, 256, &err);
+	assert_non_null(peer);
+	/* a peer of a peer is refused: one writer per file */
+	assert_null(emu_capture_create_peer(peer, 16, &err));
+	ring[0] = cap;
+	ring[1] = peer;
+	for (i = 0; i < 3000; i++) {
+		unsigned int w = cap_rand() % 2;
+		struct rte_mbuf *m = cap_frame(60 + cap_rand() % 200, false);
+
+		t[w] += 1 + cap_rand() % 2000; /* each worker's own time goes on */
+		cap_fill_meta(m, t[w]);
+		emu_meta(m)->out_port = 0;
+		if (emu_capture_push_burst(ring[w], &m, 1, true) == 1) {
+			sum_in += t[w];
+			n_in++;
+		} else {
+			full++;
+		}
+		rte_pktmbuf_free(m);
+		if (cap_rand() % 16 == 0) {
+			/* the peer's drain goes through its writer: on its own it reads nothing */
+			assert_int_equal(emu_capture_drain(peer, 64), 0);
+			emu_capture_drain(cap, cap_rand() % 300);
+		}
+	}
+	/* records left in the peer's ring: freeing it writes them (the run's end) */
+	for (k = 0; k < 5; k++) {
+		struct rte_mbuf *m = cap_frame(80, false);
+
+		t[1] += 10;
+		cap_fill_meta(m, t[1]);
+		assert_int_equal(emu_capture_push_burst(peer, &m, 1, true), 1);
+		sum_in += t[1];
+		n_in++;
+		rte_pktmbuf_free(m);
+	}
+	emu_capture_stats(cap, &st);
+	assert_int_equal(st.captured, n_in);
+	assert_int_equal(st.ring_full, full);
+	emu_capture_free(peer);
+	assert_int_equal(emu_capture_close(cap), 0);
+	emu_capture_stats(cap, &st);
+	assert_int_equal(st.written, n_in);
+	assert_int_equal(st.late, 0);
+	emu_capture_free(cap);
+
+	memset(&rd, 0, sizeof(rd));
+	assert_int_equal(emu_pcapr_open(&rd, file, NULL, &err), 0);
+	while (emu_pcapr_next(&rd, &rec, &err) == 1) {
+		backwards += rec.ts_ns < prev;
+		prev = rec.ts_ns;
+		sum_out += rec.ts_ns;
+		n_out++;
+	}
+	emu_pcapr_close(&rd);
+	unlink(file);
+	assert_int_equal(n_out, n_in);
+	assert_int_equal(backwards, 0);
+	assert_true(sum_out == sum_in);
+}
+
 int
 main(void)
 {
@@ -417,6 +507,7 @@ main(void)
 		cmocka_unit_test(test_ring_annotated),
 		cmocka_unit_test(test_ring_annotated_events),
 		cmocka_unit_test(test_time_order),
+		cmocka_unit_test(test_peers),
 	};
 
 	pool = test_eal_pool("test_capture", 512);

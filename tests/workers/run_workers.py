@@ -6,6 +6,8 @@
                                        line, --strict exit status, conservation
   run_workers.py ROCEMU SRC pfc-rx     PFC frames received on a port whose egress another
                                        worker owns pause that egress
+  run_workers.py ROCEMU SRC capture    capture stages on 2 workers: one file, every frame,
+                                       in time order, per-QP order as 1 worker's
 
 qp-order: 16 RC QPs A -> B (WRITE, 200 PSNs each) and their 16 ACK QPs B -> A, interleaved,
 split per port into two RX queue files by a hash of (destination IP, DestQP), as RSS keeps a QP
@@ -27,6 +29,7 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "replay"))
 from roceframes import ip_cksum, write_pcap  # noqa: E402
 from pcapdump import read_pcap  # noqa: E402
+import capfile  # noqa: E402
 
 N_QP = 16
 N_PSN = 200
@@ -167,6 +170,81 @@ def qp_order(rocemu, tmp):
     print("qp-order: per-QP sequences and targeted drops of 2 workers equal 1 worker's")
 
 
+def capture(rocemu, tmp):
+    """qp-order's traffic and pipeline with two egress captures: a header capture of every
+    frame into a classic pcap, and an annotated pcapng with every dropped frame (the two
+    PSN-targeted drops, one on each worker with 2 workers). With 2 workers each worker's
+    replica pushes into a ring of its own and the main lcore writes one file of each, merged
+    in time. Every run (1 worker; 2 as mapped by default; 2 with every frame crossing a ring):
+    the pcap holds every frame forwarded, in time order, with per-QP PSN sequences equal to
+    1 worker's; the pcapng holds them and the 2 dropped frames, each with its comment (the
+    drops named), in time order; the stage's counters and the summary line agree."""
+    files = make_inputs(tmp)
+    pl = json.loads(json.dumps(PIPELINE))
+    pl["description"] = "run_workers capture: qp-order's switch with two egress captures"
+    pl["egress"] = [
+        {"type": "capture", "name": "cap_hdr", "file": os.path.join(tmp, "cap.pcap"),
+         "snaplen": 128, "ring_size": 16384},
+        {"type": "capture", "name": "cap_ann", "file": os.path.join(tmp, "ann.pcapng"),
+         "snaplen": 64, "ring_size": 16384, "annotate": "all", "drops": True},
+    ]
+    with open(os.path.join(tmp, "pipeline.json"), "w") as f:
+        json.dump(pl, f)
+    forwarded = 2 * N_QP * N_PSN - len(DROPS)
+    errs, ref = [], None
+    for tag, n, extra in (("w1", 1, ()), ("w2", 2, ()),
+                          ("w2x", 2, ("--rxq-map", "p0:0:0,p0:1:0,p1:0:1,p1:1:1"))):
+        _out, st, text = run(rocemu, tmp, tag, n, files, extra)
+        e = []
+        _ns, frames = read_pcap(os.path.join(tmp, "cap.pcap"))
+        seq = {}
+        for _ts, _len, b in frames:
+            dst, qp = b[33], struct.unpack(">I", b[46:50])[0] & 0xFFFFFF
+            seq.setdefault((dst, qp), []).append(struct.unpack(">I", b[50:54])[0] & 0xFFFFFF)
+        back = sum(1 for a, b in zip(frames, frames[1:]) if b[0] < a[0])
+        if len(frames) != forwarded:
+            e.append("cap.pcap: %d frames, want %d" % (len(frames), forwarded))
+        if back:
+            e.append("cap.pcap: time goes back %d times" % back)
+        if ref is None:
+            ref = seq
+        elif seq != ref:
+            bad = [k for k in set(ref) | set(seq) if seq.get(k) != ref.get(k)]
+            e.append("cap.pcap: %d QPs' PSN sequences differ from 1 worker's" % len(bad))
+        fmt, recs = capfile.read(os.path.join(tmp, "ann.pcapng"))
+        drops = [r for r in recs if r[4] is not None and " drop=" in r[4]]
+        if fmt != "pcapng" or len(recs) != forwarded + len(DROPS):
+            e.append("ann.pcapng: %s of %d records, want pcapng of %d" %
+                     (fmt, len(recs), forwarded + len(DROPS)))
+        if any(r[4] is None for r in recs):
+            e.append("ann.pcapng: %d records without their comment" %
+                     sum(1 for r in recs if r[4] is None))
+        if len(drops) != len(DROPS) or capfile.backwards(recs):
+            e.append("ann.pcapng: %d drop records (want %d), time back %d times" %
+                     (len(drops), len(DROPS), capfile.backwards(recs)))
+        stages = {x["name"]: x["counters"] for x in st["stages"]}
+        if stages["cap_hdr"]["captured"] != forwarded or \
+                stages["cap_ann"]["captured"] != forwarded + len(DROPS):
+            e.append("counters: cap_hdr captured %d, cap_ann %d" %
+                     (stages["cap_hdr"]["captured"], stages["cap_ann"]["captured"]))
+        want_line = "capture: %d packets written to %s" % (forwarded,
+                                                          os.path.join(tmp, "cap.pcap"))
+        if want_line not in text:
+            e.append("summary: no line '%s'" % want_line)
+        if n == 2 and sum(w["handoff_out"] for w in st["workers"]) == 0:
+            e.append("no frame crossed between the workers")
+        for x in e:
+            errs.append("%s: %s" % (tag, x))
+        print("ok: %s: %d frames in cap.pcap in time order, %d records in ann.pcapng (%d drops) "
+              "%s" % (tag, len(frames), len(recs), len(drops), "" if not e else "(see below)"))
+    for x in errs:
+        print("  " + x)
+    if errs:
+        raise SystemExit("FAIL: capture")
+    print("capture: 2 workers write each capture stage's one file with every frame, in time "
+          "order, per-QP order as 1 worker's")
+
+
 def ring_full(rocemu, tmp):
     pl = {"description": "run_workers ring-full",
           "ports": [{"name": "p0", "dev": "net_null0"}, {"name": "p1", "dev": "net_null1"}],
@@ -293,7 +371,8 @@ def main():
         print("SKIP: run_workers needs root (DPDK EAL); NOT TESTED")
         sys.exit(77)
     with tempfile.TemporaryDirectory() as tmp:
-        {"qp-order": qp_order, "ring-full": ring_full, "pfc-rx": pfc_rx}[what](rocemu, tmp)
+        {"qp-order": qp_order, "ring-full": ring_full, "pfc-rx": pfc_rx,
+         "capture": capture}[what](rocemu, tmp)
 
 
 if __name__ == "__main__":
