@@ -295,6 +295,7 @@ live_extra_stats(void *arg)
 
 	json_object_set_new(o, "workers", live_workers_json(st, st->exit_views));
 	json_object_set_new(o, "nic", live_nic_json(st, st->nic));
+	json_object_set_new(o, "mbufs", live_mbufs_json(st));
 	return o;
 }
 
