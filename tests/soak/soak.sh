@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# Soak and faults (issue 34, item 2): usage soak.sh ROCEMU ROCEGEN SRC [SECONDS] (default 60;
-# CI runs 60, tests/soak/README.md has a 30-minute run's figures).
+# Soak and faults (issue 34, item 2): usage soak.sh ROCEMU ROCEGEN SRC [SECONDS] [WORKERS]
+# (default 60 s, 2 workers; CI runs 60 s with 2 workers and with 1; tests/soak/README.md has
+# the design, the bounds and a 30-minute run's figures).
 #
-# rocemu live on two worker lcores (--workers 2) in the netns lab, with
-# pipelines/incast-closed-loop.json plus an annotated capture stage (pcapng, drops, 128-byte
-# headers, rotating) writing into a small tmpfs of its own, --stats-interval 1 and --prometheus;
-# two rocegen (A and B) run ring all-reduce loops through it for the whole time, one pair of
+# rocemu live on WORKERS worker lcores in the netns lab, with pipelines/incast-closed-loop.json,
+# --stats-interval 1 and --prometheus, writing a file into a 64 MB tmpfs of its own: with one
+# worker an annotated capture stage (pcapng, drops, 128-byte headers, rotating), with two the
+# --timeline CSV (rocemu refuses a capture stage with two workers: docs/multicore.md). Two
+# rocegen (A and B) run ring all-reduce loops through it for the whole time, one pair of
 # processes after another, each checking every byte. Meanwhile tests/soak/driver.py, every
 # PERIOD (4 s): reloads a profile, in turn the closed-loop incast (tests/soak/incast.json)
 # over telemetry, the link flap (tests/soak/flap.json: p1 then p0 down for 0.3 s each, well
 # under rocegen's retry budget of 7 x 268 ms) by SIGHUP, the incast by SIGHUP, the flap over
 # telemetry; then queries every /rocemu/* telemetry command from two clients at once; at 85 %
-# of the run it fills the capture's tmpfs but 256 KB, which the capture then fills itself.
+# of the run it fills the tmpfs, and the file meets ENOSPC.
 #
 # Checks (each "ok: ..." or "FAIL: ..." with the evidence):
 #   - memory flat after warm-up (the first 20 % of the run), sampled at every stats
@@ -29,10 +31,10 @@
 #   - drops: only tm.PORT.drop_link_down, each in an interval overlapping an outage of that
 #     PORT the flap profile made (named with their counts); any other drop, on any class
 #     (the lossless priority 3 included), fails;
-#   - the disk: the capture's data up to the disk-full point (its temporary file, as the
-#     message names it, and any rotated file) is readable by tshark, with frames; rocemu
-#     exits with status 1 and exactly one error line, naming the capture file and "No space
-#     left on device";
+#   - the disk: the data up to the disk-full point (the temporary file the message names, and
+#     any file rotation put in place) is readable: by tshark, with frames (capture), or as
+#     CSV with whole rows (timeline); rocemu exits with status 1 and exactly one error line,
+#     naming the file and "No space left on device";
 #   - every rocegen run (A and B) exited 0 and verified its data: "verify N bytes: data ok,
 #     N of N bytes placed", and left no EAL runtime directory behind.
 # Then one summary line of figures. Exits 77 (a loud SKIP) only without root or netns.
