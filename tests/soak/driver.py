@@ -172,16 +172,52 @@ def fill(dirpath, leave_kb):
     return done
 
 
-def ballast(dirpath, low_kb, high_kb):
-    """Keep the free space of DIRPATH between LOW_KB and HIGH_KB by shrinking the filler as
-    the output grows: the output, opened on a file system with less than a megabyte free,
-    could not reserve blocks ahead (lib/base/emu_out.c) and so meets the full disk at its
-    next write once the filler grows."""
-    free = free_bytes(dirpath)
-    if free < low_kb * 1024:
-        f = os.path.join(dirpath, "filler")
-        size = os.path.getsize(f)
-        os.truncate(f, max(0, size - ((low_kb + high_kb) // 2 * 1024 - free)))
+class Disk(threading.Thread):
+    """The file system of the file rocemu writes, from the start (prefilled but 512 KB, so
+    that the file, opened then, could not reserve blocks ahead: lib/base/emu_out.c reserves a
+    megabyte or more and then tries no more) to the end, every 10 ms:
+      - until FILL_AT, once the file's first bytes are written (its reservation refused),
+        keeps 4-12 MB free by shrinking the filler as the file grows;
+      - from FILL_AT, keeps no more than LEAVE_KB free by growing the filler (again after a
+        rotation frees a file's space), so the file's next write meets ENOSPC."""
+
+    def __init__(self, a, t0):
+        super().__init__(daemon=True)
+        self.a, self.t0 = a, t0
+        self.stop = threading.Event()
+        self.info = None
+        self.errors = []
+        self.filler = os.path.join(a.fill_dir, "filler")
+
+    def written(self):
+        for n in os.listdir(self.a.fill_dir):
+            if ".rocemu-" in n and os.path.getsize(os.path.join(self.a.fill_dir, n)) > 0:
+                return True
+        return False
+
+    def run(self):
+        armed = False
+        while not self.stop.is_set():
+            t = time.time() - self.t0
+            free = free_bytes(self.a.fill_dir)
+            if t < self.a.fill_at:
+                if not armed:
+                    armed = self.written()
+                elif free < 4 << 20:
+                    size = os.path.getsize(self.filler)
+                    os.truncate(self.filler, max(0, size - ((8 << 20) - free)))
+                    if size < (8 << 20) - free:
+                        self.errors.append("%.1f s: the filler is used up: the file grew "
+                                           "past the tmpfs" % t)
+            else:
+                if self.info is None:
+                    self.info = {"t": round(t, 3), "filler_bytes": 0, "failed_at": None}
+                if free > self.a.fill_leave_kb * 1024 + 65536 or self.info["filler_bytes"] == 0:
+                    fill(self.a.fill_dir, self.a.fill_leave_kb)
+                    self.info["filler_bytes"] = os.path.getsize(self.filler)
+                if self.info["failed_at"] is None and disk_full(self.a.fill_dir):
+                    self.info["failed_at"] = round(t, 3)
+            self.stop.wait(0.01)
 
 
 def main():
@@ -202,8 +238,6 @@ def main():
     ap.add_argument("--fill-dir", required=True)
     ap.add_argument("--fill-at", type=float, required=True)
     ap.add_argument("--fill-leave-kb", type=int, default=512)
-    ap.add_argument("--ballast", action="store_true",
-                    help="until FILL_AT, keep 256-768 KB free (prefilled before rocemu)")
     ap.add_argument("--seconds", type=float, required=True)
     ap.add_argument("--period", type=float, default=4.0)
     ap.add_argument("--quiet-end", type=float, default=4.0,
@@ -214,6 +248,8 @@ def main():
     t0 = time.time()
     sampler = Sampler(a, t0)
     sampler.start()
+    disk = Disk(a, t0)
+    disk.start()
     listing = tel(a.sock, "/")["/"]
     ports = [p for p in ("p0", "p1")]
     cmds = sorted(c for c in listing if c.startswith("/rocemu/"))
@@ -221,7 +257,6 @@ def main():
         fail("telemetry lists only %s" % cmds)
     cmds += ["/rocemu/tm," + p for p in ports]
     reloads, outages, queries, qerrs = [], [], 0, []
-    fill_info = None
     outage_spec = [(p, float(at), float(dur)) for p, at, dur in
                    (x.split(":") for x in a.flap_outages.split(","))]
     k = 0
@@ -232,13 +267,6 @@ def main():
             break
         if not os.path.exists("/proc/%d" % a.pid):
             fail("rocemu (pid %d) exited during the soak" % a.pid)
-        if a.ballast and fill_info is None:
-            ballast(a.fill_dir, 256, 768)
-        if fill_info is None and t >= a.fill_at:
-            written = fill(a.fill_dir, a.fill_leave_kb)
-            fill_info = {"t": round(t, 3), "filler_bytes": written, "failed_at": None}
-        if fill_info is not None and fill_info["failed_at"] is None and disk_full(a.fill_dir):
-            fill_info["failed_at"] = round(time.time() - t0, 3)
         if t >= next_reload and t < a.seconds - a.quiet_end:
             kind = ("incast", "flap", "incast", "flap")[k % 4]
             how = ("telemetry", "SIGHUP", "SIGHUP", "telemetry")[k % 4]
@@ -281,9 +309,11 @@ def main():
         time.sleep(0.05)
     sampler.stop.set()
     sampler.join(2)
-    if fill_info is not None and fill_info["failed_at"] is None and disk_full(a.fill_dir):
-        fill_info["failed_at"] = round(time.time() - t0, 3)
-    json.dump({"seconds": a.seconds, "samples": sampler.samples, "sampler_errors": sampler.errors,
+    disk.stop.set()
+    disk.join(2)
+    fill_info = disk.info
+    json.dump({"seconds": a.seconds, "samples": sampler.samples,
+               "sampler_errors": sampler.errors + disk.errors,
                "reloads": reloads, "outages": outages, "queries": queries,
                "commands": cmds + ["/rocemu/profile"], "fill": fill_info},
               open(a.out, "w"), indent=1)

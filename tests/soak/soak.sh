@@ -83,19 +83,20 @@ trap soak_cleanup EXIT
 # the file that meets the full disk is the --timeline CSV, written there instead.
 if [ "$WORKERS" -eq 1 ]; then
 	CAPFILE=$CAPDIR/soak.pcapng
+	CAPRE="$CAPDIR/soak(-[0-9]+)?\.pcapng" # the file, or one it rotated to
 	OUT_ARGS=()
 	LEAVE_KB=256
-	DRV_ARGS=()
 else
 	CAPFILE=$CAPDIR/soak-timeline.csv
+	CAPRE="$CAPDIR/soak-timeline\.csv"
 	OUT_ARGS=(--timeline "$CAPFILE")
 	LEAVE_KB=0
-	# rocemu reserves an output's blocks ahead, a megabyte or more (lib/base/emu_out.c), which
-	# a slow CSV would take minutes to use up: it starts with 512 KB free, so it cannot, and
-	# the driver keeps 256-768 KB free (shrinking the filler) until it fills the rest
-	python3 "$SRC/tests/soak/driver.py" prefill "$CAPDIR" 512 || fail "cannot prefill $CAPDIR"
-	DRV_ARGS=(--ballast)
 fi
+# rocemu reserves an output's blocks ahead, a megabyte or more (lib/base/emu_out.c), which a
+# file would take long to use up once the disk is full (the CSV: minutes): it opens the file
+# with 512 KB free, so its reservation is refused, and it tries no more; the driver then
+# keeps 4-12 MB free (shrinking the filler) until it fills the tmpfs near the end
+python3 "$SRC/tests/soak/driver.py" prefill "$CAPDIR" 512 || fail "cannot prefill $CAPDIR"
 python3 - "$SRC/pipelines/incast-closed-loop.json" "$WORK/pipeline.json" "$CAPFILE" \
 	$((CAP_MB / 8)) "$WORKERS" <<'PY' || fail "cannot make the pipeline"
 import json, sys
@@ -177,7 +178,7 @@ python3 "$SRC/tests/soak/driver.py" --pid "$ROCEMU_PID" \
 	--incast "$SRC/tests/soak/incast.json" --flap "$SRC/tests/soak/flap.json" \
 	--flap-outages p1:0.3:0.3,p0:1.5:0.3 --prom "$WORK/rocemu.prom" --log "$WORK/rocemu.out" \
 	--fill-dir "$CAPDIR" --fill-at "$(echo "$SECS * 0.85" | bc)" --fill-leave-kb $LEAVE_KB \
-	--seconds "$SECS" --period $PERIOD --out "$WORK/driver.json" "${DRV_ARGS[@]}" >"$WORK/driver.out" 2>&1
+	--seconds "$SECS" --period $PERIOD --out "$WORK/driver.json" >"$WORK/driver.out" 2>&1
 DRV=$?
 cat "$WORK/driver.out"
 [ $DRV -eq 0 ] || fail "the driver failed"
@@ -206,7 +207,7 @@ ERRS=$(grep -E "^rocemu: (stage |conservation MISMATCH|--prometheus|--stats|--ti
 	"$WORK/rocemu.out")
 N_ERRS=$(printf '%s\n' "$ERRS" | grep -c .)
 [ "$N_ERRS" -eq 1 ] || fail "rocemu printed $N_ERRS error lines, not one: $ERRS"
-echo "$ERRS" | grep -Eq "^rocemu: (stage cap: |--timeline )$CAPFILE\S*: write failed[^:]*: No space left on device" ||
+echo "$ERRS" | grep -Eq "^rocemu: (stage cap: |--timeline )$CAPRE: write failed[^:]*: No space left on device" ||
 	fail "the one error line does not name $CAPFILE and the full disk: $ERRS"
 echo "ok: rocemu exited 1 with one error line: $ERRS"
 grep -q "^conservation: .*: OK$" "$WORK/rocemu.out" || fail "conservation line not OK at exit"
@@ -222,7 +223,8 @@ ANN=0
 if [ "$WORKERS" -eq 1 ]; then
 	for f in "$CAPDIR"/soak*; do
 		[ -f "$f" ] || continue
-		n=$(tshark -r "$f" 2>"$WORK/tshark.err" | wc -l)
+		n=$(tshark -r "$f" 2>&1 >"$WORK/tshark.out" | grep -v "^Running as user" >"$WORK/tshark.err"
+			wc -l <"$WORK/tshark.out")
 		# a file cut by the full disk may end in a partial record: tshark reads every
 		# whole one before it and says the rest is cut short
 		[ "$n" -gt 0 ] || fail "tshark read no frame from $f: $(head -3 "$WORK/tshark.err")"
