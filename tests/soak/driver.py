@@ -3,7 +3,7 @@
 run). For SECONDS it:
   - samples every stats interval: each time rocemu rewrites its --prometheus file (every
     --stats-interval), the file's conservation gauge, drops by reason, mbufs in use, and
-    rocemu's resident memory (VmRSS in /proc/PID/status) at that moment;
+    rocemu's resident memory (VmRSS and RssShmem in /proc/PID/status) at that moment;
   - every PERIOD s reloads a profile, in turn: the incast profile over telemetry, the flap
     profile by SIGHUP, the incast profile by SIGHUP, the flap profile over telemetry (both
     through one file, CUR: telemetry names it, so SIGHUP then reloads it); each reload must
@@ -11,8 +11,10 @@ run). For SECONDS it:
   - a second after each reload queries every /rocemu/* telemetry command (the list from "/"
     plus /rocemu/tm,PORT for each port and /rocemu/profile) from two clients at once; every
     answer must be JSON with the command's key and no "error";
-  - at FILL_AT s fills the capture's file system (a filler file leaves FILL_LEAVE_KB free),
-    so the capture's own next writes hit ENOSPC, and waits for rocemu's line saying so.
+  - looks after the file system of the file rocemu writes (Disk, below): until FILL_AT it
+    keeps 4-12 MB free, from FILL_AT no more than FILL_LEAVE_KB, so the file's next writes
+    meet ENOSPC; it notes when no page is left (rocemu names the failed file only at exit,
+    in one line, which soak.sh checks).
 It writes what it saw to OUT (JSON) for soak.sh's checks and exits 0, or 1 with "FAIL: ..."
 when the driving itself failed (a reload not taken, a telemetry answer wrong, rocemu gone).
 """
