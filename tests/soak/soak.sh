@@ -119,7 +119,10 @@ echo '{"description": "tests/soak: nothing until the driver reloads", "phases": 
 
 export ROCEMU_WORKERS=$WORKERS
 PREFIX=sk_$$
-rocemu_start -l 0 --no-huge --no-pci -m 1024 --file-prefix=$PREFIX $("$LAB" eal) -- \
+# one worker: EAL's -l 0-1, the switch on its own lcore (CPU 1), the main lcore on CPU 0
+# sleeping between chores; two: workers.sh's map (see there)
+[ "$WORKERS" -eq 1 ] && LCORES=0-1 || LCORES=0
+rocemu_start -l $LCORES --no-huge --no-pci -m 1024 --file-prefix=$PREFIX $("$LAB" eal) -- \
 	--pipeline "$WORK/pipeline.json" --profile "$WORK/cur.json" --stats-interval 1 \
 	--prometheus "$WORK/rocemu.prom" --stats "$WORK/stats.json" "${OUT_ARGS[@]}"
 echo "ok: rocemu running, $WORKERS worker(s), pid $ROCEMU_PID, writing $CAPFILE"
@@ -322,6 +325,14 @@ if f is None or f["failed_at"] is None:
 else:
     print("ok: the driver filled the tmpfs at %.1f s (a filler of %d MB), no page was free "
           "from %.1f s" % (f["t"], f["filler_bytes"] >> 20, f["failed_at"]))
+# a telemetry answer "a worker did not answer in 1 s" (its lcore descheduled that long on
+# this shared machine) is rocemu telling the truth; more than 2 % of them is a failure
+if len(d["slow"]) > 0.02 * (d["queries"] + len(d["slow"])):
+    bad.append("%d of %d telemetry answers were '%s'" % (len(d["slow"]),
+               d["queries"] + len(d["slow"]), "a worker did not answer in 1 s"))
+elif d["slow"]:
+    print("info: %d of %d telemetry answers were 'a worker did not answer in 1 s': %s"
+          % (len(d["slow"]), d["queries"] + len(d["slow"]), ", ".join(sorted(set(d["slow"])))))
 if len(d["reloads"]) < max(4, secs / 4 - 3):
     bad.append("only %d reloads" % len(d["reloads"]))
 if bad:
