@@ -295,6 +295,7 @@ live_extra_stats(void *arg)
 
 	json_object_set_new(o, "workers", live_workers_json(st, st->exit_views));
 	json_object_set_new(o, "nic", live_nic_json(st, st->nic));
+	json_object_set_new(o, "mbufs", live_mbufs_json(st));
 	return o;
 }
 
@@ -487,6 +488,9 @@ app_live_main(int argc, char **argv)
 	live_workers_merge(st, st->exit_views);
 	emu_switch_print_summary(st->ctx.sw, live_out);
 	lost = live_print_lost(st, st->exit_views);
+	/* the error lines below go to stderr: with both streams in one file, the summary first
+	 * (a buffered summary cut one mid-line) */
+	fflush(live_out);
 	rc = APP_EXIT_OK;
 	if (lost > 0 && st->strict)
 		rc = APP_EXIT_FAIL;

@@ -109,6 +109,8 @@ void live_nic_read(const struct live_state *st, struct live_nic *out);
 uint64_t live_nic_lost(const struct live_nic *nic, unsigned int n_ports, uint64_t *rx_lost,
 		       uint64_t *tx_lost);
 json_t *live_nic_json(const struct live_state *st, const struct live_nic *nic);
+/** The packet pool: {"in_use": mbufs out of the pool now, "total": its size}. */
+json_t *live_mbufs_json(const struct live_state *st);
 
 /* live_worker.c */
 uint64_t live_now_ns(const struct live_state *st);

@@ -95,6 +95,8 @@ static const struct prom_family prom_families[] = {
 	{ "rocemu_fabric_switch_events_total", "counter", "A fabric switch's counters, by name (drops also in rocemu_drops_total)." },
 	{ "rocemu_worker_events_total", "counter", "A worker lcore's counters, by name (live --workers): rx/tx packets, handoffs, busy and idle cycles." },
 	{ "rocemu_nic_events_total", "counter", "A port's NIC counters since the start (live): ipackets, opackets, and its own losses drop_nic_* (also in rocemu_drops_total)." },
+	{ "rocemu_mbufs_in_use", "gauge", "Packet buffers (mbufs) out of the pool now (live): flat in a steady run." },
+	{ "rocemu_mbufs_total", "gauge", "Packet buffers (mbufs) in the pool (live)." },
 };
 
 /* The families written after the conservation ones (prom_family's last branches). */
@@ -106,6 +108,8 @@ enum {
 	PROM_F_SWITCH = 29,
 	PROM_F_WORKER = 30,
 	PROM_F_NIC = 31,
+	PROM_F_MBUFS_IN_USE = 32,
+	PROM_F_MBUFS_TOTAL = 33,
 };
 
 static long long
@@ -322,6 +326,12 @@ prom_family(struct prom_buf *b, const json_t *st, unsigned int f)
 				prom_add(b, "} %lld\n", (long long)json_integer_value(v));
 			}
 		}
+	} else if (f == PROM_F_MBUFS_IN_USE || f == PROM_F_MBUFS_TOTAL) {
+		const json_t *m = json_object_get(st, "mbufs");
+
+		if (m != NULL)
+			prom_add(b, "%s %lld\n", name,
+				 prom_int(m, f == PROM_F_MBUFS_IN_USE ? "in_use" : "total"));
 	} else if (f == PROM_F_SWITCH) {
 		json_array_foreach(json_object_get(json_object_get(st, "fabric"), "switches"), i, o)
 			json_object_foreach(json_object_get(o, "counters"), k, v) {
