@@ -24,7 +24,7 @@ import re
 import sys
 import tempfile
 
-SUITES = ("unit", "fuzz", "replay", "e2e")
+SUITES = ("unit", "fuzz", "replay", "e2e", "workers", "soak")
 
 
 def summarize(results, registered, ci, setup_lines):
@@ -96,35 +96,38 @@ def main(argv):
 def self_test():
     """Each case: a synthetic testlog and list through main(), the closing line and exit
     status it must give."""
-    reg = ["rocemu:unit / a", "rocemu:fuzz / b", "rocemu:replay / c", "rocemu:e2e / d"]
+    reg = ["rocemu:%s / t%d" % (s, i) for i, s in enumerate(SUITES)]  # one test a suite
+    n = len(reg)
 
-    def ok(n, out="", res="OK"):
-        return {"name": n, "result": res, "stdout": out}
-    allok = [ok(n) for n in reg]
+    def ok(name, out="", res="OK"):
+        return {"name": name, "result": res, "stdout": out}
+    allok = [ok(x) for x in reg]
+    head, last = allok[:-1], reg[-1]
     cases = [
-        ("all pass", allok, reg, False, [], "4 passed, 0 failed", 0),
-        ("all pass, CI", allok, reg, True, [], "4 passed, 0 failed", 0),
-        ("a result missing", allok[:3], reg, False, [], "3 passed, 1 failed", 1),
-        ("no result at all", [], reg, False, [], "0 passed, 4 failed", 1),
-        ("a failure", allok[:3] + [ok(reg[3], res="FAIL")], reg, False, [],
-         "3 passed, 1 failed", 1),
-        ("a timeout", allok[:3] + [ok(reg[3], res="TIMEOUT")], reg, False, [],
-         "3 passed, 1 failed", 1),
-        ("a skip", allok[:3] + [ok(reg[3], "SKIP: no netns; NOT TESTED", "SKIP")], reg, False,
-         [], "3 passed, 0 failed, 1 skipped", 0),
-        ("a skip, CI", allok[:3] + [ok(reg[3], "SKIP: no netns; NOT TESTED", "SKIP")], reg,
-         True, [], "3 passed, 1 failed", 1),
-        ("a skipped part", allok[:3] + [ok(reg[3], "ok: x\nSKIP (part): no tshark\nPASS")], reg,
-         False, [], "4 passed, 0 failed", 0),
-        ("a skipped part, CI", allok[:3] + [ok(reg[3], "ok: x\nSKIP (part): no tshark")], reg,
-         True, [], "3 passed, 1 failed", 1),
+        ("all pass", allok, reg, False, [], "%d passed, 0 failed" % n, 0),
+        ("all pass, CI", allok, reg, True, [], "%d passed, 0 failed" % n, 0),
+        ("a result missing", head, reg, False, [], "%d passed, 1 failed" % (n - 1), 1),
+        ("no result at all", [], reg, False, [], "0 passed, %d failed" % n, 1),
+        ("a failure", head + [ok(last, res="FAIL")], reg, False, [],
+         "%d passed, 1 failed" % (n - 1), 1),
+        ("a timeout", head + [ok(last, res="TIMEOUT")], reg, False, [],
+         "%d passed, 1 failed" % (n - 1), 1),
+        ("a skip", head + [ok(last, "SKIP: no netns; NOT TESTED", "SKIP")], reg, False,
+         [], "%d passed, 0 failed, 1 skipped" % (n - 1), 0),
+        ("a skip, CI", head + [ok(last, "SKIP: no netns; NOT TESTED", "SKIP")], reg,
+         True, [], "%d passed, 1 failed" % (n - 1), 1),
+        ("a skipped part", head + [ok(last, "ok: x\nSKIP (part): no tshark\nPASS")], reg,
+         False, [], "%d passed, 0 failed" % n, 0),
+        ("a skipped part, CI", head + [ok(last, "ok: x\nSKIP (part): no tshark")], reg,
+         True, [], "%d passed, 1 failed" % (n - 1), 1),
         ("tests left out by the configuration, CI", allok, reg, True,
          ["WARNING: cmocka not found: unit tests test_tm/test_switch are NOT built\n"],
-         "4 passed, 1 failed", 1),
+         "%d passed, 1 failed" % n, 1),
         ("tests left out by the configuration", allok, reg, False,
          ["WARNING: cmocka not found: unit tests test_tm/test_switch are NOT built\n"],
-         "4 passed, 0 failed", 0),
-        ("a suite with no test, CI", allok[:3], reg[:3], True, [], "3 passed, 1 failed", 1),
+         "%d passed, 0 failed" % n, 0),
+        ("a suite with no test, CI", head, reg[:-1], True, [],
+         "%d passed, 1 failed" % (n - 1), 1),
         ("nothing registered, nothing run", [], [], False, [], "0 passed, 0 failed", 1),
     ]
     passed = failed = 0
