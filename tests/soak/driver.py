@@ -182,7 +182,7 @@ def fill(dirpath, leave_kb):
 
 
 class Disk(threading.Thread):
-    """The file system of the file rocemu writes, from the start (prefilled but 512 KB, so
+    """The file system of the file rocemu writes, from the start (prefilled but 960 KB, so
     that the file, opened then, could not reserve blocks ahead: lib/base/emu_out.c reserves a
     megabyte or more and then tries no more) to the end, every 10 ms:
       - until FILL_AT, once the file's first bytes are written (its reservation refused),
@@ -226,7 +226,10 @@ class Disk(threading.Thread):
                     self.info["filler_bytes"] = os.path.getsize(self.filler)
                 if self.info["failed_at"] is None and disk_full(self.a.fill_dir):
                     self.info["failed_at"] = round(t, 3)
-            self.stop.wait(0.01)
+            # every 2 ms until the file's first bytes are seen: the writer flushes 256 KB at a
+            # time, and 960 KB are free (a capture at 512 KB met the full disk in CI's run
+            # before a 10 ms loop on a busy machine had made room)
+            self.stop.wait(0.002 if not armed and t < self.a.fill_at else 0.01)
 
 
 def main():

@@ -6,7 +6,7 @@
 # rocemu live on WORKERS worker lcores in the netns lab, with pipelines/incast-closed-loop.json,
 # --stats-interval 1 and --prometheus, writing a file into a 64 MB tmpfs of its own: with one
 # worker an annotated capture stage (pcapng, drops, 128-byte headers, rotating), with two the
-# --timeline CSV (rocemu refuses a capture stage with two workers: docs/multicore.md). Two
+# --timeline CSV (written when a capture ran on one worker only; workers-capture tests two). Two
 # rocegen (A and B) run ring all-reduce loops through it for the whole time, one pair of
 # processes after another, each checking every byte. Meanwhile tests/soak/driver.py, every
 # PERIOD (4 s): reloads a profile, in turn the closed-loop incast (tests/soak/incast.json)
@@ -79,8 +79,8 @@ soak_cleanup() {
 trap soak_cleanup EXIT
 
 # With one worker the pipeline has the annotated capture, writing into the tmpfs; with two,
-# rocemu refuses a capture stage (docs/multicore.md: the merged writer is not built yet), so
-# the file that meets the full disk is the --timeline CSV, written there instead.
+# the file that meets the full disk is the --timeline CSV, written there instead (the soak
+# predates captures on several workers, which tests/workers' capture mode checks).
 if [ "$WORKERS" -eq 1 ]; then
 	CAPFILE=$CAPDIR/soak.pcapng
 	CAPRE="$CAPDIR/soak(-[0-9]+)?\.pcapng" # the file, or one it rotated to
@@ -94,9 +94,10 @@ else
 fi
 # rocemu reserves an output's blocks ahead, a megabyte or more (lib/base/emu_out.c), which a
 # file would take long to use up once the disk is full (the CSV: minutes): it opens the file
-# with 512 KB free, so its reservation is refused, and it tries no more; the driver then
+# with 960 KB free (under its first 1 MB reservation, and room for three of the writer's
+# 256 KB flushes before the driver must make more), so its reservation is refused, and it tries no more; the driver then
 # keeps 4-12 MB free (shrinking the filler) until it fills the tmpfs near the end
-python3 "$SRC/tests/soak/driver.py" prefill "$CAPDIR" 512 || fail "cannot prefill $CAPDIR"
+python3 "$SRC/tests/soak/driver.py" prefill "$CAPDIR" 960 || fail "cannot prefill $CAPDIR"
 python3 - "$SRC/pipelines/incast-closed-loop.json" "$WORK/pipeline.json" "$CAPFILE" \
 	$((CAP_MB / 8)) "$WORKERS" <<'PY' || fail "cannot make the pipeline"
 import json, sys
