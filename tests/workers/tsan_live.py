@@ -48,6 +48,11 @@ def main():
                       {"type": "impair", "events": [
                           {"name": "loss", "action": "drop",
                            "loss": {"model": "bernoulli", "p": 0.001}}]}],
+          # an annotated capture of every frame leaving and every drop: with 2 workers each
+          # worker's replica pushes into a ring of its own, the main lcore writes one file
+          "egress": [{"type": "capture", "file": os.path.join(tmp, "cap.pcapng"),
+                      "snaplen": 128, "annotate": "all", "drops": True,
+                      "rotate_mb": 16, "rotate_files": 2}],
           "tm": {"ports": [{"port": "p0", "rate_gbps": 10, "lossless": [0]},
                            {"port": "p1", "rate_gbps": 10, "lossless": [0]}]}}
     json.dump(pl, open(os.path.join(tmp, "pl.json"), "w"))
@@ -134,6 +139,8 @@ def main():
         errors.append("%d reloads, want 2" % out.count("profile reloaded"))
     if answered[0] < 20:
         errors.append("only %d telemetry answers" % answered[0])
+    if "capture: " not in out or "packets written to" not in out.split("capture: ")[-1]:
+        errors.append("the annotated capture wrote no file")
     if errors:
         print(err[-12000:])
         print(out[-3000:])
@@ -141,7 +148,7 @@ def main():
             print("  " + e)
         sys.exit(1)
     print("tsan-live: %d worker(s), %d telemetry answers, 2 reloads, interval stats, prometheus, "
-          "timeline: no race reported" % (nw, answered[0]))
+          "timeline, an annotated capture: no race reported" % (nw, answered[0]))
 
 
 if __name__ == "__main__":
