@@ -152,16 +152,8 @@ if [ -n "$PROFILE" ]; then
 			break
 		sleep 0.1
 	done
-	python3 - "/var/run/dpdk/${LAB_PREFIX}_emu/dpdk_telemetry.v2" "$PROFILE" <<'PY' ||
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-s.connect(sys.argv[1])
-json.loads(s.recv(16384).decode())
-s.send(("/rocemu/profile," + sys.argv[2]).encode())
-r = json.loads(s.recv(16384).decode())["/rocemu/profile"]
-print("rocemu: telemetry: profile %s: %s" % (r["result"], r["message"]))
-sys.exit(0 if r["result"] == "loaded" else 1)
-PY
+	python3 scripts/lab/profile_switch.py "/var/run/dpdk/${LAB_PREFIX}_emu/dpdk_telemetry.v2" \
+		"$PROFILE" ||
 		echo "demo: FAILED: rocemu did not load $PROFILE"
 fi
 rc_a=0 rc_b=0

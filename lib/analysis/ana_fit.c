@@ -6,7 +6,8 @@
  * one-parameter explanation (each parameter alone over a log grid, then a golden-section
  * search). Both work on ana_model.c's trajectory model and error measure (ana_eval()), and
  * share the table of fitted parameters, their getters and setters in NVIDIA's units and one
- * golden-section search (ana_golden()).
+ * golden-section search (ana_golden()). About 600 lines on purpose: the fit and the
+ * explanation share that table and search, static here.
  */
 #include <math.h>
 #include <stddef.h>

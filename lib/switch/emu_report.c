@@ -2,6 +2,8 @@
 /*
  * The switch's reports: conservation, the summary, the interval line, counter snapshots
  * (taken by the owner, read by other threads) and the stats JSON built from them.
+ * About 600 lines on purpose: the summary, the snapshot and the JSON read the same counter
+ * layout, and split apart each would need it declared again.
  */
 #include <errno.h>
 #include <inttypes.h>

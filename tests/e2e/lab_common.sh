@@ -107,14 +107,6 @@ lab_repeat() {
 # rocemu_profile_switch FILE_PREFIX PROFILE: switch the running rocemu (started with
 # --file-prefix=FILE_PREFIX) to PROFILE over its telemetry socket; fails unless it is loaded.
 rocemu_profile_switch() {
-	python3 - "/var/run/dpdk/$1/dpdk_telemetry.v2" "$2" <<'PY' || fail "profile switch to $2"
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-s.connect(sys.argv[1])
-json.loads(s.recv(16384).decode())
-s.send(("/rocemu/profile," + sys.argv[2]).encode())
-r = json.loads(s.recv(16384).decode())["/rocemu/profile"]
-print("rocemu: telemetry: %s: %s" % (r["result"], r["message"]))
-assert r["result"] == "loaded", r
-PY
+	python3 "$SRC/scripts/lab/profile_switch.py" "/var/run/dpdk/$1/dpdk_telemetry.v2" "$2" ||
+		fail "profile switch to $2"
 }
