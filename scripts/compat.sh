@@ -32,11 +32,13 @@ CACHE=$(realpath -m "$CACHE") ROOTFS=$(realpath -m "$ROOTFS")
 DEBS=$CACHE/debs-$SUITE # downloaded packages, kept for a new root of the same suite
 
 # What the build and the unit/fuzz/replay tests need (scripts/deps.sh, less the e2e lab's
-# network tools, rdma-core and the clang fuzz toolchain, which these suites do not use).
+# network tools, rdma-core and the clang fuzz toolchain, which these suites do not use). git: the
+# build stamps rocemu --version with the commit (app/rocemu/meson.build), and replay-usertrip
+# checks that commit is one of this tree's.
 PACKAGES=(
 	build-essential pkg-config meson ninja-build python3
 	dpdk-dev libdpdk-dev libjansson-dev libpcap-dev libibverbs-dev
-	libcmocka-dev tshark python3-jsonschema
+	libcmocka-dev tshark python3-jsonschema git
 )
 TEST_SUITES=(unit fuzz replay)
 DPDK_SRC=${ROCEMU_COMPAT_DPDK_SRC:-}
@@ -274,6 +276,11 @@ say "root ready after $(elapsed)"
 
 # ---- build and test ------------------------------------------------------------------------
 BUILD=/build/rocemu
+# The source is bind-mounted from the host, owned by whoever cloned it: git inside the root
+# refuses a repository another user owns ("dubious ownership"), and --version would say
+# "git unknown".
+in_root git config --global --replace-all safe.directory /src/rocemu ||
+	die "git config safe.directory failed inside the root"
 rm -rf --one-file-system "$ROOTFS/build" || die "cannot remove the old build dir"
 mkdir -p "$ROOTFS/build"
 t0=$(date +%s)
