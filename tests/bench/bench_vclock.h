@@ -177,8 +177,13 @@ bench_vclock_epoch(const struct bench_vclock *v, struct emu_switch *sw, uint64_t
  * so that callgrind counts one side alone (valgrind --tool=callgrind --toggle-collect=NAME)
  * and perf record -g --call-graph dwarf gives each side's cycles (perf report --children).
  */
+#if defined(__clang__) /* clang has no noipa; noinline alone does not stop it merging them */
+#define BENCH_NOIPA __attribute__((noinline, optnone))
+#else
+#define BENCH_NOIPA __attribute__((noipa))
+#endif
 #define BENCH_VCLOCK_EPOCH_FN(NAME)                                                         \
-	static __attribute__((noipa)) double NAME(const struct bench_vclock *v,              \
+	static BENCH_NOIPA double NAME(const struct bench_vclock *v,              \
 						  struct emu_switch *sw, uint64_t *clock_ns, \
 						  uint64_t *psn_next)                        \
 	{                                                                                    \

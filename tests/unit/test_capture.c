@@ -288,6 +288,109 @@ cap_run(enum cap_mode m)
 	unlink(file);
 }
 
+/* A classic pcap written field by field: @p swapped in the other byte order, microseconds. */
+static void
+pcapr_put32(FILE *f, uint32_t v, bool swapped)
+{
+	if (swapped)
+		v = __builtin_bswap32(v);
+	assert_int_equal(fwrite(&v, 4, 1, f), 1);
+}
+
+/*
+ * emu_pcapr's block reader against libpcap alone, over a file of 3 MB (records across the
+ * 1 MB blocks), a record over the snapshot length (libpcap cuts it: read by libpcap, the next
+ * ones by the block reader again), a microsecond field past 2^31 (libpcap's to read) and a
+ * last record cut short (libpcap's error): the same records, offsets and message.
+ */
+static void
+pcapr_compare(bool swapped)
+{
+	char file[] = "/tmp/rocemu-pcapr-XXXXXX";
+	int fd = mkstemp(file);
+	struct emu_pcap_rec a, b;
+	struct emu_pcapr ra, rb;
+	struct emu_err ea, eb;
+	uint8_t data[300];
+	unsigned int i, n = 0;
+	uint64_t bytes = 0;
+	int rca, rcb;
+	FILE *f;
+
+	assert_true(fd >= 0);
+	f = fdopen(fd, "wb");
+	assert_non_null(f);
+	pcapr_put32(f, 0xa1b2c3d4, swapped);
+	pcapr_put32(f, 2 | 4u << 16, false); /* version 2.4, as two 16-bit fields */
+	if (swapped) { /* the two 16-bit fields in the file's order */
+		fseek(f, 4, SEEK_SET);
+		assert_int_equal(fwrite("\x00\x02\x00\x04", 4, 1, f), 1);
+	}
+	pcapr_put32(f, 0, swapped);
+	pcapr_put32(f, 0, swapped);
+	pcapr_put32(f, 200, swapped); /* snapshot */
+	pcapr_put32(f, 1, swapped);
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 7 + 1);
+	for (i = 0; bytes < 3u << 20; i++) {
+		uint32_t caplen = 14 + (i * 37) % 187, frac = i * 3 % 1000000;
+
+		if (i == 5000)
+			caplen = 300; /* over the snapshot */
+		if (i == 7000)
+			frac = 0xfffffff0u; /* past a second: read as libpcap reads it */
+		pcapr_put32(f, 1700000000 + i / 1000, swapped);
+		pcapr_put32(f, frac, swapped);
+		pcapr_put32(f, caplen, swapped);
+		pcapr_put32(f, caplen + (i % 3) * 100, swapped);
+		assert_int_equal(fwrite(data, caplen, 1, f), 1);
+		bytes += 16 + caplen;
+		n++;
+	}
+	/* the last record cut short */
+	pcapr_put32(f, 1800000000, swapped);
+	pcapr_put32(f, 0, swapped);
+	pcapr_put32(f, 100, swapped);
+	pcapr_put32(f, 100, swapped);
+	assert_int_equal(fwrite(data, 40, 1, f), 1);
+	assert_int_equal(fclose(f), 0);
+
+	assert_int_equal(emu_pcapr_open(&ra, file, NULL, &ea), 0);
+	assert_int_equal(emu_pcapr_open(&rb, file, NULL, &eb), 0);
+	assert_true(ra.fast); /* the block reader */
+	emu_pcapr_libpcap_only(&rb);
+	for (i = 0;; i++) {
+		rca = emu_pcapr_next(&ra, &a, &ea);
+		rcb = emu_pcapr_next(&rb, &b, &eb);
+		assert_int_equal(rca, rcb);
+		if (rca != 1)
+			break;
+		assert_int_equal(a.ts_ns, b.ts_ns);
+		assert_int_equal(a.caplen, b.caplen);
+		assert_int_equal(a.origlen, b.origlen);
+		assert_memory_equal(a.data, b.data, a.caplen);
+		assert_int_equal(ra.offset, rb.offset);
+		if (i == 5000)
+			assert_int_equal(a.caplen, 200); /* cut by libpcap */
+	}
+	assert_int_equal(i, n);
+	assert_int_equal(rca, -1);
+	assert_string_equal(ea.msg, eb.msg);
+	assert_non_null(strstr(ea.msg, "truncated"));
+	assert_true(ra.fast); /* back to the block reader after the cut record */
+	emu_pcapr_close(&ra);
+	emu_pcapr_close(&rb);
+	unlink(file);
+}
+
+static void
+test_pcapr_blocks(void **state)
+{
+	(void)state;
+	pcapr_compare(false);
+	pcapr_compare(true);
+}
+
 static void
 test_ring_headers(void **state)
 {
@@ -508,6 +611,7 @@ main(void)
 		cmocka_unit_test(test_ring_annotated_events),
 		cmocka_unit_test(test_time_order),
 		cmocka_unit_test(test_peers),
+		cmocka_unit_test(test_pcapr_blocks),
 	};
 
 	pool = test_eal_pool("test_capture", 512);
