@@ -57,6 +57,7 @@ app_replay_main(int argc, char **argv)
 	 * input has not ended) */
 	uint64_t t_last_in = 0, changes_in = UINT64_MAX;
 	bool started = false, lenient = false, eal = false, any_bad = false, running = false;
+	bool any_all_out = false; /* an --out of every port */
 	const char *drops_file = NULL, *annotate_given = NULL;
 	struct replay_drops drops = { 0 };
 	struct emu_timeline *tl = NULL;
@@ -238,6 +239,8 @@ app_replay_main(int argc, char **argv)
 		bool all = outs[i].port == REPLAY_ALL_PORTS;
 		static const char *const merged[] = { "all" };
 
+		any_all_out |= all;
+
 		/* the format follows the name: .pcapng is pcapng, anything else classic pcap (for
 		 * every port too: one interface, the ports not told apart) */
 		outs[i].pcapng = emu_pcapw_fmt_for(outs[i].file) == EMU_PCAPW_PCAPNG;
@@ -324,7 +327,21 @@ app_replay_main(int argc, char **argv)
 		    (ctx.prof == NULL || emu_profile_next_ns(ctx.prof) == UINT64_MAX ||
 		     app_stop_signal != 0))
 			emu_switch_sources_stop(ctx.sw);
-		t_ev = emu_switch_next_event_ns(ctx.sw);
+		if (tl == NULL) {
+			/* Departures that change nothing in the switch ride with the next input's
+			 * pass when nothing else happens before it: one pass a frame, not two. They
+			 * leave with their own times, in order on their port; with an --out of
+			 * every port only while one port has any (its file stays in time order). */
+			uint64_t t_wire;
+			unsigned int n_wire;
+
+			t_ev = emu_switch_next_change_ns(ctx.sw, &t_wire, &n_wire);
+			if (!(first != NULL && t_in < t_ev && (n_wire <= 1 || !any_all_out)))
+				t_ev = RTE_MIN(t_ev, t_wire);
+		} else {
+			/* the timeline samples the state at every event */
+			t_ev = emu_switch_next_event_ns(ctx.sw);
+		}
 		if (t_in == UINT64_MAX && t_ev == UINT64_MAX)
 			break;
 		if (t_in == UINT64_MAX && app_stop_signal != 0 && ctx.prof != NULL &&

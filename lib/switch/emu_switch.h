@@ -198,6 +198,19 @@ void emu_switch_tx_done(struct emu_switch *sw, uint16_t port, uint16_t sent);
 /** Earliest time anything in the switch changes (TM, profile), UINT64_MAX when idle. */
 uint64_t emu_switch_next_event_ns(const struct emu_switch *sw);
 
+/**
+ * emu_switch_next_event_ns() in two parts, for a caller on a virtual clock that may take
+ * departures late: returns the earliest event but a packet leaving a port's delay line, and
+ * sets @p wire_ns to the earliest such departure and @p n_wire to the ports with one pending.
+ * A departure is set apart only where it changes nothing in the switch (no egress stage, no
+ * incast source, no fabric, one worker): taken at a later tx_prepare, the packet leaves with
+ * the same time (its metadata's ts_ns), in the same order on its port, and nothing the switch
+ * decided in between depended on it (a queue's buffer is released when its packet starts).
+ * Elsewhere @p wire_ns is UINT64_MAX and the return is emu_switch_next_event_ns().
+ */
+uint64_t emu_switch_next_change_ns(const struct emu_switch *sw, uint64_t *wire_ns,
+				   unsigned int *n_wire);
+
 /** Packets the switch holds (TM + stages + TX staging). */
 uint64_t emu_switch_held(const struct emu_switch *sw);
 

@@ -311,22 +311,12 @@ emu_switch_apply_due(struct emu_switch *sw, struct emu_program *prog, uint64_t r
 	return n;
 }
 
-uint64_t
-emu_switch_next_event_ns(const struct emu_switch *sw)
+/* The switch's events outside the TM: TX staging, stages' due times, the profile, incast. */
+static uint64_t
+emu_switch_next_other_ns(const struct emu_switch *sw, uint64_t next)
 {
-	uint64_t next, rel;
+	uint64_t rel;
 	unsigned int i;
-
-	if (sw->fab == NULL || sw->fab->levels_exact) {
-		next = emu_tm_next_event_ns(sw->tm); /* the ports and every link */
-	} else {
-		/* the links' events as the fabric keeps them (taken in time order) */
-		next = UINT64_MAX;
-		for (i = 0; i < sw->n_ports; i++)
-			next = RTE_MIN(next, emu_tm_port_next_event_ns(sw->tm, (uint16_t)i));
-		for (i = 0; i < sw->fab->n_links; i++)
-			next = RTE_MIN(next, sw->fab_ev[i]);
-	}
 
 	for (i = 0; i < sw->n_ports; i++)
 		if (sw->tx[i].n > 0)
@@ -343,6 +333,41 @@ emu_switch_next_event_ns(const struct emu_switch *sw)
 		if (!sw->incast[i].foreign)
 			next = RTE_MIN(next, sw->incast[i].s.next_ns);
 	return next;
+}
+
+uint64_t
+emu_switch_next_event_ns(const struct emu_switch *sw)
+{
+	uint64_t next;
+	unsigned int i;
+
+	if (sw->fab == NULL || sw->fab->levels_exact) {
+		next = emu_tm_next_event_ns(sw->tm); /* the ports and every link */
+	} else {
+		/* the links' events as the fabric keeps them (taken in time order) */
+		next = UINT64_MAX;
+		for (i = 0; i < sw->n_ports; i++)
+			next = RTE_MIN(next, emu_tm_port_next_event_ns(sw->tm, (uint16_t)i));
+		for (i = 0; i < sw->fab->n_links; i++)
+			next = RTE_MIN(next, sw->fab_ev[i]);
+	}
+	return emu_switch_next_other_ns(sw, next);
+}
+
+uint64_t
+emu_switch_next_change_ns(const struct emu_switch *sw, uint64_t *wire_ns, unsigned int *n_wire)
+{
+	/* A packet leaving a port's delay line goes straight to the port when nothing runs
+	 * between: no egress stage, no incast source (whose frames are absorbed or answered as
+	 * they leave), no fabric (a link's departure is the next hop's arrival), one worker. */
+	if (sw->fab != NULL || sw->n_stages != sw->n_ingress || sw->n_incast != 0 ||
+	    sw->any_egress_release || sw->n_workers > 1) {
+		*wire_ns = UINT64_MAX;
+		*n_wire = 0;
+		return emu_switch_next_event_ns(sw);
+	}
+	return emu_switch_next_other_ns(sw, emu_tm_next_change_ns(sw->tm, sw->n_ports, wire_ns,
+								 n_wire));
 }
 
 static uint64_t

@@ -382,6 +382,15 @@ uint64_t emu_tm_next_event_ns(const struct emu_tm *tm);
 uint64_t emu_tm_port_next_event_ns(const struct emu_tm *tm, uint16_t port);
 
 /**
+ * emu_tm_next_event_ns() in two parts: returns the earliest event but a packet leaving the
+ * delay line of one of the first @p n_ports ports (which changes nothing in the TM), and sets
+ * @p wire_ns to the earliest such departure (UINT64_MAX: none) and @p n_wire to the number
+ * of those ports with a packet on their line.
+ */
+uint64_t emu_tm_next_change_ns(const struct emu_tm *tm, uint16_t n_ports, uint64_t *wire_ns,
+			       unsigned int *n_wire);
+
+/**
  * Start on port @p port's link every packet that can start by @p now_ns (the caller knows
  * nothing will be enqueued there with an earlier time): its queue depth is then exact at
  * @p now_ns for the next enqueue (fabric hops).

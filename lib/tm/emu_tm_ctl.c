@@ -17,20 +17,18 @@
 #include "lib/tm/emu_tm_int.h"
 #include "lib/tm/emu_tm_keys.h"
 
-uint64_t
-emu_tm_port_next_event_ns(const struct emu_tm *tm, uint16_t port)
+/* Port @p port's next event but a packet leaving its delay line (emu_tm_port_next_event_ns()). */
+static inline uint64_t
+emu_tm_port_next_change_ns(const struct emu_tm *tm, const struct emu_tm_port *p)
 {
-	struct emu_tm_port *p = (struct emu_tm_port *)(uintptr_t)&tm->ports[port];
 	uint64_t next = UINT64_MAX, start_ns;
 	uint32_t start_ps;
 	unsigned int q;
 
-	if (emu_tm_fifo_count(&p->wire) > 0)
-		next = RTE_MIN(next, emu_meta(p->wire.slots[p->wire.head & p->wire.mask])->ts_ns);
 	/* includes pause expiries of non-empty queues (pick does not commit) */
 	if (p->nonempty != 0 && emu_tm_fifo_count(&p->wire) <= p->wire.mask &&
-	    emu_tm_pick(p, &start_ns, &start_ps, false) >= 0)
-		next = RTE_MIN(next, start_ns + (start_ps != 0));
+	    emu_tm_pick((struct emu_tm_port *)(uintptr_t)p, &start_ns, &start_ps, false) >= 0)
+		next = start_ns + (start_ps != 0);
 	if (p->storm_on)
 		next = RTE_MIN(next, p->storm_next_ns);
 	if (p->cfg.pfc.enabled && tm->hot.n_xoff != 0)
@@ -38,6 +36,23 @@ emu_tm_port_next_event_ns(const struct emu_tm *tm, uint16_t port)
 			if (p->xoff[q])
 				next = RTE_MIN(next, p->refresh_ns[q]);
 	return next;
+}
+
+/* When the packet at the head of @p p's delay line leaves, UINT64_MAX when the line is empty. */
+static inline uint64_t
+emu_tm_port_wire_ns(const struct emu_tm_port *p)
+{
+	if (emu_tm_fifo_count(&p->wire) == 0)
+		return UINT64_MAX;
+	return emu_meta(p->wire.slots[p->wire.head & p->wire.mask])->ts_ns;
+}
+
+uint64_t
+emu_tm_port_next_event_ns(const struct emu_tm *tm, uint16_t port)
+{
+	const struct emu_tm_port *p = &tm->ports[port];
+
+	return RTE_MIN(emu_tm_port_wire_ns(p), emu_tm_port_next_change_ns(tm, p));
 }
 
 uint64_t
@@ -48,6 +63,33 @@ emu_tm_next_event_ns(const struct emu_tm *tm)
 
 	for (i = 0; i < tm->n_ports; i++)
 		next = RTE_MIN(next, emu_tm_port_next_event_ns(tm, (uint16_t)i));
+	return next;
+}
+
+uint64_t
+emu_tm_next_change_ns(const struct emu_tm *tm, uint16_t n_ports, uint64_t *wire_ns,
+		      unsigned int *n_wire)
+{
+	uint64_t next = UINT64_MAX, w, wmin = UINT64_MAX;
+	unsigned int i, nw = 0;
+
+	for (i = 0; i < tm->n_ports; i++) {
+		const struct emu_tm_port *p = &tm->ports[i];
+
+		if (p->nonempty == 0 && emu_tm_fifo_count(&p->wire) == 0 && !p->storm_on &&
+		    tm->hot.n_xoff == 0)
+			continue; /* idle: no event (the common case of a port nothing crosses) */
+		next = RTE_MIN(next, emu_tm_port_next_change_ns(tm, p));
+		w = emu_tm_port_wire_ns(p);
+		if (i >= n_ports) {
+			next = RTE_MIN(next, w); /* a link beyond the real ports: its departure is a hop */
+		} else if (w != UINT64_MAX) {
+			wmin = RTE_MIN(wmin, w);
+			nw++;
+		}
+	}
+	*wire_ns = wmin;
+	*n_wire = nw;
 	return next;
 }
 

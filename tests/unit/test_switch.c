@@ -36,6 +36,98 @@ run_until(struct emu_switch *sw, unsigned int n_ports, uint64_t until, struct tx
 	}
 }
 
+/*
+ * emu_switch_next_change_ns(): the next event but departures off a port's delay line, which
+ * replay takes late; taken late, the packets leave as they would event by event (same order,
+ * same times). With an egress stage a departure is an event like any other.
+ */
+static void
+test_next_change_split(void **state)
+{
+	static const char *const pipe =
+		"{\"ports\": [{\"name\": \"a\"}, {\"name\": \"b\"}],"
+		" \"ingress\": [{\"type\": \"parse\"}, {\"type\": \"forward\"}],"
+		" \"tm\": {\"ports\": [{\"port\": \"b\", \"rate_gbps\": 1, \"delay_us\": 100}]}}";
+	struct emu_pipeline *pl = test_pipeline(pipe);
+	struct emu_switch *late = test_switch(pool, pl), *exact = test_switch(pool, pl);
+	uint64_t wire_ns, t, ts_exact[3], chg;
+	struct rte_mbuf *burst[3], **pkts;
+	unsigned int n_wire, i, got = 0;
+	uint16_t n;
+
+	(void)state;
+	for (i = 0; i < 3; i++)
+		burst[i] = test_frame(pool, mac_b, mac_a, 1000, i);
+	emu_switch_rx(late, 0, burst, 3, 0);
+	for (i = 0; i < 3; i++)
+		burst[i] = test_frame(pool, mac_b, mac_a, 1000, i);
+	emu_switch_rx(exact, 0, burst, 3, 0);
+	/* 1024 B on the wire at 1 Gb/s: 8192 ns each, then 100 us on the line */
+	chg = emu_switch_next_change_ns(late, &wire_ns, &n_wire);
+	assert_int_equal(chg, 0); /* the first starts now */
+	assert_int_equal(wire_ns, UINT64_MAX);
+	assert_int_equal(n_wire, 0);
+	assert_int_equal(emu_switch_tx_prepare(late, 1, 0, &pkts), 0);
+	chg = emu_switch_next_change_ns(late, &wire_ns, &n_wire);
+	assert_int_equal(chg, 8192);        /* the second starts */
+	assert_int_equal(wire_ns, 108192);  /* the first leaves */
+	assert_int_equal(n_wire, 1);
+	assert_int_equal(RTE_MIN(chg, wire_ns), emu_switch_next_event_ns(late));
+	assert_int_equal(emu_switch_tx_prepare(late, 1, 8192, &pkts), 0);
+	assert_int_equal(emu_switch_tx_prepare(late, 1, 16384, &pkts), 0);
+	chg = emu_switch_next_change_ns(late, &wire_ns, &n_wire);
+	assert_int_equal(chg, UINT64_MAX); /* all three on the line: nothing but departures */
+	assert_int_equal(wire_ns, 108192);
+	assert_int_equal(n_wire, 1);
+
+	/* event by event */
+	while ((t = emu_switch_next_event_ns(exact)) != UINT64_MAX) {
+		n = emu_switch_tx_prepare(exact, 1, t, &pkts);
+		for (i = 0; i < n; i++) {
+			assert_true(got < 3);
+			assert_int_equal(test_frame_seq(pkts[i]), got);
+			ts_exact[got++] = emu_meta(pkts[i])->ts_ns;
+			rte_pktmbuf_free(pkts[i]);
+		}
+		emu_switch_tx_done(exact, 1, n);
+	}
+	assert_int_equal(got, 3);
+	assert_int_equal(ts_exact[0], 108192);
+	/* all at once, late: the same packets, order and times */
+	n = emu_switch_tx_prepare(late, 1, 1000000, &pkts);
+	assert_int_equal(n, 3);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(test_frame_seq(pkts[i]), i);
+		assert_int_equal(emu_meta(pkts[i])->ts_ns, ts_exact[i]);
+		rte_pktmbuf_free(pkts[i]);
+	}
+	emu_switch_tx_done(late, 1, n);
+	assert_int_equal(emu_switch_next_event_ns(late), UINT64_MAX);
+	emu_switch_free(late);
+	emu_switch_free(exact);
+	emu_pipeline_free(pl);
+
+	/* an egress stage runs as packets leave: no departure is set apart */
+	pl = test_pipeline(
+		"{\"ports\": [{\"name\": \"a\"}, {\"name\": \"b\"}, {\"name\": \"mon\"}],"
+		" \"ingress\": [{\"type\": \"parse\"},"
+		" {\"type\": \"forward\", \"mode\": \"pairs\", \"pairs\": [[\"a\", \"b\"]]}],"
+		" \"egress\": [{\"type\": \"mirror\", \"name\": \"m\", \"to\": \"mon\"}],"
+		" \"tm\": {\"ports\": [{\"port\": \"b\", \"rate_gbps\": 1, \"delay_us\": 100}]}}");
+	late = test_switch(pool, pl);
+	burst[0] = test_frame(pool, mac_b, mac_a, 1000, 0);
+	emu_switch_rx(late, 0, burst, 1, 0);
+	assert_int_equal(emu_switch_tx_prepare(late, 1, 0, &pkts), 0);
+	chg = emu_switch_next_change_ns(late, &wire_ns, &n_wire);
+	assert_int_equal(wire_ns, UINT64_MAX);
+	assert_int_equal(n_wire, 0);
+	assert_int_equal(chg, emu_switch_next_event_ns(late));
+	assert_int_equal(chg, 108192);
+	emu_switch_discard_held(late);
+	emu_switch_free(late);
+	emu_pipeline_free(pl);
+}
+
 static void
 test_conservation_with_drops(void **state)
 {
@@ -1051,6 +1143,7 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_next_change_split),
 		cmocka_unit_test(test_conservation_with_drops),
 		cmocka_unit_test(test_discard_held_counts),
 		cmocka_unit_test(test_learning_bridge),
