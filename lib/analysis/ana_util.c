@@ -169,6 +169,7 @@ ana_series_coarsen(struct ana_series *s)
 	s->n = (s->n + 1) / 2;
 	memset(s->v + s->n, 0, (s->cap - s->n) * sizeof(double));
 	s->bin_ns *= 2;
+	s->c_hi = 0; /* the bins changed */
 }
 
 void
@@ -178,7 +179,14 @@ ana_series_add(struct ana_series *s, uint64_t t_ns, double v)
 
 	/* fast path: a started series, a time inside what is allocated */
 	if (s->started && t_ns >= s->t0_ns) {
-		idx = (t_ns - s->t0_ns) / s->bin_ns;
+		if (t_ns >= s->c_lo && t_ns < s->c_hi) {
+			idx = s->c_idx;
+		} else {
+			idx = (t_ns - s->t0_ns) / s->bin_ns;
+			s->c_lo = s->t0_ns + idx * s->bin_ns;
+			s->c_hi = s->c_lo + s->bin_ns; /* wraps (no hit) only past 2^64 ns */
+			s->c_idx = idx;
+		}
 		if (idx < s->cap) {
 			if (idx >= s->n)
 				s->n = (uint32_t)idx + 1;
