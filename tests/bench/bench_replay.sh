@@ -118,7 +118,8 @@ awk -v f="$frames" -v r="$r" -v c="$c" -v s="$s" -v e="$e" -v tsc="$tsc" 'BEGIN 
 	printf "  cat > /dev/null        %8.4f s  %7.3f Mpps (of frames)\n", c, f / c / 1e6
 	printf "  start-up %.3f s: EAL alone (rocemu check) %.3f s, of it the TSC calibration sleep %s s\n", s, e, tsc
 	printf "  target replay >= 5 Mpps after start-up: %.3f Mpps, %s\n", f / (r - s) / 1e6, (f / (r - s) / 1e6 >= 5 ? "met" : "NOT met")
-	printf "  target start-up < 0.1 s: %.3f s, %s\n", s, (s < 0.1 ? "met" : "NOT met")
+	printf "  target start-up < 0.1 s: %.3f s, %s\n", s, (s < 0.1 ? "met" : (e >= 0.1 ? \
+		sprintf("NOT met: bounded by DPDK, whose rte_eal_init alone takes %.3f s here (rocemu'"'"'s own part %.3f s)", e, (s > e ? s - e : 0)) : "NOT met"))
 	printf "RESULT bench=replay frames=%d replay_mpps=%.3f replay_run_mpps=%.3f cat_mpps=%.3f ratio=%.4f startup_s=%.3f eal_s=%.3f tsc_sleep_s=%s\n",
 		f, f / r / 1e6, f / (r - s) / 1e6, f / c / 1e6, c / r, s, e, tsc
 }'
