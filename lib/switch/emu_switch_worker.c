@@ -130,9 +130,14 @@ emu_switch_rx_handoff(struct emu_switch *sw, struct rte_mbuf **pkts, uint16_t n,
 		      uint64_t now_ns)
 {
 	uint64_t delay = 0, pfc = 0, pfc_max = 0;
-	uint16_t i;
+	uint16_t i, k = 0;
 
 	sw->ctr[EMU_RUN_CTR_HANDOFF_IN] += n;
+	/* the frames' lines are in the sender's cache: ask for them all before the first use */
+	for (i = 0; i < n; i++) {
+		rte_prefetch0(pkts[i]);
+		rte_prefetch0(emu_meta(pkts[i]));
+	}
 	for (i = 0; i < n; i++) {
 		struct emu_pkt_meta *meta = emu_meta(pkts[i]);
 		/* since it was received, or made (a PFC frame): the cross-worker delay */
@@ -152,7 +157,23 @@ emu_switch_rx_handoff(struct emu_switch *sw, struct rte_mbuf **pkts, uint16_t n,
 			rte_pktmbuf_free(pkts[i]);
 			continue;
 		}
+		pkts[k++] = pkts[i];
+	}
+	/* into the TM as emu_switch_rx_lens() does: a run to one port in one call, in order */
+	i = 0;
+	while (i < k) {
+		uint16_t out = emu_meta(pkts[i])->out_port, r;
+
+		if (sw->fab == NULL && out < sw->n_ports && !emu_switch_foreign(sw, out)) {
+			r = emu_tm_enqueue_port_run(sw->tm, out, pkts + i, k - i, now_ns,
+						    &sw->tm_rng);
+			if (r > 0) {
+				i += r;
+				continue;
+			}
+		}
 		emu_switch_enqueue(sw, pkts[i], now_ns);
+		i++;
 	}
 	sw->ctr[EMU_RUN_CTR_HANDOFF_DELAY_NS] += delay;
 	sw->ctr[EMU_RUN_CTR_HANDOFF_PFC] += pfc;
