@@ -31,6 +31,7 @@ emu_is_drop_name(const char *name)
 void
 emu_switch_conservation(const struct emu_switch *sw, struct emu_conservation *c)
 {
+	uint64_t pfc_merged = 0;
 	unsigned int i, k;
 
 	memset(c, 0, sizeof(*c));
@@ -44,6 +45,8 @@ emu_switch_conservation(const struct emu_switch *sw, struct emu_conservation *c)
 		for (k = 0; k < EMU_TM_CTR_MAX; k++)
 			if (emu_is_drop_name(emu_tm_ctr_names[k]))
 				c->drops += tc[k];
+		/* PFC frames merged into the one before them in a full control queue */
+		pfc_merged += tc[EMU_TM_CTR_PFC_COALESCED];
 	}
 	if (sw->fab != NULL) {
 		for (i = 0; i < sw->fab->n_links; i++)
@@ -60,7 +63,7 @@ emu_switch_conservation(const struct emu_switch *sw, struct emu_conservation *c)
 			c->drops += sw->ctr[k];
 	c->created = sw->ctr[EMU_RUN_CTR_CREATED] + sw->ctr[EMU_RUN_CTR_FLOOD_COPIES];
 	c->held = emu_switch_held(sw);
-	c->consumed = sw->ctr[EMU_RUN_CTR_CONSUMED_MAC_CONTROL];
+	c->consumed = sw->ctr[EMU_RUN_CTR_CONSUMED_MAC_CONTROL] + pfc_merged;
 	/* virtual frames: created when generated, consumed when absorbed at release */
 	for (i = 0; i < sw->n_incast; i++) {
 		c->created += sw->incast[i].ctr[EMU_INCAST_CTR_GENERATED];

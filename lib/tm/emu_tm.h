@@ -74,7 +74,8 @@
 	_(PFC_QUANTA_SENT, "pfc_quanta_sent") \
 	_(PFC_STORM_TX, "pfc_storm_tx") \
 	_(PFC_WATCHDOG_TRIPS, "pfc_watchdog_trips") \
-	_(PFC_WATCHDOG_IGNORED, "pfc_watchdog_ignored")
+	_(PFC_WATCHDOG_IGNORED, "pfc_watchdog_ignored") \
+	_(PFC_COALESCED, "pfc_coalesced")
 
 enum emu_tm_ctr {
 #define EMU_TM_CTR_ENUM(e, s) EMU_TM_CTR_##e,

@@ -21,6 +21,38 @@
 #include "lib/tm/emu_tm_int.h"
 #include "lib/tm/emu_tm_same.h"
 
+/*
+ * A PFC frame @p m the switch sends, into the last frame of a full control queue (one that has
+ * not started: started frames are on the delay line): every priority @p m names takes @p m's
+ * time, the others keep theirs, so the frame that leaves carries the newest state of each.
+ * The queue fills only when its port has not sent for a while (two workers on shared CPUs, a
+ * descheduled owner), and a receiver only ever acts on the latest time of a priority: merged,
+ * a refresh or the XON that ends a pause is never refused. PAUSE frames and anything else:
+ * false (the caller drops @p m as before).
+ */
+static bool
+emu_tm_pfc_merge(struct rte_mbuf *into, const struct rte_mbuf *m)
+{
+	uint8_t *d = rte_pktmbuf_mtod(into, uint8_t *);
+	const uint8_t *s = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint16_t v, i;
+
+	/* dst, src, EtherType 0x8808, opcode 0x0101, class-enable vector, 8 x 16-bit quanta */
+	if (into->data_len < 34 || m->data_len < 34 || d[12] != 0x88 || d[13] != 0x08 ||
+	    s[12] != 0x88 || s[13] != 0x08 ||
+	    ((d[14] << 8) | d[15]) != EMU_TM_MACCTL_OPCODE_PFC ||
+	    ((s[14] << 8) | s[15]) != EMU_TM_MACCTL_OPCODE_PFC)
+		return false;
+	v = (uint16_t)((s[16] << 8) | s[17]);
+	for (i = 0; i < EMU_TM_N_PRIO; i++)
+		if (v & (1u << i))
+			memcpy(d + 18 + 2 * i, s + 18 + 2 * i, 2);
+	v |= (uint16_t)((d[16] << 8) | d[17]);
+	d[16] = (uint8_t)(v >> 8);
+	d[17] = (uint8_t)v;
+	return true;
+}
+
 bool
 emu_tm_enqueue(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t now_ns,
 	       struct emu_rng *rng)
@@ -39,8 +71,16 @@ emu_tm_enqueue(struct emu_tm *tm, uint16_t port, struct rte_mbuf *m, uint64_t no
 	}
 	if (meta->flags & EMU_META_MACCTL) {
 		q = EMU_TM_CTRL_Q;
-		if (emu_tm_fifo_count(&p->q[q]) > p->q[q].mask)
+		if (emu_tm_fifo_count(&p->q[q]) > p->q[q].mask) {
+			struct rte_mbuf *last = p->q[q].slots[(p->q[q].tail - 1) & p->q[q].mask];
+
+			if (emu_tm_pfc_merge(last, m)) {
+				p->ctr[EMU_TM_CTR_PFC_COALESCED] += 1;
+				rte_pktmbuf_free(m);
+				return true;
+			}
 			reason = EMU_TM_CTR_DROP_QUEUE_FULL;
+		}
 		cells = 0;
 	} else {
 		q = meta->prio & (EMU_TM_N_PRIO - 1);

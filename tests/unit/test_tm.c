@@ -1020,6 +1020,69 @@ test_red_fixed_point(void **state)
 	assert_true(decisions > 100000);
 }
 
+/*
+ * A full control queue (its port has not sent for a while): a PFC frame merges into the last
+ * one queued, each priority it names taking its time (an XON is never refused); a PAUSE frame
+ * is still refused, under drop_queue_full.
+ */
+static void
+test_pfc_control_queue_merge(void **state)
+{
+	struct emu_tm *tm = tm_one_port(1000000000ull, 1 << 20, 0);
+	struct emu_tm_pfc_frame f = { .port = 0 };
+	const uint64_t *ctr = emu_tm_port_ctrs(tm, 0);
+	struct rte_mbuf *m, *out[EMU_TM_CTRL_SLOTS + 4];
+	const uint8_t *d;
+	unsigned int i, got = 0;
+	uint16_t n;
+
+	(void)state;
+	/* 64 XOFF refreshes of priority 3 fill the queue; nothing dequeued yet */
+	f.vector = 1u << 3;
+	f.quanta[3] = 0xffff;
+	for (i = 0; i < EMU_TM_CTRL_SLOTS; i++) {
+		m = emu_tm_pfc_mbuf(pool, &f, mac_a, 0);
+		assert_non_null(m);
+		assert_true(emu_tm_enqueue(tm, 0, m, 0, &rng));
+	}
+	/* the XON of priority 3 and an XOFF of priority 5: merged into the last */
+	f.quanta[3] = 0;
+	assert_true(emu_tm_enqueue(tm, 0, emu_tm_pfc_mbuf(pool, &f, mac_a, 0), 0, &rng));
+	memset(&f, 0, sizeof(f));
+	f.vector = 1u << 5;
+	f.quanta[5] = 0x1234;
+	assert_true(emu_tm_enqueue(tm, 0, emu_tm_pfc_mbuf(pool, &f, mac_a, 0), 0, &rng));
+	assert_int_equal(ctr[EMU_TM_CTR_PFC_COALESCED], 2);
+	assert_int_equal(ctr[EMU_TM_CTR_DROP_QUEUE_FULL], 0);
+	/* a PAUSE frame is not merged */
+	memset(&f, 0, sizeof(f));
+	f.pause = true;
+	f.quanta[0] = 100;
+	m = emu_tm_pfc_mbuf(pool, &f, mac_a, 0);
+	assert_false(emu_tm_enqueue(tm, 0, m, 0, &rng));
+	assert_int_equal(ctr[EMU_TM_CTR_DROP_QUEUE_FULL], 1);
+	assert_int_equal(emu_tm_held(tm), EMU_TM_CTRL_SLOTS);
+
+	while ((n = emu_tm_dequeue(tm, 0, UINT64_MAX / 2, out + got,
+				   (uint16_t)(RTE_DIM(out) - got), &rng)) > 0)
+		got += n;
+	assert_int_equal(got, EMU_TM_CTRL_SLOTS);
+	for (i = 0; i < got; i++) {
+		d = rte_pktmbuf_mtod(out[i], const uint8_t *);
+		assert_int_equal((d[14] << 8) | d[15], EMU_TM_MACCTL_OPCODE_PFC);
+		if (i + 1 < got) { /* the refreshes as they were */
+			assert_int_equal((d[16] << 8) | d[17], 1u << 3);
+			assert_int_equal((d[18 + 6] << 8) | d[19 + 6], 0xffff);
+		} else { /* the last: priority 3 released, priority 5 paused */
+			assert_int_equal((d[16] << 8) | d[17], (1u << 3) | (1u << 5));
+			assert_int_equal((d[18 + 6] << 8) | d[19 + 6], 0);
+			assert_int_equal((d[18 + 10] << 8) | d[19 + 10], 0x1234);
+		}
+		rte_pktmbuf_free(out[i]);
+	}
+	emu_tm_free(tm);
+}
+
 int
 main(void)
 {
@@ -1044,6 +1107,7 @@ main(void)
 		cmocka_unit_test(test_pfc_watchdog),
 		cmocka_unit_test(test_red_fixed_point),
 		cmocka_unit_test(test_runs_future_arrival),
+		cmocka_unit_test(test_pfc_control_queue_merge),
 	};
 
 	emu_rng_seed(&rng, 1, 1);
