@@ -35,7 +35,9 @@ python3 "$here/gen_rocestat_pcap.py" "$cap" "$count" || { echo "FAIL: generator"
 now() { date +%s.%N; }
 # CPU seconds (user + sys) of one command, from /usr/bin/time (the VM is shared: wall time
 # varies with the neighbours' load, CPU time much less)
-cpu_of() { awk '{print $1 + $2}' "$1"; }
+# (the last line: time puts "Command exited with non-zero status 1" before it when rocestat's
+# checks fail, which the synthetic capture's do)
+cpu_of() { tail -n 1 "$1" | awk '{print $1 + $2}'; }
 fields=(-e frame.time_epoch -e frame.len -e ip.src -e ip.dst -e ip.dsfield.ecn -e udp.srcport
 	-e infiniband.bth.opcode -e infiniband.bth.destqp -e infiniband.bth.psn
 	-e infiniband.aeth.syndrome)
