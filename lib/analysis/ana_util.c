@@ -215,8 +215,11 @@ ana_series_add(struct ana_series *s, uint64_t t_ns, double v)
 		uint32_t ncap = s->cap ? s->cap : 1024;
 		double *nv;
 
+		/* by a quarter, not double: a series fills in time order, so what is added is
+		 * used, and a run's last growth leaves at most a quarter unused (it is faulted
+		 * in at once: ana_realloc()) */
 		while (ncap <= idx)
-			ncap *= 2;
+			ncap = ncap < (1u << 16) ? ncap * 2 : ncap + ncap / 4;
 		if (ncap > s->max_bins)
 			ncap = s->max_bins;
 		nv = ana_realloc(s->v, s->cap * sizeof(double), ncap * sizeof(double));
