@@ -369,6 +369,43 @@ emu_switch_rx(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts, uint
 	emu_switch_rx_lens(sw, port, pkts, n, NULL, now_ns);
 }
 
+/*
+ * Frames past the ingress stages into the TM in order: a run of parsed frames that are not MAC
+ * control to one real port, outside a fabric, in one TM call, which finds where the run ends;
+ * the same into an emulated fabric over the links of an ECMP group; the others one by one.
+ * @p rx_port: the port they arrived on, whose MAC control frames are honoured and consumed
+ * here; EMU_PORT_NONE for frames another worker handed over (already past that).
+ */
+void
+emu_switch_enqueue_runs(struct emu_switch *sw, uint16_t rx_port, struct rte_mbuf **pkts,
+			uint16_t n, uint64_t now_ns)
+{
+	uint16_t i = 0;
+
+	while (i < n) {
+		uint16_t out = emu_meta(pkts[i])->out_port, k;
+
+		if (sw->fab == NULL && out < sw->n_ports && !emu_switch_foreign(sw, out)) {
+			k = emu_tm_enqueue_port_run(sw->tm, out, pkts + i, n - i, now_ns,
+						    &sw->tm_rng);
+			if (k > 0) {
+				i += k;
+				continue;
+			}
+		}
+		if (sw->fab != NULL && out < sw->n_ports && !emu_switch_foreign(sw, out)) {
+			k = emu_switch_fabric_enter_run(sw, pkts + i, n - i, now_ns);
+			if (k > 0) {
+				i += k;
+				continue;
+			}
+		}
+		if (rx_port == EMU_PORT_NONE || !emu_switch_mac_control(sw, rx_port, pkts[i], now_ns))
+			emu_switch_enqueue(sw, pkts[i], now_ns);
+		i++;
+	}
+}
+
 void
 emu_switch_rx_lens(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
 		   const uint32_t *wire_lens, uint64_t now_ns)
@@ -405,33 +442,7 @@ emu_switch_rx_lens(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts,
 	ps->rx_pkts += n;
 	ps->rx_bytes += bytes;
 	n = emu_switch_run_stages(sw, 0, sw->n_ingress, pkts, n, now_ns, (uint32_t)port + 1);
-	i = 0;
-	while (i < n) {
-		uint16_t out = emu_meta(pkts[i])->out_port, k;
-
-		/* A run of parsed frames that are not MAC control (emu_switch_mac_control() would
-		 * pass them on) to one real port, outside a fabric: one TM call, in order, which
-		 * finds where the run ends. */
-		if (sw->fab == NULL && out < sw->n_ports && !emu_switch_foreign(sw, out)) {
-			k = emu_tm_enqueue_port_run(sw->tm, out, pkts + i, n - i, now_ns,
-						    &sw->tm_rng);
-			if (k > 0) {
-				i += k;
-				continue;
-			}
-		}
-		/* the same into an emulated fabric: a run over the links of an ECMP group */
-		if (sw->fab != NULL && out < sw->n_ports && !emu_switch_foreign(sw, out)) {
-			k = emu_switch_fabric_enter_run(sw, pkts + i, n - i, now_ns);
-			if (k > 0) {
-				i += k;
-				continue;
-			}
-		}
-		if (!emu_switch_mac_control(sw, port, pkts[i], now_ns))
-			emu_switch_enqueue(sw, pkts[i], now_ns);
-		i++;
-	}
+	emu_switch_enqueue_runs(sw, port, pkts, n, now_ns);
 	emu_switch_flush_emit(sw, now_ns);
 	emu_switch_send_pfc(sw, now_ns);
 }

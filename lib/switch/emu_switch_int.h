@@ -230,6 +230,8 @@ void emu_switch_fabric_discard(struct emu_switch *sw);
 
 /* emu_switch.c */
 void emu_switch_enqueue(struct emu_switch *sw, struct rte_mbuf *m, uint64_t now_ns);
+void emu_switch_enqueue_runs(struct emu_switch *sw, uint16_t rx_port, struct rte_mbuf **pkts,
+			     uint16_t n, uint64_t now_ns);
 void emu_switch_send_pfc(struct emu_switch *sw, uint64_t now_ns);
 void emu_switch_drop_bulk(struct emu_switch *sw, struct rte_mbuf **m, unsigned int n,
 			  unsigned int c);

@@ -160,21 +160,7 @@ emu_switch_rx_handoff(struct emu_switch *sw, struct rte_mbuf **pkts, uint16_t n,
 		pkts[k++] = pkts[i];
 	}
 	/* into the TM as emu_switch_rx_lens() does: a run to one port in one call, in order */
-	i = 0;
-	while (i < k) {
-		uint16_t out = emu_meta(pkts[i])->out_port, r;
-
-		if (sw->fab == NULL && out < sw->n_ports && !emu_switch_foreign(sw, out)) {
-			r = emu_tm_enqueue_port_run(sw->tm, out, pkts + i, k - i, now_ns,
-						    &sw->tm_rng);
-			if (r > 0) {
-				i += r;
-				continue;
-			}
-		}
-		emu_switch_enqueue(sw, pkts[i], now_ns);
-		i++;
-	}
+	emu_switch_enqueue_runs(sw, EMU_PORT_NONE, pkts, k, now_ns);
 	sw->ctr[EMU_RUN_CTR_HANDOFF_DELAY_NS] += delay;
 	sw->ctr[EMU_RUN_CTR_HANDOFF_PFC] += pfc;
 	if (pfc_max > sw->ctr[EMU_RUN_CTR_HANDOFF_PFC_DELAY_MAX_NS])
