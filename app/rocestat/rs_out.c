@@ -302,9 +302,43 @@ rs_batch_next(struct rs_batch *b)
 	return &b->o[b->n];
 }
 
+/* json_dumpf() hands stdio every token apart (one locked fwrite each: a tenth of rocestat's
+ * time on a large report); this gathers them and writes 64 KiB at a time */
+struct rs_jbuf {
+	FILE *f;
+	size_t n;
+	char b[64 << 10];
+};
+
+static int
+rs_jbuf_flush(struct rs_jbuf *jb)
+{
+	if (jb->n > 0 && fwrite(jb->b, 1, jb->n, jb->f) != jb->n)
+		return -1;
+	jb->n = 0;
+	return 0;
+}
+
+static int
+rs_jbuf_put(const char *buf, size_t len, void *arg)
+{
+	struct rs_jbuf *jb = arg;
+
+	if (len > sizeof(jb->b) - jb->n) {
+		if (rs_jbuf_flush(jb) != 0)
+			return -1;
+		if (len > sizeof(jb->b))
+			return fwrite(buf, 1, len, jb->f) == len ? 0 : -1;
+	}
+	memcpy(jb->b + jb->n, buf, len);
+	jb->n += len;
+	return 0;
+}
+
 int
 rs_write_json(struct rs_batch *b, struct ana *a, const char *role, const char *path)
 {
+	struct rs_jbuf *jb;
 	struct emu_out *o = rs_batch_next(b);
 	json_t *j;
 	FILE *f;
@@ -326,9 +360,20 @@ rs_write_json(struct rs_batch *b, struct ana *a, const char *role, const char *p
 		json_decref(j);
 		return -EIO;
 	}
-	rc = json_dumpf(j, f, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
-	if (rc == 0 && fputc('\n', f) == EOF)
-		rc = -EIO;
+	jb = malloc(sizeof(*jb));
+	if (jb == NULL) {
+		rc = -1;
+	} else {
+		jb->f = f;
+		jb->n = 0;
+		rc = json_dump_callback(j, rs_jbuf_put, jb,
+					JSON_INDENT(1) | JSON_REAL_PRECISION(10));
+		if (rc == 0)
+			rc = rs_jbuf_put("\n", 1, jb);
+		if (rc == 0)
+			rc = rs_jbuf_flush(jb);
+		free(jb);
+	}
 	json_decref(j);
 	return rs_out_close(b, o, f, rc != 0 ? -EIO : 0);
 }

@@ -560,9 +560,10 @@ ana_feed(struct ana *a, const uint8_t *frame, uint32_t caplen, uint32_t orig_len
 		f->t_first_data_ns = t_ns;
 	/* wire bytes: the frame, its FCS, preamble and inter-frame gap */
 	ana_series_add(&f->rate, t_ns, (double)orig_len + 24.0);
-	/* pacing samples (for the DCQCN fit, which starts at the first CNP) only once the capture
-	 * has CNPs (the flows may not be paired yet): no memory for them otherwise */
-	if (f->prev_wire != 0 && t_ns > f->t_prev_tx_ns && a->cnps_seen > 0) {
+	/* pacing samples (for the DCQCN fit, which starts at the first CNP) only with --fit and
+	 * once the capture has CNPs (the flows may not be paired yet): no memory for them
+	 * otherwise */
+	if (a->o.fit && f->prev_wire != 0 && t_ns > f->t_prev_tx_ns && a->cnps_seen > 0) {
 		if (!f->gap_sum.started) {
 			/* align with the rate series */
 			f->gap_sum.t0_ns = f->rate.t0_ns;

@@ -221,7 +221,7 @@ static void
 ana_dcqcn_flow(struct ana *a, struct ana_flow *d, struct ana_flow *c, struct ana_dcqcn_res *r)
 {
 	struct dcqcn_params p = a->o.dcqcn;
-	double line = a->o.link_gbps * 1000.0, *line_pred;
+	double line = a->o.link_gbps * 1000.0;
 	struct ana_trace t;
 	struct dcqcn_rp rp;
 	double frame_bytes, frame_ns, meas_ratio;
@@ -248,10 +248,8 @@ ana_dcqcn_flow(struct ana *a, struct ana_flow *d, struct ana_flow *c, struct ana
 	r->flow = (int32_t)(d - a->flows);
 	r->n_cnp = c->n_cnp;
 	r->pred = ana_calloc(t.n ? t.n : 1, sizeof(double));
-	line_pred = ana_calloc(t.n ? t.n : 1, sizeof(double));
 	r->cuts = calloc(t.n_cnp, sizeof(*r->cuts));
-	if (r->pred == NULL || line_pred == NULL || r->cuts == NULL) {
-		free(line_pred);
+	if (r->pred == NULL || r->cuts == NULL) {
 		snprintf(r->why, sizeof(r->why), "out of memory");
 		return;
 	}
@@ -262,10 +260,7 @@ ana_dcqcn_flow(struct ana *a, struct ana_flow *d, struct ana_flow *c, struct ana
 		r->windows++;
 		r->windows_idle += ana_idle_in(&t, k, t.w) > 0;
 	}
-	for (k = 0; k < t.n; k++)
-		line_pred[k] = line * (double)t.bin_ns / 8000.0;
-	r->err_traj_line = ana_err(&t, line_pred);
-	free(line_pred);
+	r->err_traj_line = ana_err_const(&t, line * (double)t.bin_ns / 8000.0);
 	r->err_traj = ana_err(&t, r->pred);
 	r->pred_fast = rp.fast_recoveries;
 	r->pred_additive = rp.additive_increases;

@@ -70,6 +70,7 @@ double ana_eval(const struct ana_trace *t, const struct dcqcn_params *p, double 
 void ana_predict(const struct ana_trace *t, const struct dcqcn_params *p, double *pred,
 		 struct dcqcn_rp *rp);
 double ana_err(const struct ana_trace *t, const double *pred);
+double ana_err_const(const struct ana_trace *t, double c);
 
 /* ana_fit.c: the fit of @p p (from --dcqcn's values) to @p t, its error in *best_err; the names
  * of the parameters of @p fit more than 5% from @p given into @p out; on a FAIL, the parameters

@@ -73,6 +73,30 @@ ana_err(const struct ana_trace *t, const double *pred)
 	return den > 0 ? sqrt(num / den) : 1e9;
 }
 
+/* ana_err() of a prediction that is c in every bin (a sender at line rate), summed in the same
+ * order, without an array of t->n copies of c */
+double
+ana_err_const(const struct ana_trace *t, double c)
+{
+	double num = 0, den = 0;
+	uint32_t k;
+
+	for (k = t->k0; k + t->w <= t->k1; k += t->w) {
+		double m = 0, q = 0;
+		uint32_t j;
+
+		if (ana_idle_in(t, k, t->w))
+			continue;
+		for (j = 0; j < t->w; j++) {
+			m += t->meas[k + j];
+			q += c;
+		}
+		num += (m - q) * (m - q);
+		den += m * m;
+	}
+	return den > 0 ? sqrt(num / den) : 1e9;
+}
+
 /*
  * The fit's error when the pacing is visible: per bin the mean rate the inter-packet gaps
  * imply against Rc at the bin's start, weighted by the number of gaps; relative RMS. A paced

@@ -172,21 +172,17 @@ ana_series_coarsen(struct ana_series *s)
 	s->c_hi = 0; /* the bins changed */
 }
 
+/* ana_series_add()'s way when the sample is outside the cached bin or the allocation */
 void
-ana_series_add(struct ana_series *s, uint64_t t_ns, double v)
+ana_series_add_slow(struct ana_series *s, uint64_t t_ns, double v)
 {
 	uint64_t idx;
 
-	/* fast path: a started series, a time inside what is allocated */
 	if (s->started && t_ns >= s->t0_ns) {
-		if (t_ns >= s->c_lo && t_ns < s->c_hi) {
-			idx = s->c_idx;
-		} else {
-			idx = (t_ns - s->t0_ns) / s->bin_ns;
-			s->c_lo = s->t0_ns + idx * s->bin_ns;
-			s->c_hi = s->c_lo + s->bin_ns; /* wraps (no hit) only past 2^64 ns */
-			s->c_idx = idx;
-		}
+		idx = (t_ns - s->t0_ns) / s->bin_ns;
+		s->c_lo = s->t0_ns + idx * s->bin_ns;
+		s->c_hi = s->c_lo + s->bin_ns; /* wraps (no hit) only past 2^64 ns */
+		s->c_idx = idx;
 		if (idx < s->cap) {
 			if (idx >= s->n)
 				s->n = (uint32_t)idx + 1;
