@@ -287,6 +287,8 @@ live_poll(struct live_worker *w, bool rx)
 	}
 	if (st->n_workers > 1)
 		emu_switch_handoff_flush(sw);
+	/* after everything this pass pushed into a capture: its writer orders by it */
+	emu_switch_publish_clock(sw, now);
 	if (moved > 0)
 		LIVE_STORE(&w->busy_tsc, w->busy_tsc + (rte_rdtsc() - t0));
 	else

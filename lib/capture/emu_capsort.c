@@ -18,6 +18,7 @@ struct emu_capsort {
 	uint32_t entry_bytes;
 	uint64_t window_ns;
 	uint64_t newest_ns;      /* the latest time seen */
+	uint64_t bound_ns;       /* the producers' clock (emu_capsort_bound()) */
 	struct emu_capsort_ref *order; /* circular, sorted: first at head */
 	uint32_t head, held;
 	uint32_t *free_list;     /* entries not held */
@@ -36,6 +37,7 @@ emu_capsort_create(uint32_t n_entries, uint32_t entry_bytes, uint64_t window_ns)
 	s->n = n_entries;
 	s->entry_bytes = entry_bytes;
 	s->window_ns = window_ns;
+	s->bound_ns = UINT64_MAX;
 	s->order = calloc(n_entries, sizeof(*s->order));
 	s->free_list = calloc(n_entries, sizeof(*s->free_list));
 	s->pool = malloc((size_t)n_entries * entry_bytes);
@@ -60,6 +62,16 @@ emu_capsort_pop(struct emu_capsort *s, emu_capsort_emit_fn emit, void *arg)
 	s->held--;
 	emit(arg, r.ts_ns, s->pool + (size_t)r.entry * s->entry_bytes);
 	s->free_list[s->n_free++] = r.entry;
+}
+
+/* Emit what is a window older than both the newest record and the producers' clock. */
+static void
+emu_capsort_due(struct emu_capsort *s, emu_capsort_emit_fn emit, void *arg)
+{
+	uint64_t upto = s->newest_ns < s->bound_ns ? s->newest_ns : s->bound_ns;
+
+	while (s->held > 0 && s->order[s->head].ts_ns + s->window_ns <= upto)
+		emu_capsort_pop(s, emit, arg);
 }
 
 void
@@ -91,8 +103,14 @@ emu_capsort_add(struct emu_capsort *s, uint64_t ts_ns, const void *a, size_t a_l
 	s->held++;
 	if (ts_ns > s->newest_ns)
 		s->newest_ns = ts_ns;
-	while (s->held > 0 && s->order[s->head].ts_ns + s->window_ns <= s->newest_ns)
-		emu_capsort_pop(s, emit, arg);
+	emu_capsort_due(s, emit, arg);
+}
+
+void
+emu_capsort_bound(struct emu_capsort *s, uint64_t bound_ns, emu_capsort_emit_fn emit, void *arg)
+{
+	s->bound_ns = bound_ns;
+	emu_capsort_due(s, emit, arg);
 }
 
 void

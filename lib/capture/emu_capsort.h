@@ -10,7 +10,8 @@
  * the TM releases (stamped with their departure, earlier in the pass), and one port's burst
  * before the next port's: the demo's live capture went back in time 20606 times. Records are
  * held here, sorted by time (stable: equal times keep their order), until a record @p window_ns
- * later has been seen, or the window is full; then they go to the file in order. Nearly sorted
+ * later has been seen and every producer's clock has passed it by @p window_ns too
+ * (emu_capsort_bound()), or the window is full; then they go to the file in order. Nearly sorted
  * input costs one comparison a record (insertion from the newest end).
  */
 
@@ -37,6 +38,15 @@ struct emu_capsort *emu_capsort_create(uint32_t n_entries, uint32_t entry_bytes,
 void emu_capsort_add(struct emu_capsort *s, uint64_t ts_ns, const void *a, size_t a_len,
 		     const void *b, size_t b_off, size_t b_len, emu_capsort_emit_fn emit,
 		     void *arg);
+
+/**
+ * The producers' clock (live --workers: the earliest of what each worker published after its
+ * last pass, UINT64_MAX while none did): records are also held while they are not a window
+ * older than it, so that a worker behind the others (descheduled) finds its records' place
+ * still open. Records now due go to @p emit.
+ */
+void emu_capsort_bound(struct emu_capsort *s, uint64_t bound_ns, emu_capsort_emit_fn emit,
+		       void *arg);
 
 /** Emit every record held, in time order (the end of a capture). */
 void emu_capsort_drain(struct emu_capsort *s, emu_capsort_emit_fn emit, void *arg);

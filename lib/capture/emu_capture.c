@@ -129,6 +129,7 @@ emu_capture_create_ng(const char *file, uint32_t snaplen, uint32_t max_frame, ui
 	if (cap->file == NULL)
 		goto nomem;
 	cap->mask = rte_align32pow2(ring_size) - 1;
+	cap->clock_ns = UINT64_MAX;
 	if (emu_capture_alloc(cap, err) != 0)
 		goto fail;
 	cap->order = emu_capsort_create(emu_capture_order_entries(cap), emu_capture_order_bytes(cap),
@@ -170,6 +171,7 @@ emu_capture_create_peer(struct emu_capture *writer, uint32_t ring_size, struct e
 	cap->annotating = writer->annotating;
 	cap->annotate_all = writer->annotate_all;
 	cap->mask = rte_align32pow2(ring_size) - 1;
+	cap->clock_ns = UINT64_MAX;
 	if (emu_capture_alloc(cap, err) != 0) {
 		emu_capture_free(cap);
 		return NULL;
@@ -399,23 +401,39 @@ emu_capture_drain_ring(struct emu_capture *w, struct emu_capture *cap, unsigned 
 	return done;
 }
 
+void
+emu_capture_publish_clock(struct emu_capture *cap, uint64_t now_ns)
+{
+	/* release: the records pushed before it are in the ring when the writer sees it */
+	__atomic_store_n(&cap->clock_ns, now_ns, __ATOMIC_RELEASE);
+}
+
 /*
  * The writer's own ring, then each peer's, up to @p max records each, into one time-order
- * window: the workers' clocks are one (the TSC), so their records interleave by time as long
- * as no worker is behind the others by more than the window (10 ms; a worker descheduled that
- * long makes its records late: counted, written at the time before them).
+ * window: the workers' clocks are one (the TSC), so their records interleave by time. A
+ * record leaves the window once it is a window (10 ms) older than the newest record and than
+ * every producer's published clock, so a worker descheduled for longer than the window finds
+ * its records' place still open (while the window has room). The clocks are read before the
+ * rings: what a producer pushed before publishing its clock is then drained first.
  */
 unsigned int
 emu_capture_drain(struct emu_capture *cap, unsigned int max)
 {
+	uint64_t bound = __atomic_load_n(&cap->clock_ns, __ATOMIC_ACQUIRE), c;
 	unsigned int done, i;
 
 	if (cap->writer != NULL)
 		return 0; /* a peer: its writer drains it */
+	for (i = 0; i < cap->n_peers; i++)
+		if (cap->peers[i] != NULL) {
+			c = __atomic_load_n(&cap->peers[i]->clock_ns, __ATOMIC_ACQUIRE);
+			bound = c < bound ? c : bound;
+		}
 	done = emu_capture_drain_ring(cap, cap, max);
 	for (i = 0; i < cap->n_peers; i++)
 		if (cap->peers[i] != NULL)
 			done += emu_capture_drain_ring(cap, cap->peers[i], max);
+	emu_capsort_bound(cap->order, bound, emu_capture_emit, cap);
 	return done;
 }
 

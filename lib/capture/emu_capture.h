@@ -149,6 +149,15 @@ struct emu_capture *emu_capture_create_peer(struct emu_capture *writer, uint32_t
 					    struct emu_err *err);
 
 /**
+ * Producer side (the worker, live --workers): its clock at the end of a pass, after every
+ * record the pass pushed. What it pushes later is no earlier than @p now_ns (but for frames
+ * held back in a full TX staging, within the writer's window): the writer holds the other
+ * producers' records until this clock passes them. A producer that never publishes holds
+ * nothing back (replay; tests).
+ */
+void emu_capture_publish_clock(struct emu_capture *cap, uint64_t now_ns);
+
+/**
  * After close: whether the file is not where it was asked to be (a write or close error; the
  * message says where its data is). A capture stopped by its size cap alone is in place.
  */

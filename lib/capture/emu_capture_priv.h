@@ -77,6 +77,9 @@ struct emu_capture {
 	uint32_t head_seen;   /* the consumer's head as the worker last read it */
 	uint32_t ann_tail;    /* next entry of anns[] the worker writes */
 	uint64_t captured, ring_full, nombuf;
+	/* the worker's clock after its last pass (emu_capture_publish_clock(); UINT64_MAX:
+	 * never published) */
+	uint64_t clock_ns;
 	/* consumer (main lcore) */
 	uint32_t head __rte_cache_aligned; /* next slot the main lcore reads */
 	uint32_t ann_head;    /* next entry of anns[] it reads (its own: see the file's header) */

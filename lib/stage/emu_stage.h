@@ -185,6 +185,12 @@ struct emu_stage_ops {
 	 * Without it, a stage with a service is refused with --workers above 1.
 	 */
 	bool replicable;
+	/**
+	 * Optional, with replicable: the worker's clock at the end of each of its passes, after
+	 * everything the pass did (live; emu_switch_publish_clock()). A capture's writer holds
+	 * the other workers' records until every worker's clock has passed them.
+	 */
+	void (*clock)(void *priv, uint64_t now_ns);
 	/** Optional: packets the stage holds right now (delay lines, reorder buffers). */
 	uint64_t (*held)(const void *priv);
 	/** Optional: one line of extra summary text (e.g. "12 packets written to x.pcap"). */

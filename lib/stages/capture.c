@@ -220,6 +220,15 @@ capture_service(void *priv, bool final)
 		emu_capture_drain(cp->cap, emu_capture_ring_size(cp->cap));
 }
 
+static void
+capture_clock(void *priv, uint64_t now_ns)
+{
+	struct capture_priv *cp = priv;
+
+	if (cp->cap != NULL)
+		emu_capture_publish_clock(cp->cap, now_ns);
+}
+
 static bool
 capture_failed(const void *priv, char *msg, size_t len)
 {
@@ -328,6 +337,7 @@ const struct emu_stage_ops emu_stage_capture = {
 	.settings = capture_settings,
 	.service = capture_service,
 	.replicable = true,
+	.clock = capture_clock,
 	.summary = capture_summary,
 	.needs = capture_needs,
 	.failed = capture_failed,

@@ -218,6 +218,12 @@ uint64_t emu_switch_held(const struct emu_switch *sw);
 void emu_switch_service(struct emu_switch *sw, bool final);
 
 /**
+ * Worker side (live): the worker's clock at the end of a pass, after everything the pass did,
+ * for the stages that order several workers' output by it (a capture's one file).
+ */
+void emu_switch_publish_clock(struct emu_switch *sw, uint64_t now_ns);
+
+/**
  * Discard held packets (TM, TX staging, stages' delay lines), counting them as
  * drop_discarded_at_exit.
  */

@@ -85,6 +85,7 @@ struct emu_switch {
 	unsigned int n_ingress; /* stages[0 .. n_ingress) are ingress, the rest egress */
 	bool any_release;       /* some stage holds packets (ops->release): polled every pass */
 	bool any_egress_release; /* some egress stage does */
+	bool any_clock;         /* some stage takes the worker's clock (ops->clock) */
 	bool trace;             /* packets' traces are written: someone reads them */
 	struct emu_stage_inst stages[EMU_MAX_STAGES];
 	struct emu_tm *tm;

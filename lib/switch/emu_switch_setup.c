@@ -52,6 +52,8 @@ emu_switch_add_stages(struct emu_switch *sw, const char *list_key, bool egress, 
 			sw->any_release = true;
 		if (st->ops->release != NULL && egress)
 			sw->any_egress_release = true;
+		if (st->ops->clock != NULL)
+			sw->any_clock = true;
 		k = 0;
 		allowed[k++] = "type";
 		allowed[k++] = "name";
@@ -394,6 +396,18 @@ emu_switch_held(const struct emu_switch *sw)
 	for (i = 0; i < sw->n_ports; i++)
 		held += sw->tx[i].n;
 	return held;
+}
+
+void
+emu_switch_publish_clock(struct emu_switch *sw, uint64_t now_ns)
+{
+	unsigned int i;
+
+	if (!sw->any_clock)
+		return;
+	for (i = 0; i < sw->n_stages; i++)
+		if (sw->stages[i].ops->clock != NULL)
+			sw->stages[i].ops->clock(sw->stages[i].priv, now_ns);
 }
 
 void

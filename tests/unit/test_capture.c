@@ -602,6 +602,97 @@ test_peers(void **state)
 	assert_true(sum_out == sum_in);
 }
 
+/* Push one record of time @p ts into @p ring (a writer or a peer). */
+static void
+cap_push_at(struct emu_capture *ring, uint64_t ts, uint64_t *sum)
+{
+	struct rte_mbuf *m = cap_frame(60 + cap_rand() % 200, false);
+
+	cap_fill_meta(m, ts);
+	emu_meta(m)->out_port = 0;
+	assert_int_equal(emu_capture_push_burst(ring, &m, 1, true), 1);
+	*sum += ts;
+	rte_pktmbuf_free(m);
+}
+
+/*
+ * One run of a worker behind the other (descheduled for 40 ms, four times the writer's
+ * window): the writer's worker pushes 200 records over 40 ms, publishing its clock after
+ * each; the peer's worker published its clock at the start, then pushes 50 records of those
+ * 40 ms at once (its TM's departures, stamped when they left), then its clock. With
+ * @p peer_clock the writer holds the first worker's records until the peer's clock passes
+ * them: nothing is late. Without (a producer that publishes nothing), the first worker's
+ * records go once a window old, and the peer's are late. Returns the late count.
+ */
+static uint64_t
+cap_run_behind(bool peer_clock)
+{
+	char file[] = "/tmp/rocemu_test_capture_XXXXXX.pcap";
+	const uint64_t t0 = 2000000000ULL;
+	uint64_t prev = 0, sum_in = 0, sum_out = 0, late;
+	struct emu_capture *cap, *peer;
+	struct emu_capture_stats st;
+	struct emu_pcap_rec rec;
+	struct emu_pcapr rd;
+	struct emu_err err;
+	unsigned int i, n_out = 0, backwards = 0;
+	int fd;
+
+	fd = mkstemps(file, 5);
+	assert_true(fd >= 0);
+	close(fd);
+	cap = emu_capture_create(file, CAP_SNAP, 9216, 1024, &err);
+	assert_non_null(cap);
+	peer = emu_capture_create_peer(cap, 1024, &err);
+	assert_non_null(peer);
+	if (peer_clock)
+		emu_capture_publish_clock(peer, t0);
+	for (i = 1; i <= 200; i++) {
+		cap_push_at(cap, t0 + i * 200000ULL, &sum_in);
+		emu_capture_publish_clock(cap, t0 + i * 200000ULL);
+		if (i % 10 == 0)
+			emu_capture_drain(cap, 64);
+	}
+	for (i = 0; i < 50; i++)
+		cap_push_at(peer, t0 + 100000ULL + i * 600000ULL, &sum_in);
+	if (peer_clock)
+		emu_capture_publish_clock(peer, t0 + 40000000ULL);
+	emu_capture_drain(cap, 1024);
+	assert_int_equal(emu_capture_close(cap), 0);
+	emu_capture_stats(cap, &st);
+	assert_int_equal(st.written, 250);
+	late = st.late;
+	emu_capture_free(peer);
+	emu_capture_free(cap);
+
+	memset(&rd, 0, sizeof(rd));
+	assert_int_equal(emu_pcapr_open(&rd, file, NULL, &err), 0);
+	while (emu_pcapr_next(&rd, &rec, &err) == 1) {
+		backwards += rec.ts_ns < prev;
+		prev = rec.ts_ns;
+		sum_out += rec.ts_ns;
+		n_out++;
+	}
+	emu_pcapr_close(&rd);
+	unlink(file);
+	assert_int_equal(n_out, 250);
+	assert_int_equal(backwards, 0); /* late records are written at the time before them */
+	if (late == 0)
+		assert_true(sum_out == sum_in); /* every record with its own time */
+	return late;
+}
+
+/* A worker descheduled for longer than the window: the published clocks keep its place. */
+static void
+test_peer_behind(void **state)
+{
+	(void)state;
+	mode = CAP_HEADERS;
+	assert_int_equal(cap_run_behind(true), 0);
+	/* what the clocks prevent: without them most of the peer's 50 records are late */
+	assert_true(cap_run_behind(false) > 25);
+}
+
 int
 main(void)
 {
@@ -611,6 +702,7 @@ main(void)
 		cmocka_unit_test(test_ring_annotated_events),
 		cmocka_unit_test(test_time_order),
 		cmocka_unit_test(test_peers),
+		cmocka_unit_test(test_peer_behind),
 		cmocka_unit_test(test_pcapr_blocks),
 	};
 
