@@ -34,14 +34,16 @@ for t in test_reload; do
 	fi
 	rm -f "$log"
 done
-for nw in 1 2; do
+for nw in 1 2 "2 spread"; do
 	log=$(mktemp)
+	# (unquoted: "2 spread" is the worker count and the mode)
+	# shellcheck disable=SC2086
 	if python3 "$ROOT/tests/workers/tsan_live.py" "$BUILD/app/rocemu/rocemu" $nw >"$log" 2>&1; then
-		echo "PASS tsan-live-w$nw: $(tail -1 "$log")"
+		echo "PASS tsan-live-w${nw// /-}: $(tail -1 "$log")"
 		pass=$((pass + 1))
 	else
 		# the first report whole (both stacks), then how the run ended
-		echo "FAIL tsan-live-w$nw:"
+		echo "FAIL tsan-live-w${nw// /-}:"
 		if grep -q "WARNING: ThreadSanitizer" "$log"; then
 			sed -n '/WARNING: ThreadSanitizer/,/^SUMMARY: ThreadSanitizer/p' "$log" | head -120
 		fi

@@ -92,6 +92,11 @@ live_usage(FILE *f)
 		"  --rx-queues Q         RX queues per port (default 1; RSS on IP addresses and UDP\n"
 		"                        ports where the device has it), spread over the workers\n"
 		"  --rxq-map P:Q:W,...   RX queue Q of port P (name or index) to worker W\n"
+		"  --rx-spread           ports with one RX queue (vdevs, NICs without RSS): the\n"
+		"                        worker polling it keeps the RoCEv2 frames whose hash of\n"
+		"                        (destination IP, destination QP) is its own and pushes the\n"
+		"                        rest to the other workers' ingress over rings (per-QP order\n"
+		"                        kept); needs --workers 2 or more and --rx-queues 1\n"
 		"  --ring-size N         entries of each ring between two workers (power of two,\n"
 		"                        default 1024); a worker stops taking frames from its RX\n"
 		"                        queues while a ring it feeds has room for less than two\n"
@@ -119,6 +124,7 @@ live_parse_args(struct live_state *st, struct app_opts *o, int argc, char **argv
 		{ "workers", required_argument, NULL, 'w' },
 		{ "rx-queues", required_argument, NULL, 'q' },
 		{ "rxq-map", required_argument, NULL, 'm' },
+		{ "rx-spread", no_argument, NULL, 'X' },
 		{ "strict", no_argument, NULL, 'x' },
 		{ "ring-size", required_argument, NULL, 'z' },
 		{ NULL, 0, NULL, 0 },
@@ -171,6 +177,9 @@ live_parse_args(struct live_state *st, struct app_opts *o, int argc, char **argv
 		case 'm':
 			st->rxq_map = optarg;
 			break;
+		case 'X':
+			st->rx_spread = true;
+			break;
 		case 'z':
 			errno = 0;
 			v = strtoul(optarg, &end, 10);
@@ -192,6 +201,13 @@ live_parse_args(struct live_state *st, struct app_opts *o, int argc, char **argv
 			live_usage(stderr);
 			return -1;
 		}
+	}
+	if (st->rx_spread && (st->n_workers < 2 || st->n_rxq[0] > 1)) {
+		fprintf(stderr, "rocemu: --rx-spread: %s\n", st->n_workers < 2 ?
+			"needs --workers 2 or more (it spreads one RX queue over the workers)" :
+			"spreads ports with one RX queue; with --rx-queues above 1 the NIC's RSS "
+			"spreads them");
+		return -1;
 	}
 	o->stats_print = o->stats_interval_s > 0;
 	if (o->prom_file != NULL && o->stats_interval_s == 0)
@@ -226,6 +242,8 @@ live_plan(struct live_state *st)
 	}
 	for (p = 1; p < st->n_ports; p++)
 		st->n_rxq[p] = st->n_rxq[0];
+	for (p = 0; p < st->n_ports; p++)
+		st->spread_port[p] = st->rx_spread && st->n_rxq[p] == 1;
 	return live_workers_plan(st, lcores, n);
 }
 
@@ -368,7 +386,8 @@ app_live_main(int argc, char **argv)
 	 * staging hold frames too */
 	o.extra_mbufs = (st->n_rxq[0] - 1) * LIVE_RXD * st->n_ports +
 			(st->n_workers > 1 ? st->n_workers * (st->n_workers - 1) *
-					     (st->ring_size + 64) + st->n_workers * 512 : 0);
+					     (st->ring_size + 64) + st->n_workers * 512 : 0) +
+			(st->rx_spread ? st->n_workers * (st->n_workers - 1) * st->ring_size : 0);
 	if (app_build(&st->ctx, &o, &err) != 0 || live_workers_build(st, &err) != 0) {
 		fprintf(stderr, "rocemu: %s\n", err.msg);
 		goto out_cfg;

@@ -51,6 +51,8 @@ struct live_worker {
 	uint64_t busy_tsc;         /* TSC cycles of polls that moved a frame */
 	uint64_t idle_tsc;         /* ... and of polls that moved none */
 	uint64_t ring_hwm[LIVE_MAX_WORKERS]; /* most entries seen in its ring from worker w */
+	uint64_t spread_out;       /* --rx-spread: frames it received and pushed to others */
+	uint64_t spread_in;        /* ... and took from others, to run their ingress */
 	uint64_t gaps_over_1ms;
 	uint64_t gap_max_ns;
 	uint64_t last_poll_ns;
@@ -83,6 +85,9 @@ struct live_state {
 	struct live_worker *w;                    /* n_workers of them */
 	struct rte_ring *ring[LIVE_MAX_WORKERS][LIVE_MAX_WORKERS]; /* [from][to], SPSC */
 	const char *rxq_map;                      /* --rxq-map */
+	bool rx_spread;                           /* --rx-spread */
+	bool spread_port[EMU_MAX_PORTS];          /* ports it applies to (one RX queue) */
+	struct rte_ring *spread[LIVE_MAX_WORKERS][LIVE_MAX_WORKERS]; /* [poller][worker] */
 	unsigned int ring_size;                   /* --ring-size */
 	unsigned int ring_low;                    /* RX pauses below this much room */
 	/* NIC counters at the start, and the deltas when last read */
@@ -133,6 +138,18 @@ void live_offer_program(struct live_state *st, struct emu_profile *np);
 bool live_program_taken(struct live_state *st, struct emu_program **old);
 void live_set_program(struct live_state *st, struct emu_profile *prof);
 void live_programs_free(struct live_state *st);
+
+/* live_spread.c (--rx-spread) */
+int live_spread_build(struct live_state *st, struct emu_err *err);
+void live_spread_free(struct live_state *st);
+/** Received on a spread port: this worker's share through its replica, the rest pushed. */
+void live_spread_rx(struct live_worker *w, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
+		    uint64_t now);
+/** What the pollers pushed to this worker, through its replica's ingress. Returns frames. */
+unsigned int live_spread_take(struct live_worker *w, uint64_t now);
+/** Whether a spread ring this worker feeds has room for less than two bursts. */
+bool live_spread_low(const struct live_worker *w);
+bool live_spread_empty(const struct live_state *st);
 
 /* live_ctl.c */
 int live_reload_profile(struct live_state *st, const char *file, char *msg, size_t len);

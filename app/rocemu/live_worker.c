@@ -163,7 +163,7 @@ live_workers_build(struct live_state *st, struct emu_err *err)
 					  st->n_workers, st->ring[w], err) != 0)
 			return -1;
 	}
-	return 0;
+	return live_spread_build(st, err);
 }
 
 void
@@ -179,6 +179,7 @@ live_workers_free(struct live_state *st)
 			rte_ring_free(st->ring[a][b]);
 			st->ring[a][b] = NULL;
 		}
+	live_spread_free(st);
 	rte_free(st->w);
 	st->w = NULL;
 }
@@ -251,6 +252,9 @@ live_poll(struct live_worker *w, bool rx)
 					break;
 			}
 		}
+		/* --rx-spread: what the pollers of single-queue ports pushed here */
+		if (st->rx_spread)
+			moved += live_spread_take(w, now);
 		/* Backpressure: while a ring to another worker is nearly full, leave the frames in
 		 * the NIC's RX ring (where a real NIC counts what overflows as imissed) rather
 		 * than take them only to drop them at the ring. */
@@ -258,12 +262,18 @@ live_poll(struct live_worker *w, bool rx)
 			if (i != w->idx &&
 			    rte_ring_free_count(st->ring[w->idx][i]) < st->ring_low)
 				rx = false;
+		if (rx && st->rx_spread && live_spread_low(w))
+			rx = false;
 	}
 	for (i = 0; rx && i < w->n_rxq; i++) {
-		n = rte_eth_rx_burst(st->port_ids[w->rxq[i].port], w->rxq[i].queue, pkts,
-				     EMU_BURST);
+		uint16_t port = w->rxq[i].port;
+
+		n = rte_eth_rx_burst(st->port_ids[port], w->rxq[i].queue, pkts, EMU_BURST);
 		if (n > 0) {
-			emu_switch_rx(sw, w->rxq[i].port, pkts, n, now);
+			if (st->spread_port[port])
+				live_spread_rx(w, port, pkts, n, now);
+			else
+				emu_switch_rx(sw, port, pkts, n, now);
 			LIVE_STORE(&w->rx_pkts, w->rx_pkts + n);
 			moved += n;
 		}
@@ -304,7 +314,7 @@ live_rings_empty(const struct live_state *st)
 		for (b = 0; b < st->n_workers; b++)
 			if (st->ring[a][b] != NULL && rte_ring_count(st->ring[a][b]) > 0)
 				return false;
-	return true;
+	return live_spread_empty(st);
 }
 
 static uint64_t
@@ -418,6 +428,8 @@ live_worker_json(const struct live_state *st, const struct live_worker *w,
 	json_object_set_new(o, "handoff_in", json_integer((json_int_t)v->handoff_in));
 	json_object_set_new(o, "handoff_out", json_integer((json_int_t)v->handoff_out));
 	json_object_set_new(o, "drop_handoff_full", json_integer((json_int_t)v->drop_full));
+	json_object_set_new(o, "spread_out", json_integer((json_int_t)LIVE_LOAD(&w->spread_out)));
+	json_object_set_new(o, "spread_in", json_integer((json_int_t)LIVE_LOAD(&w->spread_in)));
 	json_object_set_new(o, "handoff_delay_mean_ns",
 			    json_integer((json_int_t)(v->handoff_in ? v->delay_ns / v->handoff_in : 0)));
 	json_object_set_new(o, "handoff_pfc", json_integer((json_int_t)v->pfc));
@@ -456,15 +468,20 @@ live_print_workers(const struct live_state *st, const struct emu_snap_view *view
 		const struct live_worker *x = &st->w[w];
 		uint64_t busy = x->busy_tsc, idle = x->idle_tsc, hwm = 0;
 
+		char spread[80] = "";
+
 		for (i = 0; i < st->n_workers; i++)
 			hwm = RTE_MAX(hwm, x->ring_hwm[i]);
+		if (st->rx_spread)
+			snprintf(spread, sizeof(spread), ", spread out %" PRIu64 " in %" PRIu64,
+				 x->spread_out, x->spread_in);
 		fprintf(f, "worker %u (lcore %u): rx %" PRIu64 " tx %" PRIu64 " handoff in %" PRIu64
 			" (mean delay %" PRIu64 " ns; PFC %" PRIu64 ", longest %" PRIu64 " ns) out %"
-			PRIu64 " drop_handoff_full %" PRIu64 ", busy %.1f %%, rings' high water %"
+			PRIu64 " drop_handoff_full %" PRIu64 "%s, busy %.1f %%, rings' high water %"
 			PRIu64 " of %u\n", w, x->lcore, x->rx_pkts, x->tx_pkts, views[w].handoff_in,
 			views[w].handoff_in ? views[w].delay_ns / views[w].handoff_in : 0,
 			views[w].pfc, views[w].pfc_delay_max_ns, views[w].handoff_out,
-			views[w].drop_full,
+			views[w].drop_full, spread,
 			busy + idle > 0 ? 100.0 * (double)busy / (double)(busy + idle) : 0.0, hwm,
 			st->ring_size - 1);
 	}

@@ -423,15 +423,7 @@ emu_switch_rx_lens(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts,
 		struct emu_pkt_meta *meta = emu_meta(pkts[i]);
 		uint32_t len = rte_pktmbuf_pkt_len(pkts[i]);
 
-		meta->ts_ns = now_ns;
-		meta->in_port = port;
-		meta->out_port = EMU_PORT_NONE;
-		meta->prio = 0;
-		meta->flags = 0;
-		if (sw->trace) {
-			memset(&meta->trace, 0, sizeof(meta->trace)); /* padding too: captures copy it */
-			meta->trace.t_in_ns = now_ns;
-		}
+		emu_switch_rx_meta(sw, meta, port, now_ns);
 		if (unlikely(wire_lens != NULL) && wire_lens[i] > len) {
 			meta->flags = EMU_META_SNAP;
 			meta->wire_len = wire_lens[i];

@@ -273,6 +273,14 @@ int emu_switch_set_worker(struct emu_switch *sw, uint64_t owned, const uint8_t *
  */
 unsigned int emu_switch_handoff_flush(struct emu_switch *sw);
 
+/**
+ * Worker side (live --rx-spread): frames received on @p port that a full ring to another
+ * worker refused, before any stage: counted as received and dropped as
+ * runner.drop_handoff_full (a ring between workers was full).
+ */
+void emu_switch_rx_refused(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts,
+			   uint16_t n, uint64_t now_ns);
+
 /** Frames another worker handed over (taken from its ring): into this replica's TMs. */
 void emu_switch_rx_handoff(struct emu_switch *sw, struct rte_mbuf **pkts, uint16_t n,
 			   uint64_t now_ns);

@@ -9,6 +9,7 @@
  */
 
 #include <pthread.h>
+#include <string.h>
 
 #include "lib/switch/emu_program.h"
 #include "lib/switch/emu_switch.h"
@@ -238,5 +239,21 @@ void emu_switch_drop_bulk(struct emu_switch *sw, struct rte_mbuf **m, unsigned i
 			  unsigned int c);
 bool emu_switch_drain(struct emu_switch *sw, uint16_t port, uint64_t now_ns);
 void emu_switch_port_mac(uint16_t port, uint8_t mac[6]);
+
+/* A received frame's metadata: arrival now on @p port, nothing decided yet. */
+static inline void
+emu_switch_rx_meta(const struct emu_switch *sw, struct emu_pkt_meta *meta, uint16_t port,
+		   uint64_t now_ns)
+{
+	meta->ts_ns = now_ns;
+	meta->in_port = port;
+	meta->out_port = EMU_PORT_NONE;
+	meta->prio = 0;
+	meta->flags = 0;
+	if (sw->trace) {
+		memset(&meta->trace, 0, sizeof(meta->trace)); /* padding too: captures copy it */
+		meta->trace.t_in_ns = now_ns;
+	}
+}
 
 #endif

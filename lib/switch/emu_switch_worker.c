@@ -126,6 +126,21 @@ emu_switch_handoff_staged(const struct emu_switch *sw)
 }
 
 void
+emu_switch_rx_refused(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
+		      uint64_t now_ns)
+{
+	struct emu_port_stats *ps = &sw->port_stats[port];
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		emu_switch_rx_meta(sw, emu_meta(pkts[i]), port, now_ns);
+		ps->rx_bytes += rte_pktmbuf_pkt_len(pkts[i]);
+	}
+	ps->rx_pkts += n;
+	emu_switch_drop_bulk(sw, pkts, n, EMU_RUN_CTR_DROP_HANDOFF_FULL);
+}
+
+void
 emu_switch_rx_handoff(struct emu_switch *sw, struct rte_mbuf **pkts, uint16_t n,
 		      uint64_t now_ns)
 {

@@ -15,7 +15,9 @@ on one queue, and fed through net_pcap (2 RX queues a port, one pcap each, read 
 pipeline has no random or timing-dependent stage: parse, forward, a PSN-targeted drop on each
 direction, a TM that never drops. Runs: 1 worker; 2 workers as the default map gives them
 (each port's queue 0 polled by the owner of the other port, queue 1 by the other worker, which
-hands its frames over a ring); 2 workers with every frame crossing a ring (--rxq-map). Every
+hands its frames over a ring); 2 workers with every frame crossing a ring (--rxq-map); 2
+workers with one RX queue a port (all its frames in one file) and --rx-spread, which sends the
+QPs whose hash is the other worker's to its ingress over a ring. Every
 run's per-QP PSN sequences on each port's output must equal the 1-worker run's, without the
 targeted PSNs; the 2-worker runs must have handed frames over.
 """
@@ -60,16 +62,22 @@ def make_inputs(tmp):
     for port, (src, dst, base, op, size) in enumerate(((1, 2, 0x100, 0x07, 256),
                                                        (2, 1, 0x200, 0x11, 0))):
         qs = [[], []]
+        every = []
         t = 0
         for psn in range(N_PSN):
             for k in range(N_QP):
                 qp = base + k
                 qs[queue_of(dst, qp)].append((t, frame(src, dst, qp, psn, op, size)))
+                every.append(qs[queue_of(dst, qp)][-1])
                 t += 1000
         for q in (0, 1):
             path = os.path.join(tmp, "in%d_q%d.pcap" % (port, q))
             write_pcap(path, qs[q])
             files[(port, q)] = path
+        # the port's frames in one file, for one RX queue (--rx-spread)
+        path = os.path.join(tmp, "in%d_all.pcap" % port)
+        write_pcap(path, every)
+        files[(port, "all")] = path
     return files
 
 
@@ -94,18 +102,20 @@ def lcores(n):
     return ["-l", "0-1"] if n == 1 else ["--lcores", "0@(0,1),1@0,2@1"]
 
 
-def run(rocemu, tmp, tag, n, files, extra=()):
+def run(rocemu, tmp, tag, n, files, extra=(), single=False):
+    """single: one RX queue a port, fed the port's frames in one file (--rx-spread)."""
     out = [os.path.join(tmp, "%s_out%d.pcap" % (tag, p)) for p in (0, 1)]
     stats = os.path.join(tmp, tag + ".json")
+    rx = ["rx_pcap=%s" % files[(p, "all")] if single else
+          "rx_pcap=%s,rx_pcap=%s" % (files[(p, 0)], files[(p, 1)]) for p in (0, 1)]
     cmd = [rocemu] + lcores(n) + [
         "--no-huge", "-m", "1024", "--no-pci", "--file-prefix=rw%d_%s" % (os.getpid(), tag),
         "--log-level=lib.eal:error",
-        "--vdev", "net_pcap0,rx_pcap=%s,rx_pcap=%s,tx_pcap=%s" % (files[(0, 0)], files[(0, 1)],
-                                                                 out[0]),
-        "--vdev", "net_pcap1,rx_pcap=%s,rx_pcap=%s,tx_pcap=%s" % (files[(1, 0)], files[(1, 1)],
-                                                                 out[1]),
+        "--vdev", "net_pcap0,%s,tx_pcap=%s" % (rx[0], out[0]),
+        "--vdev", "net_pcap1,%s,tx_pcap=%s" % (rx[1], out[1]),
         "--", "--pipeline", os.path.join(tmp, "pipeline.json"), "--workers", str(n),
-        "--rx-queues", "2", "--duration", "3", "--stats", stats] + list(extra)
+        "--rx-queues", "1" if single else "2", "--duration", "3", "--stats", stats] + \
+        list(extra)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if p.returncode != 0:
         print(p.stdout[-3000:], p.stderr[-2000:])
@@ -143,9 +153,19 @@ def qp_order(rocemu, tmp):
             if psns != want:
                 errs.append("1 worker: QP %#x: %d PSNs, not 0..%d in order less the targeted "
                             "one" % (key[1], len(psns), N_PSN - 1))
-    for tag, extra in (("w2", ()), ("w2x", ("--rxq-map", "p0:0:0,p0:1:0,p1:0:1,p1:1:1"))):
-        out, st, text = run(rocemu, tmp, tag, 2, files, extra)
+    for tag, extra in (("w2", ()), ("w2x", ("--rxq-map", "p0:0:0,p0:1:0,p1:0:1,p1:1:1")),
+                       ("w2s", ("--rx-spread",))):
+        out, st, text = run(rocemu, tmp, tag, 2, files, extra, single=tag == "w2s")
         ho = sum(w["handoff_out"] for w in st["workers"])
+        if tag == "w2s":
+            # one queue a port, polled by one worker: the frames of about half the QPs
+            # crossed to the other worker's ingress, and every one of them arrived
+            sp_out = sum(w["spread_out"] for w in st["workers"])
+            sp_in = sum(w["spread_in"] for w in st["workers"])
+            if not 0.2 * 2 * N_QP * N_PSN < sp_out < 0.8 * 2 * N_QP * N_PSN or \
+                    sp_in != sp_out:
+                errs.append("w2s: %d frames spread out, %d in, of %d" %
+                            (sp_out, sp_in, 2 * N_QP * N_PSN))
         got = [sequences(out[0]), sequences(out[1])]
         for p in (0, 1):
             if got[p] != ref[p]:

@@ -6,7 +6,9 @@ clients at once, a profile reload by SIGHUP and one by telemetry. Passes when ro
 with the conservation line OK and ThreadSanitizer reported nothing (reports inside DPDK's own
 libraries only are suppressed by scripts/tsan.supp, each with its reason).
 
-  tsan_live.py ROCEMU [WORKERS]  (as root; default 2 workers)
+  tsan_live.py ROCEMU [WORKERS [spread]]  (as root; default 2 workers)
+  spread: one RX queue a port and --rx-spread (the poller pushes part of its frames to the
+  other worker's ingress over a ring) instead of two RX queues
 """
 import json
 import os
@@ -37,12 +39,14 @@ def ask(path, cmd):
 def main():
     rocemu = sys.argv[1]
     nw = int(sys.argv[2]) if len(sys.argv) > 2 else 2
+    spread = len(sys.argv) > 3 and sys.argv[3] == "spread"
     if os.geteuid() != 0:
         print("SKIP: tsan_live needs root (DPDK EAL); NOT TESTED")
         sys.exit(77)
     tmp = tempfile.mkdtemp()
     pl = {"description": "tsan_live",
-          "ports": [{"name": "p0", "dev": "net_null0"}, {"name": "p1", "dev": "net_null1"}],
+          "ports": [{"name": "p0", "dev": ("net_pcap0" if spread else "net_null0")},
+                    {"name": "p1", "dev": ("net_pcap1" if spread else "net_null1")}],
           "ingress": [{"type": "parse"},
                       {"type": "forward", "mode": "pairs", "pairs": [["p0", "p1"]]},
                       {"type": "impair", "events": [
@@ -60,13 +64,29 @@ def main():
                        {"at_s": 1, "tm": {"p1": {"rate_gbps": 8}}}]}
     json.dump(prof, open(os.path.join(tmp, "prof.json"), "w"))
     json.dump(prof, open(os.path.join(tmp, "prof2.json"), "w"))
+    vdevs = ["--vdev", "net_null0,size=256,copy=1", "--vdev", "net_null1,size=256,copy=1"]
+    if spread:
+        # RoCE frames (net_null's are zeros, which --rx-spread keeps on the poller): 64 QPs
+        # each way, read in a loop
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from run_workers import frame, write_pcap
+        vdevs = []
+        for port, (src, dst, base, op, size) in enumerate(((1, 2, 0x100, 0x07, 256),
+                                                           (2, 1, 0x200, 0x11, 0))):
+            path = os.path.join(tmp, "in%d.pcap" % port)
+            write_pcap(path, [(i * 1000, frame(src, dst, base + i % 64, i // 64, op, size))
+                              for i in range(4096)])
+            vdevs += ["--vdev", "net_pcap%d,rx_pcap=%s,tx_pcap=/dev/null,infinite_rx=1" %
+                      (port, path)]
     prefix = "tsl%d" % os.getpid()
     lc = ["-l", "0-1"] if nw == 1 else ["--lcores", "0@(0,1),1@0,2@1"]
     cmd = [rocemu] + lc + ["--no-huge", "-m", "1024", "--no-pci",
            "--file-prefix=" + prefix, "--log-level=lib.eal:error",
-           "--vdev", "net_null0,size=256,copy=1", "--vdev", "net_null1,size=256,copy=1", "--",
+           ] + vdevs + ["--",
            "--pipeline", os.path.join(tmp, "pl.json"), "--profile", os.path.join(tmp, "prof.json"),
-           "--workers", str(nw), "--rx-queues", "2", "--duration", "6", "--stats-interval", "1",
+           "--workers", str(nw)] + (["--rx-queues", "1", "--rx-spread"] if spread else
+                                    ["--rx-queues", "2"]) + [
+           "--duration", "6", "--stats-interval", "1",
            "--prometheus", os.path.join(tmp, "prom.txt"), "--timeline",
            os.path.join(tmp, "tl.csv"), "--stats", os.path.join(tmp, "stats.json")]
     env = dict(os.environ)
@@ -135,6 +155,13 @@ def main():
         errors.append("rocemu exited %d" % p.returncode)
     if "conservation: " not in out or ": OK" not in out.split("conservation: ")[-1]:
         errors.append("conservation not OK")
+    if spread:
+        try:
+            ws = json.load(open(os.path.join(tmp, "stats.json")))["workers"]
+            if sum(w["spread_out"] for w in ws) == 0:
+                errors.append("--rx-spread: no frame crossed to the other worker's ingress")
+        except (OSError, ValueError, KeyError) as e:
+            errors.append("--stats: %s" % e)
     if out.count("profile reloaded") < 2:
         errors.append("%d reloads, want 2" % out.count("profile reloaded"))
     if answered[0] < 20:
