@@ -8,6 +8,15 @@
  *              a frame whose destination sits behind its own ingress port is filtered.
  * The MAC table is an rte_hash (EAL memory, O(1)); the entry position it returns
  * indexes our own port/last-seen arrays.
+ *
+ * With several workers (live --workers) a learning table is one, shared by every replica of
+ * the stage: an rte_hash with lock-free readers and several writers (RW_CONCURRENCY_LF,
+ * MULTI_WRITER_ADD), so a MAC learned on one worker's RX is known to every worker. Its
+ * entries are never deleted while shared (a position is then never reused under a reader,
+ * with no RCU to run): an aged entry is marked (last-seen 1) and comes back when its MAC is
+ * seen again; a new entry's port is stored before its last-seen time (release), and a reader
+ * that finds last-seen 0 treats the MAC as still unknown. Last-seen is refreshed at most every
+ * FORWARD_SHARED_REFRESH_NS, so that frames do not write a line other workers read.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,6 +28,12 @@
 
 #include "lib/base/emu_json.h"
 #include "lib/stages/stages.h"
+
+/* A shared table's last-seen refresh period: entries age at most this much early. */
+#define FORWARD_SHARED_REFRESH_NS 100000000ULL
+/* A shared table's last-seen values that are not times: being added, aged */
+#define FORWARD_SEEN_ADDING 0
+#define FORWARD_SEEN_AGED 1
 
 #define FORWARD_FOREACH_CTR(_) \
 	_(FORWARDED, "forwarded") \
@@ -100,6 +115,8 @@ struct forward_priv {
 	uint64_t *entry_seen_ns;
 	bool *entry_static;
 	uint32_t max_macs;
+	bool shared;      /* one table for every replica (learning, several workers) */
+	bool table_owner; /* frees the table: the primary's stage, or a stage alone */
 };
 
 static uint32_t forward_seq;
@@ -113,11 +130,27 @@ forward_mac_key(const uint8_t *mac)
 	return k;
 }
 
+static void
+forward_table_free(struct forward_priv *fp)
+{
+	if (!fp->table_owner)
+		return;
+	rte_hash_free(fp->macs);
+	free(fp->entry_port);
+	free(fp->entry_seen_ns);
+	free(fp->entry_static);
+	fp->macs = NULL;
+	fp->entry_port = NULL;
+	fp->entry_seen_ns = NULL;
+	fp->entry_static = NULL;
+}
+
 static int
-forward_table_create(struct forward_priv *fp, const char *path, struct emu_err *err)
+forward_table_create(struct forward_priv *fp, const char *path, bool shared, struct emu_err *err)
 {
 	struct rte_hash_parameters hp;
 	char name[RTE_HASH_NAMESIZE];
+	size_t n;
 
 	snprintf(name, sizeof(name), "emu_fwd_%u",
 		 __atomic_fetch_add(&forward_seq, 1, __ATOMIC_RELAXED));
@@ -127,11 +160,20 @@ forward_table_create(struct forward_priv *fp, const char *path, struct emu_err *
 	hp.key_len = sizeof(uint64_t);
 	hp.hash_func = rte_jhash;
 	hp.socket_id = (int)rte_socket_id();
+	if (shared)
+		hp.extra_flag = RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF |
+				RTE_HASH_EXTRA_FLAGS_MULTI_WRITER_ADD;
+	fp->table_owner = true;
+	fp->shared = shared;
 	fp->macs = rte_hash_create(&hp);
-	/* rte_hash may hand out positions up to entries + per-lcore cache slack */
-	fp->entry_port = calloc(hp.entries * 2 + 64, sizeof(*fp->entry_port));
-	fp->entry_seen_ns = calloc(hp.entries * 2 + 64, sizeof(*fp->entry_seen_ns));
-	fp->entry_static = calloc(hp.entries * 2 + 64, sizeof(*fp->entry_static));
+	/* positions go up to rte_hash_max_key_id(): past entries with several writers (each
+	 * lcore's cache of free slots) */
+	n = fp->macs != NULL ? (size_t)rte_hash_max_key_id(fp->macs) + 1 : 0;
+	if (n < (size_t)hp.entries * 2 + 64)
+		n = (size_t)hp.entries * 2 + 64;
+	fp->entry_port = calloc(n, sizeof(*fp->entry_port));
+	fp->entry_seen_ns = calloc(n, sizeof(*fp->entry_seen_ns));
+	fp->entry_static = calloc(n, sizeof(*fp->entry_static));
 	if (fp->macs == NULL || fp->entry_port == NULL || fp->entry_seen_ns == NULL ||
 	    fp->entry_static == NULL)
 		return emu_err_setrc(err, -ENOMEM, "%s: cannot create a MAC table of %u entries",
@@ -281,7 +323,35 @@ forward_init(void *priv, const json_t *cfg, const struct emu_stage_env *env, str
 		emu_json_path(path, sizeof(path), env->path, "pairs");
 		return emu_err_set(err, "%s: only used in mode \"pairs\"", path);
 	}
-	rc = forward_table_create(fp, env->path, err);
+	if (env->primary != NULL && fp->mode == FORWARD_LEARNING) {
+		/* a replica (live --workers): one table for all, the primary's */
+		struct forward_priv *pp = env->primary;
+
+		if (!pp->shared) {
+			/* the first replica: a table safe for several workers replaces the
+			 * primary's (before any frame: it holds only the static entries, which
+			 * this stage's configuration, the same, gives again) */
+			rc = forward_table_create(fp, env->path, true, err);
+			if (rc == 0)
+				rc = forward_parse_macs(fp, cfg, env, err);
+			if (rc != 0)
+				return rc;
+			forward_table_free(pp);
+			pp->macs = fp->macs;
+			pp->entry_port = fp->entry_port;
+			pp->entry_seen_ns = fp->entry_seen_ns;
+			pp->entry_static = fp->entry_static;
+			pp->shared = true;
+		}
+		fp->macs = pp->macs;
+		fp->entry_port = pp->entry_port;
+		fp->entry_seen_ns = pp->entry_seen_ns;
+		fp->entry_static = pp->entry_static;
+		fp->shared = true;
+		fp->table_owner = false; /* the primary frees it */
+		return 0;
+	}
+	rc = forward_table_create(fp, env->path, false, err);
 	if (rc == 0)
 		rc = forward_parse_macs(fp, cfg, env, err);
 	return rc;
@@ -298,6 +368,24 @@ forward_learn(struct forward_priv *fp, const uint8_t *src, uint16_t port, uint64
 	if (src[0] & 1)
 		return; /* never learn a group address */
 	pos = rte_hash_lookup(fp->macs, &key);
+	if (pos >= 0 && fp->shared) {
+		uint64_t seen = __atomic_load_n(&fp->entry_seen_ns[pos], __ATOMIC_ACQUIRE);
+
+		if (fp->entry_static[pos])
+			return;
+		if (seen == FORWARD_SEEN_ADDING) {
+			/* another worker is adding it this moment: the same MAC, learned here */
+			__atomic_store_n(&fp->entry_port[pos], port, __ATOMIC_RELAXED);
+		} else if (__atomic_load_n(&fp->entry_port[pos], __ATOMIC_RELAXED) != port) {
+			__atomic_store_n(&fp->entry_port[pos], port, __ATOMIC_RELAXED);
+			ctr[FORWARD_CTR_MOVED] += 1;
+		} else if (seen > FORWARD_SEEN_AGED && now_ns > seen &&
+			   now_ns - seen < FORWARD_SHARED_REFRESH_NS) {
+			return; /* refreshed lately: leave the line to the readers */
+		}
+		__atomic_store_n(&fp->entry_seen_ns[pos], now_ns, __ATOMIC_RELEASE);
+		return;
+	}
 	if (pos >= 0) {
 		if (fp->entry_static[pos])
 			return;
@@ -313,9 +401,16 @@ forward_learn(struct forward_priv *fp, const uint8_t *src, uint16_t port, uint64
 		ctr[FORWARD_CTR_TABLE_FULL] += 1;
 		return;
 	}
-	fp->entry_port[pos] = port;
-	fp->entry_seen_ns[pos] = now_ns;
-	fp->entry_static[pos] = false;
+	if (fp->shared) {
+		/* the port first, then the time that makes the entry valid to readers; static
+		 * stays false from the start (a position is never reused while shared) */
+		__atomic_store_n(&fp->entry_port[pos], port, __ATOMIC_RELAXED);
+		__atomic_store_n(&fp->entry_seen_ns[pos], now_ns, __ATOMIC_RELEASE);
+	} else {
+		fp->entry_port[pos] = port;
+		fp->entry_seen_ns[pos] = now_ns;
+		fp->entry_static[pos] = false;
+	}
 	ctr[FORWARD_CTR_LEARNED] += 1;
 }
 
@@ -328,6 +423,22 @@ forward_lookup(struct forward_priv *fp, const uint8_t *dst, uint64_t now_ns, uin
 
 	if (pos < 0)
 		return EMU_PORT_NONE;
+	if (fp->shared && !fp->entry_static[pos]) {
+		uint64_t seen = __atomic_load_n(&fp->entry_seen_ns[pos], __ATOMIC_ACQUIRE);
+
+		if (seen <= FORWARD_SEEN_AGED)
+			return EMU_PORT_NONE; /* being added, or aged */
+		/* another worker's time may be a little ahead of this one's */
+		if (fp->ageing_ns != 0 && now_ns > seen && now_ns - seen > fp->ageing_ns) {
+			/* marked, not deleted: one worker counts it */
+			if (__atomic_compare_exchange_n(&fp->entry_seen_ns[pos], &seen,
+							FORWARD_SEEN_AGED, false, __ATOMIC_RELAXED,
+							__ATOMIC_RELAXED))
+				ctr[FORWARD_CTR_AGED] += 1;
+			return EMU_PORT_NONE;
+		}
+		return __atomic_load_n(&fp->entry_port[pos], __ATOMIC_RELAXED);
+	}
 	if (!fp->entry_static[pos] && fp->ageing_ns != 0 &&
 	    now_ns - fp->entry_seen_ns[pos] > fp->ageing_ns) {
 		rte_hash_del_key(fp->macs, &key);
@@ -428,12 +539,7 @@ forward_process(void *priv, struct rte_mbuf **pkts, uint16_t n, struct emu_burst
 static void
 forward_free(void *priv)
 {
-	struct forward_priv *fp = priv;
-
-	rte_hash_free(fp->macs);
-	free(fp->entry_port);
-	free(fp->entry_seen_ns);
-	free(fp->entry_static);
+	forward_table_free(priv);
 }
 
 static void
@@ -473,4 +579,6 @@ const struct emu_stage_ops emu_stage_forward = {
 	.routes = forward_routes,
 	.process = forward_process,
 	.free = forward_free,
+	/* replicas of a learning stage share the primary's table */
+	.replicable = true,
 };

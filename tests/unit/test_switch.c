@@ -195,6 +195,87 @@ test_discard_held_counts(void **state)
 	emu_pipeline_free(pl);
 }
 
+/*
+ * A learning table shared by two replicas of the switch (live --workers: one per worker; here
+ * driven from one thread): a MAC learned on one is known to the other at once; an entry ages
+ * once (marked, not deleted, counted by the replica that found it), and a frame from the MAC
+ * brings it back; within the ageing time a MAC seen every 10 ms stays known, though its
+ * last-seen time is refreshed at most every 100 ms.
+ */
+static void
+test_learning_shared(void **state)
+{
+	const uint64_t t0 = 1700000000000000000ULL; /* live times: since the epoch */
+	struct emu_pipeline *pl = test_pipeline(
+		"{\"ports\": [{\"name\": \"p0\"}, {\"name\": \"p1\"}, {\"name\": \"p2\"}],"
+		" \"ingress\": [{\"type\": \"forward\", \"mode\": \"learning\", \"ageing_s\": 1}]}");
+	struct emu_switch *sw = test_switch(pool, pl), *rep;
+	struct rte_mbuf *m;
+	struct tx_log log, rlog;
+	struct emu_err err;
+	unsigned int k;
+
+	(void)state;
+	rep = emu_switch_create_replica(pl, pool, 7, sw, &err);
+	assert_non_null(rep);
+	memset(&log, 0, sizeof(log));
+	memset(&rlog, 0, sizeof(rlog));
+	/* A -> B on the first replica: B unknown, flooded; A learned */
+	m = test_frame(pool, mac_b, mac_a, 64, 1);
+	emu_switch_rx(sw, 0, &m, 1, t0);
+	run_until(sw, 3, UINT64_MAX - 1, &log);
+	assert_int_equal(log.n[1] + log.n[2], 2);
+	/* B -> A on the other: A is known there (the first one learned it): p0 only */
+	m = test_frame(pool, mac_a, mac_b, 64, 2);
+	emu_switch_rx(rep, 1, &m, 1, t0 + 1000);
+	run_until(rep, 3, UINT64_MAX - 1, &rlog);
+	assert_int_equal(rlog.n[0], 1);
+	assert_int_equal(rlog.n[2], 0);
+	assert_int_equal(emu_switch_stage_counter(rep, "forward", "flooded"), 0);
+	/* and B, learned by the second, is known to the first: A -> B to p1 only */
+	m = test_frame(pool, mac_b, mac_a, 64, 3);
+	emu_switch_rx(sw, 0, &m, 1, t0 + 2000);
+	run_until(sw, 3, UINT64_MAX - 1, &log);
+	assert_int_equal(log.n[1], 2);
+	assert_int_equal(log.n[2], 1);
+	/* B sends every 10 ms for 2.5 s on the second replica, A -> B every 10 ms on the
+	 * first: B never ages (seen within the ageing time, refreshed every 100 ms at most) */
+	for (k = 1; k <= 250; k++) {
+		m = test_frame(pool, mac_c, mac_b, 64, 100);
+		emu_switch_rx(rep, 1, &m, 1, t0 + k * 10000000ULL);
+		run_until(rep, 3, UINT64_MAX - 1, NULL);
+		m = test_frame(pool, mac_b, mac_a, 64, 101);
+		emu_switch_rx(sw, 0, &m, 1, t0 + k * 10000000ULL + 5000);
+		run_until(sw, 3, UINT64_MAX - 1, &log);
+	}
+	assert_int_equal(log.n[1], 252);
+	assert_int_equal(emu_switch_stage_counter(sw, "forward", "aged"), 0);
+	/* 3 s without B: the first replica finds it aged (counted once), the second too (not
+	 * counted again) */
+	m = test_frame(pool, mac_b, mac_a, 64, 4);
+	emu_switch_rx(sw, 0, &m, 1, t0 + 5500000000ULL);
+	run_until(sw, 3, UINT64_MAX - 1, &log);
+	assert_int_equal(emu_switch_stage_counter(sw, "forward", "aged"), 1);
+	m = test_frame(pool, mac_b, mac_c, 64, 5);
+	emu_switch_rx(rep, 2, &m, 1, t0 + 5500001000ULL);
+	run_until(rep, 3, UINT64_MAX - 1, NULL);
+	assert_int_equal(emu_switch_stage_counter(rep, "forward", "aged"), 0);
+	assert_int_equal(emu_switch_stage_counter(rep, "forward", "flooded"), 1 + 250);
+	/* B speaks again (on the first replica): known again to the second, p1 only */
+	m = test_frame(pool, mac_a, mac_b, 64, 6);
+	emu_switch_rx(sw, 1, &m, 1, t0 + 5600000000ULL);
+	run_until(sw, 3, UINT64_MAX - 1, &log);
+	k = rlog.n[1];
+	m = test_frame(pool, mac_b, mac_a, 64, 7);
+	emu_switch_rx(rep, 0, &m, 1, t0 + 5600001000ULL);
+	run_until(rep, 3, UINT64_MAX - 1, &rlog);
+	assert_int_equal(rlog.n[1], k + 1);
+	assert_int_equal(emu_switch_stage_counter(rep, "forward", "flooded"), 1 + 250);
+	emu_switch_free(rep);
+	emu_switch_free(sw);
+	emu_pipeline_free(pl);
+}
+
 static void
 test_learning_bridge(void **state)
 {
@@ -1147,6 +1228,7 @@ main(void)
 		cmocka_unit_test(test_conservation_with_drops),
 		cmocka_unit_test(test_discard_held_counts),
 		cmocka_unit_test(test_learning_bridge),
+		cmocka_unit_test(test_learning_shared),
 		cmocka_unit_test(test_profile_changes_rate),
 		cmocka_unit_test(test_profile_pfc_storm_and_link),
 		cmocka_unit_test(test_profile_repeat),

@@ -8,6 +8,8 @@
                                        worker owns pause that egress
   run_workers.py ROCEMU SRC capture    capture stages on 2 workers: one file, every frame,
                                        in time order, per-QP order as 1 worker's
+  run_workers.py ROCEMU SRC learning   a learning bridge of 4 ports on 2 workers: a MAC
+                                       learned on one worker is known to the other
 
 qp-order: 16 RC QPs A -> B (WRITE, 200 PSNs each) and their 16 ACK QPs B -> A, interleaved,
 split per port into two RX queue files by a hash of (destination IP, DestQP), as RSS keeps a QP
@@ -390,6 +392,65 @@ def pfc_rx(rocemu, tmp):
                              (max(w["handoff_pfc_delay_max_ns"] for w in st["workers"]) / 1e3)))
 
 
+def learning(rocemu, tmp):
+    """A learning bridge of four ports on two workers (p0, p2 owned by worker 0; p1, p3 by
+    worker 1; p0's queue polled by worker 1, p1's by worker 0, as the default map gives them):
+    host A (MAC ..:01) behind p0 and host B (..:02) behind p1 send each other frames for 2 s
+    (net_pcap reading each file in a loop). A is learned where p0 is polled, B where p1 is:
+    with one table per worker neither would ever be known to the worker that forwards to it,
+    and every frame would flood (p2 and p3 get a copy). The table is one: but for the first
+    moments (the other worker may start a little later) every frame goes to its host's port
+    alone, as with one worker. Checks both runs: flooded under 1 % of the frames forwarded;
+    both MACs learned."""
+    recs = {0: [], 1: []}
+    for i in range(512):
+        recs[0].append((i * 1000, frame(1, 2, 0x100 + i % 8, i // 8, 0x07, 64)))
+        recs[1].append((i * 1000, frame(2, 1, 0x200 + i % 8, i // 8, 0x11, 0)))
+    ins = []
+    for p in range(4):
+        path = os.path.join(tmp, "l_in%d.pcap" % p)
+        write_pcap(path, recs.get(p, []))
+        ins.append(path)
+    pl = {"description": "run_workers learning: four ports, MAC learning",
+          "ports": [{"name": "p%d" % p, "dev": "net_pcap%d" % p} for p in range(4)],
+          "ingress": [{"type": "parse"}, {"type": "forward", "mode": "learning"}],
+          "tm": {"ports": [{"port": "p%d" % p, "rate_gbps": 1600} for p in range(4)]}}
+    with open(os.path.join(tmp, "learning.json"), "w") as f:
+        json.dump(pl, f)
+    errs = []
+    for tag, nw in (("l1", 1), ("l2", 2)):
+        stats = os.path.join(tmp, tag + ".json")
+        cmd = [rocemu] + (["-l", "0-1"] if nw == 1 else ["--lcores", "0@(0,1),1@0,2@1"]) + [
+            "--no-huge", "-m", "1024", "--no-pci", "--file-prefix=rw%d_%s" % (os.getpid(), tag),
+            "--log-level=lib.eal:error"]
+        for p in range(4):
+            # p0 and p1 send their file over and over; p2 and p3 only listen
+            cmd += ["--vdev", "net_pcap%d,rx_pcap=%s,tx_pcap=/dev/null%s" %
+                    (p, ins[p], ",infinite_rx=1" if p < 2 else "")]
+        cmd += ["--", "--pipeline", os.path.join(tmp, "learning.json"), "--workers", str(nw),
+                "--duration", "2", "--stats", stats]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        if p.returncode != 0 or "conservation: " not in p.stdout or \
+                ": OK" not in p.stdout.split("conservation: ")[1]:
+            print(p.stdout[-3000:], p.stderr[-2000:])
+            raise SystemExit("FAIL: %s: rocemu exited %d or conservation not OK" %
+                             (tag, p.returncode))
+        st = json.load(open(stats))
+        ctr = st["stages"][1]["counters"]
+        fwd, fl = ctr["forwarded"], ctr["flooded"]
+        if fwd < 10000 or fl > 0.01 * fwd:
+            errs.append("%s: %d frames forwarded to their host's port, %d flooded: a MAC "
+                        "learned on one worker was unknown to the other" % (tag, fwd, fl))
+        if ctr["learned"] < 2:
+            errs.append("%s: learned %d MACs, want 2" % (tag, ctr["learned"]))
+        print("ok: %s: forwarded %d, flooded %d, learned %d" % (tag, fwd, fl, ctr["learned"]))
+    for e in errs:
+        print("  " + e)
+    if errs:
+        raise SystemExit("FAIL: learning")
+    print("learning: one MAC table for both workers: floods only in the first moments")
+
+
 def main():
     rocemu, _src, what = sys.argv[1:4]
     if os.geteuid() != 0:
@@ -397,7 +458,7 @@ def main():
         sys.exit(77)
     with tempfile.TemporaryDirectory() as tmp:
         {"qp-order": qp_order, "ring-full": ring_full, "pfc-rx": pfc_rx,
-         "capture": capture}[what](rocemu, tmp)
+         "capture": capture, "learning": learning}[what](rocemu, tmp)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,8 @@ libraries only are suppressed by scripts/tsan.supp, each with its reason).
 
   tsan_live.py ROCEMU [WORKERS [spread]]  (as root; default 2 workers)
   spread: one RX queue a port and --rx-spread (the poller pushes part of its frames to the
-  other worker's ingress over a ring) instead of two RX queues
+  other worker's ingress over a ring) instead of two RX queues, and a MAC learning forward
+  stage (one table for both workers) instead of pairs
 """
 import json
 import os
@@ -48,7 +49,9 @@ def main():
           "ports": [{"name": "p0", "dev": ("net_pcap0" if spread else "net_null0")},
                     {"name": "p1", "dev": ("net_pcap1" if spread else "net_null1")}],
           "ingress": [{"type": "parse"},
-                      {"type": "forward", "mode": "pairs", "pairs": [["p0", "p1"]]},
+                      # spread: a MAC learning table shared by the workers
+                      ({"type": "forward", "mode": "learning"} if spread else
+                       {"type": "forward", "mode": "pairs", "pairs": [["p0", "p1"]]}),
                       {"type": "impair", "events": [
                           {"name": "loss", "action": "drop",
                            "loss": {"model": "bernoulli", "p": 0.001}}]}],
