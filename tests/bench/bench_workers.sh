@@ -134,6 +134,16 @@ for ((i = 0; i < runs; i++)); do
 	echo "run $i handoff: none ${a%% *} Mpps (handoffs ${a##* }), forced ${b%% *} Mpps (handoffs ${b##* })"
 done
 
+# the floor under the handoff figure: a frame's lines between the two CPUs, no switch work
+# (bench_xcore.c)
+xcore=$build/tests/bench/bench_xcore
+if [ -x "$xcore" ]; then
+	"$xcore" -l 0-1 --no-huge -m 64 --no-pci --log-level=lib.eal:error \
+		--file-prefix=bwx$$ 2>&1 | grep -E "^one cache line|^a frame" ||
+		echo "bench_workers: bench_xcore failed"
+else
+	echo "bench_workers: $xcore not built: no floor for the handoff (ninja -C $build)"
+fi
 python3 - "${r1[bidir]}" "${r2[bidir]}" "${r1[oneway]}" "${r2[oneway]}" "${r1[fabric]}" \
 	"${r2[fabric]}" "${ns_none[*]}" "${ns_forced[*]}" "${r1[capture]}" "${r2[capture]}" <<'PY'
 import statistics, sys
