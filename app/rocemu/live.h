@@ -122,6 +122,11 @@ uint64_t live_now_ns(const struct live_state *st);
 double live_elapsed_s(const struct live_state *st);
 int live_workers_plan(struct live_state *st, unsigned int *lcores, unsigned int n_lcores);
 int live_workers_build(struct live_state *st, struct emu_err *err);
+/** SPSC rings [from][to] between every two workers, named PREFIX_from_to (@p what: messages). */
+int live_rings_create(struct live_state *st, struct rte_ring *ring[][LIVE_MAX_WORKERS],
+		      const char *prefix, const char *what, struct emu_err *err);
+/** Free a matrix of rings (accepts NULL entries) and clear it. */
+void live_rings_free(struct rte_ring *ring[][LIVE_MAX_WORKERS]);
 void live_workers_free(struct live_state *st);
 int live_worker_main(void *arg);
 void live_poll(struct live_worker *w, bool rx);
@@ -141,7 +146,6 @@ void live_programs_free(struct live_state *st);
 
 /* live_spread.c (--rx-spread) */
 int live_spread_build(struct live_state *st, struct emu_err *err);
-void live_spread_free(struct live_state *st);
 /** Received on a spread port: this worker's share through its replica, the rest pushed. */
 void live_spread_rx(struct live_worker *w, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
 		    uint64_t now);

@@ -24,35 +24,7 @@
 int
 live_spread_build(struct live_state *st, struct emu_err *err)
 {
-	char name[RTE_RING_NAMESIZE];
-	unsigned int a, b;
-
-	if (!st->rx_spread)
-		return 0;
-	for (a = 0; a < st->n_workers; a++)
-		for (b = 0; b < st->n_workers; b++) {
-			if (a == b)
-				continue;
-			snprintf(name, sizeof(name), "live_sp_%u_%u", a % 100, b % 100);
-			st->spread[a][b] = rte_ring_create(name, st->ring_size, rte_socket_id(),
-							   RING_F_SP_ENQ | RING_F_SC_DEQ);
-			if (st->spread[a][b] == NULL)
-				return emu_err_set(err, "spread ring %u -> %u: %s", a, b,
-						   rte_strerror(rte_errno));
-		}
-	return 0;
-}
-
-void
-live_spread_free(struct live_state *st)
-{
-	unsigned int a, b;
-
-	for (a = 0; a < LIVE_MAX_WORKERS; a++)
-		for (b = 0; b < LIVE_MAX_WORKERS; b++) {
-			rte_ring_free(st->spread[a][b]);
-			st->spread[a][b] = NULL;
-		}
+	return st->rx_spread ? live_rings_create(st, st->spread, "live_sp", "spread", err) : 0;
 }
 
 /* The worker that runs the ingress of @p m: by (destination IP, DestQP) for RoCEv2, else

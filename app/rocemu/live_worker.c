@@ -127,12 +127,44 @@ live_workers_plan(struct live_state *st, unsigned int *lcores, unsigned int n_lc
 	return 0;
 }
 
+int
+live_rings_create(struct live_state *st, struct rte_ring *ring[][LIVE_MAX_WORKERS],
+		  const char *prefix, const char *what, struct emu_err *err)
+{
+	char name[RTE_RING_NAMESIZE];
+	unsigned int a, b;
+
+	for (a = 0; a < st->n_workers; a++)
+		for (b = 0; b < st->n_workers; b++) {
+			if (a == b)
+				continue;
+			snprintf(name, sizeof(name), "%s_%u_%u", prefix, a % 100, b % 100);
+			ring[a][b] = rte_ring_create(name, st->ring_size, rte_socket_id(),
+						     RING_F_SP_ENQ | RING_F_SC_DEQ);
+			if (ring[a][b] == NULL)
+				return emu_err_set(err, "%s ring %u -> %u: %s", what, a, b,
+						   rte_strerror(rte_errno));
+		}
+	return 0;
+}
+
+void
+live_rings_free(struct rte_ring *ring[][LIVE_MAX_WORKERS])
+{
+	unsigned int a, b;
+
+	for (a = 0; a < LIVE_MAX_WORKERS; a++)
+		for (b = 0; b < LIVE_MAX_WORKERS; b++) {
+			rte_ring_free(ring[a][b]);
+			ring[a][b] = NULL;
+		}
+}
+
 /* One replica of the switch per worker beyond the first, and the rings between them. */
 int
 live_workers_build(struct live_state *st, struct emu_err *err)
 {
-	unsigned int a, b, w;
-	char name[RTE_RING_NAMESIZE];
+	unsigned int w;
 
 	st->w[0].sw = st->ctx.sw;
 	for (w = 1; w < st->n_workers; w++) {
@@ -147,17 +179,8 @@ live_workers_build(struct live_state *st, struct emu_err *err)
 		return 0;
 	/* RX pauses while a ring has less room than two bursts (or half of a tiny ring) */
 	st->ring_low = RTE_MIN(2u * EMU_BURST, (st->ring_size - 1) / 2);
-	for (a = 0; a < st->n_workers; a++)
-		for (b = 0; b < st->n_workers; b++) {
-			if (a == b)
-				continue;
-			snprintf(name, sizeof(name), "live_ho_%u_%u", a % 100, b % 100);
-			st->ring[a][b] = rte_ring_create(name, st->ring_size, rte_socket_id(),
-							 RING_F_SP_ENQ | RING_F_SC_DEQ);
-			if (st->ring[a][b] == NULL)
-				return emu_err_set(err, "handoff ring %u -> %u: %s", a, b,
-						   rte_strerror(rte_errno));
-		}
+	if (live_rings_create(st, st->ring, "live_ho", "handoff", err) != 0)
+		return -1;
 	for (w = 0; w < st->n_workers; w++) {
 		if (emu_switch_set_worker(st->w[w].sw, st->w[w].owned, st->owner_of,
 					  st->n_workers, st->ring[w], err) != 0)
@@ -169,17 +192,13 @@ live_workers_build(struct live_state *st, struct emu_err *err)
 void
 live_workers_free(struct live_state *st)
 {
-	unsigned int a, b;
+	unsigned int a;
 
 	if (st->w != NULL)
 		for (a = 1; a < st->n_workers; a++)
 			emu_switch_free(st->w[a].sw);
-	for (a = 0; a < LIVE_MAX_WORKERS; a++)
-		for (b = 0; b < LIVE_MAX_WORKERS; b++) {
-			rte_ring_free(st->ring[a][b]);
-			st->ring[a][b] = NULL;
-		}
-	live_spread_free(st);
+	live_rings_free(st->ring);
+	live_rings_free(st->spread);
 	rte_free(st->w);
 	st->w = NULL;
 }

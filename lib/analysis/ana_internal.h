@@ -455,24 +455,28 @@ void ana_series_init(struct ana_series *s, uint64_t bin_ns, uint32_t max_bins, b
 void *ana_grow(void *v, uint32_t *cap, uint32_t n, size_t size, uint32_t first, uint32_t max);
 void ana_series_add_slow(struct ana_series *s, uint64_t t_ns, double v);
 
+/* v into allocated bin idx (< cap): added, or its maximum in max_mode. */
+static inline void
+ana_series_put(struct ana_series *s, uint64_t idx, double v)
+{
+	if (idx >= s->n)
+		s->n = (uint32_t)idx + 1;
+	if (s->max_mode)
+		s->v[idx] = s->v[idx] > v ? s->v[idx] : v;
+	else
+		s->v[idx] += v;
+}
+
 /* Adds v to the bin of t_ns (its maximum in max_mode), growing or coarsening the series as
  * needed. Inline: the common case, a sample in the bin of the one before (up to five per data
  * packet), costs a compare and an add. */
 static inline void
 ana_series_add(struct ana_series *s, uint64_t t_ns, double v)
 {
-	if (t_ns >= s->c_lo && t_ns < s->c_hi && s->c_idx < s->cap) {
-		uint64_t idx = s->c_idx;
-
-		if (idx >= s->n)
-			s->n = (uint32_t)idx + 1;
-		if (s->max_mode)
-			s->v[idx] = s->v[idx] > v ? s->v[idx] : v;
-		else
-			s->v[idx] += v;
-		return;
-	}
-	ana_series_add_slow(s, t_ns, v);
+	if (t_ns >= s->c_lo && t_ns < s->c_hi && s->c_idx < s->cap)
+		ana_series_put(s, s->c_idx, v);
+	else
+		ana_series_add_slow(s, t_ns, v);
 }
 void ana_series_free(struct ana_series *s);
 void ana_flow_event(struct ana_flow *f, enum ana_ev_type type, uint64_t pkt, uint64_t pkt2,

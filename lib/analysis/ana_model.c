@@ -51,8 +51,11 @@ ana_predict(const struct ana_trace *t, const struct dcqcn_params *p, double *pre
 	}
 }
 
-double
-ana_err(const struct ana_trace *t, const double *pred)
+/* The relative RMS error per window of a prediction: pred[] per bin, or c in every bin when
+ * pred is NULL (a sender at line rate: no array of t->n copies of c); the same sums in the
+ * same order either way. Windows where the sender was idle are left out. */
+static double
+ana_err_of(const struct ana_trace *t, const double *pred, double c)
 {
 	double num = 0, den = 0;
 	uint32_t k;
@@ -65,7 +68,7 @@ ana_err(const struct ana_trace *t, const double *pred)
 			continue; /* the sender had nothing to send for part of it */
 		for (j = 0; j < t->w; j++) {
 			m += t->meas[k + j];
-			q += pred[k + j];
+			q += pred != NULL ? pred[k + j] : c;
 		}
 		num += (m - q) * (m - q);
 		den += m * m;
@@ -73,28 +76,16 @@ ana_err(const struct ana_trace *t, const double *pred)
 	return den > 0 ? sqrt(num / den) : 1e9;
 }
 
-/* ana_err() of a prediction that is c in every bin (a sender at line rate), summed in the same
- * order, without an array of t->n copies of c */
+double
+ana_err(const struct ana_trace *t, const double *pred)
+{
+	return ana_err_of(t, pred, 0);
+}
+
 double
 ana_err_const(const struct ana_trace *t, double c)
 {
-	double num = 0, den = 0;
-	uint32_t k;
-
-	for (k = t->k0; k + t->w <= t->k1; k += t->w) {
-		double m = 0, q = 0;
-		uint32_t j;
-
-		if (ana_idle_in(t, k, t->w))
-			continue;
-		for (j = 0; j < t->w; j++) {
-			m += t->meas[k + j];
-			q += c;
-		}
-		num += (m - q) * (m - q);
-		den += m * m;
-	}
-	return den > 0 ? sqrt(num / den) : 1e9;
+	return ana_err_of(t, NULL, c);
 }
 
 /*

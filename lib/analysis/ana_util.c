@@ -184,12 +184,7 @@ ana_series_add_slow(struct ana_series *s, uint64_t t_ns, double v)
 		s->c_hi = s->c_lo + s->bin_ns; /* wraps (no hit) only past 2^64 ns */
 		s->c_idx = idx;
 		if (idx < s->cap) {
-			if (idx >= s->n)
-				s->n = (uint32_t)idx + 1;
-			if (s->max_mode)
-				s->v[idx] = s->v[idx] > v ? s->v[idx] : v;
-			else
-				s->v[idx] += v;
+			ana_series_put(s, idx, v);
 			return;
 		}
 	}
@@ -225,12 +220,7 @@ ana_series_add_slow(struct ana_series *s, uint64_t t_ns, double v)
 		s->v = nv;
 		s->cap = ncap;
 	}
-	if (idx >= s->n)
-		s->n = (uint32_t)idx + 1;
-	if (s->max_mode)
-		s->v[idx] = s->v[idx] > v ? s->v[idx] : v;
-	else
-		s->v[idx] += v;
+	ana_series_put(s, idx, v);
 }
 
 void

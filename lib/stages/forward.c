@@ -14,9 +14,9 @@
  * MULTI_WRITER_ADD), so a MAC learned on one worker's RX is known to every worker. Its
  * entries are never deleted while shared (a position is then never reused under a reader,
  * with no RCU to run): an aged entry is marked (last-seen 1) and comes back when its MAC is
- * seen again; a new entry's port is stored before its last-seen time (release), and a reader
- * that finds last-seen 0 treats the MAC as still unknown. Last-seen is refreshed at most every
- * FORWARD_SHARED_REFRESH_NS, so that frames do not write a line other workers read.
+ * seen again; a new entry's port is stored before its last-seen value (a release store), and a
+ * reader that finds last-seen 0 treats the MAC as still unknown. Last-seen is refreshed at most
+ * every FORWARD_SHARED_REFRESH_NS, so that frames do not write a line other workers read.
  */
 #include <errno.h>
 #include <stdlib.h>

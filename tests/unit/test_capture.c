@@ -13,6 +13,7 @@
  * wrap).
  */
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -413,6 +414,35 @@ test_ring_annotated_events(void **state)
 }
 
 /*
+ * Read @p file back and remove it: its records, how often time went back, and the sum of the
+ * times of its first @p sum_first records.
+ */
+static void
+cap_read_order(const char *file, unsigned int sum_first, unsigned int *n_out,
+	       unsigned int *backwards, uint64_t *sum_out)
+{
+	struct emu_pcap_rec rec;
+	struct emu_pcapr rd;
+	struct emu_err err;
+	uint64_t prev = 0;
+
+	*n_out = 0;
+	*backwards = 0;
+	*sum_out = 0;
+	memset(&rd, 0, sizeof(rd));
+	assert_int_equal(emu_pcapr_open(&rd, file, NULL, &err), 0);
+	while (emu_pcapr_next(&rd, &rec, &err) == 1) {
+		*backwards += rec.ts_ns < prev;
+		prev = rec.ts_ns;
+		if (*n_out < sum_first)
+			*sum_out += rec.ts_ns;
+		(*n_out)++;
+	}
+	emu_pcapr_close(&rd);
+	unlink(file);
+}
+
+/*
  * Time order, as capinfos checks it: the worker pushes what a live pass makes, frames dropped
  * at arrival stamped with the pass's time before the frames the TM releases stamped with their
  * departures earlier in the pass, port after port. The file must hold every record, each no
@@ -424,11 +454,9 @@ test_time_order(void **state)
 {
 	char file[] = "/tmp/rocemu_test_capture_XXXXXX.pcapng";
 	static const char *const ifs[] = { "p0", "p1", "drop" };
-	uint64_t now = 5000000000ULL, prev = 0, sum_in = 0, sum_out = 0;
+	uint64_t now = 5000000000ULL, sum_in = 0, sum_out = 0;
 	struct emu_capture_stats st;
 	struct emu_capture *cap;
-	struct emu_pcap_rec rec;
-	struct emu_pcapr rd;
 	struct emu_err err;
 	unsigned int pass, i, n_in = 0, n_out = 0, backwards = 0;
 	int fd;
@@ -496,17 +524,7 @@ test_time_order(void **state)
 	assert_int_equal(st.late, 1); /* now - 1, after now + 11 ms had pushed now out */
 	emu_capture_free(cap);
 
-	memset(&rd, 0, sizeof(rd));
-	assert_int_equal(emu_pcapr_open(&rd, file, NULL, &err), 0);
-	while (emu_pcapr_next(&rd, &rec, &err) == 1) {
-		backwards += rec.ts_ns < prev;
-		prev = rec.ts_ns;
-		if (n_out < n_in)
-			sum_out += rec.ts_ns;
-		n_out++;
-	}
-	emu_pcapr_close(&rd);
-	unlink(file);
+	cap_read_order(file, n_in, &n_out, &backwards, &sum_out);
 	assert_int_equal(backwards, 0);
 	assert_int_equal(n_out, n_in + 4);
 	assert_true(sum_out == sum_in); /* the records of the passes kept their own times */
@@ -524,11 +542,9 @@ static void
 test_peers(void **state)
 {
 	char file[] = "/tmp/rocemu_test_capture_XXXXXX.pcap";
-	uint64_t t[2] = { 1000000000ULL, 1000000500ULL }, prev = 0, sum_in = 0, sum_out = 0;
+	uint64_t t[2] = { 1000000000ULL, 1000000500ULL }, sum_in = 0, sum_out = 0;
 	struct emu_capture *cap, *peer, *ring[2];
 	struct emu_capture_stats st;
-	struct emu_pcap_rec rec;
-	struct emu_pcapr rd;
 	struct emu_err err;
 	unsigned int i, k, n_in = 0, n_out = 0, backwards = 0, full = 0;
 	int fd;
@@ -587,16 +603,7 @@ test_peers(void **state)
 	assert_int_equal(st.late, 0);
 	emu_capture_free(cap);
 
-	memset(&rd, 0, sizeof(rd));
-	assert_int_equal(emu_pcapr_open(&rd, file, NULL, &err), 0);
-	while (emu_pcapr_next(&rd, &rec, &err) == 1) {
-		backwards += rec.ts_ns < prev;
-		prev = rec.ts_ns;
-		sum_out += rec.ts_ns;
-		n_out++;
-	}
-	emu_pcapr_close(&rd);
-	unlink(file);
+	cap_read_order(file, UINT_MAX, &n_out, &backwards, &sum_out);
 	assert_int_equal(n_out, n_in);
 	assert_int_equal(backwards, 0);
 	assert_true(sum_out == sum_in);
@@ -629,11 +636,9 @@ cap_run_behind(bool peer_clock)
 {
 	char file[] = "/tmp/rocemu_test_capture_XXXXXX.pcap";
 	const uint64_t t0 = 2000000000ULL;
-	uint64_t prev = 0, sum_in = 0, sum_out = 0, late;
+	uint64_t sum_in = 0, sum_out = 0, late;
 	struct emu_capture *cap, *peer;
 	struct emu_capture_stats st;
-	struct emu_pcap_rec rec;
-	struct emu_pcapr rd;
 	struct emu_err err;
 	unsigned int i, n_out = 0, backwards = 0;
 	int fd;
@@ -665,16 +670,7 @@ cap_run_behind(bool peer_clock)
 	emu_capture_free(peer);
 	emu_capture_free(cap);
 
-	memset(&rd, 0, sizeof(rd));
-	assert_int_equal(emu_pcapr_open(&rd, file, NULL, &err), 0);
-	while (emu_pcapr_next(&rd, &rec, &err) == 1) {
-		backwards += rec.ts_ns < prev;
-		prev = rec.ts_ns;
-		sum_out += rec.ts_ns;
-		n_out++;
-	}
-	emu_pcapr_close(&rd);
-	unlink(file);
+	cap_read_order(file, UINT_MAX, &n_out, &backwards, &sum_out);
 	assert_int_equal(n_out, 250);
 	assert_int_equal(backwards, 0); /* late records are written at the time before them */
 	if (late == 0)
