@@ -292,6 +292,7 @@ live_print_lost(struct live_state *st, const struct emu_snap_view *views)
 			st->nic[i].rx_nombuf, st->nic[i].ierrors, st->nic[i].oerrors,
 			i + 1 < st->n_ports ? "," : "\n");
 	live_print_workers(st, views, live_out);
+	live_guard_print(st, live_out);
 	if (lost > 0)
 		fprintf(live_out, "rocemu: LOST %" PRIu64 " frames itself, not emulated: %" PRIu64
 			" the NICs dropped on receive (imissed, rx_nombuf, ierrors), %" PRIu64
@@ -395,6 +396,10 @@ app_live_main(int argc, char **argv)
 	for (i = 0; i < st->n_ports; i++)
 		if (live_port_setup(st, i) != 0)
 			goto out;
+	if (live_guard_setup(st) != 0)
+		goto out;
+	for (i = 0; i < st->n_ports; i++)
+		st->any_guard |= st->guard[i].on;
 	emu_switch_route_warnings(st->ctx.sw, live_out);
 	emu_profile_path_warnings(st->ctx.prof, st->ctx.sw, live_out);
 	if (o.timeline_file != NULL) {

@@ -26,10 +26,30 @@
 #define LIVE_RING_SIZE 1024  /* a handoff ring's entries (per sender, owner pair), default */
 #define LIVE_RING_BURSTS 8   /* bursts a worker takes from one ring in one poll, at most */
 
-/* One RX queue a worker polls: the pipeline's port index and the queue. */
+/* One RX queue a worker polls: the pipeline's port index and the queue; its RX guard state. */
 struct live_rxq {
 	uint16_t port;
 	uint16_t queue;
+	bool guard_over;        /* held xoff frames or more, not yet xon or fewer */
+	uint64_t guard_since;   /* ... since then */
+	uint64_t guard_refresh; /* next XOFF refresh */
+};
+
+/* ports[].rx_guard of one port (live_guard.c); set at start, but for over. */
+struct live_guard {
+	bool on;
+	uint32_t xoff, xon;   /* frames held by one RX queue */
+	uint16_t vector;      /* the port's lossless priorities */
+	uint16_t quanta;
+	uint64_t refresh_ns;  /* half the pause the quanta give at the link's speed */
+	uint32_t over;        /* atomic: bit q = RX queue q above xoff (changed on crossings) */
+};
+
+/* A worker's RX guard counters for one port (one writer). */
+struct live_guard_ctr {
+	uint64_t xoff, xon, refresh, not_sent;
+	uint64_t fill_max;    /* the most frames it saw in one of the port's RX queues */
+	uint64_t over_ns;     /* time its queues spent above xoff (closed intervals) */
 };
 
 /*
@@ -58,6 +78,7 @@ struct live_worker {
 	uint64_t last_poll_ns;
 	/* the shared buffer: its TMs' cells in use, published once a poll */
 	uint64_t buf_used_cells;
+	struct live_guard_ctr guard[EMU_MAX_PORTS]; /* RX guard, per port */
 } __rte_cache_aligned;
 
 /* The NIC's own counters of one port, as deltas from the start (rte_eth_stats). */
@@ -88,6 +109,8 @@ struct live_state {
 	bool rx_spread;                           /* --rx-spread */
 	bool spread_port[EMU_MAX_PORTS];          /* ports it applies to (one RX queue) */
 	struct rte_ring *spread[LIVE_MAX_WORKERS][LIVE_MAX_WORKERS]; /* [poller][worker] */
+	struct live_guard guard[EMU_MAX_PORTS];   /* ports[].rx_guard */
+	bool any_guard;
 	unsigned int ring_size;                   /* --ring-size */
 	unsigned int ring_low;                    /* RX pauses below this much room */
 	/* NIC counters at the start, and the deltas when last read */
@@ -116,6 +139,14 @@ uint64_t live_nic_lost(const struct live_nic *nic, unsigned int n_ports, uint64_
 json_t *live_nic_json(const struct live_state *st, const struct live_nic *nic);
 /** The packet pool: {"in_use": mbufs out of the pool now, "total": its size}. */
 json_t *live_mbufs_json(const struct live_state *st);
+
+/* live_guard.c */
+/** Check and fill in the guarded ports' settings (after the ports started); -1 with a line. */
+int live_guard_setup(struct live_state *st);
+/** Worker side: read RX queue @p i's fill and send XOFF/XON on a crossing. */
+void live_guard_check(struct live_worker *w, unsigned int i, uint64_t now);
+json_t *live_guard_json(const struct live_state *st, unsigned int port);
+void live_guard_print(const struct live_state *st, FILE *f);
 
 /* live_worker.c */
 uint64_t live_now_ns(const struct live_state *st);

@@ -310,15 +310,17 @@ live_nic_json(const struct live_state *st, const struct live_nic *nic)
 
 	for (i = 0; o != NULL && i < st->n_ports; i++) {
 		const struct live_nic *n = &nic[i];
+		json_t *p = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}",
+				      "ipackets", (json_int_t)n->ipackets,
+				      "opackets", (json_int_t)n->opackets,
+				      "drop_nic_imissed", (json_int_t)n->imissed,
+				      "drop_nic_rx_nombuf", (json_int_t)n->rx_nombuf,
+				      "drop_nic_ierrors", (json_int_t)n->ierrors,
+				      "drop_nic_oerrors", (json_int_t)n->oerrors);
 
-		json_object_set_new(o, st->ctx.pl->port_names[i],
-			json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}",
-				  "ipackets", (json_int_t)n->ipackets,
-				  "opackets", (json_int_t)n->opackets,
-				  "drop_nic_imissed", (json_int_t)n->imissed,
-				  "drop_nic_rx_nombuf", (json_int_t)n->rx_nombuf,
-				  "drop_nic_ierrors", (json_int_t)n->ierrors,
-				  "drop_nic_oerrors", (json_int_t)n->oerrors));
+		if (p != NULL && st->guard[i].on)
+			json_object_set_new(p, "rx_guard", live_guard_json(st, i));
+		json_object_set_new(o, st->ctx.pl->port_names[i], p);
 	}
 	return o;
 }

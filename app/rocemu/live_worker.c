@@ -237,11 +237,10 @@ live_poll(struct live_worker *w, bool rx)
 	uint16_t n, sent;
 
 	gap = w->last_poll_ns != 0 ? now - w->last_poll_ns : 0;
-	if (gap > 1000000) {
+	if (unlikely(gap > w->gap_max_ns))
+		LIVE_STORE(&w->gap_max_ns, gap);
+	if (gap > 1000000)
 		LIVE_STORE(&w->gaps_over_1ms, w->gaps_over_1ms + 1);
-		if (gap > w->gap_max_ns)
-			LIVE_STORE(&w->gap_max_ns, gap);
-	}
 	w->last_poll_ns = now;
 	emu_switch_snap_serve(sw); /* a reader's snapshot, between bursts */
 	if (st->n_workers > 1) {
@@ -284,10 +283,12 @@ live_poll(struct live_worker *w, bool rx)
 		if (rx && st->rx_spread && live_spread_low(w))
 			rx = false;
 	}
-	for (i = 0; rx && i < w->n_rxq; i++) {
+	for (i = 0; (rx || st->any_guard) && i < w->n_rxq; i++) {
 		uint16_t port = w->rxq[i].port;
 
-		n = rte_eth_rx_burst(st->port_ids[port], w->rxq[i].queue, pkts, EMU_BURST);
+		n = 0;
+		if (rx)
+			n = rte_eth_rx_burst(st->port_ids[port], w->rxq[i].queue, pkts, EMU_BURST);
 		if (n > 0) {
 			if (st->spread_port[port])
 				live_spread_rx(w, port, pkts, n, now);
@@ -296,6 +297,11 @@ live_poll(struct live_worker *w, bool rx)
 			LIVE_STORE(&w->rx_pkts, w->rx_pkts + n);
 			moved += n;
 		}
+		/* the RX guard reads the ring's fill where it may be high: a full burst, a ring
+		 * above XOFF, or one left unread */
+		if (unlikely(st->guard[port].on) &&
+		    (n == EMU_BURST || !rx || w->rxq[i].guard_over))
+			live_guard_check(w, i, now);
 	}
 	/* The time again after the RX work (about 1-2 us a full pass): what became due meanwhile
 	 * leaves in this pass, not one pass later (tests/bench/README.md, seventh pass). */
@@ -462,6 +468,8 @@ live_worker_json(const struct live_state *st, const struct live_worker *w,
 	json_object_set_new(o, "ring_high_water", hwm);
 	json_object_set_new(o, "poll_gaps_over_1ms",
 			    json_integer((json_int_t)LIVE_LOAD(&w->gaps_over_1ms)));
+	json_object_set_new(o, "poll_gap_max_ns",
+			    json_integer((json_int_t)LIVE_LOAD(&w->gap_max_ns)));
 	return o;
 }
 

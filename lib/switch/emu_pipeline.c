@@ -16,12 +16,36 @@
 #define EMU_MTU_MAX 9216
 #define EMU_MTU_DEFAULT 9216
 
+#define EMU_GUARD_MAX_DESC 65535
+
+static const struct emu_key emu_pipeline_guard_entries[] = {
+	EMU_K_INT_DYN("xoff", 1, EMU_GUARD_MAX_DESC,
+		      "send XOFF when an RX queue of the port holds this many frames; default: "
+		      "half its ring"),
+	EMU_K_INT_DYN("xon", 0, EMU_GUARD_MAX_DESC - 1,
+		      "send XON when every RX queue of the port holds at most this many; < xoff; "
+		      "default: an eighth of the ring"),
+};
+static const struct emu_key_rule emu_pipeline_guard_rules[] = {
+	{ "xoff", NULL, EMU_KEY_LIST("xon"), NULL },
+	{ "xon", NULL, EMU_KEY_LIST("xoff"), NULL },
+};
+static const struct emu_key_table emu_pipeline_guard_table = {
+	.title = "ports[].rx_guard",
+	.desc = "live mode: pause the port's peer (PFC on its lossless priorities) while rocemu "
+		"falls behind on the port's RX ring; off when absent",
+	.keys = emu_pipeline_guard_entries, .n_keys = RTE_DIM(emu_pipeline_guard_entries),
+	.rules = emu_pipeline_guard_rules, .n_rules = RTE_DIM(emu_pipeline_guard_rules),
+};
+
 static const struct emu_key emu_pipeline_port_entries[] = {
 	{ .name = "name", .type = EMU_KEY_STR, .required = true,
 	  .schema = "{\"pattern\": \"^[A-Za-z0-9_-]{1,31}$\"}",
 	  .desc = "the port's name (unique): 1-31 characters of [A-Za-z0-9_-]" },
 	EMU_K_STR("dev", NULL, "the DPDK device (an EAL --vdev or PCI address) in live mode"),
 	EMU_K_INT("mtu", EMU_MTU_DEFAULT, EMU_MTU_MIN, EMU_MTU_MAX, "L3 MTU (bytes)"),
+	EMU_K_OBJ("rx_guard", &emu_pipeline_guard_table,
+		  "live mode: PFC out of the port while its RX ring fills; off when absent"),
 };
 const struct emu_key_table emu_pipeline_port_table =
 	EMU_KEY_TABLE("ports[]", "a switch port", emu_pipeline_port_entries);
@@ -64,6 +88,50 @@ emu_pipeline_port_name_ok(const char *s)
 	return 1;
 }
 
+/* ports[i].rx_guard: {} or {xoff, xon} in frames held by one RX queue */
+static int
+emu_pipeline_guard(const json_t *o, const char *path, struct emu_pipeline_port *p,
+		   struct emu_err *err)
+{
+	const struct emu_key_table *g = &emu_pipeline_guard_table;
+	int64_t xoff = 0, xon = 0;
+	int rc;
+
+	rc = emu_json_expect_object(o, path, err);
+	if (rc == 0)
+		rc = emu_keys_check(o, path, g, err);
+	if (rc == 0 && json_object_get(o, "xoff") != NULL)
+		rc = emu_key_int_req(o, path, g, "xoff", &xoff, err);
+	if (rc == 0 && json_object_get(o, "xon") != NULL)
+		rc = emu_key_int_req(o, path, g, "xon", &xon, err);
+	if (rc != 0)
+		return rc;
+	if ((json_object_get(o, "xoff") == NULL) != (json_object_get(o, "xon") == NULL))
+		return emu_err_set(err, "%s: give both \"xoff\" and \"xon\", or neither (the "
+				   "defaults: half and an eighth of the RX ring)", path);
+	if (xoff != 0 && xon >= xoff)
+		return emu_err_set(err, "%s.xon: must be < xoff (%lld), got %lld", path,
+				   (long long)xoff, (long long)xon);
+	p->rx_guard = true;
+	p->guard_xoff = (uint32_t)xoff;
+	p->guard_xon = (uint32_t)xon;
+	return 0;
+}
+
+/* A guard pauses the port's lossless priorities: it needs some. */
+static int
+emu_pipeline_guard_check(const struct emu_pipeline *pl, struct emu_err *err)
+{
+	unsigned int i;
+
+	for (i = 0; i < pl->n_ports; i++)
+		if (pl->ports[i].rx_guard && pl->tm.ports[i].lossless_mask == 0)
+			return emu_err_set(err, "ports[%u].rx_guard: port %s has no lossless "
+					   "priority for its PFC frames to pause (tm.ports[].lossless "
+					   "is [])", i, pl->ports[i].name);
+	return 0;
+}
+
 static int
 emu_pipeline_ports(struct emu_pipeline *pl, struct emu_err *err)
 {
@@ -97,6 +165,12 @@ emu_pipeline_ports(struct emu_pipeline *pl, struct emu_err *err)
 			rc = emu_key_str(o, path, T, "dev", &p->dev, err);
 		if (rc == 0)
 			rc = emu_key_int(o, path, T, "mtu", &mtu, err);
+		if (rc == 0 && json_object_get(o, "rx_guard") != NULL) {
+			char gpath[EMU_JSON_PATH_LEN];
+
+			emu_json_path(gpath, sizeof(gpath), path, "rx_guard");
+			rc = emu_pipeline_guard(json_object_get(o, "rx_guard"), gpath, p, err);
+		}
 		if (rc != 0)
 			return rc;
 		if (!emu_pipeline_port_name_ok(p->name))
@@ -339,6 +413,8 @@ emu_pipeline_from_json(json_t *root, const char *file, struct emu_pipeline **out
 		rc = emu_tm_cfg_parse(json_object_get(root, "tm"), pl->n_ports, pl->port_names,
 				      mtus, &pl->tm, err);
 	}
+	if (rc == 0)
+		rc = emu_pipeline_guard_check(pl, err);
 	if (rc == 0)
 		rc = emu_pipeline_fabric(pl, mtus, err);
 	if (rc == 0)

@@ -210,30 +210,39 @@ emu_switch_send_pfc_work(struct emu_switch *sw, uint64_t now_ns)
 
 	n = emu_tm_pfc_collect(sw->tm, now_ns, frames, RTE_DIM(frames));
 	for (i = 0; i < n; i++) {
-		struct rte_mbuf *m;
-		uint8_t mac[6];
-
 		if (frames[i].port >= sw->n_ports) {
 			/* a fabric link's far end: pause the link itself, no frame */
 			emu_switch_fabric_pause(sw, &frames[i], now_ns);
 			continue;
 		}
-		emu_switch_port_mac(frames[i].port, mac);
-		m = emu_tm_pfc_mbuf(sw->pool, &frames[i], mac, now_ns);
-		if (m == NULL) {
-			sw->ctr[EMU_RUN_CTR_PFC_NOT_SENT_NOMBUF] += 1;
-			continue;
-		}
-		sw->ctr[EMU_RUN_CTR_CREATED] += 1;
-		sw->ctr[EMU_RUN_CTR_PFC_CREATED] += 1;
-		if (unlikely(emu_switch_foreign(sw, frames[i].port))) {
-			/* it leaves by a port another worker sends from: its control queue there */
-			emu_meta(m)->out_port = frames[i].port;
-			emu_switch_handoff(sw, frames[i].port, m);
-			continue;
-		}
-		emu_tm_enqueue(sw->tm, frames[i].port, m, now_ns, &sw->tm_rng);
+		emu_switch_pfc_out(sw, &frames[i], now_ns);
 	}
+}
+
+/* Build PFC frame @p f and queue it on its port's control queue, here or on the worker that
+ * sends from that port; false when the pool is empty (counted). */
+bool
+emu_switch_pfc_out(struct emu_switch *sw, const struct emu_tm_pfc_frame *f, uint64_t now_ns)
+{
+	struct rte_mbuf *m;
+	uint8_t mac[6];
+
+	emu_switch_port_mac(f->port, mac);
+	m = emu_tm_pfc_mbuf(sw->pool, f, mac, now_ns);
+	if (m == NULL) {
+		sw->ctr[EMU_RUN_CTR_PFC_NOT_SENT_NOMBUF] += 1;
+		return false;
+	}
+	sw->ctr[EMU_RUN_CTR_CREATED] += 1;
+	sw->ctr[EMU_RUN_CTR_PFC_CREATED] += 1;
+	if (unlikely(emu_switch_foreign(sw, f->port))) {
+		/* it leaves by a port another worker sends from: its control queue there */
+		emu_meta(m)->out_port = f->port;
+		emu_switch_handoff(sw, f->port, m);
+		return true;
+	}
+	emu_tm_enqueue(sw->tm, f->port, m, now_ns, &sw->tm_rng);
+	return true;
 }
 
 /* Called on every burst: the test inline, the work (a 2 x ports frame array) apart. */

@@ -46,6 +46,11 @@ struct emu_pipeline_port {
 	const char *name; /**< switch port name ("p0") */
 	const char *dev;  /**< DPDK device name or PCI address; NULL = the i-th DPDK port */
 	uint32_t mtu;     /**< L3 MTU to configure (default 9216) */
+	/** rx_guard (live mode): PFC XOFF for the port's lossless priorities out of the port
+	 * while one of its RX queues holds xoff or more frames, XON once all hold at most xon
+	 * (0: the live runner's default, half and an eighth of the ring) */
+	bool rx_guard;
+	uint32_t guard_xoff, guard_xon;
 };
 
 /** A loaded, validated pipeline document (the switch definition). */
@@ -280,6 +285,14 @@ unsigned int emu_switch_handoff_flush(struct emu_switch *sw);
  */
 void emu_switch_rx_refused(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts,
 			   uint16_t n, uint64_t now_ns);
+
+/**
+ * Send PFC frame @p f out of port f->port for rocemu itself (live's RX guard): counted as
+ * created, queued on the port's control queue here, or handed to the worker that sends from
+ * the port. false when the pool was empty (runner.pfc_not_sent_nombuf).
+ */
+bool emu_switch_pfc_out(struct emu_switch *sw, const struct emu_tm_pfc_frame *f,
+			uint64_t now_ns);
 
 /** Frames another worker handed over (taken from its ring): into this replica's TMs. */
 void emu_switch_rx_handoff(struct emu_switch *sw, struct rte_mbuf **pkts, uint16_t n,

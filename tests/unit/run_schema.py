@@ -33,7 +33,7 @@ SCHEMA_CANNOT = {
     "reorder-ports-unknown", "fabric-link-unknown-switch", "fabric-name-clash",
     "fabric-port-twice",
     # a key against the TM section of another port (lossless priorities, PFC on)
-    "incast-pfc-not-lossless", "incast-attach-no-fabric",
+    "incast-pfc-not-lossless", "incast-attach-no-fabric", "port-guard-lossless",
     # the fabric's graph: every pair of leaves connected, every switch on a link, two leaves
     "fabric-no-path", "fabric-switch-no-links", "fabric-no-leaves",
     # a resilient table against the next hops the graph gives a switch
@@ -51,7 +51,7 @@ SCHEMA_CANNOT = {
     "tm-port-twice", "forward-pair-self", "match-direction-same-port",
     # one value against another (sums, orders, <, <=)
     "delay-jitter-over-delay", "impair-loss-4state-sum", "impair-loss-4state-sum3",
-    "match-until-before-from", "tm-ecn-kmax", "tm-pfc-xon-above", "profile-order",
+    "match-until-before-from", "tm-ecn-kmax", "tm-pfc-xon-above", "profile-order", "port-guard-xon",
     "profile-repeat-inner-late", "match-psn-half",
     # values derived from other keys (MTU, rates, delay lines, the port count, link names)
     "incast-frame-mtu", "incast-period-short", "incast-loop-senders", "forward-pairs-3ports",
