@@ -4,8 +4,9 @@
 
 /*
  * Live mode, shared by its files: live.c (options and the main loop), live_port.c (ports,
- * queues and the NIC's own counters), live_worker.c (the worker lcores, their rings and the
- * merged view of their switches), live_ctl.c (profile reloads and telemetry).
+ * queues and the NIC's own counters), live_plan.c (who owns and polls what), live_worker.c
+ * (the worker lcores, their rings and the merged view of their switches), live_spread.c
+ * (--rx-spread), live_guard.c (ports[].rx_guard), live_ctl.c (profile reloads and telemetry).
  * docs/multicore.md has the picture of the lcores and rings.
  */
 #include <signal.h>
@@ -148,10 +149,12 @@ void live_guard_check(struct live_worker *w, unsigned int i, uint64_t now);
 json_t *live_guard_json(const struct live_state *st, unsigned int port);
 void live_guard_print(const struct live_state *st, FILE *f);
 
+/* live_plan.c */
+int live_workers_plan(struct live_state *st, unsigned int *lcores, unsigned int n_lcores);
+
 /* live_worker.c */
 uint64_t live_now_ns(const struct live_state *st);
 double live_elapsed_s(const struct live_state *st);
-int live_workers_plan(struct live_state *st, unsigned int *lcores, unsigned int n_lcores);
 int live_workers_build(struct live_state *st, struct emu_err *err);
 /** SPSC rings [from][to] between every two workers, named PREFIX_from_to (@p what: messages). */
 int live_rings_create(struct live_state *st, struct rte_ring *ring[][LIVE_MAX_WORKERS],

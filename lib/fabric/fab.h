@@ -210,6 +210,16 @@ void fab_res_init(const struct fab_cfg *cfg, struct fab_rt *rt, uint8_t *block);
 unsigned int fab_res_update(const struct fab_cfg *cfg, struct fab_rt *rt, unsigned int s,
 			    unsigned int d);
 
+/**
+ * Real ports in groups such that no fabric link carries packets to ports of two groups
+ * (fab_groups.c): @p group[p] in 0..n-1, numbered by their first port; returns n. Ports on one
+ * leaf are in one group as soon as any link leads to that leaf.
+ */
+unsigned int fab_port_groups(const struct fab_cfg *c, uint8_t group[EMU_MAX_PORTS]);
+
+/** A link that packets to real ports @p a and @p b can both take (the lowest), or FAB_NONE. */
+uint16_t fab_shared_link(const struct fab_cfg *c, unsigned int a, unsigned int b);
+
 /** Start @p rt (zeroed): no list of links up built yet. */
 void fab_rt_init(struct fab_rt *rt);
 

@@ -51,10 +51,27 @@ emu_switch_set_worker(struct emu_switch *sw, uint64_t owned, const uint8_t *owne
 					   "it runs with --workers 1 for now (docs/multicore.md)",
 					   sw->stages[i].egress ? "egress" : "ingress",
 					   sw->stages[i].name, sw->stages[i].ops->type);
-	if (sw->fab != NULL && sw->n_ports > 2 && n_workers > 1)
-		return emu_err_set(err, "fabric: with more than two real ports its links would be "
-				   "shared by workers: a fabric runs on two workers only between "
-				   "two ports (one direction each) for now (docs/multicore.md)");
+	/* packets cross the fabric on their destination's owner, which has its own copy of
+	 * every link: a link that carries packets to ports of two owners would be split */
+	for (i = 0; sw->pl->fabric != NULL && i < sw->n_ports; i++) {
+		unsigned int j;
+
+		for (j = 0; j < i; j++) {
+			uint16_t l;
+
+			if (owner_of[i] == owner_of[j])
+				continue;
+			l = fab_shared_link(sw->pl->fabric, i, j);
+			if (l != FAB_NONE)
+				return emu_err_set(err, "fabric: packets to %s and to %s can both take "
+						   "link %s, but workers %u and %u own them: ports "
+						   "whose packets share a link need one worker "
+						   "(docs/multicore.md)", sw->pl->port_names[j],
+						   sw->pl->port_names[i],
+						   sw->pl->fabric->links[l].name, owner_of[j],
+						   owner_of[i]);
+		}
+	}
 	memcpy(sw->owner_of, owner_of, sw->n_ports);
 	sw->foreign = all & ~owned;
 	sw->n_workers = n_workers;

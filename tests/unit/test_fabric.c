@@ -227,6 +227,50 @@ test_levels(void **state)
 	emu_pipeline_free(pl);
 }
 
+/*
+ * Groups of real ports whose packets share no link (fab_groups.c), the split of a fabric over
+ * workers: two leaves split by leaf; three leaves on two spines do not (a leaf's up-links carry
+ * packets to both others).
+ */
+static void
+test_port_groups(void **state)
+{
+	struct emu_pipeline *pl;
+	uint8_t g[EMU_MAX_PORTS];
+
+	(void)state;
+	pl = levels_pipeline("{\"name\": \"leaf0\", \"ports\": [\"p0\", \"p1\"]},"
+			     " {\"name\": \"leaf1\", \"ports\": [\"p2\"]},"
+			     " {\"name\": \"spine0\"}, {\"name\": \"spine1\"}",
+			     "{\"from\": \"leaf0\", \"to\": \"spine0\"},"
+			     " {\"from\": \"leaf0\", \"to\": \"spine1\"},"
+			     " {\"from\": \"leaf1\", \"to\": \"spine0\"},"
+			     " {\"from\": \"leaf1\", \"to\": \"spine1\"}");
+	assert_int_equal(fab_port_groups(pl->fabric, g), 2);
+	assert_int_equal(g[0], 0);
+	assert_int_equal(g[1], 0);
+	assert_int_equal(g[2], 1);
+	assert_int_equal(fab_shared_link(pl->fabric, 0, 2), FAB_NONE);
+	assert_int_not_equal(fab_shared_link(pl->fabric, 0, 1), FAB_NONE);
+	emu_pipeline_free(pl);
+
+	pl = levels_pipeline("{\"name\": \"leaf0\", \"ports\": [\"p0\"]},"
+			     " {\"name\": \"leaf1\", \"ports\": [\"p1\"]},"
+			     " {\"name\": \"leaf2\", \"ports\": [\"p2\"]},"
+			     " {\"name\": \"spine0\"}, {\"name\": \"spine1\"}",
+			     "{\"from\": \"leaf0\", \"to\": \"spine0\"},"
+			     " {\"from\": \"leaf1\", \"to\": \"spine0\"},"
+			     " {\"from\": \"leaf2\", \"to\": \"spine0\"},"
+			     " {\"from\": \"leaf0\", \"to\": \"spine1\"},"
+			     " {\"from\": \"leaf1\", \"to\": \"spine1\"},"
+			     " {\"from\": \"leaf2\", \"to\": \"spine1\"}");
+	assert_int_equal(fab_port_groups(pl->fabric, g), 1);
+	/* leaf0's up-link to spine0 carries packets to p1 and to p2 */
+	assert_string_equal(pl->fabric->links[fab_shared_link(pl->fabric, 1, 2)].name,
+			    "leaf0-spine0");
+	emu_pipeline_free(pl);
+}
+
 /* Two leaves joined by four parallel links (and four back); leaf0 hashes (CRC16-CCITT of the
  * 5-tuple), with a resilient table of @p buckets when not 0. */
 static struct emu_pipeline *
@@ -438,6 +482,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_route_same),
 		cmocka_unit_test(test_levels),
+		cmocka_unit_test(test_port_groups),
 		cmocka_unit_test(test_resilient),
 	};
 
