@@ -94,7 +94,7 @@ static const struct prom_family prom_families[] = {
 	{ "rocemu_fabric_link_events_total", "counter", "A fabric link's other counters, by name (drops also in rocemu_drops_total)." },
 	{ "rocemu_fabric_switch_events_total", "counter", "A fabric switch's counters, by name (drops also in rocemu_drops_total)." },
 	{ "rocemu_worker_events_total", "counter", "A worker lcore's counters, by name (live --workers): rx/tx packets, handoffs, busy and idle cycles." },
-	{ "rocemu_nic_events_total", "counter", "A port's NIC counters since the start (live): ipackets, opackets, and its own losses drop_nic_* (also in rocemu_drops_total)." },
+	{ "rocemu_nic_events_total", "counter", "A port's NIC counters since the start (live): ipackets, opackets, its own losses drop_nic_* (also in rocemu_drops_total), and with ports[].rx_guard the PFC frames it sent: rx_guard_xoff_frames, rx_guard_xon_frames, rx_guard_refresh_frames." },
 	{ "rocemu_mbufs_in_use", "gauge", "Packet buffers (mbufs) out of the pool now (live): flat in a steady run." },
 	{ "rocemu_mbufs_total", "gauge", "Packet buffers (mbufs) in the pool (live)." },
 };
@@ -111,6 +111,29 @@ enum {
 	PROM_F_MBUFS_IN_USE = 32,
 	PROM_F_MBUFS_TOTAL = 33,
 };
+
+/* A port's group of NIC-side counters (live's rx_guard): its counts of frames, as
+ * counter="GROUP_NAME"; its thresholds, maxima and times are in --stats only. */
+static void
+prom_nic_sub(struct prom_buf *b, const char *name, const char *port, const char *group,
+	     const json_t *sub)
+{
+	char label[96];
+	const char *c;
+	json_t *v;
+
+	json_object_foreach((json_t *)(uintptr_t)sub, c, v) {
+		size_t n = strlen(c);
+
+		if (!json_is_integer(v) || n < 7 || strcmp(c + n - 7, "_frames") != 0)
+			continue;
+		snprintf(label, sizeof(label), "%s_%s", group, c);
+		prom_add(b, "%s{", name);
+		prom_label(b, "port", port, true);
+		prom_label(b, "counter", label, false);
+		prom_add(b, "} %lld\n", (long long)json_integer_value(v));
+	}
+}
 
 static long long
 prom_int(const json_t *o, const char *key)
@@ -320,6 +343,10 @@ prom_family(struct prom_buf *b, const json_t *st, unsigned int f)
 			const char *c;
 
 			json_object_foreach((json_t *)(uintptr_t)o, c, v) {
+				if (json_is_object(v)) {
+					prom_nic_sub(b, name, k, c, v);
+					continue;
+				}
 				prom_add(b, "%s{", name);
 				prom_label(b, "port", k, true);
 				prom_label(b, "counter", c, false);

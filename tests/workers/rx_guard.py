@@ -61,13 +61,14 @@ def run(rocemu, peer, tmp, tag, guard, workers, honor=True):
     with open(empty, "wb") as f:
         f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
     lc = "0@0,1@1" if workers == 1 else "0@0,1@0,2@1"
+    prom = os.path.join(tmp, tag + ".prom")
     cmd = [rocemu, "--lcores", lc, "--no-huge", "-m", "1024", "--no-pci",
            "--file-prefix=rg%d%s" % (os.getpid(), tag), "--log-level=lib.eal:error",
            "--log-level=lib.vhost.config:error",
            "--vdev", "net_vhost0,iface=%s,queues=1" % sock,
            "--vdev", "net_pcap0,rx_pcap=%s,tx_pcap=/dev/null" % empty,
            "--", "--pipeline", pipeline(tmp, guard), "--workers", str(workers),
-           "--duration", "5", "--stats", stats]
+           "--duration", "5", "--stats", stats, "--stats-interval", "1", "--prometheus", prom]
     emu = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     for _ in range(100):
         if os.path.exists(sock) or emu.poll() is not None:
@@ -90,6 +91,7 @@ def run(rocemu, peer, tmp, tag, guard, workers, honor=True):
     if not st["conservation"]["ok"]:
         print(out[-3000:])
         raise SystemExit("FAIL: %s: conservation %s" % (tag, st["conservation"]))
+    st["prom"] = open(prom).read()
     return res, st, out
 
 
@@ -149,6 +151,10 @@ def main():
                         (res["refused"], base["refused"]))
         if "rx_guard p0: %d XOFF, %d XON" % (g["xoff_frames"], g["xon_frames"]) not in out:
             errs.append("the summary has no rx_guard line")
+        prom = 'rocemu_nic_events_total{port="p0",counter="rx_guard_xoff_frames"} %d' % \
+            g["xoff_frames"]
+        if prom not in st["prom"]:
+            errs.append("the Prometheus file has no %s" % prom)
         failed += ["guard: " + e for e in errs]
         if not errs:
             print("ok: guard: %d XOFF (+%d refreshes) and %d XON, all received; the peer lost "
