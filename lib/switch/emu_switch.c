@@ -381,7 +381,8 @@ emu_switch_rx(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts, uint
 /*
  * Frames past the ingress stages into the TM in order: a run of parsed frames that are not MAC
  * control to one real port, outside a fabric, in one TM call, which finds where the run ends;
- * the same into an emulated fabric over the links of an ECMP group; the others one by one.
+ * the same into an emulated fabric over the links of an ECMP group; a run to a port another
+ * worker owns staged for it at once; the others one by one.
  * @p rx_port: the port they arrived on, whose MAC control frames are honoured and consumed
  * here; EMU_PORT_NONE for frames another worker handed over (already past that).
  */
@@ -404,6 +405,14 @@ emu_switch_enqueue_runs(struct emu_switch *sw, uint16_t rx_port, struct rte_mbuf
 		}
 		if (sw->fab != NULL && out < sw->n_ports && !emu_switch_foreign(sw, out)) {
 			k = emu_switch_fabric_enter_run(sw, pkts + i, n - i, now_ns);
+			if (k > 0) {
+				i += k;
+				continue;
+			}
+		}
+		if (emu_switch_foreign(sw, out)) {
+			/* another worker's port: the run staged for it at once */
+			k = emu_switch_handoff_run(sw, out, pkts + i, n - i);
 			if (k > 0) {
 				i += k;
 				continue;

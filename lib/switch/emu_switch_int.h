@@ -18,8 +18,8 @@
 #define EMU_EMIT_CAP (EMU_BURST * 4)
 #define EMU_TM_RNG_STREAM 0x544dULL /* "TM": stages draw theirs from their names (emu_rng_stream_of) */
 #define EMU_ETHERTYPE_MAC_CONTROL 0x8808 /* DPDK 22.11 has no constant for it */
-#define EMU_INCAST_CATCHUP 1024
-#define EMU_HO_STAGE 64 /* frames staged for one other worker before they are pushed */ /* incast frames generated per runner call at most */
+#define EMU_INCAST_CATCHUP 1024 /* incast frames generated per runner call at most */
+#define EMU_HO_STAGE 64 /* frames staged for one other worker before they are pushed */
 
 /* Counters the runner itself keeps (drop_* count in conservation). */
 #define EMU_RUN_FOREACH_CTR(_) \
@@ -192,6 +192,11 @@ emu_switch_foreign(const struct emu_switch *sw, unsigned int port)
 /* Hand @p m (its meta->out_port set, or a received MAC control frame with EMU_META_RXCTL) to
  * the worker that owns @p port. */
 void emu_switch_handoff(struct emu_switch *sw, unsigned int port, struct rte_mbuf *m);
+
+/* The run of parsed frames at @p pkts (not MAC control) to @p port, which another worker
+ * owns, staged for it at once; returns how many (0: the first is not such a frame). */
+uint16_t emu_switch_handoff_run(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts,
+				uint16_t n);
 
 /* emu_switch_incast.c */
 int emu_switch_incast_init(struct emu_switch *sw, struct emu_err *err);

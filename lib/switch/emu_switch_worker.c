@@ -120,6 +120,31 @@ emu_switch_handoff(struct emu_switch *sw, unsigned int port, struct rte_mbuf *m)
 	sw->ho_pkts[w][sw->ho_n[w]++] = m;
 }
 
+uint16_t
+emu_switch_handoff_run(struct emu_switch *sw, uint16_t port, struct rte_mbuf **pkts, uint16_t n)
+{
+	unsigned int w = sw->owner_of[port];
+	uint16_t k = 0, room;
+
+	while (k < n) {
+		const struct emu_pkt_meta *meta = emu_meta(pkts[k]);
+
+		if (meta->out_port != port || !(meta->flags & EMU_META_PARSED) ||
+		    meta->pkt.cls == ROCE_CLASS_MAC_CONTROL)
+			break;
+		k++;
+	}
+	for (n = 0; n < k; n += room) {
+		if (sw->ho_n[w] == EMU_HO_STAGE)
+			emu_switch_handoff_push(sw, w);
+		room = (uint16_t)RTE_MIN((unsigned int)(k - n),
+					 (unsigned int)(EMU_HO_STAGE - sw->ho_n[w]));
+		memcpy(&sw->ho_pkts[w][sw->ho_n[w]], pkts + n, room * sizeof(*pkts));
+		sw->ho_n[w] = (uint16_t)(sw->ho_n[w] + room);
+	}
+	return k;
+}
+
 unsigned int
 emu_switch_handoff_flush(struct emu_switch *sw)
 {
