@@ -299,7 +299,8 @@ live_print_lost(struct live_state *st, const struct emu_snap_view *views)
 			" they failed to send (oerrors), %" PRIu64 " found a ring between workers "
 			"full (runner.drop_handoff_full)%s\n", lost, rx_lost, tx_lost, ring,
 			st->strict ? "; --strict: exit status 1" :
-				     "; rocemu was the bottleneck: more --workers or --rx-queues");
+				     "; rocemu was the bottleneck: more --workers or --rx-queues, "
+				     "or ports[].rx_guard to pause the peers (docs/multicore.md)");
 	else
 		fprintf(live_out, "rocemu: lost no frame itself (NIC counters and rings between "
 			"workers)\n");
