@@ -4,7 +4,8 @@
 # traffic (tests/unit/test_reload.c: the main thread loads, validates and offers profiles
 # while a worker thread forwards), and rocemu live on 1 and 2 worker lcores with interval
 # stats, Prometheus, a timeline, telemetry queries from two clients and profile reloads
-# (tests/workers/tsan_live.py). A report of a data race fails the run. Debian's DPDK is not
+# (tests/workers/tsan_live.py), and the RX guard on 2 workers (tests/workers/rx_guard.py w2).
+# A report of a data race fails the run. Debian's DPDK is not
 # built with TSan: scripts/tsan.supp suppresses frames inside DPDK's own code only, each with
 # its reason.
 #
@@ -19,38 +20,42 @@ if [ ! -f "$BUILD/build.ninja" ]; then
 		>"$setup_log" 2>&1 || { cat "$setup_log"; rm -f "$setup_log"; echo "0 passed, 1 failed"; exit 1; }
 	rm -f "$setup_log"
 fi
-ninja -C "$BUILD" tests/unit/test_reload app/rocemu/rocemu >/dev/null || { echo "tsan: build failed"; echo "0 passed, 1 failed"; exit 1; }
+ninja -C "$BUILD" tests/unit/test_reload app/rocemu/rocemu tests/workers/pfc_peer >/dev/null || { echo "tsan: build failed"; echo "0 passed, 1 failed"; exit 1; }
 pass=0; fail=0
-for t in test_reload; do
-	log=$(mktemp)
-	# halt on the first race; exit code 66 tells a race from a failed assertion
-	if TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
-		"$BUILD/tests/unit/$t" >"$log" 2>&1 && ! grep -q "WARNING: ThreadSanitizer" "$log"; then
-		echo "PASS tsan-$t: $(grep -m1 '^reload:' "$log")"
+# verdict NAME OK LOG SUMMARY: count a run, print its line; on a failure the first race report
+# whole (both stacks), then how the run ended
+verdict() {
+	if [ "$2" -eq 0 ] && ! grep -q "WARNING: ThreadSanitizer" "$3"; then
+		echo "PASS $1: $4"
 		pass=$((pass + 1))
 	else
-		echo "FAIL tsan-$t:"; tail -60 "$log"
+		echo "FAIL $1:"
+		if grep -q "WARNING: ThreadSanitizer" "$3"; then
+			sed -n '/WARNING: ThreadSanitizer/,/^SUMMARY: ThreadSanitizer/p' "$3" | head -120
+		fi
+		tail -40 "$3"
 		fail=$((fail + 1))
 	fi
-	rm -f "$log"
-done
+	rm -f "$3"
+}
+log=$(mktemp)
+# halt on the first race; exit code 66 tells a race from a failed assertion
+TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
+	"$BUILD/tests/unit/test_reload" >"$log" 2>&1
+verdict tsan-test_reload $? "$log" "$(grep -m1 '^reload:' "$log")"
 for nw in 1 2 "2 spread"; do
 	log=$(mktemp)
 	# (unquoted: "2 spread" is the worker count and the mode)
 	# shellcheck disable=SC2086
-	if python3 "$ROOT/tests/workers/tsan_live.py" "$BUILD/app/rocemu/rocemu" $nw >"$log" 2>&1; then
-		echo "PASS tsan-live-w${nw// /-}: $(tail -1 "$log")"
-		pass=$((pass + 1))
-	else
-		# the first report whole (both stacks), then how the run ended
-		echo "FAIL tsan-live-w${nw// /-}:"
-		if grep -q "WARNING: ThreadSanitizer" "$log"; then
-			sed -n '/WARNING: ThreadSanitizer/,/^SUMMARY: ThreadSanitizer/p' "$log" | head -120
-		fi
-		tail -15 "$log"
-		fail=$((fail + 1))
-	fi
-	rm -f "$log"
+	python3 "$ROOT/tests/workers/tsan_live.py" "$BUILD/app/rocemu/rocemu" $nw >"$log" 2>&1
+	verdict "tsan-live-w${nw// /-}" $? "$log" "$(tail -1 "$log")"
 done
+# the RX guard on two workers (vhost-user, a PFC-honouring peer): its per-port word shared by
+# the pollers of the port's queues, its frames handed to the port's owner
+log=$(mktemp)
+TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$ROOT/scripts/tsan.supp" \
+	python3 "$ROOT/tests/workers/rx_guard.py" \
+	"$BUILD/app/rocemu/rocemu" "$BUILD/tests/workers/pfc_peer" w2 >"$log" 2>&1
+verdict tsan-rx-guard-w2 $? "$log" "$(grep '^ok:' "$log" | tail -1)"
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
