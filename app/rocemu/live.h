@@ -75,7 +75,8 @@ struct live_worker {
 	uint64_t spread_out;       /* --rx-spread: frames it received and pushed to others */
 	uint64_t spread_in;        /* ... and took from others, to run their ingress */
 	uint64_t gaps_over_1ms;
-	uint64_t gap_max_ns;
+	uint64_t gap_max_ns;       /* the longest of those */
+	uint64_t gap_longest_ns;   /* the longest time between two polls */
 	uint64_t last_poll_ns;
 	/* the shared buffer: its TMs' cells in use, published once a poll */
 	uint64_t buf_used_cells;

@@ -153,10 +153,13 @@ live_poll(struct live_worker *w, bool rx)
 	uint16_t n, sent;
 
 	gap = w->last_poll_ns != 0 ? now - w->last_poll_ns : 0;
-	if (unlikely(gap > w->gap_max_ns))
-		LIVE_STORE(&w->gap_max_ns, gap);
-	if (gap > 1000000)
+	if (unlikely(gap > w->gap_longest_ns))
+		LIVE_STORE(&w->gap_longest_ns, gap);
+	if (gap > 1000000) {
 		LIVE_STORE(&w->gaps_over_1ms, w->gaps_over_1ms + 1);
+		if (gap > w->gap_max_ns)
+			LIVE_STORE(&w->gap_max_ns, gap);
+	}
 	w->last_poll_ns = now;
 	emu_switch_snap_serve(sw); /* a reader's snapshot, between bursts */
 	if (st->n_workers > 1) {
@@ -385,7 +388,7 @@ live_worker_json(const struct live_state *st, const struct live_worker *w,
 	json_object_set_new(o, "poll_gaps_over_1ms",
 			    json_integer((json_int_t)LIVE_LOAD(&w->gaps_over_1ms)));
 	json_object_set_new(o, "poll_gap_max_ns",
-			    json_integer((json_int_t)LIVE_LOAD(&w->gap_max_ns)));
+			    json_integer((json_int_t)LIVE_LOAD(&w->gap_longest_ns)));
 	return o;
 }
 
