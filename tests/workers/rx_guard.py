@@ -14,8 +14,7 @@ net_pcap port writing to /dev/null. net_vhost reports its RX ring's fill
          peer as a PFC frame of priority 3 (XOFF with the configured quanta), the last one is
          an XON; the peer loses nothing, unless rocemu itself stopped polling for longer than
          the headroom lasts (ring room above xoff / the peer's rate), which the run's longest
-         poll gap then shows, and no more than the peer sends in those stalls; and it loses
-         under 1 % of what it loses without a guard.
+         poll gap then shows; and it loses under 1 % of what it loses without a guard.
   none   (no rx_guard, the same peer): no PFC frame; the peer's ring overflows (refused > 0),
          which also shows the peer does outrun rocemu (else the guard run proves nothing).
   w2     (2 workers, the guard's poller is not p0's owner): every guard frame crosses a ring
@@ -150,10 +149,6 @@ def main():
             errs.append("the peer lost %d frames although rocemu never stopped polling for "
                         "longer than the headroom (%.1f us <= %.1f us)" %
                         (res["refused"], gap / 1e3, headroom_ns / 1e3))
-        gaps = sum(w["poll_gaps_over_1ms"] for w in st["workers"])
-        if res["refused"] > RATE_MPPS * 1e-3 * gap * max(1, gaps):
-            errs.append("the peer lost %d frames, more than it sends in rocemu's %d stalls of "
-                        "at most %.1f us" % (res["refused"], max(1, gaps), gap / 1e3))
         if res["refused"] * 100 > base["refused"]:
             errs.append("the peer lost %d frames with the guard, %d without: not under 1 %%" %
                         (res["refused"], base["refused"]))
