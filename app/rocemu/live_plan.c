@@ -11,10 +11,47 @@
 
 #include "live.h"
 
-/* The port whose egress a port's received traffic usually takes: its pair (0-1, 2-3...). */
+/* @p name's index among the ports, or n_ports. */
+static unsigned int
+live_port_index(const struct live_state *st, const char *name)
+{
+	unsigned int p;
+
+	for (p = 0; name != NULL && p < st->n_ports; p++)
+		if (strcmp(st->ctx.pl->port_names[p], name) == 0)
+			return p;
+	return st->n_ports;
+}
+
+/*
+ * The port whose egress a port's received traffic usually takes: its partner in the first
+ * ingress forward stage of mode "pairs" (the pipeline was validated: its names are ports),
+ * else its neighbour (0-1, 2-3, ...), a bump-in-wire's pairing.
+ */
 static unsigned int
 live_peer(const struct live_state *st, unsigned int p)
 {
+	const json_t *stage, *pair;
+	size_t i, k;
+
+	json_array_foreach(json_object_get(st->ctx.pl->root, "ingress"), i, stage) {
+		const char *type = json_string_value(json_object_get(stage, "type"));
+		const char *mode = json_string_value(json_object_get(stage, "mode"));
+
+		if (type == NULL || strcmp(type, "forward") != 0 ||
+		    (mode != NULL && strcmp(mode, "pairs") != 0)) /* pairs is the default */
+			continue;
+		json_array_foreach(json_object_get(stage, "pairs"), k, pair) {
+			unsigned int a = live_port_index(st, json_string_value(json_array_get(pair, 0)));
+			unsigned int b = live_port_index(st, json_string_value(json_array_get(pair, 1)));
+
+			if (a == p && b < st->n_ports)
+				return b;
+			if (b == p && a < st->n_ports)
+				return a;
+		}
+		break;
+	}
 	return (p ^ 1) < st->n_ports ? (p ^ 1) : p;
 }
 

@@ -13,8 +13,9 @@ Traffic: host h (10.0.0.h, on port p(h-1)) sends 8 RC QPs of 200 PSNs each to it
 (h1 <-> h3, h2 <-> h4), through net_pcap (one pcap a port, read once). The pipeline has
 nothing random or timed: parse, forward by pairs, static routes at the leaves, links that
 never drop. The 2-worker run must give every port the 1-worker run's per-QP sequences and
-every link the same packet count, and have handed frames over (each port's RX queue is polled
-by its pair's owner, on the other leaf).
+every link the same packet count, both as the default map gives the RX queues (each port's
+queue polled by the owner of its pair in the forward stage: no frame crosses a ring) and with
+every frame handed over (--rxq-map).
 
 A fabric of three leaves cannot be split (a leaf's up-links carry packets to both others): on
 2 workers, rocemu says so, one worker owns every port, and the run is the 1-worker run.
@@ -69,7 +70,7 @@ def inputs(tmp):
     return files
 
 
-def run(rocemu, tmp, tag, n_leaves, workers, files):
+def run(rocemu, tmp, tag, n_leaves, workers, files, extra=()):
     pl = os.path.join(tmp, "fab%d.json" % n_leaves)
     with open(pl, "w") as f:
         json.dump(pipeline(n_leaves), f)
@@ -81,7 +82,7 @@ def run(rocemu, tmp, tag, n_leaves, workers, files):
     for p in range(4):
         cmd += ["--vdev", "net_pcap%d,rx_pcap=%s,tx_pcap=%s" % (p, files[p], out[p])]
     cmd += ["--", "--pipeline", pl, "--workers", str(workers), "--duration", "3",
-            "--stats", stats]
+            "--stats", stats] + list(extra)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if p.returncode != 0 or "conservation: " not in p.stdout or \
             ": OK" not in p.stdout.split("conservation: ")[1]:
@@ -109,31 +110,39 @@ def main():
                 if ref[p] != want:
                     errs.append("%d leaves, 1 worker: port p%d carried %d QPs, not its pair's "
                                 "%d whole" % (n_leaves, p, len(ref[p]), N_QP))
-            got, st, links, text = run(rocemu, tmp, "l%dw2" % n_leaves, n_leaves, 2, files)
-            owns = [sorted(w["owns"]) for w in st["workers"]]
-            ho = sum(w["handoff_out"] for w in st["workers"])
-            if n_leaves == 2:
-                if owns != [["p0", "p1"], ["p2", "p3"]]:
-                    errs.append("2 leaves: workers own %s, want p0 p1 | p2 p3" % owns)
-                if ho == 0:
-                    errs.append("2 leaves: no frame handed over between workers")
-            else:
-                if sorted(owns) != [[], ["p0", "p1", "p2", "p3"]]:
-                    errs.append("3 leaves: workers own %s, want one worker all" % owns)
-                if "can both take link" not in text:
-                    errs.append("3 leaves: rocemu did not say why one worker owns all")
-            for p in range(4):
-                if got[p] != ref[p]:
-                    bad = [k for k in set(ref[p]) | set(got[p]) if got[p].get(k) != ref[p].get(k)]
-                    errs.append("%d leaves: port p%d: %d QPs differ from 1 worker's" %
-                                (n_leaves, p, len(bad)))
-            if links != ref_links or sum(links.values()) == 0:
-                errs.append("%d leaves: links' packets %s, 1 worker %s" %
-                            (n_leaves, links, ref_links))
-            if not errs:
-                print("ok: %d leaves on 2 workers: owners %s, %d frames handed over, per-QP "
-                      "sequences and every link's packets as 1 worker's (%d on the links)" %
-                      (n_leaves, owns, ho, sum(links.values())))
+            # the default map (each port's queue polled by its pair's owner: nothing
+            # crosses), and every frame across a ring (each queue polled by its own port's
+            # owner, the other worker than its pair's)
+            for tag, extra in (("", ()), ("x", ("--rxq-map", "p0:0:0,p1:0:0,p2:0:1,p3:0:1"))):
+                if n_leaves == 3 and tag:
+                    continue
+                got, st, links, text = run(rocemu, tmp, "l%dw2%s" % (n_leaves, tag), n_leaves,
+                                           2, files, extra)
+                owns = [sorted(w["owns"]) for w in st["workers"]]
+                ho = sum(w["handoff_out"] for w in st["workers"])
+                what = "%d leaves%s" % (n_leaves, ", every frame across" if tag else "")
+                if n_leaves == 2:
+                    if owns != [["p0", "p1"], ["p2", "p3"]]:
+                        errs.append("%s: workers own %s, want p0 p1 | p2 p3" % (what, owns))
+                    if ho != (4 * N_QP * N_PSN if tag else 0):
+                        errs.append("%s: %d frames handed over" % (what, ho))
+                else:
+                    if sorted(owns) != [[], ["p0", "p1", "p2", "p3"]]:
+                        errs.append("%s: workers own %s, want one worker all" % (what, owns))
+                    if "can both take link" not in text:
+                        errs.append("%s: rocemu did not say why one worker owns all" % what)
+                for p in range(4):
+                    if got[p] != ref[p]:
+                        bad = [k for k in set(ref[p]) | set(got[p])
+                               if got[p].get(k) != ref[p].get(k)]
+                        errs.append("%s: port p%d: %d QPs differ from 1 worker's" %
+                                    (what, p, len(bad)))
+                if links != ref_links or sum(links.values()) == 0:
+                    errs.append("%s: links' packets %s, 1 worker %s" % (what, links, ref_links))
+                if not errs:
+                    print("ok: %s on 2 workers: owners %s, %d frames handed over, per-QP "
+                          "sequences and every link's packets as 1 worker's (%d on the links)"
+                          % (what, owns, ho, sum(links.values())))
     for e in errs:
         print("FAIL: " + e)
     if errs:
