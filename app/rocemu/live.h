@@ -27,6 +27,10 @@
 #define LIVE_RING_SIZE 1024  /* a handoff ring's entries (per sender, owner pair), default */
 #define LIVE_RING_BURSTS 8   /* bursts a worker takes from one ring in one poll, at most */
 
+/* A worker's counters: one writer (the worker), read by the main lcore; no read-modify-write. */
+#define LIVE_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define LIVE_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+
 /* One RX queue a worker polls: the pipeline's port index and the queue; its RX guard state. */
 struct live_rxq {
 	uint16_t port;

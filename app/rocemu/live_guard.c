@@ -25,9 +25,6 @@
 
 #include "live.h"
 
-#define LIVE_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
-#define LIVE_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
-
 /* The ring's size, for the defaults and the check of xoff; 0 when the driver does not say. */
 static unsigned int
 live_guard_ring(uint16_t id, uint16_t q)

@@ -19,8 +19,6 @@
 #include "lib/proto/roce_proto.h"
 #include "live.h"
 
-#define LIVE_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
-
 int
 live_spread_build(struct live_state *st, struct emu_err *err)
 {

@@ -40,9 +40,6 @@ live_elapsed_s(const struct live_state *st)
 	return (double)(live_now_ns(st) - st->wall0_ns) / 1e9;
 }
 
-#define LIVE_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
-#define LIVE_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
-
 int
 live_rings_create(struct live_state *st, struct rte_ring *ring[][LIVE_MAX_WORKERS],
 		  const char *prefix, const char *what, struct emu_err *err)

@@ -22,13 +22,12 @@ A fabric of three leaves cannot be split (a leaf's up-links carry packets to bot
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "replay"))
-from run_workers import frame, sequences  # noqa: E402
+from run_workers import frame, lcores, run_ok, sequences  # noqa: E402
 from roceframes import write_pcap  # noqa: E402
 
 N_QP, N_PSN = 8, 200
@@ -76,19 +75,14 @@ def run(rocemu, tmp, tag, n_leaves, workers, files, extra=()):
         json.dump(pipeline(n_leaves), f)
     out = [os.path.join(tmp, "%s_out%d.pcap" % (tag, p)) for p in range(4)]
     stats = os.path.join(tmp, tag + ".json")
-    cmd = [rocemu] + (["-l", "0-1"] if workers == 1 else ["--lcores", "0@(0,1),1@0,2@1"]) + [
+    cmd = [rocemu] + lcores(workers) + [
         "--no-huge", "-m", "1024", "--no-pci", "--file-prefix=fs%d_%s" % (os.getpid(), tag),
         "--log-level=lib.eal:error"]
     for p in range(4):
         cmd += ["--vdev", "net_pcap%d,rx_pcap=%s,tx_pcap=%s" % (p, files[p], out[p])]
     cmd += ["--", "--pipeline", pl, "--workers", str(workers), "--duration", "3",
             "--stats", stats] + list(extra)
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    if p.returncode != 0 or "conservation: " not in p.stdout or \
-            ": OK" not in p.stdout.split("conservation: ")[1]:
-        print(p.stdout[-3000:], p.stderr[-2000:])
-        raise SystemExit("FAIL: %s: rocemu exited %d or conservation not OK" %
-                         (tag, p.returncode))
+    p = run_ok(cmd, tag)
     st = json.load(open(stats))
     links = {l["name"]: l["counters"]["routed"] for l in st["fabric"]["links"]}
     return [sequences(o) for o in out], st, links, p.stdout

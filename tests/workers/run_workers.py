@@ -100,6 +100,17 @@ PIPELINE = {
 }
 
 
+def run_ok(cmd, tag):
+    """Run rocemu; fail the test (with its output) unless it exits 0 with conservation OK."""
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    if p.returncode != 0 or "conservation: " not in p.stdout or \
+            ": OK" not in p.stdout.split("conservation: ")[1]:
+        print(p.stdout[-3000:], p.stderr[-2000:])
+        raise SystemExit("FAIL: %s: rocemu exited %d or conservation not OK" %
+                         (tag, p.returncode))
+    return p
+
+
 def lcores(n):
     return ["-l", "0-1"] if n == 1 else ["--lcores", "0@(0,1),1@0,2@1"]
 
@@ -118,13 +129,7 @@ def run(rocemu, tmp, tag, n, files, extra=(), single=False):
         "--", "--pipeline", os.path.join(tmp, "pipeline.json"), "--workers", str(n),
         "--rx-queues", "1" if single else "2", "--duration", "3", "--stats", stats] + \
         list(extra)
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    if p.returncode != 0:
-        print(p.stdout[-3000:], p.stderr[-2000:])
-        raise SystemExit("FAIL: %s: rocemu exited %d" % (tag, p.returncode))
-    if "conservation: " not in p.stdout or ": OK" not in p.stdout.split("conservation: ")[1]:
-        print(p.stdout[-3000:])
-        raise SystemExit("FAIL: %s: conservation not OK" % tag)
+    p = run_ok(cmd, tag)
     return out, json.load(open(stats)), p.stdout
 
 
@@ -429,12 +434,7 @@ def learning(rocemu, tmp):
                     (p, ins[p], ",infinite_rx=1" if p < 2 else "")]
         cmd += ["--", "--pipeline", os.path.join(tmp, "learning.json"), "--workers", str(nw),
                 "--duration", "2", "--stats", stats]
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-        if p.returncode != 0 or "conservation: " not in p.stdout or \
-                ": OK" not in p.stdout.split("conservation: ")[1]:
-            print(p.stdout[-3000:], p.stderr[-2000:])
-            raise SystemExit("FAIL: %s: rocemu exited %d or conservation not OK" %
-                             (tag, p.returncode))
+        run_ok(cmd, tag)
         st = json.load(open(stats))
         ctr = st["stages"][1]["counters"]
         fwd, fl = ctr["forwarded"], ctr["flooded"]
