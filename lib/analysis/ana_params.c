@@ -108,6 +108,12 @@ ana_pset(struct dcqcn_params *p, const char *where, const char *name, double v, 
 				 name, ANA_PARAM_MAX_US, v);
 			return -EINVAL;
 		}
+		/* a positive time under half a nanosecond would round to 0 (fuzz_dcqcn) */
+		if ((uint64_t)(v * 1000 + 0.5) == 0 && strcmp(d->name, "min_time_between_cnps") != 0) {
+			snprintf(err, err_len, "%s: %s: must be at least 0.001 us, got %g", where,
+				 name, v);
+			return -EINVAL;
+		}
 		*(uint64_t *)(b + d->off) = (uint64_t)(v * 1000 + 0.5);
 		break;
 	case 1:

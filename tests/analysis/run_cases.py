@@ -554,7 +554,8 @@ def main():
             "first.txt": ("rate_to_set_on_first_cnp 500\n", "rate_to_set_on_first_cnp"),
             "g.json": ('{"dce_tcp_g": 2000}', "dce_tcp_g"),
             "str.json": ('{"rpg_ai_rate": "5"}', "rpg_ai_rate"),
-            "dup.json": ('{"rpg_ai_rate": 5, "rpg_ai_rate": 6}', "duplicate")}
+            "dup.json": ('{"rpg_ai_rate": 5, "rpg_ai_rate": 6}', "duplicate"),
+            "tiny.txt": ("rpg_time_reset 0.0000001\n", "at least 0.001 us")}
     for name, (text, word) in bads.items():
         pf = os.path.join(tmp, name)
         with open(pf, "w") as f:
