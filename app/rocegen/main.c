@@ -33,7 +33,10 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
 #include <rte_mbuf.h>
+#include <rte_ring.h>
 
 #include "lib/base/emu_rundir.h"
 #include "rg_main.h"
@@ -63,6 +66,92 @@ rg_is_help(const char *a)
 	return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
 }
 
+/*
+ * --workers N: shards 1..N-1 as copies of shard 0 made before anything is allocated (their
+ * options, clock and pacing are shard 0's), each with its own seed; NULL on failure.
+ */
+static int
+rg_shards_create(struct rg_state *st)
+{
+	unsigned int k;
+
+	st->shards = calloc(st->n_shards, sizeof(*st->shards));
+	if (st->shards == NULL)
+		return -1;
+	st->shards[0] = st;
+	for (k = 1; k < st->n_shards; k++) {
+		struct rg_state *sk = malloc(sizeof(*sk));
+
+		if (sk == NULL)
+			return -1;
+		*sk = *st;
+		sk->o.node_flags = NULL;	/* shard 0's to free */
+		sk->shard = k;
+		sk->queue = (uint16_t)k;
+		sk->rng = (st->o.seed + k) * 0x9E3779B97F4A7C15ULL + 1;
+		st->shards[k] = sk;
+	}
+	return 0;
+}
+
+static void
+rg_shard_free(struct rg_state *st)
+{
+	unsigned int k;
+
+	rg_sched_free(&st->sched);
+	rg_sched_free(&st->sched_max);
+	for (k = 0; k < RG_MAX_LOCAL; k++) {
+		free(st->data[k]);
+		free(st->land[k]);
+		free(st->bitmap[k]);
+	}
+	for (k = 0; st->qps != NULL && k < st->n_qp; k++) {
+		rg_ep_free(&st->qps[k].ep);
+		free(st->qps[k].cts);
+	}
+	free(st->qps);
+	free(st->qp_of);
+	free(st->msg_seq);
+	free(st->nccl_msgs);
+	rg_nccl_free(st);
+	if (st->inbox != NULL) {
+		struct rte_mbuf *m;
+
+		while (rte_ring_dequeue(st->inbox, (void **)&m) == 0)
+			rte_pktmbuf_free(m);
+		rte_ring_free(st->inbox);
+	}
+}
+
+/* Run every shard (shard 0 here, the others on the worker lcores in order); 0 when all ran. */
+static int
+rg_shards_run(struct rg_state *st)
+{
+	unsigned int k = 1, lc;
+	int rc = 0;
+
+	RTE_LCORE_FOREACH_WORKER(lc) {
+		if (k == st->n_shards)
+			break;
+		st->shards[k]->lcore = lc;
+		if (rte_eal_remote_launch(rg_shard_main, st->shards[k], lc) != 0) {
+			fprintf(stderr, "rocegen: cannot start shard %u on lcore %u\n", k, lc);
+			__atomic_store_n(&rg_failed, 1, __ATOMIC_RELAXED);
+			rc = -1;
+			break;
+		}
+		k++;
+	}
+	st->lcore = rte_lcore_id();
+	if (rg_shard_main(st) != 0)
+		rc = -1;
+	RTE_LCORE_FOREACH_WORKER(lc)
+		if (rte_eal_wait_lcore(lc) != 0)
+			rc = -1;
+	return rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -72,7 +161,6 @@ main(int argc, char **argv)
 	int eal_argc = argc, dd = -1, i, rc, ret = 1;
 	bool eal_up = false, parsed = false;
 	unsigned int p, k;
-	uint64_t t0;
 
 	st = calloc(1, sizeof(*st));
 	if (st == NULL) {
@@ -153,6 +241,12 @@ main(int argc, char **argv)
 		goto out;
 	}
 	st->R = st->o.n_procs * st->o.n_ranks;
+	st->n_shards = st->o.workers;
+	if (rte_lcore_count() < st->n_shards) {
+		fprintf(stderr, "rocegen: --workers %u needs %u lcores, EAL has %u (give them with "
+			"-l or --lcores)\n", st->n_shards, st->n_shards, rte_lcore_count());
+		goto out;
+	}
 	/* a polling loop comes back every few tens of us: the port may send a burst that long */
 	st->port_ns_per_byte = 8000.0 / st->o.line_mbps;
 	if (st->o.node_on) {
@@ -169,63 +263,85 @@ main(int argc, char **argv)
 		       st->o.node_eval.host_cap_gbps * st->o.node.nics,
 		       st->o.node_eval.fabric_GBps, st->o.node_eval.fabric_latency_ns / 1e3);
 	}
+	/* --workers: each shard paces its queue at its share of the port */
+	st->port_ns_per_byte *= st->n_shards;
 	st->port_credit_ns = RTE_MAX((uint64_t)RG_BURST_NS,
 				     (uint64_t)(RG_BURST_BYTES * st->port_ns_per_byte));
 	/* --poll-sleep-us: the default 50 us timer slack would stretch every short sleep */
 	if (st->o.poll_sleep_us > 0)
 		(void)prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	memset(st->ctrl_src, 0xC7, sizeof(st->ctrl_src));
-	if (rg_build(st, &st->sched_max, st->o.size) != 0) {
-		fprintf(stderr, "rocegen: cannot build the %s schedule over %u ranks\n",
-			rg_coll_name(st->o.coll), st->R);
+	if (rg_shards_create(st) != 0) {
+		fprintf(stderr, "rocegen: out of memory for %u shards\n", st->n_shards);
 		goto out;
 	}
-	if (rg_alloc(st) != 0 || rg_nccl_alloc(st) != 0 || rg_port_setup(st) != 0 ||
-	    rg_qps_init(st) != 0 ||
-	    rg_resolve_peers(st) != 0)
+	for (k = 0; k < st->n_shards; k++) {
+		struct rg_state *sk = st->shards[k];
+
+		if (rg_build(sk, &sk->sched_max, rg_shard_part(st->o.size, st->R, k,
+							       st->n_shards)) != 0) {
+			fprintf(stderr, "rocegen: cannot build the %s schedule over %u ranks\n",
+				rg_coll_name(st->o.coll), st->R);
+			goto out;
+		}
+		if (rg_alloc(sk) != 0 || rg_nccl_alloc(sk) != 0)
+			goto out;
+	}
+	if (rg_port_setup(st) != 0)
 		goto out_port;
+	for (k = 0; k < st->n_shards; k++) {
+		struct rg_state *sk = st->shards[k];
+
+		sk->port = st->port;
+		sk->pool = st->pool;
+		memcpy(sk->mac, st->mac, 6);
+		if (rg_qps_init(sk) != 0)
+			goto out_port;
+	}
+	/* shard 0 alone answers ARP on every queue until the peers are known; what comes for
+	 * the others' QPs meanwhile waits in their inboxes */
+	st->poll_all = st->n_shards > 1;
+	if (rg_inboxes_create(st) != 0 || rg_resolve_peers(st) != 0)
+		goto out_port;
+	st->poll_all = false;
+	for (k = 1; k < st->n_shards; k++) {
+		memcpy(st->shards[k]->peer_mac, st->peer_mac, sizeof(st->peer_mac));
+		memcpy(st->shards[k]->peer_known, st->peer_known, sizeof(st->peer_known));
+	}
 	printf("rocegen: process %u of %u, ranks %u..%u of %u, %s%s, up to %" PRIu64 " bytes, "
-	       "%u QP(s) per pair (%u QPs here, %s%s), MTU %u, DCQCN %s; running\n", st->proc,
+	       "%u QP(s) per pair (%u QPs here, %s%s), MTU %u, DCQCN %s, %u worker(s); running\n",
+	       st->proc,
 	       st->o.n_procs, st->proc * st->o.n_ranks, st->proc * st->o.n_ranks + st->o.n_ranks - 1,
 	       st->R, rg_coll_name(st->o.coll),
 	       st->o.coll != RG_COLL_ALLREDUCE ? "" : st->o.algo == RG_ALGO_TREE ? " (tree)" :
 	       st->o.algo == RG_ALGO_HIER ? " (hier)" : "",
-	       st->sched_max.size, st->o.n_qps, st->n_qp, st->o.srd ? "SRD" : "RC",
-	       st->o.split ? ", messages split over them" : "", st->o.mtu, st->o.dcqcn);
+	       rg_sched_round(st->o.size, st->R), st->o.n_qps, st->n_qp * st->n_shards, st->o.srd ? "SRD" : "RC",
+	       st->o.split ? ", messages split over them" : "", st->o.mtu, st->o.dcqcn,
+	       st->n_shards);
 	fflush(stdout);
-	ret = rg_run(st) == 0 ? 0 : 1;
+	ret = rg_shards_run(st) == 0 ? 0 : 1;
+	rg_shards_merge(st);
 	if (rg_report(st, out.f != NULL ? &out : NULL) != 0)
 		ret = 1;
 	if (ret != 0)
 		fprintf(stderr, "rocegen: FAILED\n");
-	/* keep answering for a moment so the peers' last ACKs and barrier writes get out */
-	t0 = rg_now_ns(st);
-	while (rg_now_ns(st) - t0 < 300000000ULL && !rg_stop)
-		rg_poll(st);
 out_port:
 	if (st->pool != NULL) {
-		rte_pktmbuf_free_bulk(st->txq, st->txq_n);
-		st->txq_n = 0;
+		for (k = 0; k < st->n_shards; k++) {
+			rte_pktmbuf_free_bulk(st->shards[k]->txq, st->shards[k]->txq_n);
+			st->shards[k]->txq_n = 0;
+		}
 		rte_eth_dev_stop(st->port);
 	}
 out:
 	rg_out_abandon(&out);
-	rg_sched_free(&st->sched);
-	rg_sched_free(&st->sched_max);
-	for (k = 0; k < RG_MAX_LOCAL; k++) {
-		free(st->data[k]);
-		free(st->land[k]);
-		free(st->bitmap[k]);
-	}
-	for (k = 0; st->qps != NULL && k < st->n_qp; k++) {
-		rg_ep_free(&st->qps[k].ep);
-		free(st->qps[k].cts);
-	}
-	free(st->qps);
-	free(st->qp_of);
-	free(st->msg_seq);
-	free(st->nccl_msgs);
-	rg_nccl_free(st);
+	for (k = 1; st->shards != NULL && k < st->n_shards; k++)
+		if (st->shards[k] != NULL) {
+			rg_shard_free(st->shards[k]);
+			free(st->shards[k]);
+		}
+	rg_shard_free(st);
+	free(st->shards);
 	json_decref(st->o.node_flags);
 	free(st);
 	if (eal_up)

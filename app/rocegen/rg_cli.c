@@ -78,6 +78,10 @@ rg_usage(FILE *f)
 		"                       (default 0: busy polling); for low rates on a shared\n"
 		"                       CPU, where a busy poller loses whole scheduler slices\n"
 		"                       and then sends in bursts\n"
+		"  --workers N          shards, 1..%d (default 1): each on an lcore of its own\n"
+		"                       (EAL -l gives N), with its own RX and TX queue and QPs,\n"
+		"                       runs the collective on 1/N of each size; every process\n"
+		"                       of a run must give the same N (docs/rocegen.md)\n"
 		"  --ranks N            ranks in each process, 1..%d (default 1)\n"
 		"  --mtu 1024|4096      path MTU (default 1024; 256..4096 accepted)\n"
 		"  --dcqcn nvidia|paper|off|FILE  congestion control (default nvidia); FILE:\n"
@@ -110,7 +114,7 @@ rg_usage(FILE *f)
 		"and verified and every output was written, 1 otherwise.\n"
 		"example (netns + veth): rocegen -l 0 --no-huge -m 512 --no-pci \\\n"
 		"    --vdev=net_af_packet0,iface=veth0 -- --ip 198.18.0.1 --peer-ip 198.18.0.2\n",
-		RG_MAX_PROCS, RG_MAX_QPS, RG_MAX_LOCAL);
+		RG_MAX_PROCS, RG_MAX_QPS, RG_MAX_WORKERS, RG_MAX_LOCAL);
 }
 
 static int
@@ -221,6 +225,7 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o, bool node_only)
 		{ "srd-spray", required_argument, NULL, 'Y' },
 		{ "srd-rtt-us", required_argument, NULL, 'U' },
 		{ "poll-sleep-us", required_argument, NULL, 'Z' },
+		{ "workers", required_argument, NULL, 268 },
 		{ "proto", required_argument, NULL, 265 },
 		{ "adaptive-routing", required_argument, NULL, 266 },
 		{ "ar-threshold", required_argument, NULL, 267 },
@@ -247,6 +252,7 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o, bool node_only)
 	o->iters = 5;
 	o->warmup = 1;
 	o->n_qps = 1;
+	o->workers = 1;
 	o->n_ranks = 1;
 	o->mtu = 1024;
 	o->coll = RG_COLL_ALLREDUCE;
@@ -429,6 +435,11 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o, bool node_only)
 				return -1;
 			o->poll_sleep_us = (unsigned int)v;
 			break;
+		case 268:
+			if (rg_parse_uint("--workers", optarg, 1, RG_MAX_WORKERS, &v) != 0)
+				return -1;
+			o->workers = (unsigned int)v;
+			break;
 		case 256:
 			o->node_file = optarg;
 			break;
@@ -554,9 +565,10 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o, bool node_only)
 		rg_algo_auto(o);
 	if (o->min_size == 0 || o->min_size > o->size)
 		o->min_size = o->size;
-	if (rg_sched_round(o->min_size, o->n_procs * o->n_ranks) == 0) {
-		fprintf(stderr, "rocegen: -b/--size: at least %u bytes (64 per rank), got %" PRIu64
-			"\n", 64 * o->n_procs * o->n_ranks, o->min_size);
+	if (rg_sched_round(o->min_size, o->n_procs * o->n_ranks * o->workers) == 0) {
+		fprintf(stderr, "rocegen: -b/--size: at least %u bytes (64 per rank%s), got %"
+			PRIu64 "\n", 64 * o->n_procs * o->n_ranks * o->workers,
+			o->workers > 1 ? " and worker" : "", o->min_size);
 		return -1;
 	}
 	return 0;

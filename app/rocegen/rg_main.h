@@ -36,6 +36,8 @@
 #define RG_TXQ_STALL_NS 200000000u	/* ... for at most this long */
 #define RG_CTS_SLOTS 256	/* NET_IB_MAX_REQUESTS: CTS FIFO slots per connection */
 #define RG_CTS_BYTES 64		/* sizeof(struct ncclIbSendFifo) */
+#define RG_MAX_WORKERS 8	/* --workers: shards, one lcore each */
+#define RG_INBOX 4096		/* frames a shard's inbox holds (a power of 2) */
 
 /* --proto: NCCL's wire pattern (rg_nccl.c) with a protocol's message sizes, or none (a
  * transfer is one RDMA WRITE with immediate, no clear-to-send) */
@@ -78,6 +80,7 @@ struct rg_opts {
 	unsigned int srd_spray;
 	unsigned int srd_rtt_us;	/* 0: no RTT congestion signal */
 	unsigned int poll_sleep_us;	/* 0: busy polling */
+	unsigned int workers;		/* --workers: shards, one lcore and queue pair each */
 	enum rg_proto proto;
 	bool ar;			/* --adaptive-routing 1 (NCCL_IB_ADAPTIVE_ROUTING) */
 	uint64_t ar_threshold;		/* --ar-threshold (NCCL_IB_AR_THRESHOLD, 8192) */
@@ -191,10 +194,30 @@ struct rg_state {
 	uint64_t intra_ns;		/* ... its intra-node time (the model's) */
 	double row_intra_us[RG_MAX_ROWS];	/* per iteration, in the table's rows */
 	uint64_t rng;
+	/* --workers N: this state is one shard, run by one lcore on its own RX and TX queue,
+	 * running the whole collective on its part of the data with its own QPs (QPNs offset by
+	 * rg_qpn_span per shard; the peer's shard k talks to ours). Frames for another shard's
+	 * QPs that land on our queue go to its inbox; a PFC or PAUSE frame goes to every
+	 * shard's. Shard 0 owns the port, the pool and the array of shards. */
+	unsigned int shard, n_shards;
+	unsigned int lcore;
+	uint16_t queue;
+	bool poll_all;			/* start-up (shard 0 alone): poll every RX queue */
+	struct rte_ring *inbox;		/* multi-producer, single-consumer */
+	struct rg_state **shards;
+	uint64_t rx_frames;		/* taken from our RX queue(s) */
+	uint64_t tx_frames;		/* taken by the PMD from our TX queue */
+	uint64_t handoff_out;		/* given to another shard's inbox (PFC copies too) */
+	uint64_t handoff_in;		/* taken from our inbox */
+	uint64_t handoff_dropped;	/* an inbox was full: freed (go-back-N resends it) */
+	uint64_t pause_applied;		/* PFC/PAUSE frames applied: ours and the copies */
+	uint64_t pause_own;		/* ... received on our queue (set by rg_shards_merge) */
 };
 
 /* Set by SIGINT and SIGTERM (main.c). */
 extern volatile sig_atomic_t rg_stop;
+/* Set by a shard that failed: the others stop waiting (rg_timed_out). */
+extern volatile int rg_failed;
 
 /* TSC cycles since start in ns: one 64x64 -> 128-bit multiply by 2^32 x 1e9 / hz (called
  * several times per poll; two 64-bit divisions here cost 5% of a 4 KB packet's time). */
@@ -231,6 +254,10 @@ void rg_rank_ip(const struct rg_state *st, unsigned int g, uint8_t out[4]);
 bool rg_is_local(const struct rg_state *st, unsigned int g);
 uint32_t rg_qpn(const struct rg_state *st, unsigned int src, unsigned int dst, unsigned int ch,
 		bool responder);
+/* QPNs one shard spans: shard k's are RG_QPN_BASE + k x span + 0..span-1. */
+uint32_t rg_qpn_span(const struct rg_state *st);
+/* Multi-shard start (shard 0 set up, its port running): the inboxes; 0 or -1. */
+int rg_inboxes_create(struct rg_state *st);
 struct rg_ep *rg_qp_lookup(struct rg_state *st, uint32_t qpn);
 void rg_poll(struct rg_state *st);
 bool rg_timed_out(const struct rg_state *st);
@@ -242,6 +269,11 @@ int rg_alloc(struct rg_state *st);
 int rg_run(struct rg_state *st);
 /* The schedule of the run's collective and algorithm for @p size bytes (rg_sched.h). */
 int rg_build(const struct rg_state *st, struct rg_sched *s, uint64_t size);
+/* Shard @p k's part of @p size bytes over @p n shards (whole 64 x R units, the first shards
+ * one more); the parts add up to the size rounded as rg_sched_round does. */
+uint64_t rg_shard_part(uint64_t size, unsigned int R, unsigned int k, unsigned int n);
+/* A shard's lcore: rg_run, then answering the wire for a moment (rte_eal_remote_launch). */
+int rg_shard_main(void *arg);
 
 /* rg_run.c, for rg_nccl.c: post a WRITE (with @p imm unless @p op says otherwise), waiting for
  * room; wait for our writes' ACKs and @p expected completions of immediate @p imm
@@ -267,7 +299,9 @@ int rg_nccl_alloc(struct rg_state *st);
 void rg_nccl_free(struct rg_state *st);
 int rg_nccl_land(struct rg_state *st);
 
-/* rg_report.c */
+/* rg_report.c: the shards' rows and counters into shard 0 (a row's size the sum of the
+ * parts, its time the slowest shard's); then the report, with every shard's QPs */
+void rg_shards_merge(struct rg_state *st);
 int rg_report(struct rg_state *st, struct rg_out *out);
 int rg_out_open(struct rg_out *out, const char *path);
 void rg_out_abandon(struct rg_out *out);

@@ -13,8 +13,11 @@
 #include <rte_ethdev.h>
 #include <rte_errno.h>
 #include <rte_mbuf.h>
+#include <rte_ring.h>
 
 #include "rg_main.h"
+
+volatile int rg_failed;
 
 
 int
@@ -24,6 +27,7 @@ rg_port_setup(struct rg_state *st)
 	struct rte_ether_addr addr;
 	struct rte_eth_dev_info info;
 	char name[RTE_ETH_NAME_MAX_LEN] = "?";
+	uint16_t nq = (uint16_t)st->n_shards, q;
 	uint32_t room = st->o.mtu <= 1024 ? RTE_MBUF_DEFAULT_BUF_SIZE :
 		8192 + RTE_PKTMBUF_HEADROOM; /* af_packet framesz=8192 for 4 KB MTU */
 	int rc;
@@ -36,8 +40,9 @@ rg_port_setup(struct rg_state *st)
 	RTE_ETH_FOREACH_DEV(st->port)
 		break;
 	rte_eth_dev_get_name_by_port(st->port, name);
-	st->pool = rte_pktmbuf_pool_create("rg_pkts", RG_NB_MBUF, 256, 0, (uint16_t)room,
-					   (int)rte_socket_id());
+	/* each further queue pair: its RX ring, its TX ring and its inbox's share */
+	st->pool = rte_pktmbuf_pool_create("rg_pkts", RG_NB_MBUF + (nq - 1) * 4096u, 256, 0,
+					   (uint16_t)room, (int)rte_socket_id());
 	if (st->pool == NULL) {
 		fprintf(stderr, "rocegen: cannot create the mbuf pool: %s\n",
 			rte_strerror(rte_errno));
@@ -45,12 +50,29 @@ rg_port_setup(struct rg_state *st)
 	}
 	memset(&conf, 0, sizeof(conf));
 	rc = rte_eth_dev_info_get(st->port, &info);
+	if (rc == 0 && (info.max_rx_queues < nq || info.max_tx_queues < nq)) {
+		fprintf(stderr, "rocegen: port %u (%s): --workers %u needs %u RX and TX queues, "
+			"the port has %u and %u (net_af_packet: qpairs=%u; net_memif: both ends "
+			"with the same --workers)\n", st->port, name, nq, nq, info.max_rx_queues,
+			info.max_tx_queues, nq);
+		return -1;
+	}
+	/* several queues: the NIC's RSS on the IP addresses and UDP ports where it has it, so
+	 * that one QP (its UDP source port) stays on one queue; frames that land on another
+	 * shard's queue go to that shard's inbox (rg_rx) */
+	if (rc == 0 && nq > 1 && (info.flow_type_rss_offloads &
+				  (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP)) != 0) {
+		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		conf.rx_adv_conf.rss_conf.rss_hf = info.flow_type_rss_offloads &
+			(RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP);
+	}
 	if (rc == 0)
-		rc = rte_eth_dev_configure(st->port, 1, 1, &conf);
-	if (rc == 0)
-		rc = rte_eth_rx_queue_setup(st->port, 0, RG_RXD, rte_socket_id(), NULL, st->pool);
-	if (rc == 0)
-		rc = rte_eth_tx_queue_setup(st->port, 0, RG_TXD, rte_socket_id(), NULL);
+		rc = rte_eth_dev_configure(st->port, nq, nq, &conf);
+	for (q = 0; rc == 0 && q < nq; q++) {
+		rc = rte_eth_rx_queue_setup(st->port, q, RG_RXD, rte_socket_id(), NULL, st->pool);
+		if (rc == 0)
+			rc = rte_eth_tx_queue_setup(st->port, q, RG_TXD, rte_socket_id(), NULL);
+	}
 	if (rc == 0)
 		rc = rte_eth_dev_start(st->port);
 	if (rc != 0) {
@@ -182,16 +204,23 @@ uint32_t
 rg_qpn(const struct rg_state *st, unsigned int src, unsigned int dst, unsigned int ch,
        bool responder)
 {
-	return RG_QPN_BASE +
+	return RG_QPN_BASE + st->shard * rg_qpn_span(st) +
 	       2 * (((uint32_t)src * st->R + dst) * (st->o.n_qps + 1) + ch) + responder;
+}
+
+uint32_t
+rg_qpn_span(const struct rg_state *st)
+{
+	return 2 * st->R * st->R * (st->o.n_qps + 1);
 }
 
 struct rg_ep *
 rg_qp_lookup(struct rg_state *st, uint32_t qpn)
 {
-	uint32_t k = qpn - RG_QPN_BASE;
+	uint32_t k = qpn - RG_QPN_BASE - st->shard * rg_qpn_span(st);
 
-	if (qpn < RG_QPN_BASE || k >= st->qp_of_len || st->qp_of[k] < 0)
+	if (qpn < RG_QPN_BASE + st->shard * rg_qpn_span(st) || k >= st->qp_of_len ||
+	    st->qp_of[k] < 0)
 		return NULL;
 	return &st->qps[st->qp_of[k]].ep;
 }
@@ -209,52 +238,130 @@ rg_imm_arrived(struct rg_state *st, uint32_t imm)
 	e->count++;
 }
 
-/* Receive a burst: ARP, PFC, and RoCE frames to our QPs; returns the frames taken. */
+/* Give @p m to shard @p k's inbox; false (and counted) when it is full. */
+static bool
+rg_handoff(struct rg_state *st, unsigned int k, struct rte_mbuf *m)
+{
+	if (rte_ring_mp_enqueue(st->shards[k]->inbox, m) != 0) {
+		st->handoff_dropped++;
+		return false;
+	}
+	st->handoff_out++;
+	return true;
+}
+
+/* One received frame: ARP, PFC, and RoCE frames to our QPs. @p copy: it came from our inbox
+ * (another shard received it). Returns false when @p m was handed to another shard. */
+static bool
+rg_rx_one(struct rg_state *st, struct rte_mbuf *m, uint64_t now, bool copy)
+{
+	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t len = rte_pktmbuf_data_len(m);
+	uint64_t pfc_rcvd, pause_rcvd;
+	struct roce_pkt p;
+	struct rg_ep *qp;
+	unsigned int k;
+	uint32_t owner;
+
+	if (m->nb_segs != 1) {
+		st->rx_other++;
+		return true;
+	}
+	switch (roce_parse(f, len, ROCE_UDP_PORT, &p)) {
+	case ROCE_CLASS_ARP:
+		rg_on_arp(st, f, len, &p);
+		break;
+	case ROCE_CLASS_MAC_CONTROL:
+		pfc_rcvd = st->pfc.pfc_rcvd;
+		pause_rcvd = st->pfc.pause_rcvd;
+		ep_pfc_on_frame(&st->pfc, &p, now);
+		st->pause_applied++;
+		if (copy) {	/* counted once, by the shard whose queue it came in on */
+			st->pfc.pfc_rcvd = pfc_rcvd;
+			st->pfc.pause_rcvd = pause_rcvd;
+			break;
+		}
+		/* a pause stops the port: every shard's QPs */
+		for (k = 0; k < st->n_shards; k++) {
+			if (k == st->shard)
+				continue;
+			rte_mbuf_refcnt_update(m, 1);
+			if (!rg_handoff(st, k, m))
+				rte_mbuf_refcnt_update(m, -1);
+		}
+		break;
+	case ROCE_CLASS_ROCEV2:
+		owner = (p.dest_qp - RG_QPN_BASE) / rg_qpn_span(st);
+		if (!copy && p.dest_qp >= RG_QPN_BASE && owner != st->shard &&
+		    owner < st->n_shards) {
+			if (rg_handoff(st, owner, m))
+				return false;
+			break;
+		}
+		if (st->o.rx_loss > 0 && rg_rand01(st) < st->o.rx_loss) {
+			st->rx_lost++;
+			break;
+		}
+		qp = rg_qp_lookup(st, p.dest_qp);
+		if (rg_proc_of_ip(st, p.dst_ip) != (int)st->proc || qp == NULL) {
+			st->rx_other++;
+			break;
+		}
+		rg_ep_rx(qp, f, len, &p, now);
+		break;
+	default:
+		st->rx_other++;
+		break;
+	}
+	return true;
+}
+
+/* Receive a burst from our queue (every queue while shard 0 starts alone) and what other
+ * shards handed us; returns the frames taken. */
 static unsigned int
 rg_rx(struct rg_state *st, uint64_t now)
 {
 	struct rte_mbuf *pkts[RG_BURST];
-	struct roce_pkt p;
+	unsigned int q, qn = st->poll_all ? st->n_shards : 1, taken = 0;
 	uint16_t n, i;
 
-	n = rte_eth_rx_burst(st->port, 0, pkts, RG_BURST);
-	for (i = 0; i < n; i++) {
-		struct rte_mbuf *m = pkts[i];
-		const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
-		uint32_t len = rte_pktmbuf_data_len(m);
-		struct rg_ep *qp;
-
-		if (m->nb_segs != 1) {
-			st->rx_other++;
-			rte_pktmbuf_free(m);
-			continue;
-		}
-		switch (roce_parse(f, len, ROCE_UDP_PORT, &p)) {
-		case ROCE_CLASS_ARP:
-			rg_on_arp(st, f, len, &p);
-			break;
-		case ROCE_CLASS_MAC_CONTROL:
-			ep_pfc_on_frame(&st->pfc, &p, now);
-			break;
-		case ROCE_CLASS_ROCEV2:
-			if (st->o.rx_loss > 0 && rg_rand01(st) < st->o.rx_loss) {
-				st->rx_lost++;
-				break;
-			}
-			qp = rg_qp_lookup(st, p.dest_qp);
-			if (rg_proc_of_ip(st, p.dst_ip) != (int)st->proc || qp == NULL) {
-				st->rx_other++;
-				break;
-			}
-			rg_ep_rx(qp, f, len, &p, now);
-			break;
-		default:
-			st->rx_other++;
-			break;
-		}
-		rte_pktmbuf_free(m);
+	for (q = 0; q < qn; q++) {
+		n = rte_eth_rx_burst(st->port, st->poll_all ? (uint16_t)q : st->queue, pkts,
+				     RG_BURST);
+		st->rx_frames += n;
+		taken += n;
+		for (i = 0; i < n; i++)
+			if (rg_rx_one(st, pkts[i], now, false))
+				rte_pktmbuf_free(pkts[i]);
 	}
-	return n;
+	if (st->inbox != NULL) {
+		n = (uint16_t)rte_ring_sc_dequeue_burst(st->inbox, (void **)pkts, RG_BURST, NULL);
+		st->handoff_in += n;
+		taken += n;
+		for (i = 0; i < n; i++)
+			if (rg_rx_one(st, pkts[i], now, true))
+				rte_pktmbuf_free(pkts[i]);
+	}
+	return taken;
+}
+
+int
+rg_inboxes_create(struct rg_state *st)
+{
+	char name[RTE_RING_NAMESIZE];
+	unsigned int k;
+
+	for (k = 0; st->n_shards > 1 && k < st->n_shards; k++) {
+		snprintf(name, sizeof(name), "rg_inbox%u", k);
+		st->shards[k]->inbox = rte_ring_create(name, RG_INBOX, (int)rte_socket_id(),
+						       RING_F_SC_DEQ);
+		if (st->shards[k]->inbox == NULL) {
+			fprintf(stderr, "rocegen: cannot create shard %u's inbox: %s\n", k,
+				rte_strerror(rte_errno));
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /* Hand frames to the PMD; what it does not take stays in txq, in order, for the next poll
@@ -279,7 +386,8 @@ rg_tx_flush(struct rg_state *st, struct rte_mbuf **pkts, unsigned int n)
 	}
 	if (st->txq_n == 0)
 		return true;
-	sent = rte_eth_tx_burst(st->port, 0, st->txq, (uint16_t)st->txq_n);
+	sent = rte_eth_tx_burst(st->port, st->queue, st->txq, (uint16_t)st->txq_n);
+	st->tx_frames += sent;
 	now = rg_now_ns(st);
 	if (sent > 0 || st->txq_n == n)
 		st->txq_progress_ns = now;
@@ -390,7 +498,8 @@ rg_poll(struct rg_state *st)
 bool
 rg_timed_out(const struct rg_state *st)
 {
-	return rg_stop || (double)rg_now_ns(st) / 1e9 > st->o.limit_s;
+	return rg_stop || __atomic_load_n(&rg_failed, __ATOMIC_RELAXED) ||
+	       (double)rg_now_ns(st) / 1e9 > st->o.limit_s;
 }
 
 /* ARP for every other process until all answered (our QPs are up: answering is safe). */

@@ -13,9 +13,68 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_common.h>
+
 #include "lib/node/node_load.h"
 #include "rg_main.h"
 
+
+void
+rg_shards_merge(struct rg_state *st)
+{
+	unsigned int k, r;
+
+	for (k = 0; k < st->n_shards; k++)
+		st->shards[k]->pause_own = st->shards[k]->pfc.pfc_rcvd +
+					   st->shards[k]->pfc.pause_rcvd;
+	for (k = 1; k < st->n_shards; k++) {
+		const struct rg_state *sk = st->shards[k];
+
+		for (r = 0; r < st->n_rows && r < sk->n_rows; r++) {
+			st->row_sizes[r] += sk->row_sizes[r];
+			st->row_us[r] = RTE_MAX(st->row_us[r], sk->row_us[r]);
+			st->row_intra_us[r] = RTE_MAX(st->row_intra_us[r], sk->row_intra_us[r]);
+		}
+		st->n_rows = RTE_MIN(st->n_rows, sk->n_rows);
+		st->local_bytes += sk->local_bytes;
+		st->wire_bytes += sk->wire_bytes;
+		st->tx_dropped += sk->tx_dropped;
+		st->tx_deferred += sk->tx_deferred;
+		st->rx_other += sk->rx_other;
+		st->rx_lost += sk->rx_lost;
+		st->arp_replies_sent += sk->arp_replies_sent;
+		st->pfc.pfc_rcvd += sk->pfc.pfc_rcvd;
+		st->pfc.pause_rcvd += sk->pfc.pause_rcvd;
+		st->nccl_msgs_posted += sk->nccl_msgs_posted;
+		st->cts_posted += sk->cts_posted;
+		st->ar_imm_posted += sk->ar_imm_posted;
+		st->imm_unexpected += sk->imm_unexpected;
+	}
+}
+
+/* --workers: one object per shard (its lcore, queue and frames) */
+static json_t *
+rg_workers_json(const struct rg_state *st)
+{
+	json_t *a = json_array();
+	unsigned int k;
+
+	for (k = 0; k < st->n_shards; k++) {
+		const struct rg_state *sk = st->shards[k];
+
+		json_array_append_new(a, json_pack(
+			"{s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "shard", (int)k,
+			"lcore", (int)sk->lcore, "queue", (int)sk->queue,
+			"rx_packets", (json_int_t)sk->rx_frames,
+			"tx_packets", (json_int_t)sk->tx_frames,
+			"handoff_in", (json_int_t)sk->handoff_in,
+			"handoff_out", (json_int_t)sk->handoff_out,
+			"handoff_dropped", (json_int_t)sk->handoff_dropped,
+			"pause_frames_received", (json_int_t)sk->pause_own,
+			"pause_frames_applied", (json_int_t)sk->pause_applied));
+	}
+	return a;
+}
 
 /* The table and counters on stdout, and as JSON into @p out (NULL: none); -1 if that failed. */
 int
@@ -23,7 +82,7 @@ rg_report(struct rg_state *st, struct rg_out *out)
 {
 	const enum rg_coll coll = st->o.coll;
 	double factor = rg_busbw_factor(coll, st->R);
-	unsigned int q, c, r, shown = 0;
+	unsigned int q, c, r, k, shown = 0, n_qp = 0;
 	uint64_t tot[RG_EP_MAX_CTRS] = { 0 };
 	const struct rg_ep *first = st->n_qp > 0 ? &st->qps[0].ep : NULL;
 	json_t *root = json_object(), *rows = json_array(), *qps = json_array(), *row;
@@ -54,25 +113,32 @@ rg_report(struct rg_state *st, struct rg_out *out)
 		json_array_append_new(rows, row);
 	}
 	printf("# per-QP counters (QPs that carried traffic)\n");
-	for (q = 0; q < st->n_qp; q++) {
-		const struct rg_ep *qp = &st->qps[q].ep;
-		json_t *o = rg_ep_json(qp);
+	for (k = 0; k < st->n_shards; k++) {
+		const struct rg_state *sk = st->shards[k];
 
-		for (c = 0; c < rg_ep_n_ctrs(qp); c++)
-			tot[c] += rg_ep_ctr(qp, c);
-		if (o != NULL) {
-			json_object_set_new(o, "requester", json_boolean(st->qps[q].requester));
-			json_array_append_new(qps, o);
+		for (q = 0; q < sk->n_qp; q++, n_qp++) {
+			const struct rg_ep *qp = &sk->qps[q].ep;
+			json_t *o = rg_ep_json(qp);
+
+			for (c = 0; c < rg_ep_n_ctrs(qp); c++)
+				tot[c] += rg_ep_ctr(qp, c);
+			if (o != NULL) {
+				json_object_set_new(o, "requester",
+						    json_boolean(sk->qps[q].requester));
+				if (st->n_shards > 1)
+					json_object_set_new(o, "shard", json_integer(k));
+				json_array_append_new(qps, o);
+			}
+			if (!rg_ep_carried(qp))
+				continue;
+			if (shown++ >= 32)
+				continue;
+			rg_ep_print(qp, stdout, "# ");
 		}
-		if (!rg_ep_carried(qp))
-			continue;
-		if (shown++ >= 32)
-			continue;
-		rg_ep_print(qp, stdout, "# ");
 	}
 	if (shown > 32)
 		printf("#  (%u more in the JSON)\n", shown - 32);
-	printf("#  all %u QPs:", st->n_qp);
+	printf("#  all %u QPs:", n_qp);
 	for (c = 0; first != NULL && c < rg_ep_n_ctrs(first); c++)
 		if (tot[c] != 0)
 			printf(" %s=%" PRIu64, rg_ep_ctr_name(first, c), tot[c]);
@@ -82,6 +148,13 @@ rg_report(struct rg_state *st, struct rg_out *out)
 	       " arp_replies=%" PRIu64 " rx_lost_on_purpose=%" PRIu64 "\n",
 	       st->tx_dropped, st->tx_deferred, st->rx_other, st->pfc.pfc_rcvd,
 	       st->arp_replies_sent, st->rx_lost);
+	for (k = 0; st->n_shards > 1 && k < st->n_shards; k++)
+		printf("# worker %u: lcore %u queue %u rx_packets=%" PRIu64 " tx_packets=%" PRIu64
+		       " handoff_in=%" PRIu64 " handoff_out=%" PRIu64 " handoff_dropped=%" PRIu64
+		       "\n", k, st->shards[k]->lcore, st->shards[k]->queue,
+		       st->shards[k]->rx_frames, st->shards[k]->tx_frames,
+		       st->shards[k]->handoff_in, st->shards[k]->handoff_out,
+		       st->shards[k]->handoff_dropped);
 	json_object_set_new(root, "test", json_string(rg_coll_name(coll)));
 	json_object_set_new(root, "algo", json_string(coll == RG_COLL_ALLREDUCE ?
 						      rg_algo_name(st->o.algo) : "ring"));
@@ -99,6 +172,7 @@ rg_report(struct rg_state *st, struct rg_out *out)
 	json_object_set_new(root, "busbw_factor", json_real(factor));
 	json_object_set_new(root, "local_bytes", json_integer((json_int_t)st->local_bytes));
 	json_object_set_new(root, "wire_bytes_posted", json_integer((json_int_t)st->wire_bytes));
+	json_object_set_new(root, "workers", rg_workers_json(st));
 	if (st->o.node_on) {
 		json_t *n = node_json(&st->o.node, &st->o.node_eval);
 

@@ -95,7 +95,7 @@ rg_qp_add(struct rg_state *st, unsigned int src, unsigned int dst, unsigned int 
 	q->peer_proc = peer / st->o.n_ranks;
 	q->requester = requester;
 	q->ctrl = ctrl;
-	st->qp_of[qpn - RG_QPN_BASE] = (int32_t)st->n_qp++;
+	st->qp_of[qpn - RG_QPN_BASE - st->shard * rg_qpn_span(st)] = (int32_t)st->n_qp++;
 	return 0;
 }
 
@@ -236,6 +236,8 @@ rg_wait(struct rg_state *st, uint32_t imm, uint32_t expected, const char *what)
 			return -1;
 		}
 		if (rg_timed_out(st)) {
+			if (__atomic_load_n(&rg_failed, __ATOMIC_RELAXED))
+				return -1;	/* another shard failed and said why */
 			fprintf(stderr, "rocegen: gave up waiting for %s (immediate %u: %u of %u "
 				"arrived)\n", what, imm, got, expected);
 			rg_dump_qps(st);
@@ -294,7 +296,8 @@ rg_step_intra_ns(const struct rg_state *st, unsigned int s)
 	}
 	for (k = 0; k < nl; k++)
 		most = RTE_MAX(most, out[k]);
-	return node_intra_ns(&st->o.node_eval, most);
+	/* --workers: the shards' parts cross the node's fabric at once, sharing it */
+	return node_intra_ns(&st->o.node_eval, most * st->n_shards);
 }
 
 /* GDR off: the largest message one of our ranks puts on the wire in step @p s waits for the
@@ -314,7 +317,7 @@ rg_step_stage_ns(const struct rg_state *st, unsigned int s)
 		if (rg_is_local(st, x->src) && !rg_is_local(st, x->dst))
 			most = RTE_MAX(most, x->len);
 	}
-	return node_stage_ns(&st->o.node, most);
+	return node_stage_ns(&st->o.node, most * st->n_shards);
 }
 
 /* Poll until @p ns of the step's time (wall clock since @p t0 less the CPU's own copies and
@@ -465,6 +468,7 @@ rg_verify(struct rg_state *st)
 	const struct rg_sched *sc = &st->sched;
 	uint64_t placed = 0, want = rg_wire_in(st), bad = 0, first, t0 = rg_now_ns(st);
 	unsigned int k;
+	char shard[32] = "";
 
 	for (k = 0; k < st->o.n_ranks; k++) {
 		unsigned int g = st->proc * st->o.n_ranks + k;
@@ -479,10 +483,13 @@ rg_verify(struct rg_state *st)
 		placed += ep_bitmap_count(st->bitmap[k], 0, sc->land_len[g]);
 	}
 	/* the time it took is not in the table but is on the wire (before the end barrier) */
+	/* one printf: shards on other lcores print too (stdio locks each call) */
+	if (st->n_shards > 1)
+		snprintf(shard, sizeof(shard), " [shard %u of %u]", st->shard, st->n_shards);
 	printf("rocegen: verify %" PRIu64 " bytes: %s, %" PRIu64 " of %" PRIu64
-	       " bytes placed from the wire (%.1f us, untimed)\n", sc->size,
+	       " bytes placed from the wire (%.1f us, untimed)%s\n", sc->size,
 	       bad ? "DATA MISMATCH" : "data ok", placed, want,
-	       (double)(rg_now_ns(st) - t0) / 1e3);
+	       (double)(rg_now_ns(st) - t0) / 1e3, shard);
 	return bad != 0 || placed != want ? -1 : 0;
 }
 
@@ -516,6 +523,14 @@ rg_build(const struct rg_state *st, struct rg_sched *s, uint64_t size)
 	return rg_sched_build(s, st->o.coll, st->o.algo, st->R, st->o.root, size);
 }
 
+uint64_t
+rg_shard_part(uint64_t size, unsigned int R, unsigned int k, unsigned int n)
+{
+	uint64_t unit = 64ULL * R, units = size / unit;
+
+	return (units / n + (k < units % n)) * unit;
+}
+
 int
 rg_run(struct rg_state *st)
 {
@@ -524,12 +539,15 @@ rg_run(struct rg_state *st)
 
 	if (rg_barrier(st, "the start-up handshake (every process up)") != 0)
 		return -1;
-	printf("rocegen: all %u processes up\n", st->o.n_procs);
+	if (st->shard == 0)
+		printf("rocegen: all %u processes up\n", st->o.n_procs);
 	fflush(stdout);
 	for (size = st->o.min_size; size <= st->o.size && st->n_rows < RG_MAX_ROWS;
 	     size *= st->o.factor) {
 		rg_sched_free(&st->sched);
-		if (rg_build(st, &st->sched, size) != 0) {
+		/* --workers: this shard's part; the row is the sum of the parts */
+		if (rg_build(st, &st->sched, rg_shard_part(size, st->R, st->shard,
+							   st->n_shards)) != 0) {
 			fprintf(stderr, "rocegen: cannot build the schedule for %" PRIu64 " bytes\n",
 				size);
 			return -1;
@@ -558,9 +576,25 @@ rg_run(struct rg_state *st)
 			if (it >= st->o.warmup)
 				timed += rg_now_ns(st) - t_iter;
 		}
-		st->row_sizes[st->n_rows] = st->sched.size;
+		st->row_sizes[st->n_rows] = st->sched.size;	/* merged by main.c */
 		st->row_intra_us[st->n_rows] = (double)intra / 1e3 / st->o.iters;
 		st->row_us[st->n_rows++] = (double)timed / 1e3 / st->o.iters;
 	}
 	return 0;
+}
+
+int
+rg_shard_main(void *arg)
+{
+	struct rg_state *st = arg;
+	uint64_t t0;
+	int rc = rg_run(st);
+
+	if (rc != 0)
+		__atomic_store_n(&rg_failed, 1, __ATOMIC_RELAXED);
+	/* keep answering for a moment so the peers' last ACKs and barrier writes get out */
+	t0 = rg_now_ns(st);
+	while (rg_now_ns(st) - t0 < 300000000ULL && !rg_stop)
+		rg_poll(st);
+	return rc;
 }

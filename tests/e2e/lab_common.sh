@@ -63,15 +63,22 @@ rocemu_stop() {
 # outputs $WORK/{a,b}.{out,json};
 # fails if either exits non-zero, did not check its result and every byte from the wire, or
 # left its EAL runtime directory behind.
+# With ROCEGEN_WORKERS=N: each rocegen with --workers N on lcores 0..N-1 (mapped onto the
+# CPUs with --lcores) and N af_packet queue pairs.
 rocegen_pair() {
-	local ip_a=$1 ip_b=$2 pa pb s
+	local ip_a=$1 ip_b=$2 pa pb s w=${ROCEGEN_WORKERS:-1} eal
 	shift 2
-	ip netns exec "$NS_A" "$ROCEGEN" -l "${ROCEGEN_LCORE:-1}" --no-huge -m 512 --no-pci \
-		--file-prefix="${LAB_PREFIX}a" --vdev=net_af_packet0,iface=eth0,framecnt=2048 -- \
+	eal=(-l "${ROCEGEN_LCORE:-1}" --no-huge -m 512 --no-pci)
+	if [ "$w" -gt 1 ]; then
+		eal=(--lcores "$(seq -s, 0 $((w - 1)))" --no-huge -m 1024 --no-pci)
+		set -- "$@" --workers "$w"
+	fi
+	ip netns exec "$NS_A" "$ROCEGEN" "${eal[@]}" --file-prefix="${LAB_PREFIX}a" \
+		--vdev=net_af_packet0,iface=eth0,framecnt=2048,qpairs="$w" -- \
 		--ip "$ip_a" --peer-ip "$ip_b" --json "$WORK/a.json" "$@" >"$WORK/a.out" 2>&1 &
 	pa=$!
-	ip netns exec "$NS_B" "$ROCEGEN" -l "${ROCEGEN_LCORE:-1}" --no-huge -m 512 --no-pci \
-		--file-prefix="${LAB_PREFIX}b" --vdev=net_af_packet0,iface=eth0,framecnt=2048 -- \
+	ip netns exec "$NS_B" "$ROCEGEN" "${eal[@]}" --file-prefix="${LAB_PREFIX}b" \
+		--vdev=net_af_packet0,iface=eth0,framecnt=2048,qpairs="$w" -- \
 		--ip "$ip_b" --peer-ip "$ip_a" --json "$WORK/b.json" "$@" >"$WORK/b.out" 2>&1 &
 	pb=$!
 	wait $pa || { wait $pb; fail "rocegen A exited non-zero"; }

@@ -67,6 +67,24 @@ for f in sys.argv[1:]:
     assert d["pfc_received"] > 0 and paused > 0, (f, d["pfc_received"], paused)
     print("ok: %s: %d PFC frames received, data paused %.1f ms"
           % (f.split("/")[-1], d["pfc_received"], paused / 1e6))
+    # rocegen --workers: a pause frame arrives on one queue and stops every shard's QPs
+    shards = {q.get("shard", 0) for q in d["qps"]}
+    assert len(shards) == len(d["workers"]), (shards, d["workers"])
+    for k in shards:
+        p = max(q["paused_ns"] for q in d["qps"] if q.get("shard", 0) == k and q["requester"])
+        assert p > 0, (f, "shard", k, "never paused")
+    if len(shards) > 1:
+        w = d["workers"]
+        assert sum(x["handoff_in"] for x in w) == sum(x["handoff_out"] for x in w), w
+        # each pause frame came in on one queue and was applied by every shard
+        got = sum(x["pause_frames_received"] for x in w)
+        assert got == d["pfc_received"] + d["pause_received"], (got, d)
+        for x in w:
+            assert x["pause_frames_applied"] == got, (f, w)
+        print("ok: %s: every one of %d shards applied all %d pause frames (received %s); "
+              "handoffs out/in %s" % (f.split("/")[-1], len(shards), got,
+              [x["pause_frames_received"] for x in w],
+              [(x["handoff_out"], x["handoff_in"]) for x in w]))
 PY
 	grep -A2 "size(B)" "$WORK/a.out"
 	echo "PASS"

@@ -85,6 +85,17 @@ check "--srd-paths: must be an integer in 1..64" "${IP[@]}" --transport srd --sr
 check "--srd-paths: must be an integer in 1..64" "${IP[@]}" --srd-paths 65
 check "--srd-spray: must be an integer in 1..1048576" "${IP[@]}" --srd-spray 0
 check "--srd-rtt-us: must be an integer in 0..10000000" "${IP[@]}" --srd-rtt-us -1
+check "--workers: must be an integer in 1..8" "${IP[@]}" --workers 0
+check "--workers: must be an integer in 1..8" "${IP[@]}" --workers 9
+check "-b/--size: at least 512 bytes (64 per rank and worker)" "${IP[@]}" --workers 4 --size 256
+# --workers N needs N lcores: refused after EAL started, with one line saying how to give them
+out=$("$ROCEGEN" -l 0 "${EAL[@]}" -- "${IP[@]}" --workers 2 2>&1)
+rc=$?
+if [ $rc -ne 0 ] && grep -qF -- "--workers 2 needs 2 lcores, EAL has 1" <<<"$out"; then
+	ok
+else
+	bad "rocegen -l 0 ... --workers 2 -> exit $rc: $out"
+fi
 no_rundir "the refused command lines above"
 
 # --help: rocegen's own options (not only EAL's), exit 0, on every spelling, no EAL left behind
