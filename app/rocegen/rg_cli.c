@@ -78,6 +78,8 @@ rg_usage(FILE *f)
 		"                       (default 0: busy polling); for low rates on a shared\n"
 		"                       CPU, where a busy poller loses whole scheduler slices\n"
 		"                       and then sends in bursts\n"
+		"  --poll-yield         yield the CPU after a poll that found nothing (lcores\n"
+		"                       sharing CPUs with other pollers; default: spin)\n"
 		"  --workers N          shards, 1..%d (default 1): each on an lcore of its own\n"
 		"                       (EAL -l gives N), with its own RX and TX queue and QPs,\n"
 		"                       runs the collective on 1/N of each size; every process\n"
@@ -226,6 +228,7 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o, bool node_only)
 		{ "srd-rtt-us", required_argument, NULL, 'U' },
 		{ "poll-sleep-us", required_argument, NULL, 'Z' },
 		{ "workers", required_argument, NULL, 268 },
+		{ "poll-yield", no_argument, NULL, 269 },
 		{ "proto", required_argument, NULL, 265 },
 		{ "adaptive-routing", required_argument, NULL, 266 },
 		{ "ar-threshold", required_argument, NULL, 267 },
@@ -439,6 +442,9 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o, bool node_only)
 			if (rg_parse_uint("--workers", optarg, 1, RG_MAX_WORKERS, &v) != 0)
 				return -1;
 			o->workers = (unsigned int)v;
+			break;
+		case 269:
+			o->poll_yield = true;
 			break;
 		case 256:
 			o->node_file = optarg;

@@ -81,6 +81,7 @@ struct rg_opts {
 	unsigned int srd_rtt_us;	/* 0: no RTT congestion signal */
 	unsigned int poll_sleep_us;	/* 0: busy polling */
 	unsigned int workers;		/* --workers: shards, one lcore and queue pair each */
+	bool poll_yield;		/* --poll-yield: sched_yield() after an idle poll */
 	enum rg_proto proto;
 	bool ar;			/* --adaptive-routing 1 (NCCL_IB_ADAPTIVE_ROUTING) */
 	uint64_t ar_threshold;		/* --ar-threshold (NCCL_IB_AR_THRESHOLD, 8192) */

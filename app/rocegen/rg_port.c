@@ -3,6 +3,7 @@
  * rocegen's port and event loop: the port, ARP, receiving and transmitting bursts (the port
  * paced at its line rate), and one poll of everything.
  */
+#include <sched.h>
 #include <time.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -469,6 +470,11 @@ rg_poll(struct rg_state *st)
 		struct timespec ts = { 0, (long)st->o.poll_sleep_us * 1000 };
 
 		nanosleep(&ts, NULL);
+	} else if (moved == 0 && st->txq_n == 0 && st->o.poll_yield) {
+		/* lcores sharing CPUs: let the other pollers on ours run now, not at the end of
+		 * our slice (two spinning shards per process on two CPUs: 0.03x of one lcore each
+		 * without it, 0.6x with it; bench_rocegen) */
+		sched_yield();
 	}
 	for (q = 0; q < st->n_qp; q++) {
 		struct rg_ep *qp = &st->qps[q].ep;

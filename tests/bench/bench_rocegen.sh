@@ -12,6 +12,10 @@
 #   - baseline 2: rocemu's switch forwarding 4 KB RoCE frames (bench_switch, write4k, "full"
 #     side: parse + forward + TM, net_null ports): the goal is that one rocegen core saturates
 #     what rocemu forwards on the same machine;
+#   - rocegen --workers 2 --poll-yield (two shards per process, lcores 0 and 1 each: four
+#     lcores on this machine's two CPUs, yielding when idle), DCQCN on: pps each way against
+#     the one-lcore pairs of the same run (w2_vs_w1). The scaling from 1 to 2 lcores needs a CPU per lcore (four here):
+#     on two CPUs the ratio measures what oversubscription costs, not what a core adds;
 #   - a rate-capped run: p2p with --line-rate-mbps R (default 2000) back to back, busbw against
 #     the link rate, with DCQCN on and off (rocegen paces its port at the line rate, as a NIC).
 # The rocegen and testpmd runs alternate (order swapped every run); the table gives medians.
@@ -40,7 +44,7 @@ while [ $# -gt 0 ]; do
 	--cap-mbps) cap=$2; shift 2 ;;
 	--seconds) secs=$2; shift 2 ;;
 	--quick) quick=1; runs=1; size=8M; secs=5; shift ;;
-	-h|--help) sed -n '3,26p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,30p' "$0"; exit 0 ;;
 	*) echo "bench_rocegen: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -93,12 +97,12 @@ run_pair() {
 run_pair_once() {
 	local name=$1 ra=0 rb=0
 	shift
-	"$rocegen" -l 0 $eal --file-prefix=${tag}_${name}a $(memif server "$name") -- \
+	"$rocegen" -l "${LC_A:-0}" $eal --file-prefix=${tag}_${name}a $(memif server "$name") -- \
 		--ip 198.19.0.1 --peer-ip 198.19.0.2 --json "$work/$name.a.json" "$@" \
 		>"$work/$name.a.out" 2>&1 &
 	local pa=$!
 	sleep 0.3
-	"$rocegen" -l 1 $eal --file-prefix=${tag}_${name}b $(memif client "$name") -- \
+	"$rocegen" -l "${LC_B:-1}" $eal --file-prefix=${tag}_${name}b $(memif client "$name") -- \
 		--ip 198.19.0.2 --peer-ip 198.19.0.1 --json "$work/$name.b.json" "$@" \
 		>"$work/$name.b.out" 2>&1 &
 	local pb=$!
@@ -165,7 +169,7 @@ fi
 printf 'bench_rocegen: %s runs, rocegen p2p --mtu 4096 --size %s over net_memif (lcores 0 and 1)\n' \
 	"$runs" "$size"
 P2P=(--test p2p --mtu 4096 --size "$size" --iters 3 --warmup 1 --time-limit 100)
-on=() off=() bw_on=() bw_off=() tp=()
+on=() off=() bw_on=() bw_off=() tp=() w2=()
 for i in $(seq 1 "$runs"); do
 	if [ $((i % 2)) -eq 1 ]; then order="rocegen testpmd"; else order="testpmd rocegen"; fi
 	for side in $order; do
@@ -174,6 +178,9 @@ for i in $(seq 1 "$runs"); do
 			on+=("$a"); bw_on+=("$b")
 			read -r a b < <(run_pair "off$i" "${P2P[@]}" --dcqcn off) || exit 1
 			off+=("$a"); bw_off+=("$b")
+			read -r a b < <(LC_A=0,1 LC_B=0,1 run_pair "w2$i" "${P2P[@]}" --workers 2 --poll-yield) ||
+				exit 1
+			w2+=("$a")
 		else
 			a=$(run_testpmd "$i") || exit 1
 			if [ "$a" = nan ]; then
@@ -184,12 +191,13 @@ for i in $(seq 1 "$runs"); do
 			tp+=("$a")
 		fi
 	done
-	printf '  run %d: rocegen DCQCN on %s pps each way (%s GB/s), DCQCN off %s pps (%s GB/s), testpmd memif %s pps\n' \
-		"$i" "${on[-1]}" "${bw_on[-1]}" "${off[-1]}" "${bw_off[-1]}" "${tp[-1]}"
+	printf '  run %d: rocegen DCQCN on %s pps each way (%s GB/s), DCQCN off %s pps (%s GB/s), --workers 2 %s pps, testpmd memif %s pps\n' \
+		"$i" "${on[-1]}" "${bw_on[-1]}" "${off[-1]}" "${bw_off[-1]}" "${w2[-1]}" "${tp[-1]}"
 done
 on_m=$(printf '%s\n' "${on[@]}" | median)
 off_m=$(printf '%s\n' "${off[@]}" | median)
 tp_m=$(printf '%s\n' "${tp[@]}" | median)
+w2_m=$(printf '%s\n' "${w2[@]}" | median)
 
 echo
 sw_args=(--epochs 6 --epoch-ms 100)
@@ -209,9 +217,10 @@ CAP=(--test p2p --mtu 4096 --size $cap_size --iters 3 --line-rate-mbps "$cap" --
 read -r cap_on_pps cap_on_bw < <(run_pair capon "${CAP[@]}") || exit 1
 read -r cap_off_pps cap_off_bw < <(run_pair capoff "${CAP[@]}" --dcqcn off) || exit 1
 
-python3 - "$on_m" "$off_m" "$tp_m" "$sw_full" "$cap" "$cap_on_bw" "$cap_off_bw" <<'PY'
+python3 - "$on_m" "$off_m" "$tp_m" "$sw_full" "$cap" "$cap_on_bw" "$cap_off_bw" "$w2_m" \
+	"$(nproc)" <<'PY'
 import sys
-on, off, tp, sw, cap, bw_on, bw_off = (float(x) for x in sys.argv[1:])
+on, off, tp, sw, cap, bw_on, bw_off, w2, cpus = (float(x) for x in sys.argv[1:])
 # wire bytes per 4 KB RDMA WRITE packet: Eth 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 (+ RETH 16
 # on the first packet of a message) + payload, plus 24 B preamble/IFG/FCS on the wire
 wire = 4096 + 58 + 24
@@ -221,7 +230,10 @@ print("%-44s %12.0f %10s" % ("testpmd txonly -> rxonly, 4170 B, memif", tp, "1")
 print("%-44s %12.0f %10.3f" % ("rocegen p2p 4 KB, DCQCN on, each way", on, on / tp))
 print("%-44s %12.0f %10.3f" % ("rocegen p2p 4 KB, DCQCN off, each way", off, off / tp))
 print("%-44s %12.0f %10.3f" % ("rocemu forward 4 KB (bench_switch full)", sw * 1e6, sw * 1e6 / tp))
+print("%-44s %12.0f %10.3f" % ("rocegen --workers 2, DCQCN on, each way", w2, w2 / tp))
 print("rocegen pps / rocemu forward pps: DCQCN on %.3f, off %.3f" % (on / (sw * 1e6), off / (sw * 1e6)))
+print("--workers 2 / 1 lcore per process: %.3f (%d lcores spinning on %d CPUs%s)"
+      % (w2 / on, 4, cpus, ": oversubscribed, not a scaling figure" if cpus < 4 else ""))
 print("(each rocegen core also receives as many 4 KB packets as it sends, and ACKs)")
 goodput = cap * 4096 / wire / 8 / 1000  # GB/s of payload the capped link carries
 print("rate cap %d Mb/s: busbw DCQCN on %.4f GB/s = %.3f of the link's 4 KB payload rate "
@@ -229,7 +241,8 @@ print("rate cap %d Mb/s: busbw DCQCN on %.4f GB/s = %.3f of the link's 4 KB payl
       % (cap, bw_on, bw_on / goodput, goodput, bw_off, bw_off / goodput))
 print("RESULT bench=rocegen rocegen_on_pps=%.0f rocegen_off_pps=%.0f testpmd_memif_pps=%.0f "
       "rocemu_fwd4k_pps=%.0f on_vs_testpmd=%.3f on_vs_rocemu=%.3f off_vs_rocemu=%.3f "
-      "cap_mbps=%d cap_busbw_on=%.4f cap_ratio_on=%.3f cap_busbw_off=%.4f cap_ratio_off=%.3f"
+      "cap_mbps=%d cap_busbw_on=%.4f cap_ratio_on=%.3f cap_busbw_off=%.4f cap_ratio_off=%.3f "
+      "w2_pps=%.0f w2_vs_w1=%.3f cpus=%d"
       % (on, off, tp, sw * 1e6, on / tp, on / (sw * 1e6), off / (sw * 1e6), cap, bw_on,
-         bw_on / goodput, bw_off, bw_off / goodput))
+         bw_on / goodput, bw_off, bw_off / goodput, w2, w2 / on, cpus))
 PY

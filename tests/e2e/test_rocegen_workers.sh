@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # rocegen --workers 2: two shards per process, each on its own lcore, RX and TX queue and QPs,
 # running the collective on half of each size.
-#  1. Over a net_memif pair (queue k of one end is queue k of the other): a ring all-reduce of
+#  1. Over a net_memif pair (queue k of one end is queue k of the other), --poll-yield (four
+#     lcores on two CPUs here): a ring all-reduce of
 #     2 processes x 2 ranks with 2 QPs per pair, two sizes. Both processes verify every byte
 #     in both shards; each row's size is the whole size (the shards' parts add up); both
 #     shards received and sent, and no frame crossed between them after start-up; shard 1's QPs
@@ -58,7 +59,7 @@ memif_pair() {
 		[ $s = a ] && ips=(198.19.0.1 198.19.0.3) || ips=(198.19.0.3 198.19.0.1)
 		"$ROCEGEN" "${EAL[@]}" --file-prefix=${P}m$s --vdev=net_memif0,role=$role,id=0,socket=$WORK/m.sock,socket-abstract=no,bsize=8192,rsize=11 \
 			-- --ip ${ips[0]} --peer-ip ${ips[1]} --ranks 2 --qps 2 --test allreduce \
-			-b 2M -e 4M --iters 2 --mtu 4096 --workers 2 --json "$WORK/$s.json" \
+			-b 2M -e 4M --iters 2 --mtu 4096 --workers 2 --poll-yield --json "$WORK/$s.json" \
 			>"$WORK/$s.out" 2>&1 &
 		[ $s = a ] && { pa=$!; sleep 0.3; } || pb=$!
 	done
