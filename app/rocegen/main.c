@@ -247,20 +247,35 @@ main(int argc, char **argv)
 			"-l or --lcores)\n", st->n_shards, st->n_shards, rte_lcore_count());
 		goto out;
 	}
+	/* one port per rail: rank i on port i mod ports */
+	st->n_ports = rte_eth_dev_count_avail();
+	if (st->n_ports == 0) {
+		fprintf(stderr, "rocegen: no DPDK port: add one with --vdev or -a\n");
+		goto out;
+	}
+	if (st->n_ports > RG_MAX_PORTS || st->n_ports > st->o.n_ranks ||
+	    (st->o.node_on && st->n_ports > st->o.node.nics) || (st->o.pxn && st->n_ports < 2)) {
+		fprintf(stderr, "rocegen: %u DPDK port(s): one per rail, 1..%u and at most --ranks "
+			"(%u)%s%s (add ports with --vdev or -a)\n", st->n_ports, RG_MAX_PORTS,
+			st->o.n_ranks, st->o.node_on ? " and the node's NICs" : "",
+			st->o.pxn ? "; --pxn needs two rails or more" : "");
+		goto out;
+	}
 	/* a polling loop comes back every few tens of us: the port may send a burst that long */
 	st->port_ns_per_byte = 8000.0 / st->o.line_mbps;
 	if (st->o.node_on) {
-		/* the node's cap per NIC (line, PCIe, host buffer); this one port carries all of
-		 * the node's rails */
-		st->port_ns_per_byte = 8.0 / (st->o.node_eval.host_cap_gbps * st->o.node.nics);
+		/* the node's cap per NIC (line, PCIe, host buffer); a port carries nics / ports of
+		 * the node's rails (all of them on one port) */
+		st->port_ns_per_byte = 8.0 * st->n_ports /
+			(st->o.node_eval.host_cap_gbps * st->o.node.nics);
 		printf("rocegen: node: %u GPUs (%s, %s), %u NIC(s) of %.0f Gb/s on PCIe %ux%u MPS %u, "
-		       "GDR %s: host cap %.1f Gb/s per NIC (by %s); the port paced at %.1f Gb/s; "
+		       "GDR %s: host cap %.1f Gb/s per NIC (by %s); %u port(s) paced at %.1f Gb/s; "
 		       "intra-node %.1f GB/s + %.1f us a step\n", st->o.node.gpus,
 		       node_gpu_name(st->o.node.gpu), node_fabric_name(st->o.node.fabric),
 		       st->o.node.nics, st->o.node.nic_gbps, st->o.node.pcie.gen,
 		       st->o.node.pcie.lanes, st->o.node.pcie.mps, st->o.node.gdr ? "on" : "off",
-		       st->o.node_eval.host_cap_gbps, st->o.node_eval.host_cap_by,
-		       st->o.node_eval.host_cap_gbps * st->o.node.nics,
+		       st->o.node_eval.host_cap_gbps, st->o.node_eval.host_cap_by, st->n_ports,
+		       st->o.node_eval.host_cap_gbps * st->o.node.nics / st->n_ports,
 		       st->o.node_eval.fabric_GBps, st->o.node_eval.fabric_latency_ns / 1e3);
 	}
 	/* --workers: each shard paces its queue at its share of the port */
@@ -292,9 +307,9 @@ main(int argc, char **argv)
 	for (k = 0; k < st->n_shards; k++) {
 		struct rg_state *sk = st->shards[k];
 
-		sk->port = st->port;
+		memcpy(sk->port_ids, st->port_ids, sizeof(st->port_ids));
 		sk->pool = st->pool;
-		memcpy(sk->mac, st->mac, 6);
+		memcpy(sk->mac, st->mac, sizeof(st->mac));
 		if (rg_qps_init(sk) != 0)
 			goto out_port;
 	}
@@ -307,6 +322,7 @@ main(int argc, char **argv)
 	for (k = 1; k < st->n_shards; k++) {
 		memcpy(st->shards[k]->peer_mac, st->peer_mac, sizeof(st->peer_mac));
 		memcpy(st->shards[k]->peer_known, st->peer_known, sizeof(st->peer_known));
+		rg_qps_set_macs(st->shards[k]);
 	}
 	printf("rocegen: process %u of %u, ranks %u..%u of %u, %s%s, up to %" PRIu64 " bytes, "
 	       "%u QP(s) per pair (%u QPs here, %s%s), MTU %u, DCQCN %s, %u worker(s); running\n",
@@ -327,11 +343,14 @@ main(int argc, char **argv)
 		fprintf(stderr, "rocegen: FAILED\n");
 out_port:
 	if (st->pool != NULL) {
-		for (k = 0; k < st->n_shards; k++) {
-			rte_pktmbuf_free_bulk(st->shards[k]->txq, st->shards[k]->txq_n);
-			st->shards[k]->txq_n = 0;
+		for (k = 0; k < st->n_shards * st->n_ports; k++) {
+			struct rg_txport *t = &st->shards[k / st->n_ports]->tp[k % st->n_ports];
+
+			rte_pktmbuf_free_bulk(t->txq, t->txq_n);
+			t->txq_n = 0;
 		}
-		rte_eth_dev_stop(st->port);
+		for (k = 0; k < st->n_ports; k++)
+			rte_eth_dev_stop(st->port_ids[k]);
 	}
 out:
 	rg_out_abandon(&out);

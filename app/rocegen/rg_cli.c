@@ -78,6 +78,10 @@ rg_usage(FILE *f)
 		"                       (default 0: busy polling); for low rates on a shared\n"
 		"                       CPU, where a busy poller loses whole scheduler slices\n"
 		"                       and then sends in bursts\n"
+		"  --pxn 0|1            one port per rail (every port EAL has, rank i on port\n"
+		"                       i mod ports): 1 sends a transfer across rails through\n"
+		"                       the GPU of the sender's node on the receiver's rail, as\n"
+		"                       NCCL's PXN (NVLink first, then that GPU's NIC; default 0)\n"
 		"  --poll-yield         yield the CPU after a poll that found nothing (lcores\n"
 		"                       sharing CPUs with other pollers; default: spin)\n"
 		"  --workers N          shards, 1..%d (default 1): each on an lcore of its own\n"
@@ -229,6 +233,7 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o, bool node_only)
 		{ "poll-sleep-us", required_argument, NULL, 'Z' },
 		{ "workers", required_argument, NULL, 268 },
 		{ "poll-yield", no_argument, NULL, 269 },
+		{ "pxn", required_argument, NULL, 270 },
 		{ "proto", required_argument, NULL, 265 },
 		{ "adaptive-routing", required_argument, NULL, 266 },
 		{ "ar-threshold", required_argument, NULL, 267 },
@@ -445,6 +450,11 @@ rg_parse_args(int argc, char **argv, struct rg_opts *o, bool node_only)
 			break;
 		case 269:
 			o->poll_yield = true;
+			break;
+		case 270:
+			if (rg_parse_uint("--pxn", optarg, 0, 1, &v) != 0)
+				return -1;
+			o->pxn = v == 1;
 			break;
 		case 256:
 			o->node_file = optarg;

@@ -137,6 +137,14 @@ rg_ep_carried(const struct rg_ep *e)
 	return e->qp.ctrs[EP_CTR_TX_DATA_PKTS] != 0 || e->qp.ctrs[EP_CTR_CNPS_SENT] != 0;
 }
 
+uint64_t
+rg_ep_tx_payload(const struct rg_ep *e)
+{
+	if (e->srd != NULL)
+		return e->srd->ctrs[EP_SRD_CTR_TX_PAYLOAD_BYTES];
+	return e->qp.ctrs[EP_CTR_TX_PAYLOAD_BYTES];
+}
+
 static double
 rg_ep_min_rate(const struct rg_ep *e)
 {

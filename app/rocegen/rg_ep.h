@@ -52,6 +52,8 @@ uint64_t rg_ep_ctr(const struct rg_ep *e, unsigned int i);
 
 /* Whether it sent data or CNPs (the report lists only those). */
 bool rg_ep_carried(const struct rg_ep *e);
+/* Payload bytes sent (retransmissions included). */
+uint64_t rg_ep_tx_payload(const struct rg_ep *e);
 
 /* Its counters and rates as a JSON object (SRD adds path_packets); NULL if out of memory. */
 json_t *rg_ep_json(const struct rg_ep *e);

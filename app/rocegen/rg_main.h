@@ -37,6 +37,7 @@
 #define RG_CTS_SLOTS 256	/* NET_IB_MAX_REQUESTS: CTS FIFO slots per connection */
 #define RG_CTS_BYTES 64		/* sizeof(struct ncclIbSendFifo) */
 #define RG_MAX_WORKERS 8	/* --workers: shards, one lcore each */
+#define RG_MAX_PORTS 8		/* ports (rails), rank i's traffic on port i mod ports */
 #define RG_INBOX 4096		/* frames a shard's inbox holds (a power of 2) */
 
 /* --proto: NCCL's wire pattern (rg_nccl.c) with a protocol's message sizes, or none (a
@@ -82,6 +83,7 @@ struct rg_opts {
 	unsigned int poll_sleep_us;	/* 0: busy polling */
 	unsigned int workers;		/* --workers: shards, one lcore and queue pair each */
 	bool poll_yield;		/* --poll-yield: sched_yield() after an idle poll */
+	bool pxn;			/* --pxn 1: cross-rail sends through the peer's rail's GPU */
 	enum rg_proto proto;
 	bool ar;			/* --adaptive-routing 1 (NCCL_IB_ADAPTIVE_ROUTING) */
 	uint64_t ar_threshold;		/* --ar-threshold (NCCL_IB_AR_THRESHOLD, 8192) */
@@ -116,6 +118,9 @@ struct rg_out {
 struct rg_qp {
 	struct rg_ep ep;
 	unsigned int peer_proc;
+	unsigned int port;	/* the rail (index in rg_state's ports) its frames use */
+	bool cross_rail;	/* requester: its two ranks' rails differ (and no PXN) */
+	bool pxn;		/* its sender is a relay: the data came over NVLink (--pxn) */
 	bool requester;
 	bool ctrl;		/* a barrier QP (channel n_qps) */
 	uint8_t *cts;		/* --proto: requester: the CTS FIFO the receiver writes (its
@@ -135,13 +140,27 @@ struct rg_ll_msg {
 	uint64_t flag;
 };
 
+/* One port (rail) as one shard uses it: its TX queue's frames the PMD did not take yet, its
+ * shaper, its counters. */
+struct rg_txport {
+	struct rte_mbuf *txq[RG_TXQ];	/* built frames the PMD did not take yet, in order */
+	unsigned int txq_n;
+	uint64_t txq_progress_ns;	/* the PMD last took a frame from txq */
+	uint64_t next_ns;		/* shaper at the port's rate */
+	uint64_t tx_frames;		/* taken by the PMD */
+	uint64_t rx_frames;		/* taken from the RX queue */
+	uint64_t tx_bytes;
+	struct ep_pfc pfc;		/* pause state of the port (its QPs') */
+};
+
 struct rg_state {
 	struct rg_opts o;
-	uint16_t port;
+	uint16_t port_ids[RG_MAX_PORTS];	/* DPDK port of each rail */
+	unsigned int n_ports;
 	struct rte_mempool *pool;
-	uint8_t mac[6];
-	uint8_t peer_mac[RG_MAX_PROCS][6];
-	bool peer_known[RG_MAX_PROCS];
+	uint8_t mac[RG_MAX_PORTS][6];
+	uint8_t peer_mac[RG_MAX_PROCS][RG_MAX_PORTS][6];
+	bool peer_known[RG_MAX_PROCS][RG_MAX_PORTS];
 	unsigned int proc;		/* this process's index in hosts */
 	unsigned int R;			/* ranks in all */
 	struct rg_sched sched;		/* the size being run */
@@ -150,7 +169,6 @@ struct rg_state {
 	unsigned int n_rows;
 	uint64_t row_sizes[RG_MAX_ROWS];
 	double row_us[RG_MAX_ROWS];
-	struct ep_pfc pfc;
 	struct rg_qp *qps;
 	unsigned int n_qp;
 	int32_t *qp_of;			/* (QPN - base) -> index in qps, or -1 */
@@ -175,13 +193,10 @@ struct rg_state {
 	uint8_t ctrl_src[64], ctrl_land[64];
 	uint64_t tsc0;
 	uint64_t ns_mult;		/* 2^32 x 1e9 / tsc_hz */
-	uint64_t port_next_ns;		/* port shaper at --line-rate-mbps */
-	uint64_t port_credit_ns;	/* how far ahead of now port_next_ns may run */
-	double port_ns_per_byte;	/* wire time of a byte at --line-rate-mbps */
-	struct rte_mbuf *txq[RG_TXQ];	/* built frames the PMD did not take yet, in order */
-	unsigned int txq_n;
+	uint64_t port_credit_ns;	/* how far ahead of now a port's shaper may run */
+	double port_ns_per_byte;	/* wire time of a byte at a port's (shard's) rate */
+	struct rg_txport tp[RG_MAX_PORTS];
 	uint64_t tx_deferred;		/* frames that waited in txq (PMD busy) */
-	uint64_t txq_progress_ns;	/* the PMD last took a frame from txq */
 	struct rg_imm seen[RG_IMM_SLOTS];
 	uint64_t imm_unexpected;	/* a completion whose immediate collides (a bug) */
 	uint64_t arp_replies_sent;
@@ -206,13 +221,14 @@ struct rg_state {
 	bool poll_all;			/* start-up (shard 0 alone): poll every RX queue */
 	struct rte_ring *inbox;		/* multi-producer, single-consumer */
 	struct rg_state **shards;
-	uint64_t rx_frames;		/* taken from our RX queue(s) */
-	uint64_t tx_frames;		/* taken by the PMD from our TX queue */
 	uint64_t handoff_out;		/* given to another shard's inbox (PFC copies too) */
 	uint64_t handoff_in;		/* taken from our inbox */
 	uint64_t handoff_dropped;	/* an inbox was full: freed (go-back-N resends it) */
 	uint64_t pause_applied;		/* PFC/PAUSE frames applied: ours and the copies */
 	uint64_t pause_own;		/* ... received on our queue (set by rg_shards_merge) */
+	/* set by rg_shards_merge: this shard's frames over its rails; in shard 0 the whole
+	 * process's PFC and PAUSE frames received */
+	uint64_t rx_frames, tx_frames, pfc_rcvd, pause_rcvd;
 };
 
 /* Set by SIGINT and SIGTERM (main.c). */
@@ -249,20 +265,40 @@ int rg_node_main(int argc, char **argv);
  * node model (its defaults without --node); sets o->algo and, unless given, o->proto. */
 void rg_algo_auto(struct rg_opts *o);
 
-/* rg_port.c */
+/* rg_port.c: the ports (one per rail), addresses, ARP */
 int rg_port_setup(struct rg_state *st);
 void rg_rank_ip(const struct rg_state *st, unsigned int g, uint8_t out[4]);
 bool rg_is_local(const struct rg_state *st, unsigned int g);
+/* The process whose ranks include @p ip, or -1. */
+int rg_proc_of_ip(const struct rg_state *st, const uint8_t *ip);
+/* The rail (port index) of global rank @p g: its local rank mod the ports. */
+unsigned int rg_rail(const struct rg_state *st, unsigned int g);
+/* The rank whose address and rail a transfer from @p src to @p dst leaves by: @p src, or with
+ * --pxn across rails the rank of @p src's node on @p dst's rail (the relay). */
+unsigned int rg_wire_src(const struct rg_state *st, unsigned int src, unsigned int dst);
 uint32_t rg_qpn(const struct rg_state *st, unsigned int src, unsigned int dst, unsigned int ch,
 		bool responder);
 /* QPNs one shard spans: shard k's are RG_QPN_BASE + k x span + 0..span-1. */
 uint32_t rg_qpn_span(const struct rg_state *st);
-/* Multi-shard start (shard 0 set up, its port running): the inboxes; 0 or -1. */
-int rg_inboxes_create(struct rg_state *st);
 struct rg_ep *rg_qp_lookup(struct rg_state *st, uint32_t qpn);
-void rg_poll(struct rg_state *st);
+/* An ARP frame received on rail @p r: learn the sender, answer for our ranks on that rail. */
+void rg_on_arp(struct rg_state *st, unsigned int r, const uint8_t *f, uint32_t len,
+	       const struct roce_pkt *p);
+/* Every QP's destination MAC from what ARP learnt (shards other than 0 after start-up). */
+void rg_qps_set_macs(struct rg_state *st);
 bool rg_timed_out(const struct rg_state *st);
 int rg_resolve_peers(struct rg_state *st);
+
+/* rg_poll.c: the event loop */
+/* Multi-shard start (shard 0 set up, its ports running): the inboxes; 0 or -1. */
+int rg_inboxes_create(struct rg_state *st);
+void rg_poll(struct rg_state *st);
+/* A frame out of rail @p r's TX queue (ARP); frames the PMD does not take wait in order. */
+void rg_send_frame(struct rg_state *st, unsigned int r, const uint8_t *f, uint32_t len);
+/* Hand frames to rail @p r's PMD; true when its txq is empty afterwards. */
+bool rg_tx_flush(struct rg_state *st, unsigned int r, struct rte_mbuf **pkts, unsigned int n);
+/* The rail of a port id as the PMD stamps it on an mbuf (m->port), or 0. */
+unsigned int rg_rail_of_port_id(const struct rg_state *st, uint16_t port_id);
 
 /* rg_run.c */
 int rg_qps_init(struct rg_state *st);

@@ -24,9 +24,18 @@ rg_shards_merge(struct rg_state *st)
 {
 	unsigned int k, r;
 
-	for (k = 0; k < st->n_shards; k++)
-		st->shards[k]->pause_own = st->shards[k]->pfc.pfc_rcvd +
-					   st->shards[k]->pfc.pause_rcvd;
+	for (k = 0; k < st->n_shards; k++) {
+		struct rg_state *sk = st->shards[k];
+
+		sk->rx_frames = sk->tx_frames = sk->pfc_rcvd = sk->pause_rcvd = 0;
+		for (r = 0; r < st->n_ports; r++) {
+			sk->rx_frames += sk->tp[r].rx_frames;
+			sk->tx_frames += sk->tp[r].tx_frames;
+			sk->pfc_rcvd += sk->tp[r].pfc.pfc_rcvd;
+			sk->pause_rcvd += sk->tp[r].pfc.pause_rcvd;
+		}
+		sk->pause_own = sk->pfc_rcvd + sk->pause_rcvd;
+	}
 	for (k = 1; k < st->n_shards; k++) {
 		const struct rg_state *sk = st->shards[k];
 
@@ -43,8 +52,8 @@ rg_shards_merge(struct rg_state *st)
 		st->rx_other += sk->rx_other;
 		st->rx_lost += sk->rx_lost;
 		st->arp_replies_sent += sk->arp_replies_sent;
-		st->pfc.pfc_rcvd += sk->pfc.pfc_rcvd;
-		st->pfc.pause_rcvd += sk->pfc.pause_rcvd;
+		st->pfc_rcvd += sk->pfc_rcvd;
+		st->pause_rcvd += sk->pause_rcvd;
 		st->nccl_msgs_posted += sk->nccl_msgs_posted;
 		st->cts_posted += sk->cts_posted;
 		st->ar_imm_posted += sk->ar_imm_posted;
@@ -72,6 +81,54 @@ rg_workers_json(const struct rg_state *st)
 			"handoff_dropped", (json_int_t)sk->handoff_dropped,
 			"pause_frames_received", (json_int_t)sk->pause_own,
 			"pause_frames_applied", (json_int_t)sk->pause_applied));
+	}
+	return a;
+}
+
+/* One object per port (rail): its frames over every shard, its rate, and the payload its
+ * requester QPs sent across rails (no PXN) and as a PXN relay. */
+static json_t *
+rg_ports_json(const struct rg_state *st, FILE *f)
+{
+	json_t *a = json_array();
+	unsigned int r, k, q;
+
+	for (r = 0; r < st->n_ports; r++) {
+		uint64_t tx = 0, rx = 0, bytes = 0, pfc = 0, cross = 0, pxn = 0, pay;
+		char mac[18];
+
+		for (k = 0; k < st->n_shards; k++) {
+			const struct rg_state *sk = st->shards[k];
+
+			tx += sk->tp[r].tx_frames;
+			rx += sk->tp[r].rx_frames;
+			bytes += sk->tp[r].tx_bytes;
+			pfc += sk->tp[r].pfc.pfc_rcvd + sk->tp[r].pfc.pause_rcvd;
+			for (q = 0; q < sk->n_qp; q++) {
+				const struct rg_qp *x = &sk->qps[q];
+
+				if (x->port != r || !x->requester)
+					continue;
+				pay = rg_ep_tx_payload(&x->ep);
+				cross += x->cross_rail ? pay : 0;
+				pxn += x->pxn ? pay : 0;
+			}
+		}
+		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", st->mac[r][0],
+			 st->mac[r][1], st->mac[r][2], st->mac[r][3], st->mac[r][4], st->mac[r][5]);
+		json_array_append_new(a, json_pack(
+			"{s:i, s:i, s:s, s:f, s:I, s:I, s:I, s:I, s:I, s:I}", "rail", (int)r,
+			"port_id", (int)st->port_ids[r], "mac", mac,
+			"paced_gbps", 8.0 / st->port_ns_per_byte * st->n_shards,
+			"tx_packets", (json_int_t)tx, "rx_packets", (json_int_t)rx,
+			"tx_bytes", (json_int_t)bytes, "pause_frames_received", (json_int_t)pfc,
+			"cross_rail_payload_bytes", (json_int_t)cross,
+			"pxn_payload_bytes", (json_int_t)pxn));
+		if (st->n_ports > 1)
+			fprintf(f, "# rail %u: port %u tx_packets=%" PRIu64 " rx_packets=%" PRIu64
+				" tx_bytes=%" PRIu64 " pause_frames=%" PRIu64
+				" cross_rail_payload_bytes=%" PRIu64 " pxn_payload_bytes=%" PRIu64
+				"\n", r, st->port_ids[r], tx, rx, bytes, pfc, cross, pxn);
 	}
 	return a;
 }
@@ -146,7 +203,7 @@ rg_report(struct rg_state *st, struct rg_out *out)
 	printf("# port: tx_dropped_by_pmd=%" PRIu64 " tx_deferred=%" PRIu64 " rx_other=%" PRIu64
 	       " pfc_rcvd=%" PRIu64
 	       " arp_replies=%" PRIu64 " rx_lost_on_purpose=%" PRIu64 "\n",
-	       st->tx_dropped, st->tx_deferred, st->rx_other, st->pfc.pfc_rcvd,
+	       st->tx_dropped, st->tx_deferred, st->rx_other, st->pfc_rcvd,
 	       st->arp_replies_sent, st->rx_lost);
 	for (k = 0; st->n_shards > 1 && k < st->n_shards; k++)
 		printf("# worker %u: lcore %u queue %u rx_packets=%" PRIu64 " tx_packets=%" PRIu64
@@ -173,6 +230,8 @@ rg_report(struct rg_state *st, struct rg_out *out)
 	json_object_set_new(root, "local_bytes", json_integer((json_int_t)st->local_bytes));
 	json_object_set_new(root, "wire_bytes_posted", json_integer((json_int_t)st->wire_bytes));
 	json_object_set_new(root, "workers", rg_workers_json(st));
+	json_object_set_new(root, "ports", rg_ports_json(st, stdout));
+	json_object_set_new(root, "pxn", json_boolean(st->o.pxn));
 	if (st->o.node_on) {
 		json_t *n = node_json(&st->o.node, &st->o.node_eval);
 
@@ -222,8 +281,8 @@ rg_report(struct rg_state *st, struct rg_out *out)
 	json_object_set_new(root, "tx_dropped_by_pmd", json_integer((json_int_t)st->tx_dropped));
 	json_object_set_new(root, "tx_deferred", json_integer((json_int_t)st->tx_deferred));
 	json_object_set_new(root, "rx_lost_on_purpose", json_integer((json_int_t)st->rx_lost));
-	json_object_set_new(root, "pfc_received", json_integer((json_int_t)st->pfc.pfc_rcvd));
-	json_object_set_new(root, "pause_received", json_integer((json_int_t)st->pfc.pause_rcvd));
+	json_object_set_new(root, "pfc_received", json_integer((json_int_t)st->pfc_rcvd));
+	json_object_set_new(root, "pause_received", json_integer((json_int_t)st->pause_rcvd));
 	if (out != NULL && rg_out_write(out, root) != 0)
 		rc = -1;
 	json_decref(root);

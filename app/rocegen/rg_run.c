@@ -21,6 +21,9 @@ rg_qp_add(struct rg_state *st, unsigned int src, unsigned int dst, unsigned int 
 {
 	unsigned int lr = (requester ? src : dst) % st->o.n_ranks;
 	unsigned int peer = requester ? dst : src;
+	/* the sender's address and rail on the wire: src's, or with --pxn its relay's */
+	unsigned int wsrc = ch == st->o.n_qps ? src : rg_wire_src(st, src, dst);
+	unsigned int port = rg_rail(st, requester ? wsrc : dst);
 	bool ctrl = ch == st->o.n_qps;
 	uint32_t qpn = rg_qpn(st, src, dst, ch, !requester);
 	struct rg_qp *q = &st->qps[st->n_qp];
@@ -33,9 +36,9 @@ rg_qp_add(struct rg_state *st, unsigned int src, unsigned int dst, unsigned int 
 	c.mtu = st->o.mtu;
 	c.timeout = st->o.timeout;
 	c.window_bytes = st->o.window_bytes;
-	memcpy(c.src_mac, st->mac, 6);
-	rg_rank_ip(st, requester ? src : dst, c.src_ip);
-	rg_rank_ip(st, peer, c.dst_ip);
+	memcpy(c.src_mac, st->mac[port], 6);
+	rg_rank_ip(st, requester ? wsrc : dst, c.src_ip);
+	rg_rank_ip(st, requester ? peer : wsrc, c.dst_ip);
 	/* flow entropy per QP pair, as Linux/mlx5 derive it with a zero GRH flow label */
 	c.udp_sport = roce_udp_sport_from_qpns(c.qpn, c.dest_qpn);
 	if (strcmp(st->o.dcqcn, "off") == 0) {
@@ -81,9 +84,9 @@ rg_qp_add(struct rg_state *st, unsigned int src, unsigned int dst, unsigned int 
 		 * machine: timers of a few hundred us would fire for nothing */
 		sc.rto_min_ns = 1000000;
 		sc.rto_init_ns = 2000000;
-		rc = rg_ep_init_srd(&q->ep, &sc, &st->pfc, rg_now_ns(st));
+		rc = rg_ep_init_srd(&q->ep, &sc, &st->tp[port].pfc, rg_now_ns(st));
 	} else {
-		rc = rg_ep_init_rc(&q->ep, &c, &st->pfc, rg_now_ns(st));
+		rc = rg_ep_init_rc(&q->ep, &c, &st->tp[port].pfc, rg_now_ns(st));
 	}
 	if (rc != 0) {
 		fprintf(stderr, "rocegen: QP 0x%x: %s\n", qpn,
@@ -93,6 +96,9 @@ rg_qp_add(struct rg_state *st, unsigned int src, unsigned int dst, unsigned int 
 		return -1;
 	}
 	q->peer_proc = peer / st->o.n_ranks;
+	q->port = port;
+	q->pxn = wsrc != src;
+	q->cross_rail = rg_rail(st, wsrc) != rg_rail(st, dst);
 	q->requester = requester;
 	q->ctrl = ctrl;
 	st->qp_of[qpn - RG_QPN_BASE - st->shard * rg_qpn_span(st)] = (int32_t)st->n_qp++;
@@ -130,7 +136,8 @@ rg_qps_init(struct rg_state *st)
 		return -1;
 	}
 	memset(st->qp_of, 0xff, st->qp_of_len * sizeof(*st->qp_of));
-	ep_pfc_init(&st->pfc, st->o.line_mbps);
+	for (k = 0; k < st->n_ports; k++)
+		ep_pfc_init(&st->tp[k].pfc, st->o.line_mbps);
 	for (src = 0; src < R && rc == 0; src++)
 		for (dst = 0; dst < R && rc == 0; dst++) {
 			bool ls = rg_is_local(st, src), ld = rg_is_local(st, dst);
@@ -156,8 +163,10 @@ rg_dump_qps(const struct rg_state *st)
 {
 	unsigned int q;
 
-	fprintf(stderr, "rocegen: %u frames waiting for the port, %u mbufs free in the pool\n",
-		st->txq_n, rte_mempool_avail_count(st->pool));
+	for (q = 0; q < st->n_ports; q++)
+		fprintf(stderr, "rocegen: %u frames waiting for port %u\n", st->tp[q].txq_n,
+			st->port_ids[q]);
+	fprintf(stderr, "rocegen: %u mbufs free in the pool\n", rte_mempool_avail_count(st->pool));
 
 	for (q = 0; q < st->n_qp; q++) {
 		const struct rg_ep *qp = &st->qps[q].ep;
@@ -291,7 +300,9 @@ rg_step_intra_ns(const struct rg_state *st, unsigned int s)
 	for (k = sc->step_first[s]; k < sc->step_first[s + 1]; k++) {
 		const struct rg_xfer *x = &sc->x[k];
 
-		if (rg_is_local(st, x->src) && rg_is_local(st, x->dst))
+		/* --pxn: a send across rails first crosses to the relay GPU */
+		if (rg_is_local(st, x->src) &&
+		    (rg_is_local(st, x->dst) || rg_wire_src(st, x->src, x->dst) != x->src))
 			out[x->src % nl] += x->len;
 	}
 	for (k = 0; k < nl; k++)

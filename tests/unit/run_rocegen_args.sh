@@ -86,6 +86,7 @@ check "--srd-paths: must be an integer in 1..64" "${IP[@]}" --srd-paths 65
 check "--srd-spray: must be an integer in 1..1048576" "${IP[@]}" --srd-spray 0
 check "--srd-rtt-us: must be an integer in 0..10000000" "${IP[@]}" --srd-rtt-us -1
 check "--workers: must be an integer in 1..8" "${IP[@]}" --workers 0
+check "--pxn: must be an integer in 0..1" "${IP[@]}" --pxn 2
 check "--workers: must be an integer in 1..8" "${IP[@]}" --workers 9
 check "-b/--size: at least 512 bytes (64 per rank and worker)" "${IP[@]}" --workers 4 --size 256
 # --workers N needs N lcores: refused after EAL started, with one line saying how to give them
@@ -155,6 +156,16 @@ rc=$?
 if [ $rc -ne 0 ] && grep -q "no DPDK port" <<<"$out"; then ok; else
 	bad "no port: exit $rc:"; sed 's/^/    /' <<<"$out"; fi
 no_rundir "a run refused after EAL started (no port)"
+# one port per rail: no more ports than ranks; --pxn needs two rails or more
+out=$("$ROCEGEN" "${EAL[@]}" --vdev=net_null1 --vdev=net_null2 -- "${IP[@]}" --ranks 2 2>&1)
+rc=$?
+if [ $rc -ne 0 ] && grep -q "3 DPDK port(s): one per rail, 1..8 and at most --ranks (2)" <<<"$out"
+then ok; else bad "3 ports, 2 ranks: exit $rc:"; sed 's/^/    /' <<<"$out"; fi
+out=$("$ROCEGEN" "${EAL[@]}" -- "${IP[@]}" --pxn 1 2>&1)
+rc=$?
+if [ $rc -ne 0 ] && grep -q "1 DPDK port(s): .*--pxn needs two rails or more" <<<"$out"
+then ok; else bad "--pxn 1 on one port: exit $rc:"; sed 's/^/    /' <<<"$out"; fi
+no_rundir "runs refused for their ports"
 
 # A run refused because another process holds the same --file-prefix must not remove that
 # process's runtime directory; the holder removes it when it ends.
