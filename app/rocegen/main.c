@@ -66,6 +66,30 @@ rg_is_help(const char *a)
 	return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
 }
 
+uint64_t
+rg_shard_part(uint64_t size, unsigned int R, unsigned int k, unsigned int n)
+{
+	uint64_t unit = 64ULL * R, units = size / unit;
+
+	return (units / n + (k < units % n)) * unit;
+}
+
+int
+rg_shard_main(void *arg)
+{
+	struct rg_state *st = arg;
+	uint64_t t0;
+	int rc = rg_run(st);
+
+	if (rc != 0)
+		__atomic_store_n(&rg_failed, 1, __ATOMIC_RELAXED);
+	/* keep answering for a moment so the peers' last ACKs and barrier writes get out */
+	t0 = rg_now_ns(st);
+	while (rg_now_ns(st) - t0 < 300000000ULL && !rg_stop)
+		rg_poll(st);
+	return rc;
+}
+
 /*
  * --workers N: shards 1..N-1 as copies of shard 0 made before anything is allocated (their
  * options, clock and pacing are shard 0's), each with its own seed; NULL on failure.

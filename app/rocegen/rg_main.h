@@ -306,7 +306,7 @@ int rg_alloc(struct rg_state *st);
 int rg_run(struct rg_state *st);
 /* The schedule of the run's collective and algorithm for @p size bytes (rg_sched.h). */
 int rg_build(const struct rg_state *st, struct rg_sched *s, uint64_t size);
-/* Shard @p k's part of @p size bytes over @p n shards (whole 64 x R units, the first shards
+/* main.c: shard @p k's part of @p size bytes over @p n shards (whole 64 x R units, the first shards
  * one more); the parts add up to the size rounded as rg_sched_round does. */
 uint64_t rg_shard_part(uint64_t size, unsigned int R, unsigned int k, unsigned int n);
 /* A shard's lcore: rg_run, then answering the wire for a moment (rte_eal_remote_launch). */

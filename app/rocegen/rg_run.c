@@ -534,14 +534,6 @@ rg_build(const struct rg_state *st, struct rg_sched *s, uint64_t size)
 	return rg_sched_build(s, st->o.coll, st->o.algo, st->R, st->o.root, size);
 }
 
-uint64_t
-rg_shard_part(uint64_t size, unsigned int R, unsigned int k, unsigned int n)
-{
-	uint64_t unit = 64ULL * R, units = size / unit;
-
-	return (units / n + (k < units % n)) * unit;
-}
-
 int
 rg_run(struct rg_state *st)
 {
@@ -592,20 +584,4 @@ rg_run(struct rg_state *st)
 		st->row_us[st->n_rows++] = (double)timed / 1e3 / st->o.iters;
 	}
 	return 0;
-}
-
-int
-rg_shard_main(void *arg)
-{
-	struct rg_state *st = arg;
-	uint64_t t0;
-	int rc = rg_run(st);
-
-	if (rc != 0)
-		__atomic_store_n(&rg_failed, 1, __ATOMIC_RELAXED);
-	/* keep answering for a moment so the peers' last ACKs and barrier writes get out */
-	t0 = rg_now_ns(st);
-	while (rg_now_ns(st) - t0 < 300000000ULL && !rg_stop)
-		rg_poll(st);
-	return rc;
 }
