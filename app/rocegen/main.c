@@ -373,6 +373,10 @@ out_port:
 			rte_pktmbuf_free_bulk(t->txq, t->txq_n);
 			t->txq_n = 0;
 		}
+		for (k = 0; k < st->n_shards; k++) {
+			rte_pktmbuf_free(st->shards[k]->spare);
+			st->shards[k]->spare = NULL;
+		}
 		for (k = 0; k < st->n_ports; k++)
 			rte_eth_dev_stop(st->port_ids[k]);
 	}

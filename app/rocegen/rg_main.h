@@ -140,6 +140,15 @@ struct rg_ll_msg {
 	uint64_t flag;
 };
 
+/* Where a frame's cycles go (rg_poll.c; the JSON's cycles_per_frame) */
+enum rg_cyc_part {
+	RG_CYC_RX_BURST,	/* rte_eth_rx_burst: the PMD (memif: its copy into our mbuf) */
+	RG_CYC_RX_PROC,		/* parse, ICRC check, placement, ACK/NAK state, free */
+	RG_CYC_TX_BUILD,	/* mbuf, headers, payload copy, ICRC, pacing */
+	RG_CYC_TX_BURST,	/* rte_eth_tx_burst: the PMD (memif: its copy out) */
+	RG_CYC_N,
+};
+
 /* One port (rail) as one shard uses it: its TX queue's frames the PMD did not take yet, its
  * shaper, its counters. */
 struct rg_txport {
@@ -196,6 +205,7 @@ struct rg_state {
 	uint64_t port_credit_ns;	/* how far ahead of now a port's shaper may run */
 	double port_ns_per_byte;	/* wire time of a byte at a port's (shard's) rate */
 	struct rg_txport tp[RG_MAX_PORTS];
+	struct rte_mbuf *spare;		/* allocated, not used by the last QP asked (rg_tx) */
 	uint64_t tx_deferred;		/* frames that waited in txq (PMD busy) */
 	struct rg_imm seen[RG_IMM_SLOTS];
 	uint64_t imm_unexpected;	/* a completion whose immediate collides (a bug) */
@@ -224,6 +234,8 @@ struct rg_state {
 	uint64_t handoff_out;		/* given to another shard's inbox (PFC copies too) */
 	uint64_t handoff_in;		/* taken from our inbox */
 	uint64_t handoff_dropped;	/* an inbox was full: freed (go-back-N resends it) */
+	uint64_t cyc[RG_CYC_N];		/* TSC cycles of work that handled frames ... */
+	uint64_t cyc_frames[RG_CYC_N];	/* ... and those frames */
 	uint64_t pause_applied;		/* PFC/PAUSE frames applied: ours and the copies */
 	uint64_t pause_own;		/* ... received on our queue (set by rg_shards_merge) */
 	/* set by rg_shards_merge: this shard's frames over its rails; in shard 0 the whole

@@ -58,7 +58,36 @@ rg_shards_merge(struct rg_state *st)
 		st->cts_posted += sk->cts_posted;
 		st->ar_imm_posted += sk->ar_imm_posted;
 		st->imm_unexpected += sk->imm_unexpected;
+		for (r = 0; r < RG_CYC_N; r++) {
+			st->cyc[r] += sk->cyc[r];
+			st->cyc_frames[r] += sk->cyc_frames[r];
+		}
 	}
+}
+
+/* TSC cycles per frame of each part of the loop (all shards), and the PMD's share of a frame
+ * sent plus a frame received: what the port itself costs (memif: its two copies). */
+static json_t *
+rg_cycles_json(const struct rg_state *st, FILE *f)
+{
+	static const char *const names[RG_CYC_N] = { "rx_burst", "rx_proc", "tx_build",
+						       "tx_burst" };
+	double c[RG_CYC_N], pair;
+	json_t *o = json_object();
+	unsigned int i;
+
+	for (i = 0; i < RG_CYC_N; i++) {
+		c[i] = st->cyc_frames[i] > 0 ? (double)st->cyc[i] / (double)st->cyc_frames[i] : 0;
+		json_object_set_new(o, names[i], json_real(c[i]));
+	}
+	pair = c[RG_CYC_RX_BURST] + c[RG_CYC_RX_PROC] + c[RG_CYC_TX_BUILD] + c[RG_CYC_TX_BURST];
+	json_object_set_new(o, "tsc_hz", json_integer((json_int_t)rte_get_tsc_hz()));
+	json_object_set_new(o, "pmd_share", json_real(pair > 0 ? (c[RG_CYC_RX_BURST] +
+						       c[RG_CYC_TX_BURST]) / pair : 0));
+	fprintf(f, "# cycles per frame: rx_burst %.0f rx_proc %.0f tx_build %.0f tx_burst %.0f "
+		"(a frame each way: %.0f ns, %.0f%% in the PMD)\n", c[0], c[1], c[2], c[3],
+		pair * 1e9 / (double)rte_get_tsc_hz(), pair > 0 ? 100 * (c[0] + c[3]) / pair : 0);
+	return o;
 }
 
 /* --workers: one object per shard (its lcore, queue and frames) */
@@ -232,6 +261,7 @@ rg_report(struct rg_state *st, struct rg_out *out)
 	json_object_set_new(root, "workers", rg_workers_json(st));
 	json_object_set_new(root, "ports", rg_ports_json(st, stdout));
 	json_object_set_new(root, "pxn", json_boolean(st->o.pxn));
+	json_object_set_new(root, "cycles_per_frame", rg_cycles_json(st, stdout));
 	if (st->o.node_on) {
 		json_t *n = node_json(&st->o.node, &st->o.node_eval);
 

@@ -254,6 +254,8 @@ ep_psn_diff(uint32_t a, uint32_t b)
 }
 
 /** Set the bits [off, off + len) of a placed-bytes bitmap. */
+/* Copy @p len payload bytes into a memory region (non-temporal stores from 1 KB up). */
+void ep_place(uint8_t *dst, const uint8_t *src, uint64_t len);
 void ep_bitmap_set(uint64_t *bm, uint64_t off, uint64_t len);
 
 /** Count of set bits over [off, off + len) of a placed-bytes bitmap. */

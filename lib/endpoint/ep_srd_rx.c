@@ -66,7 +66,7 @@ ep_srd_rx_data(struct ep_srd *s, const uint8_t *frame, const struct roce_pkt *p)
 		va = va << 8 | h[i];
 	plen = p->payload_len - EP_SRD_HDR_LEN;
 	if (q->mr != NULL && va + plen <= q->mr_len && va + plen >= va) {
-		memcpy(q->mr + va, h + EP_SRD_HDR_LEN, plen);
+		ep_place(q->mr + va, h + EP_SRD_HDR_LEN, plen);
 		if (q->placed_bitmap != NULL)
 			ep_bitmap_set(q->placed_bitmap, va, plen);
 		s->ctrs[EP_SRD_CTR_RX_PLACED_BYTES] += plen;

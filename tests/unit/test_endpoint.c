@@ -786,6 +786,52 @@ test_bidir_delay_loss(void **state)
 	}
 }
 
+/* ep_place (non-temporal stores from 1 KB up) writes exactly what memcpy writes, at every
+ * alignment of source and destination, and nothing outside [dst, dst + len); ep_bitmap_set
+ * sets exactly the bits of the range. */
+static void
+test_place_and_bitmap(void **state)
+{
+	static const uint64_t lens[] = { 0, 1, 15, 16, 17, 1023, 1024, 1025, 4096, 4099, 9000 };
+	uint8_t *src = malloc(9100), *got = malloc(9200), *want = malloc(9200);
+	uint64_t bm[160], i, k, off;
+	unsigned int a, b;
+
+	(void)state;
+	assert_non_null(src);
+	assert_non_null(got);
+	assert_non_null(want);
+	for (i = 0; i < 9100; i++)
+		src[i] = (uint8_t)(i * 131 + 7);
+	for (k = 0; k < sizeof(lens) / sizeof(lens[0]); k++)
+		for (a = 0; a < 17; a += 3)
+			for (b = 0; b < 17; b += 5) {
+				memset(got, 0xAA, 9200);
+				memset(want, 0xAA, 9200);
+				ep_place(got + 32 + a, src + b, lens[k]);
+				memcpy(want + 32 + a, src + b, lens[k]);
+				assert_memory_equal(got, want, 9200);
+			}
+	for (off = 0; off < 130; off += 13)
+		for (k = 0; k < 8; k++) {
+			uint64_t len = lens[k] % 4000, n = 0;
+
+			memset(bm, 0, sizeof(bm));
+			ep_bitmap_set(bm, off, len);
+			for (i = 0; i < 160 * 64; i++) {
+				bool set = (bm[i >> 6] >> (i & 63)) & 1;
+
+				assert_int_equal(set, i >= off && i < off + len);
+				n += set;
+			}
+			assert_int_equal(n, len);
+			assert_int_equal(ep_bitmap_count(bm, off, len), len);
+		}
+	free(src);
+	free(got);
+	free(want);
+}
+
 int
 main(void)
 {
@@ -801,6 +847,7 @@ main(void)
 		cmocka_unit_test(test_zero_byte_write_imm),
 		cmocka_unit_test(test_random_loss),
 		cmocka_unit_test(test_bidir_delay_loss),
+		cmocka_unit_test(test_place_and_bitmap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
