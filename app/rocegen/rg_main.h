@@ -234,6 +234,7 @@ struct rg_state {
 	uint64_t handoff_out;		/* given to another shard's inbox (PFC copies too) */
 	uint64_t handoff_in;		/* taken from our inbox */
 	uint64_t handoff_dropped;	/* an inbox was full: freed (go-back-N resends it) */
+	bool timing;			/* in a timed iteration (rg_run) */
 	uint64_t cyc[RG_CYC_N];		/* TSC cycles of work that handled frames ... */
 	uint64_t cyc_frames[RG_CYC_N];	/* ... and those frames */
 	uint64_t pause_applied;		/* PFC/PAUSE frames applied: ours and the copies */

@@ -21,11 +21,12 @@
 
 volatile int rg_failed;
 /* Where a frame's cycles go (the JSON's cycles_per_frame): TSC cycles of the work that
- * handled @p n > 0 frames (a burst, a QP's frames), empty polls left out. */
+ * handled @p n > 0 frames (a burst, a QP's frames) in timed iterations, empty polls left
+ * out. */
 static inline void
 rg_cyc(struct rg_state *st, enum rg_cyc_part i, uint64_t t0, unsigned int n)
 {
-	if (n > 0) {
+	if (n > 0 && st->timing) {
 		st->cyc[i] += rte_rdtsc() - t0;
 		st->cyc_frames[i] += n;
 	}

@@ -559,6 +559,7 @@ rg_run(struct rg_state *st)
 		timed = 0;
 		intra = 0;
 		for (it = 0; it < total; it++) {
+			st->timing = it >= st->o.warmup;	/* cycles_per_frame: timed only */
 			t_iter = rg_now_ns(st);
 			st->step_ns = 0;
 			st->intra_ns = 0;

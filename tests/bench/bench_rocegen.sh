@@ -123,12 +123,19 @@ run_pair_once() {
 	done
 	python3 - "$work/$name.a.json" "$work/$name.b.json" <<'PY'
 import json, sys
-pps, bw = [], []
+pps, bw, pmd, tot = [], [], [], []
 for f in sys.argv[1:]:
-    r = json.load(open(f))["results"][0]
+    d = json.load(open(f))
+    r = d["results"][0]
     pps.append(r["size"] / 4096 / (r["time_us"] / 1e6))
     bw.append(r["busbw_GBps"])
-print("%.0f %.4f" % (sum(pps) / 2, sum(bw) / 2))
+    # ns of a frame sent plus a frame received: the PMD's part and the whole (rocegen's
+    # cycles_per_frame: TSC cycles of work that handled frames, idle polls left out)
+    c = d["cycles_per_frame"]
+    ns = 1e9 / c["tsc_hz"]
+    pmd.append((c["rx_burst"] + c["tx_burst"]) * ns)
+    tot.append((c["rx_burst"] + c["rx_proc"] + c["tx_build"] + c["tx_burst"]) * ns)
+print("%.0f %.4f %.0f %.0f" % (sum(pps) / 2, sum(bw) / 2, sum(pmd) / 2, sum(tot) / 2))
 PY
 }
 
@@ -169,16 +176,16 @@ fi
 printf 'bench_rocegen: %s runs, rocegen p2p --mtu 4096 --size %s over net_memif (lcores 0 and 1)\n' \
 	"$runs" "$size"
 P2P=(--test p2p --mtu 4096 --size "$size" --iters 3 --warmup 1 --time-limit 100)
-on=() off=() bw_on=() bw_off=() tp=() w2=()
+on=() off=() bw_on=() bw_off=() tp=() w2=() pmd_ns=() pair_ns=()
 for i in $(seq 1 "$runs"); do
 	if [ $((i % 2)) -eq 1 ]; then order="rocegen testpmd"; else order="testpmd rocegen"; fi
 	for side in $order; do
 		if [ $side = rocegen ]; then
-			read -r a b < <(run_pair "on$i" "${P2P[@]}") || exit 1
-			on+=("$a"); bw_on+=("$b")
-			read -r a b < <(run_pair "off$i" "${P2P[@]}" --dcqcn off) || exit 1
+			read -r a b c d < <(run_pair "on$i" "${P2P[@]}") || exit 1
+			on+=("$a"); bw_on+=("$b"); pmd_ns+=("$c"); pair_ns+=("$d")
+			read -r a b _ < <(run_pair "off$i" "${P2P[@]}" --dcqcn off) || exit 1
 			off+=("$a"); bw_off+=("$b")
-			read -r a b < <(LC_A=0,1 LC_B=0,1 run_pair "w2$i" "${P2P[@]}" --workers 2 --poll-yield) ||
+			read -r a b _ < <(LC_A=0,1 LC_B=0,1 run_pair "w2$i" "${P2P[@]}" --workers 2 --poll-yield) ||
 				exit 1
 			w2+=("$a")
 		else
@@ -198,6 +205,8 @@ on_m=$(printf '%s\n' "${on[@]}" | median)
 off_m=$(printf '%s\n' "${off[@]}" | median)
 tp_m=$(printf '%s\n' "${tp[@]}" | median)
 w2_m=$(printf '%s\n' "${w2[@]}" | median)
+pmd_m=$(printf '%s\n' "${pmd_ns[@]}" | median)
+pair_m=$(printf '%s\n' "${pair_ns[@]}" | median)
 
 echo
 sw_args=(--epochs 6 --epoch-ms 100)
@@ -214,13 +223,13 @@ cap_size=64M
 [ $quick -eq 1 ] && cap_size=8M
 echo "rate cap: p2p --line-rate-mbps $cap, $cap_size x 3, back to back over memif"
 CAP=(--test p2p --mtu 4096 --size $cap_size --iters 3 --line-rate-mbps "$cap" --time-limit 100)
-read -r cap_on_pps cap_on_bw < <(run_pair capon "${CAP[@]}") || exit 1
-read -r cap_off_pps cap_off_bw < <(run_pair capoff "${CAP[@]}" --dcqcn off) || exit 1
+read -r cap_on_pps cap_on_bw _ < <(run_pair capon "${CAP[@]}") || exit 1
+read -r cap_off_pps cap_off_bw _ < <(run_pair capoff "${CAP[@]}" --dcqcn off) || exit 1
 
 python3 - "$on_m" "$off_m" "$tp_m" "$sw_full" "$cap" "$cap_on_bw" "$cap_off_bw" "$w2_m" \
-	"$(nproc)" <<'PY'
+	"$(nproc)" "$pmd_m" "$pair_m" <<'PY'
 import sys
-on, off, tp, sw, cap, bw_on, bw_off, w2, cpus = (float(x) for x in sys.argv[1:])
+on, off, tp, sw, cap, bw_on, bw_off, w2, cpus, pmd, pair = (float(x) for x in sys.argv[1:])
 # wire bytes per 4 KB RDMA WRITE packet: Eth 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 (+ RETH 16
 # on the first packet of a message) + payload, plus 24 B preamble/IFG/FCS on the wire
 wire = 4096 + 58 + 24
@@ -235,6 +244,9 @@ print("rocegen pps / rocemu forward pps: DCQCN on %.3f, off %.3f" % (on / (sw * 
 print("--workers 2 / 1 lcore per process: %.3f (%d lcores spinning on %d CPUs%s)"
       % (w2 / on, 4, cpus, ": oversubscribed, not a scaling figure" if cpus < 4 else ""))
 print("(each rocegen core also receives as many 4 KB packets as it sends, and ACKs)")
+print("a 4 KB frame sent plus one received, DCQCN on: %.0f ns of work, %.0f ns of it in the "
+      "memif PMD (its copies): the PMD alone allows %.0f pps each way per core"
+      % (pair, pmd, 1e9 / pmd if pmd > 0 else 0))
 goodput = cap * 4096 / wire / 8 / 1000  # GB/s of payload the capped link carries
 print("rate cap %d Mb/s: busbw DCQCN on %.4f GB/s = %.3f of the link's 4 KB payload rate "
       "(%.4f GB/s); DCQCN off %.4f GB/s = %.3f (the port paced at the line rate)"
@@ -242,7 +254,8 @@ print("rate cap %d Mb/s: busbw DCQCN on %.4f GB/s = %.3f of the link's 4 KB payl
 print("RESULT bench=rocegen rocegen_on_pps=%.0f rocegen_off_pps=%.0f testpmd_memif_pps=%.0f "
       "rocemu_fwd4k_pps=%.0f on_vs_testpmd=%.3f on_vs_rocemu=%.3f off_vs_rocemu=%.3f "
       "cap_mbps=%d cap_busbw_on=%.4f cap_ratio_on=%.3f cap_busbw_off=%.4f cap_ratio_off=%.3f "
-      "w2_pps=%.0f w2_vs_w1=%.3f cpus=%d"
+      "w2_pps=%.0f w2_vs_w1=%.3f cpus=%d pair_ns=%.0f pmd_ns=%.0f pmd_bound_pps=%.0f"
       % (on, off, tp, sw * 1e6, on / tp, on / (sw * 1e6), off / (sw * 1e6), cap, bw_on,
-         bw_on / goodput, bw_off, bw_off / goodput, w2, w2 / on, cpus))
+         bw_on / goodput, bw_off, bw_off / goodput, w2, w2 / on, cpus, pair, pmd,
+         1e9 / pmd if pmd > 0 else 0))
 PY
