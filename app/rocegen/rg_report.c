@@ -162,6 +162,23 @@ rg_ports_json(const struct rg_state *st, FILE *f)
 	return a;
 }
 
+/* Every process's first address, in rank order (--hosts / --ip and --peer-ip). */
+static json_t *
+rg_hosts_json(const struct rg_state *st)
+{
+	json_t *a = json_array();
+	unsigned int p;
+
+	for (p = 0; p < st->o.n_procs; p++) {
+		char ip[16];
+
+		snprintf(ip, sizeof(ip), "%u.%u.%u.%u", st->o.hosts[p][0], st->o.hosts[p][1],
+			 st->o.hosts[p][2], st->o.hosts[p][3]);
+		json_array_append_new(a, json_string(ip));
+	}
+	return a;
+}
+
 /* The table and counters on stdout, and as JSON into @p out (NULL: none); -1 if that failed. */
 int
 rg_report(struct rg_state *st, struct rg_out *out)
@@ -261,6 +278,10 @@ rg_report(struct rg_state *st, struct rg_out *out)
 	json_object_set_new(root, "workers", rg_workers_json(st));
 	json_object_set_new(root, "ports", rg_ports_json(st, stdout));
 	json_object_set_new(root, "pxn", json_boolean(st->o.pxn));
+	/* who is which rank: rocestat --rocegen-json reads these three */
+	json_object_set_new(root, "hosts", rg_hosts_json(st));
+	json_object_set_new(root, "ranks_per_process", json_integer(st->o.n_ranks));
+	json_object_set_new(root, "rails", json_integer(st->n_ports));
 	json_object_set_new(root, "cycles_per_frame", rg_cycles_json(st, stdout));
 	if (st->o.node_on) {
 		json_t *n = node_json(&st->o.node, &st->o.node_eval);

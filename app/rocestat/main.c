@@ -52,6 +52,7 @@ rs_usage(FILE *f)
 		"  --line-rate-gbps G             the same (the line rate the bandwidth is measured against)\n"
 		"  --expect-qps N                 QPs expected per IP pair (NCCL channels x QPs)\n"
 		"  --nccl-log FILE                NCCL_DEBUG=INFO log: ranks and rails of the addresses\n"
+		"  --rocegen-json FILE            rocegen's --json report: the same for its addresses\n"
 		"  --np-min-time-between-cnps US  CNP pacing to check [--dcqcn FILE's, else 4]\n"
 		"  --timeout-us US                silence before a resend = timeout [100]\n"
 		"  --bin-us US                    rate bin [1]\n"
@@ -89,7 +90,7 @@ rs_parse(int argc, char **argv, struct rs_opts *o)
 {
 	enum { O_JSON = 256, O_CSV, O_QUIET, O_LINK, O_NPMIN, O_TIMEOUT, O_BIN, O_WINDOW, O_STORM,
 	       O_IDLE, O_DCQCN, O_FIT, O_TOLCUT, O_TOLTRAJ, O_COLL, O_RANKS, O_APPLOG, O_PNG,
-	       O_HELP, O_VERSION, O_EXPQPS, O_NCCL, O_LINERATE };
+	       O_HELP, O_VERSION, O_EXPQPS, O_NCCL, O_LINERATE, O_RGJSON };
 	static const struct option longopts[] = {
 		{ "json", required_argument, NULL, O_JSON },
 		{ "csv", required_argument, NULL, O_CSV },
@@ -98,6 +99,7 @@ rs_parse(int argc, char **argv, struct rs_opts *o)
 		{ "line-rate-gbps", required_argument, NULL, O_LINERATE },
 		{ "expect-qps", required_argument, NULL, O_EXPQPS },
 		{ "nccl-log", required_argument, NULL, O_NCCL },
+		{ "rocegen-json", required_argument, NULL, O_RGJSON },
 		{ "np-min-time-between-cnps", required_argument, NULL, O_NPMIN },
 		{ "timeout-us", required_argument, NULL, O_TIMEOUT },
 		{ "bin-us", required_argument, NULL, O_BIN },
@@ -139,6 +141,7 @@ rs_parse(int argc, char **argv, struct rs_opts *o)
 		case O_DCQCN: o->dcqcn = optarg; break;
 		case O_APPLOG: o->app_log = optarg; break;
 		case O_NCCL: o->nccl_log = optarg; break;
+		case O_RGJSON: o->rocegen_json = optarg; break;
 		case O_EXPQPS:
 			if (rs_num("--expect-qps", optarg, 1, 1024, &v) || v != floor(v)) {
 				if (v != floor(v))
@@ -367,7 +370,8 @@ main(int argc, char **argv)
 		ana_free(a);
 		return 2;
 	}
-	if (o.nccl_log != NULL && ana_nccl_log(a, o.nccl_log, err, sizeof(err)) != 0) {
+	if ((o.nccl_log != NULL && ana_nccl_log(a, o.nccl_log, err, sizeof(err)) != 0) ||
+	    (o.rocegen_json != NULL && ana_rocegen_json(a, o.rocegen_json, err, sizeof(err)) != 0)) {
 		fprintf(stderr, "rocestat: %s\n", err);
 		ana_free(a);
 		return 2;

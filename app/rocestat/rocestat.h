@@ -24,6 +24,7 @@ struct rs_opts {
 	const char *csv_dir;
 	const char *app_log;
 	const char *nccl_log;
+	const char *rocegen_json;
 	const char *capture;
 	const char *report_dir;
 	unsigned int png_w, png_h;

@@ -145,6 +145,8 @@ rs_check_files(const struct rs_opts *o)
 		rc |= rs_files_add(&fs, "--app-log", o->app_log, NULL, true);
 	if (o->nccl_log != NULL)
 		rc |= rs_files_add(&fs, "--nccl-log", o->nccl_log, NULL, true);
+	if (o->rocegen_json != NULL)
+		rc |= rs_files_add(&fs, "--rocegen-json", o->rocegen_json, NULL, true);
 	if (o->report_dir != NULL) {
 		char csv[PATH_MAX];
 

@@ -117,6 +117,13 @@ int ana_app_log(struct ana *a, const char *path, char *err, size_t err_len);
  */
 int ana_nccl_log(struct ana *a, const char *path, char *err, size_t err_len);
 
+/**
+ * A rocegen --json report (--rocegen-json): every process's first address (`hosts`), ranks per
+ * process and rails, so that each address is a rank and each rank pair a rail (the sender's
+ * local rank mod rails). 0 or -errno with a message that names the JSON path.
+ */
+int ana_rocegen_json(struct ana *a, const char *path, char *err, size_t err_len);
+
 /** Whether --collective @p name is known (allreduce, allgather, ...). */
 bool ana_collective_known(const char *name);
 

@@ -226,7 +226,7 @@ ana_bw_diagnose(const struct ana *a, struct ana_bw_pair *p)
 			       a->o.expect_qps);
 }
 
-/* The rank of an address and the rail of a rank pair, from --nccl-log. */
+/* The rank of an address and the rail of a rank pair, from --nccl-log or --rocegen-json. */
 static void
 ana_bw_ranks(const struct ana *a, struct ana_bw_pair *p)
 {
@@ -241,6 +241,9 @@ ana_bw_ranks(const struct ana *a, struct ana_bw_pair *p)
 	for (i = 0; i < a->n_rails && p->src_rank >= 0; i++)
 		if (a->rails[i].from == p->src_rank && a->rails[i].to == p->dst_rank)
 			p->rail = a->rails[i].rail;
+	/* rocegen: a QP's frames leave by its sending rank's rail (rocegen.md, "Rails") */
+	if (p->rail < 0 && a->rocegen_seen && p->src_rank >= 0 && p->dst_rank >= 0)
+		p->rail = (int32_t)((uint32_t)p->src_rank % a->rg_per_process % a->rg_rails);
 }
 
 void

@@ -111,9 +111,10 @@ ana_bw_json(const struct ana *a)
 		json_object_set_new(o, "rail", p->rail >= 0 ? json_integer(p->rail) : json_null());
 		json_array_append_new(pairs, o);
 	}
-	return json_pack("{s:f,s:o,s:b,s:o}", "line_rate_gbps", a->o.link_gbps, "expect_qps",
+	return json_pack("{s:f,s:o,s:b,s:b,s:o}", "line_rate_gbps", a->o.link_gbps, "expect_qps",
 			 a->o.expect_qps ? json_integer(a->o.expect_qps) : json_null(),
-			 "ranks_from_nccl_log", a->nccl_seen, "pairs", pairs);
+			 "ranks_from_nccl_log", a->nccl_seen, "ranks_from_rocegen_json",
+			 a->rocegen_seen, "pairs", pairs);
 }
 
 void

@@ -415,6 +415,10 @@ struct ana {
 	struct ana_rank_rail *rails;
 	uint32_t n_rails, cap_rails;
 	bool nccl_seen;
+	/* --rocegen-json: rank = process x per_process + offset from its first address; a pair's
+	 * rail = the sender's local rank mod rails */
+	uint32_t rg_per_process, rg_rails;
+	bool rocegen_seen;
 	/* results */
 	struct ana_dcqcn_res *dres;
 	uint32_t n_dres;

@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "ana_internal.h"
 
 #define ANA_RAILS_MAX 65536
@@ -178,4 +180,75 @@ ana_nccl_log(struct ana *a, const char *path, char *err, size_t err_len)
 	}
 	a->nccl_seen = true;
 	return 0;
+}
+
+int
+ana_rocegen_json(struct ana *a, const char *path, char *err, size_t err_len)
+{
+	json_error_t je;
+	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je), *hosts, *v;
+	json_int_t per, rails;
+	size_t i, k;
+	int rc = -EINVAL;
+
+	if (root == NULL) {
+		snprintf(err, err_len, "--rocegen-json %s: line %d: %s", path, je.line, je.text);
+		return -EINVAL;
+	}
+	hosts = json_object_get(root, "hosts");
+	v = json_object_get(root, "ranks_per_process");
+	per = json_is_integer(v) ? json_integer_value(v) : -1;
+	v = json_object_get(root, "rails");
+	rails = json_is_integer(v) ? json_integer_value(v) : -1;
+	if (!json_is_array(hosts) || json_array_size(hosts) < 1 ||
+	    json_array_size(hosts) > ANA_RANKS_MAX) {
+		snprintf(err, err_len, "--rocegen-json %s: hosts: an array of 1..%d addresses "
+			 "expected (is it rocegen's --json report?)", path, ANA_RANKS_MAX);
+		goto out;
+	}
+	if (per < 1 || (size_t)per * json_array_size(hosts) > ANA_RANKS_MAX) {
+		snprintf(err, err_len, "--rocegen-json %s: ranks_per_process: an integer 1..%zu "
+			 "expected", path, ANA_RANKS_MAX / json_array_size(hosts));
+		goto out;
+	}
+	if (rails < 1 || rails > per) {
+		snprintf(err, err_len, "--rocegen-json %s: rails: an integer 1..%lld expected", path,
+			 (long long)per);
+		goto out;
+	}
+	free(a->rank_ips);
+	a->rank_ips = calloc((size_t)per * json_array_size(hosts), sizeof(*a->rank_ips));
+	a->n_rank_ips = 0;
+	if (a->rank_ips == NULL) {
+		snprintf(err, err_len, "--rocegen-json %s: out of memory", path);
+		rc = -ENOMEM;
+		goto out;
+	}
+	json_array_foreach(hosts, i, v) {
+		const char *s = json_string_value(v);
+		uint8_t ip[16];
+
+		if (s == NULL || ana_nccl_ip(s, strlen(s), ip) != 0 || ip[4] != 0 ||
+		    ip[3] + (unsigned int)per > 256) {
+			snprintf(err, err_len, "--rocegen-json %s: hosts[%zu]: an IPv4 address with "
+				 "room for %lld ranks expected", path, i, (long long)per);
+			goto out;
+		}
+		for (k = 0; k < (size_t)per; k++) {
+			struct ana_rank_ip *r = &a->rank_ips[a->n_rank_ips++];
+
+			memcpy(r->ip, ip, 16);
+			r->ip[3] = (uint8_t)(ip[3] + k);
+			r->rank = (int32_t)(i * (size_t)per + k);
+			snprintf(r->host, sizeof(r->host), "rocegen process %zu", i);
+			snprintf(r->nic, sizeof(r->nic), "rail %zu", k % (size_t)rails);
+		}
+	}
+	a->rg_per_process = (uint32_t)per;
+	a->rg_rails = (uint32_t)rails;
+	a->rocegen_seen = true;
+	rc = 0;
+out:
+	json_decref(root);
+	return rc;
 }

@@ -477,6 +477,38 @@ def main():
                         os.path.join(cap, "bw_clean.pcap")], capture_output=True, text=True)
     if r.returncode != 2 or "--nccl-log" not in r.stderr:
         fail("--nccl-log of an nccl-tests output: exit %d %r" % (r.returncode, r.stderr))
+    # the ranks and rail from rocegen's --json instead (hosts, ranks_per_process, rails):
+    # 10.0.0.1 -> 10.0.0.2 is rank 0 -> 1 with one rank per process; with two ranks per process
+    # from 10.0.0.0 and two rails, rank 1 (local 1, rail 1) -> rank 2
+    tmp = os.path.dirname(cap)
+    for hosts, per, rails, want in ((["10.0.0.1", "10.0.0.2"], 1, 1, (0, 1, 0)),
+                                    (["10.0.0.0", "10.0.0.2"], 2, 2, (1, 2, 1))):
+        rj = os.path.join(tmp, "rocegen-%d.json" % per)
+        with open(rj, "w") as f:
+            json.dump({"test": "allreduce", "hosts": hosts, "ranks_per_process": per,
+                       "rails": rails}, f)
+        d = run(os.path.join(cap, "bw_clean.pcap"), "--rocegen-json", rj)
+        p = d["bandwidth"]["pairs"][0]
+        if (p["src_rank"], p["dst_rank"], p["rail"]) != want or \
+                not d["bandwidth"]["ranks_from_rocegen_json"]:
+            fail("--rocegen-json %r: ranks and rail %r, want %r" % (
+                hosts, (p["src_rank"], p["dst_rank"], p["rail"]), want))
+    # a file that is not rocegen's report: one line naming the JSON path, exit 2
+    for text, word in (('{"hosts": "10.0.0.1", "ranks_per_process": 1, "rails": 1}', "hosts:"),
+                       ('{"hosts": ["10.0.0.x"], "ranks_per_process": 1, "rails": 1}',
+                        "hosts[0]:"),
+                       ('{"hosts": ["10.0.0.1"], "ranks_per_process": 2, "rails": 3}',
+                        "rails:"),
+                       ('{"hosts": ["10.0.0.1"], "rails": 1}', "ranks_per_process:"),
+                       ('{"hosts": [', "line 1")):
+        rj = os.path.join(tmp, "bad-rocegen.json")
+        with open(rj, "w") as f:
+            f.write(text)
+        r = subprocess.run([ROCESTAT, "--rocegen-json", rj, os.path.join(cap, "bw_clean.pcap")],
+                           capture_output=True, text=True)
+        if r.returncode != 2 or len(r.stderr.strip().splitlines()) != 1 or \
+                ("--rocegen-json %s: %s" % (rj, word)) not in r.stderr:
+            fail("--rocegen-json %r: exit %d %r" % (text, r.returncode, r.stderr))
     n += 1
 
     # no RoCE frame (ARP and plain UDP): "no RoCE frames", exit 2, no report written; with

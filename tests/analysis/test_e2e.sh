@@ -152,8 +152,8 @@ if [ "$MODE" = loss ]; then
 else
 	"$ROCESTAT" --json "$WORK/in.json" --link-gbps 0.05 --dcqcn "$DCQCN_CONF" \
 		--window-us $WINDOW_US --collective allreduce --ranks 2 --idle-gap-us 10000000 \
-		--app-log "$WORK/a.out" "$WORK/ingress.pcap" >"$WORK/rocestat-ingress.txt" ||
-		[ $? -eq 1 ] || fail "rocestat ingress"
+		--app-log "$WORK/a.out" --rocegen-json "$WORK/a.json" "$WORK/ingress.pcap" \
+		>"$WORK/rocestat-ingress.txt" || [ $? -eq 1 ] || fail "rocestat ingress"
 	# the same parameters but one: rpg_time_reset 10 ms instead of 30 ms (header)
 	sed 's/^rpg_time_reset .*/rpg_time_reset 60000/' "$DCQCN_CONF" >"$WORK/wrong.conf"
 	grep -q '^rpg_time_reset 60000$' "$WORK/wrong.conf" || fail "no rpg_time_reset to change"
@@ -343,6 +343,19 @@ PY
 lab_repeat $PYRC E2E_ATTEMPT "stalled and missed a timing check, or lost a frame after rocemu" \
 	"$SRC/tests/analysis/test_e2e.sh" "${ARGS0[@]}"
 [ $PYRC -eq 0 ] || fail "rocestat against rocegen and rocemu"
+if [ "$MODE" != loss ]; then
+	# rocegen's own --json names the ranks of the bandwidth section's IP pairs
+	python3 - "$WORK/in.json" <<'PY' || fail "rocestat --rocegen-json: ranks of the IP pairs"
+import json, sys
+bw = json.load(open(sys.argv[1]))["bandwidth"]
+assert bw["ranks_from_rocegen_json"], bw
+want = {("198.18.0.11", "198.18.0.12"): (0, 1), ("198.18.0.12", "198.18.0.11"): (1, 0)}
+got = {(p["src"], p["dst"]): (p["src_rank"], p["dst_rank"], p["rail"]) for p in bw["pairs"]
+       if (p["src"], p["dst"]) in want}
+assert got and all(v == want[k] + (0,) for k, v in got.items()), got
+print("ok: rocestat --rocegen-json: %s" % got)
+PY
+fi
 if [ "$MODE" = incast ]; then
 	for f in rocestat-ingress rocestat-wrong; do
 		sed -n '/^# DCQCN validation/p; /^  trajectory error/,/^#/p' "$WORK/$f.txt" |
