@@ -74,6 +74,9 @@ rg_shard_part(uint64_t size, unsigned int R, unsigned int k, unsigned int n)
 	return (units / n + (k < units % n)) * unit;
 }
 
+/* Shards still running their collective (rg_shard_main). */
+static unsigned int rg_running;
+
 int
 rg_shard_main(void *arg)
 {
@@ -83,6 +86,11 @@ rg_shard_main(void *arg)
 
 	if (rc != 0)
 		__atomic_store_n(&rg_failed, 1, __ATOMIC_RELAXED);
+	/* a shard that is done keeps polling its queues while another runs: frames for the
+	 * others' QPs (their ACKs too) land on ours and must be handed on */
+	__atomic_sub_fetch(&rg_running, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&rg_running, __ATOMIC_ACQUIRE) > 0 && !rg_timed_out(st))
+		rg_poll(st);
 	/* keep answering for a moment so the peers' last ACKs and barrier writes get out */
 	t0 = rg_now_ns(st);
 	while (rg_now_ns(st) - t0 < 300000000ULL && !rg_stop)
@@ -155,6 +163,7 @@ rg_shards_run(struct rg_state *st)
 	unsigned int k = 1, lc;
 	int rc = 0;
 
+	rg_running = st->n_shards;
 	RTE_LCORE_FOREACH_WORKER(lc) {
 		if (k == st->n_shards)
 			break;

@@ -64,14 +64,16 @@ rocemu_stop() {
 # fails if either exits non-zero, did not check its result and every byte from the wire, or
 # left its EAL runtime directory behind.
 # With ROCEGEN_WORKERS=N: each rocegen with --workers N on lcores 0..N-1 (mapped onto the
-# CPUs with --lcores) and N af_packet queue pairs.
+# CPUs with --lcores) and N af_packet queue pairs, yielding when idle (--poll-yield: with
+# rocemu, 2N + 1 pollers share this machine's two CPUs; spinning, a shard's peer went
+# without the CPU long enough for a QP to run out of retries).
 rocegen_pair() {
 	local ip_a=$1 ip_b=$2 pa pb s w=${ROCEGEN_WORKERS:-1} eal
 	shift 2
 	eal=(-l "${ROCEGEN_LCORE:-1}" --no-huge -m 512 --no-pci)
 	if [ "$w" -gt 1 ]; then
 		eal=(--lcores "$(seq -s, 0 $((w - 1)))" --no-huge -m 1024 --no-pci)
-		set -- "$@" --workers "$w"
+		set -- "$@" --workers "$w" --poll-yield
 	fi
 	ip netns exec "$NS_A" "$ROCEGEN" "${eal[@]}" --file-prefix="${LAB_PREFIX}a" \
 		--vdev=net_af_packet0,iface=eth0,framecnt=2048,qpairs="$w" -- \
