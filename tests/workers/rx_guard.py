@@ -14,7 +14,9 @@ net_pcap port writing to /dev/null. net_vhost reports its RX ring's fill
          peer as a PFC frame of priority 3 (XOFF with the configured quanta), the last one is
          an XON; the peer loses nothing, unless rocemu itself stopped polling for longer than
          the headroom lasts (ring room above xoff / the peer's rate), which the run's longest
-         poll gap then shows; and it loses under 1 % of what it loses without a guard.
+         poll gap then shows; and it loses under 1 % of what it loses without a guard. A run
+         over 1 % whose worker stalled for 2 ms or more (descheduled by a busy host) is run
+         again, up to twice.
   none   (no rx_guard, the same peer): no PFC frame; the peer's ring overflows (refused > 0),
          which also shows the peer does outrun rocemu (else the guard run proves nothing).
   w2     (2 workers, the guard's poller is not p0's owner): every guard frame crosses a ring
@@ -32,6 +34,7 @@ import tempfile
 import time
 
 RATE_MPPS = 10.0
+STALL_NS = 2000000  # a poll gap this long is the host's stall (tests/bench/README.md)
 XOFF, XON = 128, 32
 RING_FRAMES = 512  # 1024 descriptors, 2 a frame (the virtio-net header is a descriptor of its own)
 
@@ -128,12 +131,20 @@ def main():
         if base["xoff"] or base["xon"]:
             failed.append("none: PFC frames without a guard: %s" % base)
 
-        res, st, out = run(rocemu, peer, tmp, "guard", True, 1)
-        g = st["nic"]["p0"]["rx_guard"]
-        gap = max(w["poll_gap_max_ns"] for w in st["workers"])
         headroom_ns = (RING_FRAMES - XOFF) / RATE_MPPS * 1e3
-        print("guard: peer %s\n       rocemu %s, longest poll gap %.1f us (headroom %.1f us)" %
-              (res, g, gap / 1e3, headroom_ns / 1e3))
+        for attempt in range(1, 4):
+            res, st, out = run(rocemu, peer, tmp, "guard", True, 1)
+            g = st["nic"]["p0"]["rx_guard"]
+            gap = max(w["poll_gap_max_ns"] for w in st["workers"])
+            print("guard: peer %s\n       rocemu %s, longest poll gap %.1f us (headroom %.1f us)"
+                  % (res, g, gap / 1e3, headroom_ns / 1e3))
+            # a worker descheduled for STALL_NS or more (the host's doing, not rocemu's)
+            # spoils the loss figure: such a run is repeated, saying so, up to twice
+            if attempt < 3 and res["refused"] * 100 > base["refused"] and gap >= STALL_NS:
+                print("NOTE: guard: rocemu's worker stopped polling for %.1f ms: the loss "
+                      "says nothing of the guard; running it again" % (gap / 1e6))
+                continue
+            break
         errs = []
         if g["xoff_frames"] < 1 or g["xon_frames"] < 1 or g["fill_max"] < XOFF:
             errs.append("no XOFF/XON, or the ring never reached xoff: %s" % g)
