@@ -4,7 +4,10 @@
 # traffic (tests/unit/test_reload.c: the main thread loads, validates and offers profiles
 # while a worker thread forwards), and rocemu live on 1 and 2 worker lcores with interval
 # stats, Prometheus, a timeline, telemetry queries from two clients and profile reloads
-# (tests/workers/tsan_live.py), and the RX guard on 2 workers (tests/workers/rx_guard.py w2).
+# (tests/workers/tsan_live.py), the RX guard on 2 workers (tests/workers/rx_guard.py w2), and
+# rocegen on two lcores per process (--workers 2): frames handed between shards over
+# af_packet's two queue pairs (tests/e2e/test_rocegen_workers.sh af_packet), and pause
+# frames copied to every shard in the PFC loop through rocemu (test_rocegen_loop.sh pfc).
 # A report of a data race fails the run. Debian's DPDK is not
 # built with TSan: scripts/tsan.supp suppresses frames inside DPDK's own code only, each with
 # its reason.
@@ -20,7 +23,8 @@ if [ ! -f "$BUILD/build.ninja" ]; then
 		>"$setup_log" 2>&1 || { cat "$setup_log"; rm -f "$setup_log"; echo "0 passed, 1 failed"; exit 1; }
 	rm -f "$setup_log"
 fi
-ninja -C "$BUILD" tests/unit/test_reload app/rocemu/rocemu tests/workers/pfc_peer >/dev/null || { echo "tsan: build failed"; echo "0 passed, 1 failed"; exit 1; }
+ninja -C "$BUILD" tests/unit/test_reload app/rocemu/rocemu app/rocegen/rocegen \
+	tests/workers/pfc_peer >/dev/null || { echo "tsan: build failed"; echo "0 passed, 1 failed"; exit 1; }
 pass=0; fail=0
 # verdict NAME OK LOG SUMMARY: count a run, print its line; on a failure the first race report
 # whole (both stacks), then how the run ended
@@ -57,5 +61,17 @@ TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$ROOT/scripts/tsan.supp" 
 	python3 "$ROOT/tests/workers/rx_guard.py" \
 	"$BUILD/app/rocemu/rocemu" "$BUILD/tests/workers/pfc_peer" w2 >"$log" 2>&1
 verdict tsan-rx-guard-w2 $? "$log" "$(grep '^ok:' "$log" | tail -1)"
+# rocegen --workers 2 (the scripts print their processes' output, TSan's report too, when
+# a process fails; halt_on_error makes a race a failure)
+log=$(mktemp)
+TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$ROOT/scripts/tsan.supp" \
+	bash "$ROOT/tests/e2e/test_rocegen_workers.sh" "$BUILD/app/rocegen/rocegen" af_packet \
+	>"$log" 2>&1
+verdict tsan-rocegen-workers $? "$log" "$(grep '^ok: af_packet: a' "$log" | tail -1)"
+log=$(mktemp)
+ROCEGEN_WORKERS=2 TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$ROOT/scripts/tsan.supp" \
+	bash "$ROOT/tests/e2e/test_rocegen_loop.sh" "$BUILD/app/rocemu/rocemu" \
+	"$BUILD/app/rocegen/rocegen" "$ROOT" pfc >"$log" 2>&1
+verdict tsan-rocegen-pfc-rg2 $? "$log" "$(grep '^ok: a.json: every' "$log" | tail -1)"
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

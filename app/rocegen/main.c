@@ -74,15 +74,20 @@ rg_shard_part(uint64_t size, unsigned int R, unsigned int k, unsigned int n)
 	return (units / n + (k < units % n)) * unit;
 }
 
-/* Shards still running their collective (rg_shard_main). */
-static unsigned int rg_running;
+/* Shards still running their collective, and shards that have returned (rg_shard_main):
+ * the launch and the end of a shard as release/acquire pairs that ThreadSanitizer sees
+ * (rte_eal_remote_launch and rte_eal_wait_lcore synchronise inside uninstrumented EAL). */
+static unsigned int rg_running, rg_exited;
 
 int
 rg_shard_main(void *arg)
 {
 	struct rg_state *st = arg;
 	uint64_t t0;
-	int rc = rg_run(st);
+	int rc;
+
+	(void)__atomic_load_n(&rg_running, __ATOMIC_ACQUIRE);	/* main's set-up before */
+	rc = rg_run(st);
 
 	if (rc != 0)
 		__atomic_store_n(&rg_failed, 1, __ATOMIC_RELAXED);
@@ -95,6 +100,7 @@ rg_shard_main(void *arg)
 	t0 = rg_now_ns(st);
 	while (rg_now_ns(st) - t0 < 300000000ULL && !rg_stop)
 		rg_poll(st);
+	__atomic_add_fetch(&rg_exited, 1, __ATOMIC_RELEASE);
 	return rc;
 }
 
@@ -163,7 +169,8 @@ rg_shards_run(struct rg_state *st)
 	unsigned int k = 1, lc;
 	int rc = 0;
 
-	rg_running = st->n_shards;
+	__atomic_store_n(&rg_exited, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&rg_running, st->n_shards, __ATOMIC_RELEASE);
 	RTE_LCORE_FOREACH_WORKER(lc) {
 		if (k == st->n_shards)
 			break;
@@ -182,6 +189,7 @@ rg_shards_run(struct rg_state *st)
 	RTE_LCORE_FOREACH_WORKER(lc)
 		if (rte_eal_wait_lcore(lc) != 0)
 			rc = -1;
+	(void)__atomic_load_n(&rg_exited, __ATOMIC_ACQUIRE);	/* the shards' state after */
 	return rc;
 }
 

@@ -17,6 +17,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "lib/base/emu_tsan.h"
 #include "rg_main.h"
 
 volatile int rg_failed;
@@ -87,6 +88,7 @@ rg_imm_arrived(struct rg_state *st, uint32_t imm)
 static bool
 rg_handoff(struct rg_state *st, unsigned int k, struct rte_mbuf *m)
 {
+	EMU_TSAN_RELEASE(m);	/* what we wrote to it before the ring (lib/base/emu_tsan.h) */
 	if (rte_ring_mp_enqueue(st->shards[k]->inbox, m) != 0) {
 		st->handoff_dropped++;
 		return false;
@@ -129,13 +131,20 @@ rg_rx_one(struct rg_state *st, struct rte_mbuf *m, uint64_t now, bool copy)
 			pfc->pause_rcvd = pause_rcvd;
 			break;
 		}
-		/* a pause stops the port: every shard's QPs on it */
+		/* a pause stops the port: every shard's QPs on it. Each shard gets a copy of its
+		 * own (pause frames are few): an mbuf shared by reference count would be reused
+		 * by its last owner after a plain read of the count (DPDK's fast path), which
+		 * orders nothing with the other owner's reads */
 		for (k = 0; k < st->n_shards; k++) {
+			struct rte_mbuf *c;
+
 			if (k == st->shard)
 				continue;
-			rte_mbuf_refcnt_update(m, 1);
-			if (!rg_handoff(st, k, m))
-				rte_mbuf_refcnt_update(m, -1);
+			c = rte_pktmbuf_copy(m, st->pool, 0, UINT32_MAX);
+			if (c == NULL)
+				st->handoff_dropped++;
+			else if (!rg_handoff(st, k, c))
+				rte_pktmbuf_free(c);
 		}
 		break;
 	case ROCE_CLASS_ROCEV2:
@@ -195,6 +204,8 @@ rg_rx(struct rg_state *st, uint64_t now)
 		n = (uint16_t)rte_ring_sc_dequeue_burst(st->inbox, (void **)pkts, RG_BURST, NULL);
 		st->handoff_in += n;
 		taken += n;
+		for (i = 0; i < n; i++)
+			EMU_TSAN_ACQUIRE(pkts[i]);
 		for (i = 0; i < n; i++)
 			if (rg_rx_one(st, pkts[i], now, true))
 				rte_pktmbuf_free(pkts[i]);

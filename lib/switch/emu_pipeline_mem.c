@@ -9,7 +9,7 @@
 #include <rte_mbuf.h>
 
 #include "lib/base/emu_json.h"
-#include "lib/base/emu_tsan.h"
+#include "lib/base/emu_tsan_pool.h"
 #include "lib/switch/emu_switch.h"
 
 uint32_t
@@ -39,76 +39,6 @@ emu_pipeline_data_room(const struct emu_pipeline *pl)
 	return (uint16_t)RTE_ALIGN_CEIL(pl->max_mtu + 14 + 8, 64) + RTE_PKTMBUF_HEADROOM;
 }
 
-#if defined(__SANITIZE_THREAD__)
-/*
- * ThreadSanitizer builds: the pool's ring handed through ops that say what the ring does for
- * TSan, which cannot see it (librte_mempool_ring is not instrumented): an mbuf one lcore puts
- * back (the PMD after sending, a drop) is acquired by the lcore that takes it next. Objects a
- * lcore frees into its own cache and takes back never cross threads.
- */
-static const struct rte_mempool_ops *emu_tsan_base;
-
-static int
-emu_tsan_alloc(struct rte_mempool *mp)
-{
-	return emu_tsan_base->alloc(mp);
-}
-
-static void
-emu_tsan_free(struct rte_mempool *mp)
-{
-	emu_tsan_base->free(mp);
-}
-
-static int
-emu_tsan_enqueue(struct rte_mempool *mp, void *const *objs, unsigned int n)
-{
-	EMU_TSAN_RELEASE(mp);
-	return emu_tsan_base->enqueue(mp, objs, n);
-}
-
-static int
-emu_tsan_dequeue(struct rte_mempool *mp, void **objs, unsigned int n)
-{
-	int rc = emu_tsan_base->dequeue(mp, objs, n);
-
-	EMU_TSAN_ACQUIRE(mp);
-	return rc;
-}
-
-static unsigned int
-emu_tsan_get_count(const struct rte_mempool *mp)
-{
-	return emu_tsan_base->get_count(mp);
-}
-
-static struct rte_mempool_ops emu_tsan_ops = {
-	.name = "emu_tsan_ring", .alloc = emu_tsan_alloc, .free = emu_tsan_free,
-	.enqueue = emu_tsan_enqueue, .dequeue = emu_tsan_dequeue,
-	.get_count = emu_tsan_get_count,
-};
-
-static const char *
-emu_pool_ops(void)
-{
-	unsigned int i;
-
-	if (emu_tsan_base == NULL) {
-		for (i = 0; i < rte_mempool_ops_table.num_ops; i++)
-			if (strcmp(rte_mempool_ops_table.ops[i].name, "ring_mp_mc") == 0)
-				emu_tsan_base = &rte_mempool_ops_table.ops[i];
-		if (emu_tsan_base == NULL || rte_mempool_register_ops(&emu_tsan_ops) < 0)
-			return NULL; /* the default ops */
-	}
-	return emu_tsan_ops.name;
-}
-#else
-static const char *
-emu_pool_ops(void)
-{
-	return NULL; /* DPDK's default (rte_mbuf_best_mempool_ops()) */
-}
-#endif
 
 struct rte_mempool *
 emu_pool_create(const char *name, uint32_t n, uint16_t data_room, int socket, struct emu_err *err)
@@ -116,7 +46,7 @@ emu_pool_create(const char *name, uint32_t n, uint16_t data_room, int socket, st
 	struct rte_mempool *mp;
 
 	mp = rte_pktmbuf_pool_create_by_ops(name, n, n >= 4096 ? 256 : 0, EMU_MBUF_PRIV_SIZE,
-					    data_room, socket, emu_pool_ops());
+					    data_room, socket, emu_tsan_pool_ops());
 	if (mp == NULL) {
 		double mb = (double)n * (data_room + EMU_MBUF_PRIV_SIZE + sizeof(struct rte_mbuf) +
 					 64) / (1024.0 * 1024.0);
