@@ -30,6 +30,16 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 77
 fi
 
+# wait_sock PATH PID: until the memif server PID has made its socket PATH (at most 20 s)
+wait_sock() {
+	local i
+	for i in $(seq 200); do
+		[ -S "$1" ] && return 0
+		kill -0 "$2" 2>/dev/null || return 0
+		sleep 0.1
+	done
+}
+
 # pair LCORES_A LCORES_B ARGS...: the two processes over two memif pairs; $WORK/{a,b}.json
 pair() {
 	local la=$1 lb=$2 try s ra rb
@@ -46,7 +56,8 @@ pair() {
 				-m 1024 --no-pci --file-prefix=${P}$s "${v[@]}" -- --ip ${ips[0]} \
 				--peer-ip ${ips[1]} --ranks 2 --json "$WORK/$s.json" "$@" \
 				>"$WORK/$s.out" 2>&1 &
-			[ $s = a ] && { pa=$!; sleep 0.3; } || pb=$!
+			# the client starts once the server's sockets exist (test_rocegen_workers.sh)
+			[ $s = a ] && { pa=$!; wait_sock "$WORK/r1.sock" $pa; } || pb=$!
 		done
 		ra=0 rb=0
 		wait $pa || ra=$?

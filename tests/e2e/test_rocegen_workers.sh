@@ -52,6 +52,16 @@ verified() {
 	echo "ok: $1: both processes done, every byte placed and checked in both shards"
 }
 
+# wait_sock PATH PID: until the memif server PID has made its socket PATH (at most 20 s)
+wait_sock() {
+	local i
+	for i in $(seq 200); do
+		[ -S "$1" ] && return 0
+		kill -0 "$2" 2>/dev/null || return 0
+		sleep 0.1
+	done
+}
+
 if [ "$PARTS" = all ]; then
 # 1. memif. DPDK 22.11's memif PMD now and then crashes a process after its report, when one
 # end disconnects while the other still polls (tests/unit/run_rocegen_args.sh): such a pair
@@ -66,7 +76,9 @@ memif_pair() {
 			-- --ip ${ips[0]} --peer-ip ${ips[1]} --ranks 2 --qps 2 --test allreduce \
 			-b 2M -e 4M --iters 2 --mtu 4096 --workers 2 --poll-yield --json "$WORK/$s.json" \
 			>"$WORK/$s.out" 2>&1 &
-		[ $s = a ] && { pa=$!; sleep 0.3; } || pb=$!
+		# the client starts once the server's socket exists (a memif client that finds
+		# none does not come back to it: the link never came up once, under load)
+		[ $s = a ] && { pa=$!; wait_sock "$WORK/m.sock" $pa; } || pb=$!
 	done
 }
 for try in 1 2 3; do
