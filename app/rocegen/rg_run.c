@@ -186,8 +186,14 @@ rg_post_op(struct rg_state *st, struct rg_ep *qp, enum ep_wr_op op, const uint8_
 			    .remote_va = va, .imm = imm };
 	int rc;
 
-	while ((rc = rg_ep_post(qp, &wr)) == -ENOSPC)
+	while ((rc = rg_ep_post(qp, &wr)) == -ENOSPC) {
+		if (rg_timed_out(st)) {
+			fprintf(stderr, "rocegen: QP 0x%x: gave up waiting for room to post\n",
+				rg_ep_qpn(qp));
+			return -1;
+		}
 		rg_poll(st);
+	}
 	if (rc != 0) {
 		fprintf(stderr, "rocegen: QP 0x%x: post failed (%s)\n", rg_ep_qpn(qp),
 			strerror(-rc));

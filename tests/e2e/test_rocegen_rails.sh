@@ -13,12 +13,13 @@
 #    that rate);
 #  - two lcores per process (--workers 2): the same hier run; both shards send, both rails
 #    carry data.
-# DPDK 22.11's memif PMD now and then crashes a process after its report (see
-# tests/unit/run_rocegen_args.sh): such a pair is run again, saying so, up to twice.
+# The pairs are run by tests/e2e/memif_pair.sh, which runs one again when memif fails it the
+# PMD's way (a death after the report, a link that never comes up, a hang).
 set -u
 ROCEGEN=$1
 P=rgr$$
 WORK=$(mktemp -d)
+. "$(dirname "$0")/memif_pair.sh"
 trap 'rm -rf "$WORK" /var/run/dpdk/${P}*' EXIT
 fail() {
 	echo "FAIL: $*"
@@ -30,51 +31,15 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 77
 fi
 
-# wait_sock PATH PID: until the memif server PID has made its socket PATH (at most 20 s)
-wait_sock() {
-	local i
-	for i in $(seq 200); do
-		[ -S "$1" ] && return 0
-		kill -0 "$2" 2>/dev/null || return 0
-		sleep 0.1
-	done
-}
-
-# pair LCORES_A LCORES_B ARGS...: the two processes over two memif pairs; $WORK/{a,b}.json
+# pair LCORES_A LCORES_B ARGS...: the two processes over two memif pairs (memif_pair.sh);
+# both must exit 0 and verify every byte
 pair() {
-	local la=$1 lb=$2 try s ra rb
-	shift 2
-	for try in 1 2 3; do
-		rm -f "$WORK"/r*.sock
-		for s in a b; do
-			local role=client ips=(198.19.0.3 198.19.0.1) v=() r
-			[ $s = a ] && role=server ips=(198.19.0.1 198.19.0.3)
-			for r in 0 1; do
-				v+=("--vdev=net_memif$r,role=$role,id=0,socket=$WORK/r$r.sock,socket-abstract=no,bsize=8192,rsize=11")
-			done
-			"$ROCEGEN" --lcores "$([ $s = a ] && echo "$la" || echo "$lb")" --no-huge \
-				-m 1024 --no-pci --file-prefix=${P}$s "${v[@]}" -- --ip ${ips[0]} \
-				--peer-ip ${ips[1]} --ranks 2 --json "$WORK/$s.json" "$@" \
-				>"$WORK/$s.out" 2>&1 &
-			# the client starts once the server's sockets exist (test_rocegen_workers.sh)
-			[ $s = a ] && { pa=$!; wait_sock "$WORK/r1.sock" $pa; } || pb=$!
-		done
-		ra=0 rb=0
-		wait $pa || ra=$?
-		wait $pb || rb=$?
-		if [ $try -lt 3 ] && { [ $ra -ge 128 ] || [ $rb -ge 128 ]; } &&
-			grep -q "^# port:" "$WORK/a.out" && grep -q "^# port:" "$WORK/b.out"; then
-			echo "NOTE: a rocegen died after its report (exit $ra/$rb: the memif PMD's" \
-				"disconnect race): running the pair again"
-			rm -rf /var/run/dpdk/${P}*
-			continue
-		fi
-		break
-	done
-	[ $ra -eq 0 ] && [ $rb -eq 0 ] || fail "$*: exit $ra/$rb"
+	local s
+	memif_pair 2 "$@" --ranks 2
+	[ $ra -eq 0 ] && [ $rb -eq 0 ] || fail "${*:3}: exit $ra/$rb"
 	for s in a b; do
 		grep -Eq "verify [0-9]+ bytes: data ok, ([0-9]+) of \1 bytes placed" "$WORK/$s.out" ||
-			fail "$*: process $s did not verify every byte"
+			fail "${*:3}: process $s did not verify every byte"
 	done
 }
 

@@ -21,6 +21,7 @@ ROCEGEN=$1
 PARTS=${2:-all}
 P=rgw$$
 WORK=$(mktemp -d)
+. "$(dirname "$0")/memif_pair.sh"
 NS_A=$P-a
 NS_B=$P-b
 EAL=(--lcores 0,1 --no-huge -m 1024 --no-pci)
@@ -52,49 +53,10 @@ verified() {
 	echo "ok: $1: both processes done, every byte placed and checked in both shards"
 }
 
-# wait_sock PATH PID: until the memif server PID has made its socket PATH (at most 20 s)
-wait_sock() {
-	local i
-	for i in $(seq 200); do
-		[ -S "$1" ] && return 0
-		kill -0 "$2" 2>/dev/null || return 0
-		sleep 0.1
-	done
-}
-
 if [ "$PARTS" = all ]; then
-# 1. memif. DPDK 22.11's memif PMD now and then crashes a process after its report, when one
-# end disconnects while the other still polls (tests/unit/run_rocegen_args.sh): such a pair
-# is run again, saying so, up to twice.
-memif_pair() {
-	local s
-	rm -f "$WORK/m.sock"
-	for s in a b; do
-		[ $s = a ] && role=server || role=client
-		[ $s = a ] && ips=(198.19.0.1 198.19.0.3) || ips=(198.19.0.3 198.19.0.1)
-		"$ROCEGEN" "${EAL[@]}" --file-prefix=${P}m$s --vdev=net_memif0,role=$role,id=0,socket=$WORK/m.sock,socket-abstract=no,bsize=8192,rsize=11 \
-			-- --ip ${ips[0]} --peer-ip ${ips[1]} --ranks 2 --qps 2 --test allreduce \
-			-b 2M -e 4M --iters 2 --mtu 4096 --workers 2 --poll-yield --json "$WORK/$s.json" \
-			>"$WORK/$s.out" 2>&1 &
-		# the client starts once the server's socket exists (a memif client that finds
-		# none does not come back to it: the link never came up once, under load)
-		[ $s = a ] && { pa=$!; wait_sock "$WORK/m.sock" $pa; } || pb=$!
-	done
-}
-for try in 1 2 3; do
-	memif_pair
-	ra=0 rb=0
-	wait $pa || ra=$?
-	wait $pb || rb=$?
-	if [ $try -lt 3 ] && { [ $ra -ge 128 ] || [ $rb -ge 128 ]; } &&
-		grep -q "^# port:" "$WORK/a.out" && grep -q "^# port:" "$WORK/b.out"; then
-		echo "NOTE: a rocegen of the memif pair died after its report (exit $ra/$rb: the" \
-			"memif PMD's disconnect race): running the pair again"
-		rm -rf /var/run/dpdk/${P}m*
-		continue
-	fi
-	break
-done
+# 1. memif (memif_pair.sh runs a pair again when memif fails it the PMD's way)
+memif_pair 1 0,1 0,1 --ranks 2 --qps 2 --test allreduce -b 2M -e 4M --iters 2 --mtu 4096 \
+	--workers 2 --poll-yield
 [ $ra -eq 0 ] && [ $rb -eq 0 ] || fail "memif: exit $ra/$rb"
 verified memif
 python3 - "$WORK/a.json" "$WORK/b.json" <<'PY' || fail "memif: JSON checks"
