@@ -106,7 +106,8 @@ rg_shard_main(void *arg)
 
 /*
  * --workers N: shards 1..N-1 as copies of shard 0 made before anything is allocated (their
- * options, clock and pacing are shard 0's), each with its own seed; NULL on failure.
+ * options, clock and pacing are shard 0's), each with its own seed; 0, or -1 when out of
+ * memory.
  */
 static int
 rg_shards_create(struct rg_state *st)
